@@ -1,0 +1,175 @@
+"""``bsim.MPI``: the mpi4py-compatible namespace seen by simulated programs.
+
+Inside a simulation ``from mpi4py import MPI`` resolves to this module, so
+unmodified mpi4py programs run on virtual ranks.  Names, keywords and
+constants follow mpi4py (see ``shared/MPI_API.md``); ``Wtime()`` returns the
+calling rank's simulated clock.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .comm import SELF_CONTEXT, TAG_UB, WORLD_CONTEXT, Comm, Intracomm
+from .comm import _KIND_NULL as _NULL
+from .comm import _KIND_SELF as _SELF
+from .comm import _KIND_WORLD as _WORLD
+from .datatypes import PREDEFINED, Datatype
+from .errors import MPIUsageError
+from .rank import current
+from .requests import ANY_SOURCE, ANY_TAG, PROC_NULL, REQUEST_NULL, UNDEFINED, Request, Status
+
+__all__ = [
+    "COMM_WORLD", "COMM_SELF", "COMM_NULL", "REQUEST_NULL", "Comm", "Intracomm", "Request",
+    "Status", "Datatype", "ANY_SOURCE", "ANY_TAG", "PROC_NULL", "UNDEFINED", "TAG_UB", "ROOT",
+    "IN_PLACE", "BOTTOM", "Wtime", "Wtick", "Get_processor_name", "Compute_dims", "Pcontrol",
+    "Init", "Finalize", "Is_initialized", "Is_finalized", "Get_version", "Query_thread",
+    "THREAD_SINGLE", "THREAD_FUNNELED", "THREAD_SERIALIZED", "THREAD_MULTIPLE", "Exception",
+    "SUCCESS", "ERR_OTHER",
+] + list(PREDEFINED)
+
+COMM_WORLD = Intracomm(WORLD_CONTEXT, _WORLD, name="WORLD")
+COMM_SELF = Intracomm(SELF_CONTEXT, _SELF, name="SELF")
+COMM_NULL = Intracomm(-1, _NULL, name="COMM_NULL")
+
+ROOT = -3
+TAG_UB = TAG_UB
+
+
+class _InPlace:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MPI.IN_PLACE"
+
+
+class _Bottom:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MPI.BOTTOM"
+
+
+IN_PLACE = _InPlace()
+BOTTOM = _Bottom()
+
+THREAD_SINGLE, THREAD_FUNNELED, THREAD_SERIALIZED, THREAD_MULTIPLE = 0, 1, 2, 3
+SUCCESS = 0
+ERR_OTHER = 16
+Exception = MPIUsageError  # mpi4py's MPI.Exception: our usage errors
+
+globals().update(PREDEFINED)
+
+
+def Wtime() -> float:
+    """The calling rank's simulated clock, in seconds."""
+    return current().clock
+
+
+def Wtick() -> float:
+    """Resolution of ``Wtime`` (simulated time is a float)."""
+    return 1e-9
+
+
+def Get_processor_name() -> str:
+    """Name of the simulated node the calling rank runs on."""
+    vr = current()
+    node_of = getattr(vr.engine.network, "node_of", None)
+    node = node_of(vr.rank) if node_of is not None else vr.rank
+    return f"node{node}"
+
+
+def Compute_dims(nnodes: int, dims: int | list[int]) -> list[int]:
+    """Balanced Cartesian dimensions for *nnodes* processes (MPI_Dims_create).
+
+    *dims* is the number of dimensions or a list where non-zero entries are
+    fixed.  The free dimensions get the prime factors of the remaining count,
+    largest first, each to the currently smallest dimension; the result is
+    non-increasing among free entries, as MPICH and Open MPI return.
+    """
+    if isinstance(dims, int):
+        if dims < 0:
+            raise ValueError(f"Compute_dims: negative number of dimensions {dims}")
+        dims = [0] * dims
+    dims = list(dims)
+    if nnodes < 1:
+        raise ValueError(f"Compute_dims: nnodes must be >= 1, got {nnodes}")
+    fixed = math.prod(d for d in dims if d > 0)
+    if any(d < 0 for d in dims) or nnodes % fixed:
+        raise ValueError(f"Compute_dims: {nnodes} processes cannot fill fixed dims {dims}")
+    free = [i for i, d in enumerate(dims) if d == 0]
+    rest = nnodes // fixed
+    if not free:
+        if rest != 1:
+            raise ValueError(f"Compute_dims: dims {dims} do not multiply to {nnodes}")
+        return dims
+    factors = []
+    n, p = rest, 2
+    while p * p <= n:
+        while n % p == 0:
+            factors.append(p)
+            n //= p
+        p += 1
+    if n > 1:
+        factors.append(n)
+    sizes = [1] * len(free)
+    for f in sorted(factors, reverse=True):
+        i = min(range(len(sizes)), key=lambda k: sizes[k])
+        sizes[i] *= f
+    sizes.sort(reverse=True)
+    for i, s in zip(free, sizes):
+        dims[i] = s
+    return dims
+
+
+def Pcontrol(level: int) -> None:
+    """Profiling control (a no-op)."""
+
+
+_state = {"initialized": True, "finalized": False}
+
+
+def Init() -> None:
+    """Initialise MPI (a no-op: the simulation is the MPI world)."""
+
+
+def Init_thread(required: int = THREAD_MULTIPLE) -> int:
+    """Initialise with a thread level; returns the level provided."""
+    return required
+
+
+def Finalize() -> None:
+    """Finalize MPI (a no-op)."""
+
+
+def Is_initialized() -> bool:
+    """Always True inside a simulation."""
+    return True
+
+
+def Is_finalized() -> bool:
+    """Always False inside a simulation."""
+    return False
+
+
+def Get_version() -> tuple[int, int]:
+    """The MPI standard version mirrored: (3, 1)."""
+    return (3, 1)
+
+
+def Get_library_version() -> str:
+    """Name of the MPI library: bsim."""
+    from . import __version__
+    return f"bsim {__version__} (simulated MPI)"
+
+
+def Query_thread() -> int:
+    """The thread level: THREAD_MULTIPLE (greenlets never preempt)."""
+    return THREAD_MULTIPLE
+
+
+def _comm_of(obj: Any) -> Comm:  # pragma: no cover - helper for later modules
+    if not isinstance(obj, Comm):
+        raise TypeError(f"expected a communicator, got {obj!r}")
+    return obj

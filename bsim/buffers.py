@@ -1,0 +1,154 @@
+"""Buffer specifications: what an uppercase MPI call is given, reduced to bytes.
+
+The simulator needs only the message size.  A spec is any of (mpi4py's BufSpec):
+
+* a buffer: numpy array, ``bytes``/``bytearray``/``memoryview``/``array.array``;
+* a placeholder ``bsim.Buffer(nbytes)`` that allocates nothing (the LMPI way);
+* ``[buf, count]``, ``[buf, datatype]``, ``[buf, count, datatype]`` where *buf*
+  may be ``None`` (a placeholder of ``count`` elements) and *datatype* an
+  ``MPI`` datatype or a typecode string (``"d"``).
+
+When both ends of a message pass real buffers, the bytes are copied, so
+unmodified mpi4py programs compute correct values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .datatypes import PREDEFINED, Datatype, from_numpy, from_typecode
+
+__all__ = ["Buffer", "buffer", "BufInfo", "parse_bufspec", "in_simulation"]
+
+_BYTE = PREDEFINED["BYTE"]
+
+
+class BufInfo:
+    """A parsed buffer spec: size in bytes, element count, datatype, memory or None."""
+
+    __slots__ = ("nbytes", "count", "datatype", "mem")
+
+    def __init__(self, nbytes: int, count: int, datatype: Datatype, mem: memoryview | None):
+        self.nbytes = nbytes
+        self.count = count
+        self.datatype = datatype
+        self.mem = mem
+
+
+class Buffer(BufInfo):
+    """A sized placeholder buffer: carries ``nbytes`` and no data.
+
+    ``Buffer(nbytes)`` or ``Buffer(count, datatype)``.  Use it in skeletons
+    where the real code would pass a large array: no memory is allocated.
+    It is its own parsed spec, so passing one to a call costs nothing extra.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, count: int, datatype: Datatype | str | None = None) -> None:
+        dt = _BYTE if datatype is None else _as_datatype(datatype)
+        if not isinstance(count, (int, np.integer)) or count < 0:
+            raise ValueError(f"Buffer: count must be an int >= 0, got {count!r}")
+        self.count = int(count)
+        self.datatype = dt
+        self.nbytes = self.count * dt.size
+        self.mem = None
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def __repr__(self) -> str:
+        return f"<Buffer {self.count} x {self.datatype.name} = {self.nbytes} bytes>"
+
+
+def in_simulation() -> bool:
+    """True when called from inside a virtual rank of a running simulation."""
+    from .rank import current_or_none
+    return current_or_none() is not None
+
+
+def buffer(count: int, datatype: Datatype | str | None = None) -> Any:
+    """A buffer of *count* elements: a placeholder inside a simulation, real outside.
+
+    Skeletons that must also run under real ``mpiexec`` use this: in bsim it
+    returns a :class:`Buffer` (no memory); under real MPI it returns a
+    zero-filled numpy array of the datatype.
+    """
+    if in_simulation():
+        return Buffer(count, datatype)
+    typechar = getattr(datatype, "typechar", None)   # a real mpi4py datatype
+    if typechar is not None and not isinstance(datatype, Datatype):
+        return np.zeros(count, dtype=np.dtype(typechar))
+    dt = _BYTE if datatype is None else _as_datatype(datatype)
+    np_dtype = dt.dtype if dt.dtype is not None else np.dtype(("u1", dt.size))
+    return np.zeros(count, dtype=np_dtype)
+
+
+def _as_datatype(datatype: Any) -> Datatype:
+    if isinstance(datatype, Datatype):
+        return datatype
+    if isinstance(datatype, str):
+        return from_typecode(datatype)
+    raise TypeError(f"expected an MPI datatype or a typecode string, got {datatype!r}")
+
+
+def _raw(buf: Any) -> tuple[memoryview | None, int, Datatype]:
+    """(byte view or None, element count, datatype) of a bare buffer object."""
+    if buf is None:
+        return None, 0, _BYTE
+    if isinstance(buf, Buffer):
+        return None, buf.count, buf.datatype
+    if isinstance(buf, np.ndarray):
+        if not buf.flags.c_contiguous:
+            raise ValueError("buffer must be C-contiguous")
+        return memoryview(buf).cast("B") if buf.nbytes else None, buf.size, from_numpy(buf.dtype)
+    try:
+        view = memoryview(buf)
+    except TypeError:
+        raise TypeError(f"expected a buffer, a bsim.Buffer or a [buf, count, datatype] spec, "
+                        f"got {type(buf).__name__}") from None
+    fmt = view.format
+    dt = from_typecode(fmt) if fmt not in ("B", "b", "c") else _BYTE
+    count = view.nbytes // max(dt.size, 1)
+    return (view.cast("B") if view.nbytes else None), count, dt
+
+
+def parse_bufspec(spec: Any) -> BufInfo:
+    """Reduce a BufSpec to a :class:`BufInfo`.  Raises ``TypeError``/``ValueError``."""
+    if spec.__class__ is Buffer:   # fast path: a placeholder is already parsed
+        return spec
+    if isinstance(spec, (list, tuple)):
+        if not 1 <= len(spec) <= 3:
+            raise ValueError(f"buffer spec must have 1 to 3 items, got {len(spec)}")
+        buf = spec[0]
+        mem, count, dt = _raw(buf)
+        given_count: int | None = None
+        if len(spec) == 2:
+            if isinstance(spec[1], (Datatype, str)):
+                dt = _as_datatype(spec[1])
+                if mem is not None:
+                    count = mem.nbytes // max(dt.size, 1)
+            else:
+                given_count = spec[1]
+        elif len(spec) == 3:
+            given_count, dt = spec[1], _as_datatype(spec[2])
+        if given_count is not None:
+            if not isinstance(given_count, (int, np.integer)) or given_count < 0:
+                raise ValueError(f"count must be an int >= 0, got {given_count!r}")
+            count = int(given_count)
+        elif buf is None:
+            raise ValueError("a None buffer needs a count: [None, count, datatype]")
+        nbytes = count * dt.size
+        if mem is not None:
+            if nbytes > mem.nbytes:
+                raise ValueError(f"count {count} x {dt.name} = {nbytes} bytes exceeds the "
+                                 f"buffer's {mem.nbytes} bytes")
+            mem = mem[:nbytes]
+        return BufInfo(nbytes, count, dt, mem)
+    mem, count, dt = _raw(spec)
+    if spec is None:
+        raise ValueError("a None buffer needs a count: [None, count, datatype]")
+    nbytes = mem.nbytes if mem is not None else count * dt.size
+    return BufInfo(nbytes, count, dt, mem)

@@ -1,0 +1,64 @@
+"""Exceptions raised by bsim.
+
+Every error raised inside a virtual rank names the rank and the call, e.g.
+``rank 3: Send(dest=9, tag=0): invalid dest 9 for <Intracomm WORLD size=8>``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BsimError", "MPIUsageError", "TruncationError", "AddTimeError",
+    "CollectiveMismatchError", "SimulationError", "DeadlockError", "RankError",
+    "NotInSimulationError",
+]
+
+
+class BsimError(Exception):
+    """Base class of every error bsim raises on its own."""
+
+
+class MPIUsageError(BsimError, ValueError):
+    """An MPI call with invalid arguments: rank, tag, count, buffer, request."""
+
+
+class TruncationError(MPIUsageError):
+    """A receive buffer smaller than the message matched to it."""
+
+
+class AddTimeError(MPIUsageError):
+    """``add_time`` was given a negative, non-finite or non-numeric duration."""
+
+
+class CollectiveMismatchError(MPIUsageError):
+    """Ranks called different collectives, roots, ops or sizes at one position."""
+
+
+class NotInSimulationError(BsimError, RuntimeError):
+    """A simulated MPI object was used outside a running simulation."""
+
+
+class SimulationError(BsimError, RuntimeError):
+    """The simulation as a whole could not complete."""
+
+
+class DeadlockError(SimulationError):
+    """Every unfinished rank is blocked and no event is pending.
+
+    ``blocked`` lists ``(world_rank, pending_call, source_location)`` for each
+    blocked rank, in rank order.
+    """
+
+    def __init__(self, message: str, blocked: list[tuple[int, str, str]]) -> None:
+        super().__init__(message)
+        self.blocked = blocked
+
+
+class RankError(SimulationError):
+    """A virtual rank raised an exception that is not a :class:`BsimError`.
+
+    The original exception is chained as ``__cause__``; ``rank`` is its world rank.
+    """
+
+    def __init__(self, message: str, rank: int) -> None:
+        super().__init__(message)
+        self.rank = rank

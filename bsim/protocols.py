@@ -1,0 +1,228 @@
+"""Point-to-point protocols: when a message is visible, and what each side is charged.
+
+Two protocols, selected per run (DESIGN.md "Point-to-point timing"); the
+formulas are written out in ``docs/protocols.md``.
+
+``bsim`` (seed 004, Sec. 2.C and 3.C): sends are asynchronous and cost
+``send_cost`` (default 0).  A message is visible to the receiver at its send
+time ``ts``.  A receive that blocks at ``tp`` completes at
+``max(tp, ts) + cost(src, dst, s)``; ``max(0, ts - tp)`` is wait and ``cost``
+is comm.  ``irecv`` + ``wait`` is a receive blocking at the time of ``wait``.
+
+``loggp`` (LogGP, Alexandrov et al.; seed 000 Sec. IV): the sender pays
+``o_s``; an eager message (``s <= eager_limit``) departs at
+``max(ts + o_s, NIC free)``, keeps the NIC busy ``gap`` (``max(g, (s-1)G)``)
+and arrives ``wire`` later; the receive completes at
+``max(tp, arrival) + o_r``.  Above ``eager_limit`` (and for ``Ssend``) the
+rendezvous protocol applies: a request-to-send reaches the receiver after
+``o_s + wire(0)``; once the receive is posted a clear-to-send travels back
+(``wire(0)``), then the data is injected; the sender's request completes when
+injection ends, so the sender waits for a late receiver.  Messages between
+one pair of ranks never overtake each other (arrival times are made
+non-decreasing).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .errors import TruncationError
+from .matching import Message, deliver
+
+if TYPE_CHECKING:
+    from netmodels.base import NetworkModel
+
+    from .engine import Engine
+    from .rank import VirtualRank
+    from .requests import Request
+
+__all__ = ["Protocol", "BsimProtocol", "LogGPProtocol", "build_protocol", "PROTOCOLS"]
+
+
+def transfer_payload(req: Request, msg: Message) -> None:
+    """Fill the receive request's status and data from the matched message."""
+    req._status = (msg.src_crank, msg.tag, msg.nbytes)
+    info = req._rinfo
+    if info is not None:
+        if msg.nbytes > info.nbytes:
+            req._error = TruncationError(
+                f"rank {req._owner.rank}: {req._call}: message of {msg.nbytes} bytes from "  # type: ignore[union-attr]
+                f"rank {msg.src_crank} (tag {msg.tag}) truncated: receive buffer holds "
+                f"{info.nbytes} bytes")
+            return
+        if info.mem is not None and msg.payload is not None and not msg.lower:
+            info.mem[:msg.nbytes] = msg.payload
+    elif msg.lower:
+        req._payload = msg.payload
+
+
+class Protocol:
+    """Base class: subclasses implement :meth:`send` and :meth:`matched`."""
+
+    name: ClassVar[str] = ""
+    parameters: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, poll_time: float = 1e-6) -> None:
+        self.poll_time = float(poll_time)
+        self.engine: Engine | None = None
+        self.net: NetworkModel | None = None
+
+    def bind(self, engine: Engine) -> None:
+        """Attach to an engine (its network model and ranks)."""
+        self.engine = engine
+        self.net = engine.network
+
+    def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
+             synchronous: bool) -> None:
+        """Start sending *msg* from *vr*; resolve or arrange to resolve *req*."""
+        raise NotImplementedError
+
+    def matched(self, req: Request, msg: Message) -> None:
+        """*msg* matched the posted receive *req*; arrange to resolve *req*."""
+        raise NotImplementedError
+
+    def poll(self, vr: VirtualRank, call: str) -> None:
+        """A test or iprobe found nothing: charge ``poll_time`` of wait and yield.
+
+        Without this a ``while not req.Test(): pass`` loop would never let
+        simulated time advance.
+        """
+        vr.wait += self.poll_time
+        vr.clock += self.poll_time
+        vr.sleep_until(vr.clock, call)
+
+    def params(self) -> dict[str, Any]:
+        """Parameters by name."""
+        return {k: getattr(self, k) for k in self.parameters}
+
+    def spec(self) -> str:
+        """Spec string that rebuilds this protocol."""
+        args = ",".join(f"{k}={v}" for k, v in self.params().items())
+        return f"{self.name}:{args}" if args else self.name
+
+
+class BsimProtocol(Protocol):
+    """The seed's rules: asynchronous sends, whole message cost charged at the receiver."""
+
+    name = "bsim"
+    parameters = {"send_cost": "seconds charged to every send (seed 004: 0)",
+                  "poll_time": "seconds charged to a test/iprobe that finds nothing"}
+
+    def __init__(self, send_cost: float = 0.0, poll_time: float = 1e-6) -> None:
+        super().__init__(poll_time)
+        if not send_cost >= 0:
+            raise ValueError(f"bsim protocol: send_cost must be >= 0, got {send_cost!r}")
+        self.send_cost = float(send_cost)
+
+    def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
+             synchronous: bool) -> None:
+        vr.sync("Send")  # the message becomes visible at the send time
+        t = vr.clock
+        msg.t_send = t
+        deliver(dst, msg, t)
+        sc = self.send_cost
+        if sc:
+            vr.comm += sc
+            vr.clock = t + sc
+        req._resolve(t, 0.0, t)
+
+    def matched(self, req: Request, msg: Message) -> None:
+        transfer_payload(req, msg)
+        req._resolve(msg.t_send, self.net.cost(msg.src, msg.dst, msg.nbytes),  # type: ignore[union-attr]
+                     msg.t_send)
+
+
+class LogGPProtocol(Protocol):
+    """Physical point-to-point: overheads, serialized injection, eager and rendezvous."""
+
+    name = "loggp"
+    parameters = {"eager_limit": "largest eager message, bytes (larger: rendezvous)",
+                  "poll_time": "seconds charged to a test/iprobe that finds nothing"}
+
+    def __init__(self, eager_limit: int = 65536, poll_time: float = 1e-6) -> None:
+        super().__init__(poll_time)
+        if not eager_limit >= 0:
+            raise ValueError(f"loggp protocol: eager_limit must be >= 0, got {eager_limit!r}")
+        self.eager_limit = int(eager_limit)
+
+    @staticmethod
+    def _fifo(vr: VirtualRank, dst: int, t: float) -> float:
+        """Arrival time no earlier than the previous message of this pair (no overtaking)."""
+        last = vr.last_arrival
+        if last is None:
+            last = vr.last_arrival = {}
+        prev = last.get(dst, 0.0)
+        if t < prev:
+            t = prev
+        last[dst] = t
+        return t
+
+    def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
+             synchronous: bool) -> None:
+        net = self.net
+        n = msg.nbytes
+        t = vr.clock
+        o = net.send_overhead(n)  # type: ignore[union-attr]
+        msg.t_send = t
+        vr.comm += o
+        vr.clock = t + o
+        eng = vr.engine
+        if n <= self.eager_limit and not synchronous:
+            start = t + o
+            if vr.nic_free > start:
+                start = vr.nic_free
+            vr.nic_free = start + net.gap(vr.rank, n)  # type: ignore[union-attr]
+            arrival = self._fifo(vr, dst.rank, start + net.wire(vr.rank, dst.rank, n))  # type: ignore[union-attr]
+            eng.call_at(arrival, vr, deliver, dst, msg, arrival)
+            req._resolve(t + o, 0.0, t)
+        else:
+            msg.rendezvous = True
+            msg.sreq = req
+            rts = self._fifo(vr, dst.rank, t + o + net.wire(vr.rank, dst.rank, 0))  # type: ignore[union-attr]
+            eng.call_at(rts, vr, deliver, dst, msg, rts)
+
+    def matched(self, req: Request, msg: Message) -> None:
+        transfer_payload(req, msg)
+        net = self.net
+        o_r = net.recv_overhead(msg.nbytes)  # type: ignore[union-attr]
+        if not msg.rendezvous:
+            req._resolve(msg.visible, o_r, msg.t_send)
+            return
+        # clear-to-send leaves when both the request-to-send and the receive are there
+        cts_leave = max(msg.visible, req._t_post)
+        cts_arrival = cts_leave + net.wire(msg.dst, msg.src, 0)  # type: ignore[union-attr]
+        receiver = req._owner
+        receiver.engine.call_at(cts_arrival, receiver, self._inject, req, msg, o_r)  # type: ignore[union-attr]
+
+    def _inject(self, req: Request, msg: Message, o_r: float) -> None:
+        eng = req._owner.engine  # type: ignore[union-attr]
+        sender = eng.ranks[msg.src]
+        net = self.net
+        start = eng._now
+        if sender.nic_free > start:
+            start = sender.nic_free
+        gap = net.gap(msg.src, msg.nbytes)  # type: ignore[union-attr]
+        sender.nic_free = start + gap
+        arrival = start + net.wire(msg.src, msg.dst, msg.nbytes)  # type: ignore[union-attr]
+        msg.sreq._resolve(start + gap, 0.0, req._t_post)  # type: ignore[union-attr]
+        req._resolve(arrival, o_r, msg.t_send)
+
+
+PROTOCOLS: dict[str, type[Protocol]] = {"bsim": BsimProtocol, "loggp": LogGPProtocol}
+
+
+def build_protocol(spec: str | Protocol) -> Protocol:
+    """A protocol from ``"bsim"``, ``"loggp:eager_limit=4096"`` or an instance."""
+    if isinstance(spec, Protocol):
+        return spec
+    from netmodels.spec import parse_spec
+    name, kwargs = parse_spec(spec)
+    cls = PROTOCOLS.get(name)
+    if cls is None:
+        raise ValueError(f"unknown protocol {name!r}; valid: {', '.join(sorted(PROTOCOLS))}")
+    unknown = sorted(set(kwargs) - set(cls.parameters))
+    if unknown:
+        valid = ", ".join(f"{k} ({v})" for k, v in cls.parameters.items())
+        raise ValueError(f"protocol {name!r}: unknown parameter(s) {', '.join(unknown)}; "
+                         f"valid: {valid}")
+    return cls(**kwargs)

@@ -1,0 +1,127 @@
+"""The interface between the engine and every network model.
+
+A network model answers one question for the engine: how long does a message of
+``nbytes`` from world rank ``src`` to world rank ``dst`` take?  It answers it in
+two shapes, one per point-to-point protocol (see ``docs/protocols.md``):
+
+* ``cost(src, dst, nbytes)``: the whole end-to-end time of one message, charged
+  at the receiver by the ``bsim`` protocol (seed 004: ``l + s/w``).
+* the LogGP decomposition used by the ``loggp`` protocol:
+  ``send_overhead`` (o_s, CPU time of the sender), ``gap`` (how long the
+  sender's NIC is busy injecting the message; the next message of that NIC
+  departs no earlier), ``wire`` (from the start of injection to the arrival of
+  the last byte) and ``recv_overhead`` (o_r, CPU time of the receiver).
+
+For every stateless model ``cost == send_overhead + wire + recv_overhead``.
+
+``min_cost()`` is a lower bound of ``cost`` over all pairs of distinct ranks
+and all sizes: the lookahead of distributed runs.
+
+Models are value objects built from keyword parameters and registered by name
+so that ``"hockney:latency=1e-6,bandwidth=1e9"`` builds one (``netmodels.spec``).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+__all__ = ["Rank", "SimTime", "NetworkModel", "NetworkSpecError", "REGISTRY", "register"]
+
+Rank = int
+SimTime = float
+
+
+class NetworkSpecError(ValueError):
+    """A network name or parameter is unknown or out of range."""
+
+
+REGISTRY: dict[str, type[NetworkModel]] = {}
+
+
+def register(cls: type[NetworkModel]) -> type[NetworkModel]:
+    """Class decorator: make *cls* buildable by its ``name`` from a spec string."""
+    if cls.name in REGISTRY:
+        raise ValueError(f"network model {cls.name!r} registered twice")
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+class NetworkModel(ABC):
+    """Base class of all network models.
+
+    Subclasses set ``name`` (the spec-string name), ``parameters`` (parameter
+    name -> one-line description with unit) and implement :meth:`cost`,
+    :meth:`wire` and :meth:`min_cost`.  ``prepare(nranks)`` is called once by
+    the engine before a run, so that models can build rank-dependent tables
+    (mappings, routes).
+    """
+
+    name: ClassVar[str] = ""
+    parameters: ClassVar[dict[str, str]] = {}
+
+    # -- lifecycle --------------------------------------------------------
+    def prepare(self, nranks: int) -> None:
+        """Bind the model to a run of *nranks* world ranks (default: nothing)."""
+
+    # -- the bsim protocol --------------------------------------------------
+    @abstractmethod
+    def cost(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
+        """End-to-end time of one uncontended message of *nbytes* bytes."""
+
+    # -- the loggp protocol -------------------------------------------------
+    def send_overhead(self, nbytes: int) -> SimTime:
+        """CPU time the sender spends in the send call (LogGP ``o``)."""
+        return 0.0
+
+    def recv_overhead(self, nbytes: int) -> SimTime:
+        """CPU time the receiver spends completing the receive (LogGP ``o``)."""
+        return 0.0
+
+    def gap(self, src: Rank, nbytes: int) -> SimTime:
+        """Time the sender's NIC is busy with this message (LogGP ``max(g, (s-1)G)``)."""
+        return 0.0
+
+    @abstractmethod
+    def wire(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
+        """Time from the start of injection to the arrival of the last byte."""
+
+    # -- distributed runs ---------------------------------------------------
+    @abstractmethod
+    def min_cost(self) -> SimTime:
+        """Lower bound of :meth:`cost` over all rank pairs and sizes (lookahead)."""
+
+    # -- presentation -----------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        """The parameters this model was built with, by name."""
+        return {k: getattr(self, k) for k in self.parameters}
+
+    def spec(self) -> str:
+        """The spec string that rebuilds this model."""
+        args = ",".join(f"{k}={v}" for k, v in self.params().items())
+        return f"{self.name}:{args}" if args else self.name
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v}" for k, v in self.params().items())
+        return f"<{type(self).__name__} {args}>"
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.params() == other.params()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple(sorted(map(str, self.params().items())))))
+
+
+def check_nonnegative(model: str, **values: float) -> None:
+    """Raise :class:`NetworkSpecError` unless every value is finite and >= 0."""
+    for key, value in values.items():
+        if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise NetworkSpecError(f"{model}: {key} must be a finite number >= 0, got {value!r}")
+
+
+def check_positive(model: str, **values: float) -> None:
+    """Raise :class:`NetworkSpecError` unless every value is finite and > 0."""
+    for key, value in values.items():
+        if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise NetworkSpecError(f"{model}: {key} must be a finite number > 0, got {value!r}")

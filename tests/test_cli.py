@@ -1,0 +1,69 @@
+"""The bsim command: unmodified mpi4py programs and registered skeletons."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bsim.cli import main
+
+PROGRAMS = Path(__file__).parent / "programs"
+L, W = 1e-6, 1e9
+NET = f"hockney:latency={L},bandwidth={W}"
+
+
+def test_unmodified_pingpong_prints_value_and_time(capsys):
+    """pingpong.py: the data is incremented remotely; round trip = 2 (l + 1000/w)."""
+    assert main(["run", str(PROGRAMS / "pingpong.py"), "-n", "4", "--network", NET]) == 0
+    out = capsys.readouterr().out
+    rtt = 2 * (L + 1000 / W)                       # 2 x 2 us
+    assert f"pingpong round trip {rtt:.9f} s checksum 8000" in out   # 1000 bytes of 7+1
+    assert "elapsed" in out
+
+
+def test_unmodified_ring_prints_sum_and_time(capsys):
+    """ring.py on 4 ranks: total 1+2+3 = 6 after 4 sequential small messages."""
+    assert main(["run", str(PROGRAMS / "ring.py"), "-n", "4", "--network", NET]) == 0
+    out = capsys.readouterr().out
+    size = len(pickle.dumps(0, pickle.HIGHEST_PROTOCOL))   # small ints pickle to the same size
+    assert f"ring total 6 at t={4 * (L + size / W):.9f}" in out
+
+
+def test_skeleton_run_writes_json(tmp_path, capsys):
+    """bsim run halo2d --param ... --json writes a result with the expected rank count."""
+    out = tmp_path / "halo.json"
+    assert main(["run", "halo2d", "--param", "px=4", "--param", "py=2", "--param",
+                 "iterations=2", "--network", NET, "--json", str(out), "--quiet"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["ranks"] == 8 and doc["params"]["px"] == 4
+    assert capsys.readouterr().out == ""
+
+
+def test_cli_errors_are_one_line_with_exit_code_2(capsys):
+    """Unknown skeletons and parameters give a clear error and exit code 2."""
+    assert main(["run", "nosuch"]) == 2
+    assert "unknown skeleton 'nosuch'; registered: halo2d" in capsys.readouterr().err
+    assert main(["run", "halo2d", "--param", "bogus=1"]) == 2
+    assert "unknown parameter(s) bogus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("what", ["skeletons", "networks", "protocols"])
+def test_list_commands(what, capsys):
+    """bsim list shows names with their parameters."""
+    assert main(["list", what]) == 0
+    out = capsys.readouterr().out
+    assert {"skeletons": "halo2d", "networks": "hockney", "protocols": "loggp"}[what] in out
+
+
+def test_console_script_runs_as_module():
+    """python -m bsim works in a fresh process (the installed entry point's target)."""
+    proc = subprocess.run([sys.executable, "-m", "bsim", "run", str(PROGRAMS / "ring.py"),
+                           "-n", "3", "--network", NET, "--quiet"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "ring total 3" in proc.stdout

@@ -1,0 +1,119 @@
+"""Errors are exact and early, name the rank and the call, and nothing hangs."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import bsim
+from bsim import MPI
+
+
+def only_rank(r, fn):
+    def main():
+        if MPI.COMM_WORLD.rank == r:
+            fn(MPI.COMM_WORLD)
+    return main
+
+
+@pytest.mark.parametrize("bad", [-3, 4, 99])
+def test_invalid_dest_names_rank_call_and_range(bad):
+    """Send to a rank outside the communicator raises MPIUsageError naming both."""
+    with pytest.raises(bsim.MPIUsageError, match=rf"rank 1: Send\(dest={bad}, tag=0\): "
+                                                  rf"invalid dest {bad} .*0\.\.3"):
+        bsim.simulate(only_rank(1, lambda c: c.Send(bsim.Buffer(1), dest=bad)), ranks=4)
+
+
+def test_invalid_tag_and_source():
+    """Negative send tags and out-of-range sources are rejected."""
+    with pytest.raises(bsim.MPIUsageError, match="rank 0: send.*invalid tag -5"):
+        bsim.simulate(only_rank(0, lambda c: c.send(1, dest=1, tag=-5)), ranks=2)
+    with pytest.raises(bsim.MPIUsageError, match="rank 1: recv.*invalid source 7"):
+        bsim.simulate(only_rank(1, lambda c: c.recv(source=7)), ranks=2)
+
+
+def test_invalid_count():
+    """A negative count in a buffer spec is an error naming the call."""
+    with pytest.raises(bsim.MPIUsageError, match="rank 0: Send: bad buffer: count must be"):
+        bsim.simulate(only_rank(0, lambda c: c.Send([None, -1, MPI.INT], dest=1)), ranks=2)
+
+
+def test_truncation_is_reported_by_the_receiver():
+    """A 80-byte message into an 8-byte receive raises TruncationError on the receiver."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            comm.Send(bsim.Buffer(80), dest=1, tag=3)
+        else:
+            comm.Recv(bsim.Buffer(8), source=0, tag=3)
+
+    with pytest.raises(bsim.TruncationError, match="rank 1: Recv: message of 80 bytes from "
+                                                   "rank 0 .tag 3. truncated.*8 bytes"):
+        bsim.simulate(main, ranks=2)
+
+
+@pytest.mark.parametrize("bad", [-1.0, math.nan, math.inf, "1"])
+def test_add_time_rejects_bad_durations(bad):
+    """Negative, NaN, infinite or non-numeric add_time raises AddTimeError with the rank."""
+    with pytest.raises(bsim.AddTimeError, match="rank 2: add_time"):
+        bsim.simulate(only_rank(2, lambda c: bsim.add_time(bad)), ranks=3)
+
+
+def test_exception_in_one_rank_is_reraised_with_its_number():
+    """A user exception becomes RankError(rank=...) with the original as __cause__."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 2:
+            raise KeyError("boom")
+        comm.recv(source=MPI.ANY_SOURCE)   # the others block: they must be torn down
+
+    with pytest.raises(bsim.RankError, match="rank 2 raised KeyError") as info:
+        bsim.simulate(main, ranks=4)
+    assert info.value.rank == 2
+    assert isinstance(info.value.__cause__, KeyError)
+
+
+def test_deadlock_lists_every_blocked_rank_with_call_and_line():
+    """A receive cycle is a DeadlockError naming each rank, its pending call and source line."""
+    def main():
+        comm = MPI.COMM_WORLD
+        comm.recv(source=(comm.rank + 1) % comm.size, tag=5)   # the deadlocking line
+
+    with pytest.raises(bsim.DeadlockError) as info:
+        bsim.simulate(main, ranks=3)
+    blocked = info.value.blocked
+    assert [b[0] for b in blocked] == [0, 1, 2]
+    assert blocked[0][1] == "recv(source=world 1, tag=5)"
+    assert all(b[2].endswith(f"test_errors.py:{_line_of('the deadlocking line')}")
+               for b in blocked)
+
+
+def test_partial_deadlock_after_others_finish():
+    """Ranks that finished are not listed; the one left waiting is."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 1:
+            comm.Recv(bsim.Buffer(4), source=0, tag=9)
+
+    with pytest.raises(bsim.DeadlockError, match="1 of 2 ranks blocked") as info:
+        bsim.simulate(main, ranks=2)
+    assert [b[0] for b in info.value.blocked] == [1]
+
+
+def test_unknown_network_and_parameter_list_valid_ones():
+    """Spec errors list the valid models and parameters."""
+    with pytest.raises(ValueError, match="unknown network model 'nosuch'; valid models: .*hockney"):
+        bsim.simulate(lambda: None, ranks=1, network="nosuch")
+    with pytest.raises(ValueError, match="unknown parameter.*lat; valid: latency"):
+        bsim.simulate(lambda: None, ranks=1, network="hockney:lat=1")
+    with pytest.raises(ValueError, match="unknown protocol 'tcp'; valid: bsim, loggp"):
+        bsim.simulate(lambda: None, ranks=1, protocol="tcp")
+
+
+def _line_of(marker: str) -> int:
+    with open(__file__, encoding="utf-8") as fh:
+        for i, line in enumerate(fh, 1):
+            if marker in line and "_line_of" not in line:
+                return i
+    raise AssertionError(marker)

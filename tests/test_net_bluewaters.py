@@ -1,0 +1,132 @@
+"""Blue Waters (PERCS) model from the tutorial (seed 002): hierarchy, routes, costs, contention."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from netmodels import BlueWaters, GridMapping2D, NetworkSpecError, build_network, percs_cost
+from netmodels.topology import link_loads
+
+
+def _grid_model():
+    bw = BlueWaters(mapping=GridMapping2D(32, 32))
+    bw.prepare(1024)
+    return bw
+
+
+def _loads_by_class(loads):
+    return Counter((link[0], count) for link, count in loads.items())
+
+
+def test_hierarchy_sizes():
+    """8 cores x 4 chips = 32 per QCM; x 8 QCMs x 4 drawers = 1024 per SN; 513 SNs max."""
+    bw = build_network("bluewaters:supernodes=513")
+    assert bw.num_nodes() == 513 * 32 and bw.cores == 32
+    assert bw.num_nodes() * bw.cores == 525312
+    with pytest.raises(NetworkSpecError):
+        build_network("bluewaters:supernodes=514")
+
+
+def test_2d_grid_plus_x_contention_4_on_LI():
+    """32x32 in one SN, +X: a QCM's 4-rank right edge feeds one LI link: C = 4, no Lr."""
+    bw = _grid_model()
+    pairs = [(x + 32 * y, (x + 1) % 32 + 32 * y) for x in range(32) for y in range(32)]
+    by_class = _loads_by_class(link_loads(bw, pairs))
+    # 32 QCMs each send right over one LI link (row of 4 QCMs is inside one drawer)
+    assert by_class == Counter({("LI", 4): 32, ("W+", 4): 32, ("W-", 4): 32})
+
+
+def test_2d_grid_plus_y_contention_8_on_LI_or_Lr():
+    """+Y: a QCM's 8-rank top edge feeds one link, LI inside a drawer, Lr across: C = 8."""
+    bw = _grid_model()
+    pairs = [(x + 32 * y, x + 32 * ((y + 1) % 32)) for x in range(32) for y in range(32)]
+    by_class = _loads_by_class(link_loads(bw, pairs))
+    # 8 QCM rows: rows 0->1, 2->3, 4->5, 6->7 in a drawer (16 LI); the other 4 steps cross (16 Lr)
+    assert by_class == Counter({("LI", 8): 16, ("Lr", 8): 16, ("W+", 8): 32, ("W-", 8): 32})
+
+
+def test_grid_mapping_tiles():
+    """(0,0) and (7,3) share QCM 0; (8,0) is QCM 1; (0,4) is QCM 4; (0,8) is drawer 1 (QCM 8)."""
+    m = GridMapping2D(32, 32)
+    m.prepare(1024)
+    assert m.node_of(0) == m.node_of(7 + 32 * 3) == 0
+    assert m.node_of(8) == 1 and m.node_of(32 * 4) == 4 and m.node_of(32 * 8) == 8
+    assert sorted(Counter(m.nodes).values()) == [32] * 32
+    assert m.core_of(4) == 8            # (4,0): chip 1, first core
+
+
+def test_cost_intra_drawer():
+    """QCM 0 -> QCM 1: MPI 0.5 + W 0.05 + LI 0.1 + W 0.05 = 0.7 us, then S / 15 GB/s."""
+    bw = BlueWaters()
+    assert bw.route(0, 32) == (("W+", 0), ("LI", 0, 1), ("W-", 1))
+    assert bw.cost(0, 32, 15000) == pytest.approx(0.7e-6 + 1e-6, rel=1e-12)
+
+
+def test_cost_intra_sn_other_drawer():
+    """QCM 0 -> QCM 8 (drawer 1): 0.5 + 0.05 + 0.2 + 0.05 = 0.8 us, then S / 4 GB/s (Lr)."""
+    bw = BlueWaters()
+    assert bw.route(0, 8 * 32) == (("W+", 0), ("Lr", 0, 8), ("W-", 8))
+    assert bw.cost(0, 8 * 32, 4000) == pytest.approx(0.8e-6 + 1e-6, rel=1e-12)
+
+
+def test_cost_same_qcm():
+    """Ranks 0 and 31 share QCM 0: intra parameters (0.5 us MPI stack, 15 GB/s assumed)."""
+    bw = BlueWaters()
+    assert bw.route(0, 31) == ()
+    assert bw.cost(0, 31, 15000) == pytest.approx(0.5e-6 + 1e-6, rel=1e-12)
+
+
+def test_direct_inter_sn():
+    """2 SNs, QCM 0 -> QCM 32: cable 0->1 leaves Hub 0, lands on Hub 32: 0.9 us + S / 7 GB/s."""
+    bw = build_network("bluewaters:supernodes=2")
+    assert bw.route_nodes(0, 32) == (("W+", 0), ("D", 0, 1), ("W-", 32))
+    assert bw.route_nodes(1, 34) == (("W+", 1), ("LI", 1, 0), ("D", 0, 1), ("LI", 32, 34),
+                                     ("W-", 34))
+    assert bw.cost(0, 32 * 32, 7000) == pytest.approx(0.9e-6 + 1e-6, rel=1e-12)
+
+
+def test_d_links_per_hub_513():
+    """513 SNs: 512 D cables per SN over 32 Hubs = 16 per Hub (tutorial: D max 16)."""
+    bw = build_network("bluewaters:supernodes=513")
+    per_hub = Counter(bw.d_owner(0, t) for t in range(1, 513))
+    assert set(per_hub.values()) == {16} and len(per_hub) == 32
+
+
+def test_indirect_route_uses_128_middle_sns():
+    """Indirect: a drawer's 8 Hubs x 16 D = 128 middle SNs; the route has two D hops."""
+    bw = build_network("bluewaters:supernodes=513,routing=indirect")
+    # destination SN 40: its D cable from SN 0 is j=39 -> Hub 7, in drawer 0: 127 left
+    assert len(bw.middle_candidates(0, 40)) == 127
+    assert len(bw.middle_candidates(0, 500)) == 128
+    route = bw.route_nodes(0, 40 * 32)
+    kinds = [link[0] for link in route]
+    assert kinds.count("D") == 2 and kinds[0] == "W+" and kinds[-1] == "W-"
+    assert kinds[1] in ("LI", "D")          # first step stays in the drawer
+
+
+def test_striping_bounded_by_w():
+    """Striping: Lr over 24 channels is faster than W, so S / 15 GB/s bounds the time."""
+    bw = build_network("bluewaters:striping=true")
+    s = 15 * 10**6
+    assert bw.cost(0, 8 * 32, s) == pytest.approx(0.8e-6 + 1e-3, rel=1e-12)
+    # one 2 KB packet cannot be striped: a 1 KB message still pays S / 4 GB/s on Lr
+    assert bw.cost(0, 8 * 32, 1000) == pytest.approx(0.8e-6 + 1000 / 4e9, rel=1e-12)
+
+
+def test_percs_cost_formula():
+    """sum L_i + max(C_i*(S/N_i)/B_i): LI with C=4 vs W: 0.2 us + 4*1.5e6/15e9 = 0.4002 ms."""
+    hops = [(0.05e-6, 15e9, 1, 4), (0.1e-6, 15e9, 1, 4), (0.05e-6, 15e9, 1, 4)]
+    assert percs_cost(1.5e6, hops) == pytest.approx(0.2e-6 + 4e-4, rel=1e-12)
+    assert percs_cost(1e6, [(1e-7, 1e9, 4, 1)]) == pytest.approx(1e-7 + 2.5e-4)
+    assert percs_cost(1e6, []) == 0.0
+
+
+def test_links_and_min_cost():
+    """One SN: 32 W+ and 32 W-, 32*7 LI, 32*24 Lr; min cost 0.5 + 0.05*2 + 0.1 us."""
+    links = BlueWaters().links()
+    kinds = Counter(link[0] for link in links)
+    assert kinds == Counter({"W+": 32, "W-": 32, "LI": 224, "Lr": 768})
+    assert BlueWaters().min_cost() == pytest.approx(0.5e-6)   # intra-QCM bound
+    assert BlueWaters(cores=1).min_cost() == pytest.approx(0.7e-6)

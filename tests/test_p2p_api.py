@@ -1,0 +1,227 @@
+"""The mpi4py point-to-point surface: values, buffers, statuses, requests, probes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bsim
+from bsim import MPI
+
+NET = "hockney:latency=1e-6,bandwidth=1e9"
+
+
+def run(main, n=2, **kw):
+    return bsim.simulate(main, ranks=n, network=NET, **kw)
+
+
+def test_lowercase_objects_arrive_as_copies():
+    """send/recv carry any picklable object; the receiver gets an equal, separate copy."""
+    payload = {"a": [1, 2, 3], "b": "text"}
+
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            comm.send(payload, dest=1, tag=3)
+        else:
+            return comm.recv(source=0, tag=3)
+
+    got = run(main).returns[1]
+    assert got == payload and got is not payload
+
+
+def test_numpy_buffers_are_copied_and_status_is_filled():
+    """Send/Recv with real arrays move the data; Status gives source, tag and count."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            comm.Send(np.arange(10, dtype="f8"), dest=1, tag=4)
+        else:
+            buf = np.zeros(10)
+            st = MPI.Status()
+            comm.Recv([buf, MPI.DOUBLE], source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=st)
+            return buf.tolist(), st.Get_source(), st.Get_tag(), st.Get_count(MPI.DOUBLE), st.count
+
+    values, src, tag, count, nbytes = run(main).returns[1]
+    assert values == list(map(float, range(10)))
+    assert (src, tag, count, nbytes) == (0, 4, 10, 80)
+
+
+@pytest.mark.parametrize("spec,nbytes", [
+    (lambda: bsim.Buffer(100), 100),
+    (lambda: bsim.Buffer(5, MPI.DOUBLE), 40),
+    (lambda: [None, 7, MPI.INT], 28),
+    (lambda: [None, 3, "d"], 24),
+    (lambda: [np.zeros(10), 4, MPI.DOUBLE], 32),
+    (lambda: [np.zeros(10, "i4"), MPI.INT], 40),
+    (lambda: bytearray(13), 13),
+])
+def test_message_size_comes_from_the_buffer_spec(spec, nbytes):
+    """Every BufSpec form reduces to count * datatype size (or the buffer's bytes)."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            comm.Send(spec(), dest=1)
+        else:
+            st = MPI.Status()
+            comm.Recv(bsim.Buffer(1 << 20), source=0, status=st)
+            return st.Get_count()
+
+    res = run(main)
+    assert res.returns[1] == nbytes
+    assert res.bytes.tolist() == [nbytes, 0]
+    assert res.finish[1] == 1e-6 + nbytes / 1e9
+
+
+def test_proc_null_is_a_no_op():
+    """Send to PROC_NULL does nothing; recv from PROC_NULL returns None at once."""
+    def main():
+        comm = MPI.COMM_WORLD
+        comm.send("x", dest=MPI.PROC_NULL)
+        st = MPI.Status()
+        got = comm.recv(None, MPI.PROC_NULL, 0, status=st)
+        comm.Recv(bsim.Buffer(8), source=MPI.PROC_NULL)
+        return got, st.source, MPI.Wtime()
+
+    assert run(main, n=1).returns == [(None, MPI.PROC_NULL, 0.0)]
+
+
+def test_isend_request_is_truthy_until_complete():
+    """A Request is truthy while pending and falsy after wait (mpi4py semantics)."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            req = comm.isend(1, dest=1)
+            before = bool(req)
+            req.wait()
+            return before, bool(req), bool(MPI.REQUEST_NULL)
+        comm.recv(source=0)
+
+    assert run(main).returns[0] == (True, False, False)
+
+
+def test_irecv_wait_returns_the_object_and_test_polls():
+    """irecv().wait() returns the object; test() is (False, None) before the send."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            bsim.add_time(1e-3)
+            comm.send("late", dest=1)
+        else:
+            req = comm.irecv(source=0)
+            flag, obj = req.test()
+            return flag, obj, req.wait()
+
+    assert run(main).returns[1] == (False, None, "late")
+
+
+def test_test_loop_makes_progress():
+    """A busy Test loop advances simulated time by poll_time and terminates."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            bsim.add_time(1e-5)
+            comm.Send(bsim.Buffer(8), dest=1)
+        else:
+            req = comm.Irecv(bsim.Buffer(8), source=0)
+            polls = 0
+            while not req.Test():
+                polls += 1
+            return polls
+
+    res = run(main)
+    assert res.returns[1] >= 9      # 1 us per failed test over a 10 us wait
+    assert res.finish[1] == pytest.approx(1e-5 + 1e-6 + 8e-9, abs=1.01e-6)
+
+
+def test_waitany_returns_the_first_available():
+    """Waitany picks the request whose message was sent first."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            reqs = [comm.irecv(source=1), comm.irecv(source=2)]
+            idx, obj = MPI.Request.waitany(reqs)
+            rest = reqs[1 - idx].wait()
+            return idx, obj, rest
+        bsim.add_time(2e-3 if comm.rank == 1 else 1e-3)
+        comm.send(comm.rank, dest=0)
+
+    assert run(main, n=3).returns[0] == (1, 2, 1)
+
+
+def test_waitall_testall_and_lowercase_waitall():
+    """waitall returns the objects in request order; Testall is False until all arrive."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            reqs = [comm.irecv(source=s) for s in (1, 2)]
+            early = MPI.Request.Testall(reqs)
+            return early, MPI.Request.waitall(reqs)
+        comm.send(comm.rank * 10, dest=0)
+
+    assert run(main, n=3).returns[0] == (False, [10, 20])
+
+
+def test_probe_and_iprobe_see_the_envelope_without_receiving():
+    """Probe blocks until a message is there and fills the status; recv then gets it."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            bsim.add_time(1e-4)
+            comm.Send(bsim.Buffer(24), dest=1, tag=5)
+        else:
+            early = comm.Iprobe(source=0, tag=5)
+            st = MPI.Status()
+            comm.Probe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=st)
+            t_probe = MPI.Wtime()
+            comm.Recv(bsim.Buffer(24), source=st.source, tag=st.tag)
+            return early, st.source, st.tag, st.Get_count(), t_probe
+
+    early, src, tag, count, t_probe = run(main).returns[1]
+    assert (early, src, tag, count) == (False, 0, 5, 24)
+    assert t_probe == 1e-4   # the envelope is visible at the send time under bsim
+
+
+def test_sendrecv_exchanges_without_deadlock():
+    """sendrecv in a ring: every rank gets its left neighbour's value."""
+    def main():
+        comm = MPI.COMM_WORLD
+        r, n = comm.rank, comm.size
+        return comm.sendrecv(r, dest=(r + 1) % n, source=(r - 1) % n)
+
+    assert run(main, n=5).returns == [4, 0, 1, 2, 3]
+
+
+def test_sendrecv_replace_swaps_arrays():
+    """Sendrecv_replace swaps buffers between two ranks."""
+    def main():
+        comm = MPI.COMM_WORLD
+        buf = np.full(4, comm.rank, dtype="i4")
+        other = 1 - comm.rank
+        comm.Sendrecv_replace(buf, dest=other, source=other)
+        return buf.tolist()
+
+    assert run(main).returns == [[1] * 4, [0] * 4]
+
+
+def test_comm_self_and_world_identity():
+    """COMM_SELF has size 1; Get_processor_name names a node; Wtime starts at 0."""
+    def main():
+        return (MPI.COMM_SELF.Get_size(), MPI.COMM_SELF.rank, MPI.COMM_WORLD.size,
+                MPI.Wtime(), MPI.Get_processor_name())
+
+    assert run(main, n=3).returns[2] == (1, 0, 3, 0.0, "node2")
+
+
+def test_compute_dims_is_balanced():
+    """Compute_dims factors like MPI_Dims_create."""
+    assert MPI.Compute_dims(12, 2) == [4, 3]
+    assert MPI.Compute_dims(64, 3) == [4, 4, 4]
+    assert MPI.Compute_dims(6, [0, 3]) == [2, 3]
+    assert MPI.Compute_dims(7, 2) == [7, 1]
+
+
+def test_mpi_outside_a_simulation_raises_clearly():
+    """Using COMM_WORLD outside a simulated rank names the fix."""
+    with pytest.raises(bsim.NotInSimulationError, match="bsim.simulate"):
+        MPI.COMM_WORLD.Get_rank()

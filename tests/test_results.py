@@ -1,0 +1,87 @@
+"""Result: accounting invariant, determinism, JSON/CSV output written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import bsim
+from bsim import MPI
+from bsim.fileio import atomic_write_text
+
+
+def mixed_program(seed: int = 3):
+    """Imbalanced compute, wildcard receives, nonblocking exchange: exercises all paths."""
+    comm = MPI.COMM_WORLD
+    r, n = comm.rank, comm.size
+    rng = np.random.default_rng(seed + r)
+    for it in range(5):
+        bsim.add_time(float(rng.uniform(0, 1e-4)))
+        reqs = [comm.Irecv(bsim.Buffer(512), source=(r - 1) % n, tag=it),
+                comm.Isend(bsim.Buffer(512), dest=(r + 1) % n, tag=it)]
+        MPI.Request.Waitall(reqs)
+        if r == 0:
+            for _ in range(n - 1):
+                comm.recv(source=MPI.ANY_SOURCE, tag=100)
+        else:
+            comm.send(it, dest=0, tag=100)
+
+
+@pytest.mark.parametrize("protocol", ["bsim", "loggp", "loggp:eager_limit=256"])
+def test_finish_is_calc_plus_wait_plus_comm(protocol):
+    """The accounting invariant holds per rank to 1e-9 relative."""
+    net = "loggp:L=3e-6,o=1e-6,g=2e-6,G=1e-9" if "loggp" in protocol else "hockney"
+    res = bsim.simulate(mixed_program, ranks=8, network=net, protocol=protocol)
+    total = res.calc + res.wait + res.comm
+    assert np.allclose(res.finish, total, rtol=1e-9, atol=0)
+    assert res.elapsed == res.finish.max() > 0
+
+
+def test_two_runs_give_identical_json_apart_from_host(tmp_path):
+    """Determinism: same program and inputs, identical JSON except the host section."""
+    docs = []
+    for k in range(2):
+        res = bsim.simulate(mixed_program, ranks=6, network="hockney", protocol="loggp")
+        path = res.to_json(tmp_path / f"r{k}.json")
+        doc = json.loads(path.read_text())
+        doc.pop("host")
+        docs.append(doc)
+    assert docs[0] == docs[1]
+
+
+def test_json_round_trip_and_csv_rows(tmp_path):
+    """to_json/from_json preserve every float exactly; CSV has one row per rank."""
+    res = bsim.simulate(mixed_program, ranks=4)
+    back = bsim.Result.from_json(res.to_json(tmp_path / "out.json"))
+    assert back.finish.tolist() == res.finish.tolist()
+    assert back.elapsed == res.elapsed and back.total_ops == res.total_ops
+    rows = (tmp_path / "o.csv").write_text("") or res.to_csv(tmp_path / "o.csv").read_text()
+    lines = rows.strip().splitlines()
+    assert lines[0] == "rank,finish,calc,wait,comm,ops,messages,bytes"
+    assert len(lines) == 5
+    assert float(lines[1].split(",")[1]) == res.finish[0]
+
+
+def test_summary_mentions_elapsed_and_breakdown():
+    """summary() shows the elapsed time and the calc/wait/comm lines."""
+    text = bsim.simulate(mixed_program, ranks=2).summary()
+    for word in ("elapsed", "calc", "wait", "comm", "ops/s"):
+        assert word in text
+
+
+def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
+    """If the rename fails the previous file is intact and no temporary file remains."""
+    target = tmp_path / "result.json"
+    target.write_text("old")
+
+    def fail(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError):
+        atomic_write_text(target, "new")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["result.json"]

@@ -1,0 +1,203 @@
+"""Machine presets: every TOML loads, gives a spec string, and carries the seeds' numbers."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from netmodels import REGISTRY, build_network, parse_spec
+from skeletons.machines import (
+    MACHINE_DIR,
+    Machine,
+    MachineError,
+    collective_spec,
+    list_machines,
+    load_machine,
+    network_spec,
+)
+
+MACHINES = ["bgp", "bluewaters", "ds1", "es40", "es45", "petascale_torus", "power5",
+            "primequest", "xe6", "xt5"]
+MIB = 2**20
+
+
+def _all_specs():
+    for name in MACHINES:
+        m = load_machine(name)
+        yield name, None
+        for variant in m.network_variants:
+            yield name, variant
+
+
+def test_list_machines_has_every_seed_machine():
+    """All ten presets are bundled."""
+    assert list_machines() == MACHINES
+
+
+@pytest.mark.parametrize("name", MACHINES)
+def test_preset_loads(name):
+    """Each preset loads into a frozen Machine with its own name."""
+    m = load_machine(name)
+    assert isinstance(m, Machine)
+    assert m.name == name and m.cores_per_node >= 1
+    assert m.description and m.source
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        m.name = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name,variant", list(_all_specs()))
+def test_spec_string_round_trips(name, variant):
+    """network_spec gives ``model:k=v,...`` whose parsed keys are the table's."""
+    m = load_machine(name)
+    table = m.network if variant is None else m.network_variants[variant]
+    spec = network_spec(m, variant)
+    model, kwargs = parse_spec(spec)
+    assert model == table["model"]
+    assert list(kwargs) == [k for k in table if k != "model"]
+    for key, value in kwargs.items():
+        assert value == table[key]
+
+
+@pytest.mark.parametrize("name,variant", list(_all_specs()))
+def test_spec_builds_a_network(name, variant):
+    """Every spec whose model is registered builds a network model."""
+    spec = network_spec(name, variant)
+    model = parse_spec(spec)[0]
+    if model not in REGISTRY:
+        pytest.skip(f"network model {model!r} not registered yet")
+    assert build_network(spec).name == model
+
+
+def test_unknown_machine_lists_valid_names():
+    """An unknown name raises and names the valid presets."""
+    with pytest.raises(MachineError, match="valid machines: bgp, bluewaters"):
+        load_machine("cray1")
+
+
+def test_unknown_variant_lists_valid_ones():
+    """An unknown network variant raises and lists the machine's variants."""
+    with pytest.raises(MachineError, match="p2048"):
+        network_spec("bgp", "p9999")
+
+
+def test_load_from_path(tmp_path):
+    """A preset can be loaded from an explicit .toml path."""
+    path = tmp_path / "toy.toml"
+    path.write_text('name = "toy"\ndescription = "d"\nsource = "s"\ncores_per_node = 2\n'
+                    '[network]\nmodel = "hockney"\nlatency = 1e-6\nbandwidth = 1e9\n')
+    m = load_machine(path)
+    assert m.name == "toy" and m.collectives == {} and m.kernels == {}
+    assert network_spec(m) == "hockney:latency=1e-06,bandwidth=1000000000.0"
+
+
+@pytest.mark.parametrize("body,match", [
+    ('name = "x"\n[network', "not valid TOML"),
+    ('name = "x"\ndescription = "d"\nsource = "s"\n[network]\nmodel = "zero"\n',
+     "missing key 'cores_per_node'"),
+    ('name = "x"\ndescription = "d"\nsource = "s"\ncores_per_node = "4"\n'
+     '[network]\nmodel = "zero"\n', "must be int"),
+    ('name = "x"\ndescription = "d"\nsource = "s"\ncores_per_node = 4\n'
+     '[network]\nmodel = "warp"\n', "unknown model 'warp'"),
+    ('name = "x"\ndescription = "d"\nsource = "s"\ncores_per_node = 4\n'
+     '[network]\nlatency = 1.0\n', "missing string key 'model'"),
+    ('name = "x"\ndescription = "d"\nsource = "s"\ncores_per_node = 4\n'
+     '[network]\nmodel = "hockney"\nlatency = [1, 2]\n', "numbers, booleans or strings"),
+])
+def test_malformed_files_raise(tmp_path, body, match):
+    """Broken TOML, missing/mistyped keys and bad network tables raise MachineError."""
+    path = tmp_path / "bad.toml"
+    path.write_text(body)
+    with pytest.raises(MachineError, match=match):
+        load_machine(path)
+
+
+def test_missing_path_raises(tmp_path):
+    """A .toml path that does not exist raises MachineError."""
+    with pytest.raises(MachineError, match="does not exist"):
+        load_machine(tmp_path / "none.toml")
+
+
+@pytest.mark.parametrize("path", sorted(MACHINE_DIR.glob("*.toml")), ids=lambda p: p.stem)
+def test_every_number_has_a_comment(path):
+    """Each line assigning a number (or a table of numbers) names its source in a comment."""
+    for line in path.read_text().splitlines():
+        code = line.split("#", 1)[0]
+        if re.match(r"\s*\w+\s*=\s*[-+\d\[{]", code):
+            assert "#" in line, f"{path.name}: {line!r}"
+
+
+def test_seed_004_values():
+    """PRIMEQUEST l = 40 us, w = 100 MB/s; petascale 16x16x16 torus, 10 GB/s, 8 cores/node."""
+    pq = load_machine("primequest")
+    assert network_spec(pq) == "hockney:latency=4e-05,bandwidth=100000000.0"
+    assert pq.kernels["flops"]["dgemm"] == {"slope_small": 0.173e-9, "slope_large": 0.165e-9,
+                                           "break_flops": 10e6}
+    ps = load_machine("petascale_torus")
+    assert ps.cores_per_node == 8
+    assert ps.network["dims"] == "16x16x16" and ps.network["link_bandwidth"] == 10e9
+    assert ps.kernels["flops"]["peak_per_node"] == 512e9
+    # 4096 nodes x 512 GFlop/s = 2.097 PFlop/s, printed as 2.1 (Sec. IV.A)
+    peak = ps.hardware["nodes"] * ps.kernels["flops"]["peak_per_node"]
+    assert peak == pytest.approx(ps.kernels["flops"]["peak_system"], rel=0.01)
+    assert ps.kernels["flops"]["peak_per_core"] * ps.cores_per_node == 512e9
+    assert ps.kernels["hpl"] == {"N": 1310720, "NB": 512, "P": 64, "Q": 64,
+                                 "flops": 1.5e18, "predicted_pflops": 1.0}
+
+
+def test_seed_000_values():
+    """Spot checks of Tables III/IV and the Sec. V tables, MiB/s converted to bytes/s."""
+    p5 = load_machine("power5")
+    assert p5.kernels["milc"]["CG"] == {"b1": 0.425e-6, "b2": 0.483e-6, "s": 1200}
+    assert p5.network_variants["loggp_inter_large"]["G"] == pytest.approx(0.0011e-6)
+    assert load_machine("bgp").network_variants["p2048"]["bandwidth"] == 205 * MIB
+    assert load_machine("xe6").network_variants["p8192"]["latency"] == pytest.approx(41.5e-6)
+    assert load_machine("ds1").kernels["milc"]["FL"]["b2"] == pytest.approx(79e-6)
+    assert load_machine("xt5").cores_per_node == 12
+
+
+@pytest.mark.parametrize("name", ["power5", "bgp", "xt5", "xe6", "ds1"])
+def test_milc_kernel_tables_complete(name):
+    """All five kernels with b1 <= b2 (out of cache is slower) and a cache size s."""
+    k = load_machine(name).kernels["milc"]
+    assert k["float_bytes"] in (4, 8)
+    for kernel in ("FF", "GF", "LL", "FL", "CG"):
+        assert 0 < k[kernel]["b1"] <= k[kernel]["b2"]
+        assert k[kernel]["s"] > 0
+
+
+@pytest.mark.parametrize("name,cores,node_gib,expected_mib", [
+    ("xt5", 12, 3.2, 266), ("xe6", 24, 7.0, 292), ("ds1", 32, 2.46, 77)])
+def test_ideal_bandwidth_is_per_core_injection_share(name, cores, node_gib, expected_mib):
+    """Default network bandwidth = node injection / cores (seed 000 rounds GiB as 1000 MiB)."""
+    m = load_machine(name)
+    assert m.cores_per_node == cores
+    assert m.network["bandwidth"] == expected_mib * MIB
+    assert expected_mib == pytest.approx(node_gib * 1000 / cores, rel=0.02)
+
+
+def test_bgp_ideal_bandwidth():
+    """375 MiB/s x 6 directions / 4 cores = 562.5 MiB/s per core (seed 000, Sec. V-A)."""
+    assert load_machine("bgp").network["bandwidth"] == 375 * 6 / 4 * MIB
+
+
+def test_collective_spec_matches_netmodels():
+    """[collectives] gives the clog spec with seed 000's allreduce c, d."""
+    from netmodels.collectives import CLOG_MACHINES, build_collective_model
+    for name in ("power5", "xt5", "xe6"):
+        spec = collective_spec(name)
+        c, d = CLOG_MACHINES[name]
+        assert spec == f"clog:allreduce.c={c!r},allreduce.d={d!r}"
+        assert build_collective_model(spec).coefficients("allreduce") == (c, d)
+    assert collective_spec("bgp") is None
+
+
+def test_bool_values_format_lowercase():
+    """Booleans in a network table appear as true/false in the spec."""
+    assert "striping=true" in network_spec("bluewaters")
+
+
+def test_repr_names_machine():
+    """repr shows name, cores per node and network model."""
+    assert repr(load_machine("es40")) == "<Machine es40 cores_per_node=4 network=hockney>"

@@ -16,8 +16,29 @@ from .comm import _KIND_NULL as _NULL
 from .comm import _KIND_SELF as _SELF
 from .comm import _KIND_WORLD as _WORLD
 from .datatypes import PREDEFINED, Datatype
+from .comm_manage import COMM_TYPE_SHARED
 from .errors import MPIUsageError
+from .groups import CONGRUENT, GROUP_EMPTY, IDENT, SIMILAR, UNEQUAL, Group
+from .ops import (
+    BAND,
+    BOR,
+    BXOR,
+    LAND,
+    LOR,
+    LXOR,
+    MAX,
+    MAXLOC,
+    MIN,
+    MINLOC,
+    NO_OP,
+    OP_NULL,
+    PROD,
+    REPLACE,
+    SUM,
+    Op,
+)
 from .rank import current
+from .topo import CART, Cartcomm
 from .requests import ANY_SOURCE, ANY_TAG, PROC_NULL, REQUEST_NULL, UNDEFINED, Request, Status
 
 __all__ = [
@@ -26,8 +47,14 @@ __all__ = [
     "IN_PLACE", "BOTTOM", "Wtime", "Wtick", "Get_processor_name", "Compute_dims", "Pcontrol",
     "Init", "Finalize", "Is_initialized", "Is_finalized", "Get_version", "Query_thread",
     "THREAD_SINGLE", "THREAD_FUNNELED", "THREAD_SERIALIZED", "THREAD_MULTIPLE", "Exception",
-    "SUCCESS", "ERR_OTHER",
+    "SUCCESS", "ERR_OTHER", "Op", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND",
+    "BOR", "BXOR", "MAXLOC", "MINLOC", "REPLACE", "NO_OP", "OP_NULL", "Group", "GROUP_EMPTY",
+    "IDENT", "CONGRUENT", "SIMILAR", "UNEQUAL", "COMM_TYPE_SHARED", "CART", "GRAPH",
+    "DIST_GRAPH", "Cartcomm", "KEYVAL_INVALID",
 ] + list(PREDEFINED)
+
+GRAPH, DIST_GRAPH = 2, 3
+KEYVAL_INVALID = -1
 
 COMM_WORLD = Intracomm(WORLD_CONTEXT, _WORLD, name="WORLD")
 COMM_SELF = Intracomm(SELF_CONTEXT, _SELF, name="SELF")

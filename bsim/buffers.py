@@ -152,3 +152,83 @@ def parse_bufspec(spec: Any) -> BufInfo:
         raise ValueError("a None buffer needs a count: [None, count, datatype]")
     nbytes = mem.nbytes if mem is not None else count * dt.size
     return BufInfo(nbytes, count, dt, mem)
+
+
+class BufInfoV:
+    """A parsed vector spec: memory (or None), counts and displacements in elements."""
+
+    __slots__ = ("mem", "counts", "displs", "datatype")
+
+    def __init__(self, mem: memoryview | None, counts: list[int], displs: list[int],
+                 datatype: Datatype) -> None:
+        self.mem = mem
+        self.counts = counts
+        self.displs = displs
+        self.datatype = datatype
+
+    @property
+    def nbytes(self) -> int:
+        """Total bytes of all blocks."""
+        return sum(self.counts) * self.datatype.size
+
+    def block(self, i: int) -> tuple[int, int]:
+        """Byte offset and byte length of block *i*."""
+        size = self.datatype.size
+        return self.displs[i] * size, self.counts[i] * size
+
+
+def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:
+    """Reduce a BufSpecV (``buf``, ``[buf, counts]``, ``[buf, (counts, displs)]``,
+    ``[buf, counts, displs]``, each optionally ending with a datatype) for *nblocks* ranks.
+
+    Without counts the buffer is split in *nblocks* equal blocks.  Displacements
+    default to the running sum of counts.
+    """
+    items = list(spec) if isinstance(spec, (list, tuple)) else [spec]
+    datatype: Datatype | None = None
+    if len(items) > 1 and isinstance(items[-1], (Datatype, str)):
+        datatype = _as_datatype(items.pop())
+    buf = items[0]
+    mem, count, dt = _raw(buf)
+    if datatype is not None:
+        dt = datatype
+        if mem is not None:
+            count = mem.nbytes // max(dt.size, 1)
+    counts: list[int] | None = None
+    displs: list[int] | None = None
+    if len(items) == 2:
+        second = items[1]
+        if isinstance(second, tuple) and len(second) == 2 and not isinstance(second[0], int):
+            counts, displs = list(second[0]), (list(second[1]) if second[1] is not None else None)
+        elif isinstance(second, (int, np.integer)):
+            counts = [int(second)] * nblocks
+        else:
+            counts = list(second)
+    elif len(items) == 3:
+        counts, displs = list(items[1]), list(items[2])
+    elif len(items) > 3:
+        raise ValueError(f"vector buffer spec has too many items ({len(spec)})")
+    if counts is None:
+        if buf is None:
+            raise ValueError("a None buffer needs counts: [None, counts, datatype]")
+        if count % nblocks:
+            raise ValueError(f"buffer of {count} elements does not split into {nblocks} "
+                             f"equal blocks")
+        counts = [count // nblocks] * nblocks
+    counts = [int(c) for c in counts]
+    if len(counts) != nblocks or any(c < 0 for c in counts):
+        raise ValueError(f"need {nblocks} counts >= 0, got {counts}")
+    if displs is None:
+        displs, acc = [], 0
+        for c in counts:
+            displs.append(acc)
+            acc += c
+    displs = [int(d) for d in displs]
+    if len(displs) != nblocks:
+        raise ValueError(f"need {nblocks} displacements, got {displs}")
+    if mem is not None:
+        end = max((d + c) * dt.size for d, c in zip(displs, counts)) if counts else 0
+        if end > mem.nbytes:
+            raise ValueError(f"counts/displacements reach byte {end} past the buffer's "
+                             f"{mem.nbytes} bytes")
+    return BufInfoV(mem, counts, displs, dt)

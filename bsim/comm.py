@@ -14,6 +14,8 @@ import pickle
 from typing import TYPE_CHECKING, Any
 
 from .buffers import BufInfo, parse_bufspec
+from .coll_api import CollectiveMethods
+from .comm_manage import CommManagement
 from .errors import MPIUsageError
 from .matching import Message, find_unexpected, mailbox, post_receive
 from .rank import VirtualRank, current
@@ -30,18 +32,19 @@ SELF_CONTEXT = 2
 _KIND_WORLD, _KIND_SELF, _KIND_GROUP, _KIND_NULL = 0, 1, 2, 3
 
 
-class Comm:
+class Comm(CollectiveMethods, CommManagement):
     """A communicator: a context id and an ordered group of world ranks.
 
     ``Comm`` objects are created by bsim (``COMM_WORLD``, ``COMM_SELF`` and by
     ``Dup``/``Split``/``Create_cart``); programs do not build them directly.
     """
 
-    __slots__ = ("_ctx", "_kind", "_group", "_index", "_name", "__weakref__")
+    __slots__ = ("_ctx", "_cctx", "_kind", "_group", "_index", "_name", "__weakref__")
 
-    def __init__(self, ctx: int, kind: int, group: tuple[int, ...] | None = None,
+    def __init__(self, ctx: Any, kind: int, group: tuple[int, ...] | None = None,
                  name: str = "") -> None:
         self._ctx = ctx
+        self._cctx = ctx + 1 if isinstance(ctx, int) else (ctx, "c")   # collectives' context
         self._kind = kind
         self._group = group
         self._index = {w: i for i, w in enumerate(group)} if group is not None else None
@@ -80,6 +83,26 @@ class Comm:
         if kind == _KIND_SELF:
             return vr.rank
         return self._group[crank]  # type: ignore[index]
+
+    def _cctx_of(self, vr: VirtualRank) -> Any:
+        """Context of this communicator's collectives (COMM_SELF: one per rank)."""
+        return ("self", vr.rank) if self._kind == _KIND_SELF else self._cctx
+
+    def _members(self, vr: VirtualRank) -> tuple[int, ...]:
+        """World ranks of the members, in communicator rank order."""
+        kind = self._kind
+        if kind == _KIND_WORLD:
+            return vr.engine.world_group
+        if kind == _KIND_SELF:
+            return (vr.rank,)
+        if kind == _KIND_NULL:
+            raise MPIUsageError(f"rank {vr.rank}: operation on COMM_NULL")
+        return self._group  # type: ignore[return-value]
+
+    def Create_cart(self, dims: Any, periods: Any = None, reorder: bool = False) -> Any:
+        """A Cartesian communicator over the first ``prod(dims)`` ranks (collective)."""
+        from .topo import create_cart
+        return create_cart(self, dims, periods, reorder)  # type: ignore[arg-type]
 
     def Get_rank(self) -> int:
         """Rank of the calling process in the communicator."""

@@ -71,8 +71,10 @@ class Engine(simpy.Environment):
         self.events = 0
         self.host_seconds = 0.0
         self._simpy_eid = count(_SIMPY_KEYS)
-        self.comms: dict[int, Any] = {}   # context id -> communicator state
-        self.next_context = 16            # 0..15 are reserved for WORLD/SELF
+        self.colls: dict[Any, Any] = {}   # (collective context, sequence) -> CollInstance
+        self.collective_costs: Any = None  # bsim.collectives.CollectiveCosts
+        self.world_group = tuple(range(nranks))
+        self.comms: dict[Any, Any] = {}   # derived communicators by creation key
 
     # -- SimPy compatibility -------------------------------------------------
     def schedule(self, event: simpy.Event, priority: int = 1, delay: float = 0) -> None:

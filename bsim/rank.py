@@ -73,7 +73,7 @@ class VirtualRank:
         self.wait_mode = 0                # 0 none, 1 all, 2 any, 3 probe
         self.unknown = 0
         self.wake_at = math.inf
-        self.coll_seq = 0
+        self.coll_seq: dict[Any, int] | None = None   # per collective context
 
     # -- scheduling primitives ----------------------------------------------
     def next_key(self) -> int:

@@ -99,7 +99,7 @@ class Request:
 
     __slots__ = ("_owner", "_kind", "_call", "_ctx", "_src", "_tag", "_avail", "_cost",
                  "_partner", "_t_post", "_waited", "_status", "_payload", "_lower",
-                 "_rinfo", "_error", "_comm")
+                 "_rinfo", "_error", "_post")
 
     def __init__(self, owner: VirtualRank | None, kind: int, call: str) -> None:
         self._owner = owner
@@ -118,7 +118,7 @@ class Request:
         self._lower = False
         self._rinfo: BufInfo | None = None
         self._error: BaseException | None = None
-        self._comm: Any = None
+        self._post: Any = None   # nonblocking collectives: computes the result at completion
 
     # -- engine side -------------------------------------------------------
     def _resolve(self, avail: float, cost: float, partner: float) -> None:
@@ -137,6 +137,9 @@ class Request:
         st = self._status
         if status is not None and st is not None:
             status._fill(*st)
+        if self._post is not None:
+            post, self._post = self._post, None
+            return post()
         if self._lower:
             payload, self._payload = self._payload, None
             return pickle.loads(payload) if payload is not None else None

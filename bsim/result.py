@@ -39,6 +39,7 @@ class Result:
     bytes: np.ndarray
     network: str = ""
     protocol: str = ""
+    collectives: str = ""
     program: str = ""
     params: dict[str, Any] = field(default_factory=dict)
     events: int = 0
@@ -77,6 +78,8 @@ class Result:
         out.write(f"bsim prediction: {self.program or 'program'} on {self.ranks} ranks\n")
         if self.network:
             out.write(f"  network   {self.network}\n  protocol  {self.protocol}\n")
+            if self.collectives:
+                out.write(f"  collectives {self.collectives}\n")
         if self.params:
             out.write("  params    " + ", ".join(f"{k}={v}" for k, v in self.params.items())
                       + "\n")
@@ -102,6 +105,7 @@ class Result:
             "ranks": self.ranks,
             "network": self.network,
             "protocol": self.protocol,
+            "collectives": self.collectives,
             "params": self.params,
             "elapsed": self.elapsed,
             "totals": {
@@ -148,6 +152,7 @@ class Result:
             comm=np.array(pr["comm"], float), ops=np.array(pr["ops"], np.int64),
             messages=np.array(pr["messages"], np.int64), bytes=np.array(pr["bytes"], np.int64),
             network=data.get("network", ""), protocol=data.get("protocol", ""),
+            collectives=data.get("collectives", ""),
             program=data.get("program", ""), params=data.get("params", {}),
             events=host.get("events", 0), host_seconds=host.get("seconds", 0.0))
 

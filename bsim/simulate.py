@@ -13,6 +13,7 @@ import numpy as np
 from netmodels.base import NetworkModel
 from netmodels.spec import build_network
 
+from .collectives import CollectiveCosts
 from .engine import Engine
 from .protocols import Protocol, build_protocol
 from .result import Result
@@ -47,14 +48,21 @@ def simulate(main: Callable[..., Any], ranks: int,
              network: str | NetworkModel = "hockney",
              protocol: str | Protocol = "bsim",
              args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None,
-             *, name: str | None = None, params: dict[str, Any] | None = None) -> Result:
+             *, collectives: str | dict[str, str] | None = None,
+             contention: str | None = None,
+             name: str | None = None, params: dict[str, Any] | None = None) -> Result:
     """Run ``main(*args, **kwargs)`` on *ranks* virtual ranks; return a :class:`Result`.
 
     *network* is a model or a spec string (``"hockney:latency=1e-6,bandwidth=1e9"``,
     see ``bsim list networks``); *protocol* is ``"bsim"`` (the seed's rules) or
-    ``"loggp"`` (see ``docs/protocols.md``).  Inside *main*, ``bsim.MPI`` (and
+    ``"loggp"`` (see ``docs/protocols.md``).  *collectives* chooses the cost
+    source of collectives: ``"analytic"`` (default), ``"clog:c=..,d=.."``,
+    ``"table:path=FILE"``, ``"algorithmic"`` (expanded into point-to-point
+    messages), or a dict ``{"default": spec, "allreduce": spec, ...}``
+    overriding per operation (see ``docs/collectives.md``).  Inside *main*, ``bsim.MPI`` (and
     ``mpi4py.MPI``) act for the calling virtual rank and ``bsim.add_time``
-    charges calculation time.
+    charges calculation time.  ``contention="fluid"`` makes messages in flight
+    share link bandwidth (topology models and ``twolevel``; ``docs/networks.md``).
 
     Raises :class:`~bsim.errors.DeadlockError` when ranks block forever,
     :class:`~bsim.errors.MPIUsageError` (and subclasses) for invalid calls,
@@ -67,6 +75,9 @@ def simulate(main: Callable[..., Any], ranks: int,
     net.prepare(ranks)
     proto = build_protocol(protocol)
     engine = Engine(ranks, net, proto)
+    from .contention_layer import build_fabric   # *contention*: None/"none" or "fluid"
+    engine.fabric = build_fabric(engine, contention)  # type: ignore[attr-defined]
+    engine.collective_costs = CollectiveCosts(collectives)
     proto.bind(engine)
     kw = kwargs or {}
 
@@ -90,6 +101,7 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         ops=np.fromiter((r.ops for r in rs), np.int64, len(rs)),
         messages=np.fromiter((r.msgs for r in rs), np.int64, len(rs)),
         bytes=np.fromiter((r.nbytes for r in rs), np.int64, len(rs)),
-        network=engine.network.spec(), protocol=engine.protocol.spec(), program=name,
+        network=engine.network.spec(), protocol=engine.protocol.spec(),
+        collectives=engine.collective_costs.spec(), program=name,
         params=dict(params), events=engine.events, host_seconds=engine.host_seconds,
         returns=[r.retval for r in rs])

@@ -67,3 +67,14 @@ def test_console_script_runs_as_module():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "ring total 3" in proc.stdout
+
+
+@pytest.mark.parametrize("program,ranks,expected", [
+    ("cpi.py", 4, "pi is approximately 3.14159265"),
+    ("cart_halo.py", 6, "halo exchange on [3, 2] grid: ok"),
+    ("matvec.py", 9, "matvec max error 0.0e+00"),
+])
+def test_unmodified_programs_with_collectives(program, ranks, expected, capsys):
+    """cpi (bcast + reduce), a Cartesian halo exchange and a 2-D matvec give right answers."""
+    assert main(["run", str(PROGRAMS / program), "-n", str(ranks), "--network", NET]) == 0
+    assert expected in capsys.readouterr().out

@@ -1,0 +1,194 @@
+"""Collective results equal a numpy/Python reference, on several communicators."""
+
+from __future__ import annotations
+
+from functools import reduce
+
+import numpy as np
+import pytest
+
+import bsim
+from bsim import MPI
+
+NET = "hockney:latency=1e-6,bandwidth=1e9"
+COMMS = ["WORLD", "DUP", "SPLIT"]
+
+
+def pick(which):
+    """The communicator under test: WORLD, a Dup of it, or the even/odd half (Split)."""
+    world = MPI.COMM_WORLD
+    if which == "WORLD":
+        return world
+    if which == "DUP":
+        return world.Dup()
+    return world.Split(world.rank % 2, world.rank)
+
+
+def run(main, P=6, **kw):
+    return bsim.simulate(main, ranks=P, network=NET, **kw).returns
+
+
+def data(rank):
+    """Each rank's input vector: distinct, integer-valued, with negatives."""
+    return np.array([rank + 1, -rank, 3 * rank - 2, rank % 3], dtype="i8")
+
+
+OPS = [("SUM", np.add), ("PROD", np.multiply), ("MAX", np.maximum), ("MIN", np.minimum),
+       ("LAND", np.logical_and), ("LOR", np.logical_or), ("LXOR", np.logical_xor),
+       ("BAND", np.bitwise_and), ("BOR", np.bitwise_or), ("BXOR", np.bitwise_xor)]
+
+
+@pytest.mark.parametrize("which", COMMS)
+@pytest.mark.parametrize("name,ref", OPS)
+def test_uppercase_allreduce_every_op_matches_numpy(which, name, ref):
+    """Allreduce with each predefined op equals numpy's reduction over the members."""
+    def main():
+        comm = pick(which)
+        members = comm.Get_group().Translate_ranks(None)
+        out = np.zeros(4, dtype="i8")
+        comm.Allreduce(data(MPI.COMM_WORLD.rank), out, op=getattr(MPI, name))
+        expected = reduce(ref, [data(w) for w in members]).astype("i8")
+        return out.tolist() == expected.tolist()
+
+    assert all(run(main))
+
+
+@pytest.mark.parametrize("which", COMMS)
+@pytest.mark.parametrize("name,ref", OPS[:4])
+def test_lowercase_reduce_scan_exscan(which, name, ref):
+    """reduce/scan/exscan on Python ints follow the rank-order fold."""
+    def main():
+        comm = pick(which)
+        me, size = comm.rank, comm.size
+        vals = [w * 7 % 5 - 2 for w in comm.Get_group().Translate_ranks(None)]
+        op = getattr(MPI, name)
+        got = (comm.reduce(vals[me], op=op, root=size - 1), comm.scan(vals[me], op=op),
+               comm.exscan(vals[me], op=op), comm.allreduce(vals[me], op=op))
+        want = (int(reduce(ref, vals)) if me == size - 1 else None,
+                int(reduce(ref, vals[:me + 1])),
+                int(reduce(ref, vals[:me])) if me else None,
+                int(reduce(ref, vals)))
+        return got == want
+
+    assert all(run(main))
+
+
+def test_maxloc_minloc_and_user_op():
+    """MAXLOC/MINLOC break ties by the lower index; Op.Create and a lambda work."""
+    def main():
+        comm = MPI.COMM_WORLD
+        r = comm.rank
+        value = [5, 9, 9, 1][r]
+        concat = MPI.Op.Create(lambda a, b: a + b, commute=False)
+        return (comm.allreduce((value, r), op=MPI.MAXLOC), comm.allreduce((value, r),
+                op=MPI.MINLOC), comm.allreduce([r], op=concat),
+                comm.allreduce(r + 1, op=lambda a, b: a * b))
+
+    assert run(main, P=4) == [((9, 1), (1, 3), [0, 1, 2, 3], 24)] * 4
+
+
+@pytest.mark.parametrize("which", COMMS)
+def test_lowercase_data_movers(which):
+    """bcast, gather, scatter, allgather, alltoall on Python objects."""
+    def main():
+        comm = pick(which)
+        me, size = comm.rank, comm.size
+        root = size - 1
+        return (comm.bcast({"k": me} if me == root else None, root=root),
+                comm.gather(me * 10, root=0),
+                comm.scatter([f"s{i}" for i in range(size)] if me == root else None, root=root),
+                comm.allgather(me),
+                comm.alltoall([(me, j) for j in range(size)]))
+
+    for got in run(main):
+        bc, ga, sc, ag, aa = got
+        size = len(ag)
+        assert bc == {"k": size - 1}
+        assert ag == list(range(size))
+        assert all(x[1] == aa[0][1] for x in aa) and [x[0] for x in aa] == list(range(size))
+        assert ga is None or ga == [10 * i for i in range(size)]
+        assert sc.startswith("s")
+
+
+@pytest.mark.parametrize("which", COMMS)
+def test_uppercase_data_movers(which):
+    """Bcast, Gather(v), Scatter(v), Allgather(v), Alltoall(v) move the right blocks."""
+    def main():
+        comm = pick(which)
+        me, n = comm.rank, comm.size
+        buf = np.arange(3, dtype="f8") if me == 0 else np.zeros(3)
+        comm.Bcast(buf, root=0)
+        g = np.zeros(2 * n, dtype="i4") if me == 0 else None
+        comm.Gather(np.array([me, me], "i4"), g, root=0)
+        sc = np.zeros(2, "i4")
+        comm.Scatter(np.arange(2 * n, dtype="i4") if me == 0 else None, sc, root=0)
+        ag = np.zeros(n, "i8")
+        comm.Allgather(np.array([me * me], "i8"), ag)
+        aa = np.zeros(n, "i4")
+        comm.Alltoall(np.array([me * 100 + j for j in range(n)], "i4"), aa)
+        counts = [i + 1 for i in range(n)]
+        gv = np.zeros(sum(counts), "i4") if me == 0 else None
+        comm.Gatherv(np.full(me + 1, me, "i4"), [gv, counts, MPI.INT] if me == 0 else None,
+                     root=0)
+        agv = np.zeros(sum(counts), "i4")
+        comm.Allgatherv(np.full(me + 1, me, "i4"), [agv, counts, MPI.INT])
+        return (buf.tolist(), None if g is None else g.tolist(), sc.tolist(), ag.tolist(),
+                aa.tolist(), None if gv is None else gv.tolist(), agv.tolist(), me, n)
+
+    for b, g, sc, ag, aa, gv, agv, me, n in run(main):
+        assert b == [0.0, 1.0, 2.0]
+        if me == 0:
+            assert g == [i for i in range(n) for _ in range(2)]
+            assert gv == [i for i in range(n) for _ in range(i + 1)]
+        assert sc == [2 * me, 2 * me + 1]
+        assert ag == [i * i for i in range(n)]
+        assert aa == [j * 100 + me for j in range(n)]
+        assert agv == [i for i in range(n) for _ in range(i + 1)]
+
+
+def test_reduce_scatter_and_in_place():
+    """Reduce_scatter(_block) keep block `rank` of the sum; IN_PLACE reuses recvbuf."""
+    def main():
+        comm = MPI.COMM_WORLD
+        me, n = comm.rank, comm.size
+        send = np.arange(2 * n, dtype="i8") * (me + 1)
+        blk = np.zeros(2, "i8")
+        comm.Reduce_scatter_block(send, blk, op=MPI.SUM)
+        rs = np.zeros(1, "i8")
+        comm.Reduce_scatter(np.arange(n, dtype="i8"), rs, recvcounts=[1] * n)
+        inplace = np.full(2, me, "i8")
+        comm.Allreduce(MPI.IN_PLACE, inplace, op=MPI.SUM)
+        return blk.tolist(), rs.tolist(), inplace.tolist()
+
+    total = sum(range(1, 5))   # sum of (me + 1) for 4 ranks
+    for me, (blk, rs, ip) in enumerate(run(main, P=4)):
+        assert blk == [2 * me * total, (2 * me + 1) * total]
+        assert rs == [4 * me]
+        assert ip == [6, 6]
+
+
+def test_placeholders_move_sizes_only():
+    """Placeholder buffers: collectives run and charge time but compute nothing."""
+    def main():
+        comm = MPI.COMM_WORLD
+        comm.Allreduce(bsim.Buffer(1 << 20), bsim.Buffer(1 << 20))
+        comm.Alltoall([None, 4096, MPI.DOUBLE], [None, 4096, MPI.DOUBLE])
+        return MPI.Wtime()
+
+    times = run(main, P=4)
+    assert len(set(times)) == 1 and times[0] > 0
+
+
+def test_collective_and_point_to_point_never_match():
+    """A message on WORLD is not consumed by a collective, nor a Dup's message by WORLD."""
+    def main():
+        comm = MPI.COMM_WORLD
+        dup = comm.Dup()
+        if comm.rank == 0:
+            dup.send("on dup", dest=1, tag=0)
+            comm.send("on world", dest=1, tag=0)
+        comm.Barrier()
+        if comm.rank == 1:
+            return comm.recv(source=0, tag=0), dup.recv(source=0, tag=0)
+
+    assert run(main, P=2)[1] == ("on world", "on dup")

@@ -21,7 +21,8 @@ from typing import Any
 __all__ = ["Param", "Skeleton", "register", "get", "names", "BUILTIN_MODULES"]
 
 # modules imported on first lookup so that their skeletons register themselves
-BUILTIN_MODULES = ["skeletons.halo2d"]
+BUILTIN_MODULES = ["skeletons.halo2d", "skeletons.sweep3d", "skeletons.milc", "skeletons.hpl",
+                   "skeletons.phase"]
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,11 @@ def _load_builtins() -> None:
     if not _loaded:
         _loaded = True
         for mod in BUILTIN_MODULES:
-            importlib.import_module(mod)
+            try:
+                importlib.import_module(mod)
+            except ModuleNotFoundError as exc:
+                if exc.name != mod:   # only a skeleton module that does not exist yet is skipped
+                    raise
 
 
 def get(name: str) -> Skeleton:

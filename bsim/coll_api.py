@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["CollectiveMethods"]
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
+_NONE = object()   # "result computed, and it is nothing" (placeholders took part)
 
 
 def _dumps(obj: Any) -> bytes:
@@ -206,9 +207,9 @@ class CollectiveMethods:
 
     @staticmethod
     def _reduce_raw(fn: Op, values: list[Any]) -> np.ndarray | None:
-        arrays = [_array(raw, info) for raw, info in values]
-        if any(a is None for a in arrays):
+        if any(raw is None for raw, _ in values):
             return None   # a placeholder took part: sizes only
+        arrays = [_array(raw, info) for raw, info in values]
         # logical ops give bools: cast back to the buffer's type before writing bytes
         return np.asarray(fold(fn, arrays)).astype(arrays[0].dtype, copy=False)
 
@@ -247,8 +248,10 @@ class CollectiveMethods:
 
         def post() -> None:
             if inst.result is None:
-                inst.result = self._reduce_raw(fn, inst.values)
-            _write(rinfo, inst.result)
+                result = self._reduce_raw(fn, inst.values)
+                inst.result = _NONE if result is None else result
+            if inst.result is not _NONE:
+                _write(rinfo, inst.result)
         if not blocking:
             return self._nonblocking(vr, inst, req, post)
         post()
@@ -291,8 +294,9 @@ class CollectiveMethods:
         inst, me, _ = self._go(vr, "reduce_scatter", ALL, -1, nbytes, value,
                                (("op", fn.name), ("nbytes", nbytes)))
         if inst.result is None:
-            inst.result = self._reduce_raw(fn, inst.values)
-        if inst.result is not None and rinfo is not None:
+            result = self._reduce_raw(fn, inst.values)
+            inst.result = _NONE if result is None else result
+        if inst.result is not _NONE and rinfo is not None:
             block = len(inst.result) // size
             _write(rinfo, inst.result[me * block:(me + 1) * block])
         self._done(vr, inst)
@@ -307,8 +311,9 @@ class CollectiveMethods:
         inst, me, _ = self._go(vr, "reduce_scatter", ALL, -1, nbytes, value,
                                (("op", fn.name), ("nbytes", nbytes)))
         if inst.result is None:
-            inst.result = self._reduce_raw(fn, inst.values)
-        if inst.result is not None and rinfo is not None:
+            result = self._reduce_raw(fn, inst.values)
+            inst.result = _NONE if result is None else result
+        if inst.result is not _NONE and rinfo is not None:
             counts = list(recvcounts) if recvcounts is not None else \
                 [len(inst.result) // size] * size
             start = sum(counts[:me])

@@ -88,9 +88,13 @@ class CommManagement:
         if color == UNDEFINED:
             finalize(vr, self, inst)  # type: ignore[arg-type]
             return MPI.COMM_NULL
-        members = self._members(vr)  # type: ignore[attr-defined]
-        mine = sorted((k, r) for r, (c, k) in enumerate(inst.values) if c == color)
-        group = tuple(members[r] for _, r in mine)
+        if inst.result is None:   # computed once per instance: color -> ordered members
+            members = self._members(vr)  # type: ignore[attr-defined]
+            parts: dict[int, list[tuple[int, int]]] = {}
+            for r, (c, k) in enumerate(inst.values):
+                parts.setdefault(c, []).append((k, r))
+            inst.result = {c: tuple(members[r] for _, r in sorted(v)) for c, v in parts.items()}
+        group = inst.result[color]
         ctx = ("split", self._cctx_of(vr), seq, color)  # type: ignore[attr-defined]
         comm = self._new_comm(vr, ctx, group, f"{self.Get_name()}.Split({color})")  # type: ignore[attr-defined]
         finalize(vr, self, inst)  # type: ignore[arg-type]

@@ -2,15 +2,21 @@
 
 Prints: build time of the seed-004 16x16x16 torus and of a 4,608-node fat-tree
 (target < 2 s each), cost() and route() calls per second on random rank pairs,
-and the error of the tutorial's static contention count ``C * S / B`` against
-the exact max-min fluid answer on small hand cases.
+the error of the tutorial's static contention count ``C * S / B`` against
+the exact max-min fluid answer on small hand cases, and the host cost per
+simulated message of a 4,096-rank halo exchange (``skeletons/halo2d.py``, 64x64
+ranks, 512-byte edges) on the 16x16x16 torus (cores=1: 4,096 nodes) without
+and with the fluid contention layer, relative to the flat Hockney model in the
+same run (target: contention-aware torus <= 3x flat per message).
 
     python benchmarks/netmodel_speed.py [--pairs 200000] [--seed 1]
+                                        [--halo-iterations 10] [--repeat 2] [--no-halo]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import sys
 import time
@@ -86,15 +92,53 @@ def bench_contention() -> None:
         print(f"  {label:<42} max |error| of transfer time {max(map(abs, errs)) * 100:5.1f} %")
 
 
+HALO_CASES = [
+    ("hockney (flat)", "hockney:latency=1e-6,bandwidth=1e10", None),
+    ("torus 16^3", "torus:dims=16x16x16,link_bandwidth=1e10,cores=1", None),
+    ("torus 16^3 + fluid", "torus:dims=16x16x16,link_bandwidth=1e10,cores=1", "fluid"),
+]
+
+
+def bench_halo_contention(iterations: int, repeat: int) -> None:
+    """Host CPU seconds per simulated message; best of *repeat* runs per case."""
+    import bsim
+    from skeletons.halo2d import main as halo
+    kwargs = dict(px=64, py=64, nx=64 * 64, ny=64 * 64, iterations=iterations)
+    print(f"halo2d 64x64 ranks, {iterations} iterations, 512-byte edges: host CPU per message "
+          f"(best of {repeat})")
+    for protocol in ("bsim", "loggp"):
+        flat = None
+        for label, net, contention in HALO_CASES:
+            best = None
+            for _ in range(repeat):
+                gc.collect()
+                t0 = time.process_time()
+                res = bsim.simulate(halo, ranks=4096, network=net, protocol=protocol,
+                                    kwargs=kwargs, contention=contention)
+                cpu = time.process_time() - t0
+                per_msg = cpu / int(res.messages.sum())
+                best = per_msg if best is None else min(best, per_msg)
+                del res
+            flat = best if flat is None else flat
+            print(f"  {protocol:<6} {label:<20} {best * 1e6:7.2f} us/message "
+                  f"{best / flat:5.2f}x flat")
+    print("  target: contention-aware torus <= 3x flat per message")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=200_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--halo-iterations", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--no-halo", action="store_true", help="skip the engine benchmark")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     for spec in (TORUS, FATTREE):
         bench_model(spec, args.pairs, rng)
     bench_contention()
+    if not args.no_halo:
+        bench_halo_contention(args.halo_iterations, args.repeat)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,19 @@
 """The ``bsim`` command line.
 
-    bsim run TARGET [-n N] [--network SPEC] [--protocol P] [--param k=v]...
-                    [--json FILE] [--csv FILE] [--quiet] [-- PROGRAM ARGS...]
-    bsim list {skeletons,networks,protocols}
+    bsim run TARGET [-n N] [--machine NAME|FILE.toml] [--network SPEC] [--protocol P]
+                    [--contention {none,fluid}] [--collectives SPEC] [--collective OP=SPEC]...
+                    [--compute {ignore,measure}] [--compute-scale X] [--param k=v]...
+                    [--json FILE] [--csv FILE] [--trace FILE] [--noise SPEC] [--quiet]
+                    [-- PROGRAM ARGS...]
+    bsim list {skeletons,networks,protocols,machines}
+    bsim sweep | plot | compare ...      (bsim/cli_extra.py)
 
 TARGET is a registered skeleton (``bsim list skeletons``) or a Python file
-whose top-level code runs once per virtual rank.
+whose top-level code runs once per virtual rank.  The network is ``--network``
+if given, else the ``[network]`` table of ``--machine`` (a preset of
+``bsim list machines`` or a TOML file, see ``docs/machines.md``), else
+DEFAULT_NETWORK.  ``--contention fluid`` makes messages in flight share link
+bandwidth (topology models and ``twolevel``, see ``docs/networks.md``).
 """
 
 from __future__ import annotations
@@ -38,18 +46,56 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("target", help="skeleton name or path to a Python file")
     run.add_argument("-n", "--ranks", type=int, default=None,
                      help="virtual ranks (default: the skeleton's own count)")
-    run.add_argument("--network", default=DEFAULT_NETWORK,
-                     help=f"network model spec (default: {DEFAULT_NETWORK})")
+    run.add_argument("--machine", metavar="NAME|FILE.toml",
+                     help="machine preset whose [network] to use (bsim list machines)")
+    run.add_argument("--network", default=None,
+                     help=f"network model spec; overrides --machine (default: {DEFAULT_NETWORK})")
     run.add_argument("--protocol", default="bsim", help="bsim (seed rules) or loggp")
+    run.add_argument("--contention", choices=["none", "fluid"], default="none",
+                     help="fluid: messages in flight share link bandwidth max-min fairly "
+                          "(topology models, twolevel)")
+    run.add_argument("--collectives", default=None, metavar="SPEC",
+                     help="collective cost source: analytic (default), clog:c=..,d=.., "
+                          "table:path=FILE, algorithmic[:op=alg] (docs/collectives.md)")
+    run.add_argument("--collective", action="append", type=_param, default=[],
+                     metavar="OP=SPEC", help="cost source for one operation (repeatable)")
+    run.add_argument("--compute", choices=["ignore", "measure"], default="ignore",
+                     help="measure: charge host time between MPI calls as calc (unmodified "
+                          "programs)")
+    run.add_argument("--compute-scale", type=float, default=1.0, metavar="X",
+                     help="multiply measured host compute by X (target/host speed ratio)")
     run.add_argument("--param", action="append", type=_param, default=[], metavar="K=V",
                      help="skeleton parameter (repeatable)")
     run.add_argument("--json", metavar="FILE", help="write the result as JSON")
     run.add_argument("--csv", metavar="FILE", help="write per-rank rows as CSV")
     run.add_argument("--quiet", action="store_true", help="do not print the summary")
 
+    from . import cli_extra
+    cli_extra.run_options(run)
+
     ls = sub.add_parser("list", help="list skeletons, networks or protocols")
-    ls.add_argument("what", choices=["skeletons", "networks", "protocols"])
+    ls.add_argument("what", choices=["skeletons", "networks", "protocols", "machines"])
+    cli_extra.add_parsers(sub)
+    _add_calibration(sub)
     return p
+
+
+def _add_calibration(sub: Any) -> None:
+    """``bsim calibrate`` and ``bsim fit`` (bsim/calibration), when present."""
+    try:
+        from .calibration.cli import add_parsers
+    except ImportError:
+        return
+    add_parsers(sub)
+
+
+def _collectives(ns: argparse.Namespace) -> str | dict[str, str] | None:
+    """``--collectives`` plus ``--collective OP=SPEC`` overrides for simulate()."""
+    if not ns.collective:
+        return ns.collectives
+    specs = {"default": ns.collectives or "analytic"}
+    specs.update(dict(ns.collective))
+    return specs
 
 
 def _cmd_run(ns: argparse.Namespace) -> int:
@@ -62,8 +108,15 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     if target.ranks is not None and ns.ranks is not None and ns.ranks != target.ranks:
         raise SystemExit(f"bsim run: {target.name} with these parameters runs on "
                          f"{target.ranks} ranks, not -n {ns.ranks}")
-    result = simulate(target.main, ranks, network=ns.network, protocol=ns.protocol,
-                      kwargs=target.params, name=target.name, params=target.params)
+    from . import cli_extra
+    extra = cli_extra.apply_run_options(ns)            # trace, noise, progress bar
+    network = target.network_for(_network_spec(ns))   # a skeleton's layout sets the mapping
+    network = cli_extra.wrap_network(ns, network)       # network noise
+    result = simulate(target.main, ranks, network=network, protocol=ns.protocol,
+                      kwargs=target.params, name=target.name, params=target.params,
+                      contention=ns.contention, collectives=_collectives(ns),
+                      compute=ns.compute, compute_scale=ns.compute_scale, **extra)
+    cli_extra.finish_run_options(ns, result)
     if not ns.quiet:
         sys.stdout.write(result.summary())
     if ns.json:
@@ -73,8 +126,25 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _network_spec(ns: argparse.Namespace) -> str:
+    """``--network`` if given, else the ``--machine`` preset's network, else the default."""
+    if ns.network is not None:
+        return str(ns.network)
+    if ns.machine is not None:
+        from skeletons.machines import network_spec
+        return network_spec(ns.machine)
+    return DEFAULT_NETWORK
+
+
 def _cmd_list(ns: argparse.Namespace) -> int:
-    if ns.what == "networks":
+    if ns.what == "machines":
+        from skeletons.machines import list_machines, load_machine, network_spec
+        for name in list_machines():
+            m = load_machine(name)
+            print(f"{m.name}: {m.description}")
+            print(f"    {'source':<14} {m.source}")
+            print(f"    {'network':<14} {network_spec(m)}")
+    elif ns.what == "networks":
         from netmodels import describe_networks
         print(describe_networks())
     elif ns.what == "protocols":
@@ -103,7 +173,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if ns.command == "run":
             return _cmd_run(ns)
-        return _cmd_list(ns)
+        if ns.command == "list":
+            return _cmd_list(ns)
+        from . import cli_extra
+        rc = cli_extra.run(ns)
+        if rc is not None:
+            return rc
+        from .calibration.cli import run as run_calibration
+        return run_calibration(ns)
     except (BsimError, ValueError, KeyError, FileNotFoundError) as exc:
         msg: Any = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"bsim: error: {msg}", file=sys.stderr)

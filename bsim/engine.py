@@ -30,6 +30,7 @@ import simpy
 from simpy.core import EmptySchedule
 
 from .errors import BsimError, DeadlockError, RankError
+from .hooks import PROGRESS_EVERY
 from .rank import PRIO_NET, RankGreenlet, VirtualRank
 
 __all__ = ["Engine", "Call"]
@@ -74,6 +75,12 @@ class Engine(simpy.Environment):
         self.colls: dict[Any, Any] = {}   # (collective context, sequence) -> CollInstance
         self.collective_costs: Any = None  # bsim.collectives.CollectiveCosts
         self.world_group = tuple(range(nranks))
+        # instrumentation (bsim.hooks): all off by default
+        self.tracer: Any = None
+        self.noise: Any = None
+        self.progress: Callable[[Engine], None] | None = None
+        self.measure: Any = None
+        self.hooked = False        # tracer or noise set: add_time takes the slow path
         self.comms: dict[Any, Any] = {}   # derived communicators by creation key
 
     # -- SimPy compatibility -------------------------------------------------
@@ -103,7 +110,10 @@ class Engine(simpy.Environment):
         queue = self._queue
         rank_cls = VirtualRank
         call_cls = Call
+        self.hooked = self.tracer is not None or self.noise is not None
+        progress = self.progress
         start = _time.perf_counter()
+        base = self.events
         events = 0
         try:
             while queue:
@@ -116,6 +126,10 @@ class Engine(simpy.Environment):
                     item.wake_key = -1
                     item.wake_at = float("inf")
                     events += 1
+                    if progress is not None and not events & (PROGRESS_EVERY - 1):
+                        self.events = base + events
+                        self.host_seconds = _time.perf_counter() - start
+                        progress(self)
                     try:
                         item.greenlet.switch()
                     except BaseException as exc:
@@ -132,15 +146,20 @@ class Engine(simpy.Environment):
                     events += 1
                     self._simpy_event(item)
         finally:
-            self.events += events
-            self.host_seconds += _time.perf_counter() - start
+            self.events = base + events
+            self.host_seconds = _time.perf_counter() - start
         if unfinished:
             self._deadlock()
 
     def _rank_main(self, program: Callable[[VirtualRank], Any],
                    vr: VirtualRank) -> Callable[[], None]:
         def run() -> None:
+            if self.measure is not None:
+                vr.host_mark = self.measure.clock()
             vr.retval = program(vr)
+            if self.measure is not None:
+                from .rank import current
+                current()   # charge the compute after the last MPI call
             vr.finished = True
         return run
 

@@ -13,6 +13,12 @@ from pathlib import Path
 __all__ = ["atomic_write_text"]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
     """Write *text* to *path* atomically (``os.replace`` of a temporary sibling)."""
     target = Path(path)
@@ -24,6 +30,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -84,6 +84,8 @@ def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
         if (req._ctx == msg.ctx and (req._src == ANY_SOURCE or req._src == msg.src)
                 and (req._tag == ANY_TAG or req._tag == msg.tag)):
             del posted[i]
+            if dst.engine.tracer is not None:
+                req._flow = msg
             dst.engine.protocol.matched(req, msg)
             return
     box.unexpected.append(msg)
@@ -102,6 +104,8 @@ def post_receive(vr: VirtualRank, req: Request) -> None:
         if (req._ctx == msg.ctx and (req._src == ANY_SOURCE or req._src == msg.src)
                 and (req._tag == ANY_TAG or req._tag == msg.tag)):
             del unexpected[i]
+            if vr.engine.tracer is not None:
+                req._flow = msg
             vr.engine.protocol.matched(req, msg)
             return
     box.posted.append(req)

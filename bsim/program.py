@@ -5,10 +5,16 @@ FILE`` would run it: each rank executes the compiled module in a fresh
 namespace with ``__name__ == "__main__"``.  Inside the simulation
 ``from mpi4py import MPI`` resolves to ``bsim.MPI`` (see
 :func:`bsim.simulate.mpi4py_shim`).
+
+A skeleton may also decide where its ranks run (MILC's ``layout``): its
+``mapping`` gives a rank->node mapping spec that :func:`apply_mapping` sets
+as the ``mapping`` parameter of the network model
+(``Target.network_for(spec)``).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -16,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Target", "load_target"]
+__all__ = ["Target", "load_target", "apply_mapping"]
 
 
 @dataclass
@@ -27,6 +33,51 @@ class Target:
     main: Callable[..., Any]
     params: dict[str, Any]
     ranks: int | None
+    mapping: str | None = None
+    """Rank->node mapping spec the parameters ask for (e.g. a MILC layout), or None."""
+
+    def network_for(self, network: Any) -> Any:
+        """*network* (spec string or model) with this target's mapping applied."""
+        return apply_mapping(network, self.mapping)
+
+
+def apply_mapping(network: Any, mapping: str | None) -> Any:
+    """Set *mapping* as the ``mapping`` parameter of the network spec *network*.
+
+    *network* is a spec string or a model (whose ``spec()`` is used; there a
+    mapping equal to the model's default counts as not given).  Returns
+    *network* unchanged when *mapping* is None or the spec already says the
+    same mapping; otherwise the spec string with ``,mapping=...`` appended.
+    Raises :class:`ValueError` when the model takes no ``mapping`` (naming
+    those that do) or the spec sets a different mapping.
+    """
+    if mapping is None:
+        return network
+    from netmodels.base import REGISTRY, NetworkModel
+    from netmodels.spec import parse_spec
+    spec = network.spec() if isinstance(network, NetworkModel) else str(network)
+    name, kwargs = parse_spec(spec)
+    cls = REGISTRY.get(name)
+    if isinstance(network, NetworkModel) and cls is not None and "mapping" in kwargs:
+        # a model's spec() always names its mapping: its default counts as not given
+        default = inspect.signature(cls).parameters.get("mapping")
+        if default is not None and str(kwargs["mapping"]) == str(default.default):
+            spec = ",".join(item for item in spec.split(",")
+                            if not item.startswith("mapping=")).rstrip(":")
+            name, kwargs = parse_spec(spec)
+    if cls is None:
+        raise ValueError(f"unknown network model {name!r}; valid models: "
+                         f"{', '.join(sorted(REGISTRY))}")
+    if "mapping" not in cls.parameters:
+        able = ", ".join(sorted(n for n, c in REGISTRY.items() if "mapping" in c.parameters))
+        raise ValueError(f"mapping {mapping!r} needs a network model with a mapping "
+                         f"parameter ({able}); {name!r} has none")
+    if "mapping" in kwargs:
+        if str(kwargs["mapping"]) == mapping:
+            return network
+        raise ValueError(f"network spec sets mapping={kwargs['mapping']} but the skeleton's "
+                         f"parameters ask for mapping={mapping}; give only one")
+    return f"{spec}{',' if ':' in spec else ':'}mapping={mapping}"
 
 
 def _file_program(path: Path, argv: list[str]) -> Callable[[], None]:
@@ -62,4 +113,5 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
     skel = registry.get(target)
     resolved = skel.resolve(params)
     ranks = skel.ranks(resolved) if skel.ranks is not None else None
-    return Target(skel.name, skel.main, resolved, ranks)
+    mapping = skel.mapping(resolved) if skel.mapping is not None else None
+    return Target(skel.name, skel.main, resolved, ranks, mapping)

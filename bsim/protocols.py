@@ -20,6 +20,14 @@ rendezvous protocol applies: a request-to-send reaches the receiver after
 injection ends, so the sender waits for a late receiver.  Messages between
 one pair of ranks never overtake each other (arrival times are made
 non-decreasing).
+
+Contention (``engine.fabric``, :mod:`bsim.contention_layer`): when a run has
+a fluid contention layer, each message's bytes are a flow through the network
+and the time contention adds, ``delay``, is charged where the transfer time
+is computed: under ``bsim`` the flow starts at the send time and the receive
+costs ``cost(src, dst, s) + delay`` (resolved when the flow ends); under
+``loggp`` the injection starts the flow and the data arrives at
+``start + wire(s) + delay``.  Without a fabric nothing here changes.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from .matching import Message, deliver
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
 
+    from .contention_layer import ContentionLayer
     from .engine import Engine
     from .rank import VirtualRank
     from .requests import Request
@@ -66,11 +75,13 @@ class Protocol:
         self.poll_time = float(poll_time)
         self.engine: Engine | None = None
         self.net: NetworkModel | None = None
+        self.fabric: ContentionLayer | None = None
 
     def bind(self, engine: Engine) -> None:
         """Attach to an engine (its network model and ranks)."""
         self.engine = engine
         self.net = engine.network
+        self.fabric = getattr(engine, "fabric", None)
 
     def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
              synchronous: bool) -> None:
@@ -87,8 +98,11 @@ class Protocol:
         Without this a ``while not req.Test(): pass`` loop would never let
         simulated time advance.
         """
+        t = vr.clock
         vr.wait += self.poll_time
-        vr.clock += self.poll_time
+        vr.clock = t + self.poll_time
+        if vr.engine.tracer is not None:
+            vr.engine.tracer.span(vr.rank, "wait", call, t, vr.clock)
         vr.sleep_until(vr.clock, call)
 
     def params(self) -> dict[str, Any]:
@@ -113,23 +127,48 @@ class BsimProtocol(Protocol):
         if not send_cost >= 0:
             raise ValueError(f"bsim protocol: send_cost must be >= 0, got {send_cost!r}")
         self.send_cost = float(send_cost)
+        self._flow_cost: dict[Message, float] = {}      # contention: flow ended, not matched
+        self._flow_wait: dict[Message, Request] = {}    # contention: matched, flow in flight
+        self._on_flow = self._flow_done                  # bound once (contention hot path)
 
     def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
              synchronous: bool) -> None:
         vr.sync("Send")  # the message becomes visible at the send time
         t = vr.clock
         msg.t_send = t
+        if self.fabric is not None:   # the bytes flow from the send time on
+            self.fabric.start_flow(t, vr.rank, dst.rank, msg.nbytes, self._on_flow, msg)
         deliver(dst, msg, t)
         sc = self.send_cost
         if sc:
             vr.comm += sc
             vr.clock = t + sc
+            if vr.engine.tracer is not None:
+                vr.engine.tracer.span(vr.rank, "comm", req._call, t, t + sc)
         req._resolve(t, 0.0, t)
 
     def matched(self, req: Request, msg: Message) -> None:
         transfer_payload(req, msg)
+        if self.fabric is not None:
+            cost = self._flow_cost.pop(msg, None)
+            if cost is None:
+                self._flow_wait[msg] = req   # resolved when the flow ends
+            else:
+                req._resolve(msg.t_send, cost, msg.t_send)
+            return
         req._resolve(msg.t_send, self.net.cost(msg.src, msg.dst, msg.nbytes),  # type: ignore[union-attr]
                      msg.t_send)
+
+    def _flow_done(self, done: float, delay: float, start: float, msg: Message) -> None:
+        """Contention: the receive costs ``cost + delay``, and never ends before the flow."""
+        cost = self.net.cost(msg.src, msg.dst, msg.nbytes) + delay  # type: ignore[union-attr]
+        if msg.t_send + cost < done:
+            cost = done - msg.t_send
+        req = self._flow_wait.pop(msg, None)
+        if req is None:
+            self._flow_cost[msg] = cost
+        else:
+            req._resolve(msg.t_send, cost, msg.t_send)
 
 
 class LogGPProtocol(Protocol):
@@ -144,6 +183,7 @@ class LogGPProtocol(Protocol):
         if not eager_limit >= 0:
             raise ValueError(f"loggp protocol: eager_limit must be >= 0, got {eager_limit!r}")
         self.eager_limit = int(eager_limit)
+        self._on_eager = self._eager_done     # bound once (contention hot path)
 
     @staticmethod
     def _fifo(vr: VirtualRank, dst: int, t: float) -> float:
@@ -167,17 +207,28 @@ class LogGPProtocol(Protocol):
         vr.comm += o
         vr.clock = t + o
         eng = vr.engine
+        if o and eng.tracer is not None:
+            eng.tracer.span(vr.rank, "comm", req._call, t, t + o)
         if n <= self.eager_limit and not synchronous:
             start = t + o
             if vr.nic_free > start:
                 start = vr.nic_free
             vr.nic_free = start + net.gap(vr.rank, n)  # type: ignore[union-attr]
+            if self.fabric is not None:
+                self.fabric.start_flow(start, vr.rank, dst.rank, n, self._on_eager, msg,
+                                       ordered=True)
+                req._resolve(t + o, 0.0, t)
+                return
             arrival = self._fifo(vr, dst.rank, start + net.wire(vr.rank, dst.rank, n))  # type: ignore[union-attr]
             eng.call_at(arrival, vr, deliver, dst, msg, arrival)
             req._resolve(t + o, 0.0, t)
         else:
             msg.rendezvous = True
             msg.sreq = req
+            if self.fabric is not None:   # in order behind this pair's data in flight
+                self.fabric.start_flow(t + o, vr.rank, dst.rank, 0, self._on_eager, msg,
+                                       ordered=True)
+                return
             rts = self._fifo(vr, dst.rank, t + o + net.wire(vr.rank, dst.rank, 0))  # type: ignore[union-attr]
             eng.call_at(rts, vr, deliver, dst, msg, rts)
 
@@ -203,8 +254,33 @@ class LogGPProtocol(Protocol):
             start = sender.nic_free
         gap = net.gap(msg.src, msg.nbytes)  # type: ignore[union-attr]
         sender.nic_free = start + gap
-        arrival = start + net.wire(msg.src, msg.dst, msg.nbytes)  # type: ignore[union-attr]
         msg.sreq._resolve(start + gap, 0.0, req._t_post)  # type: ignore[union-attr]
+        if self.fabric is not None:
+            self.fabric.start_flow(start, msg.src, msg.dst, msg.nbytes, self._data_done,
+                                   (req, msg, o_r))
+            return
+        arrival = start + net.wire(msg.src, msg.dst, msg.nbytes)  # type: ignore[union-attr]
+        req._resolve(arrival, o_r, msg.t_send)
+
+    # -- contention (engine.fabric): arrival = start + wire + delay, never before the flow ends
+    def _eager_done(self, done: float, delay: float, start: float, msg: Message) -> None:
+        """An eager message's data (or a request-to-send) has crossed the network."""
+        n = 0 if msg.rendezvous else msg.nbytes
+        arrival = start + self.net.wire(msg.src, msg.dst, n) + delay  # type: ignore[union-attr]
+        if arrival < done:
+            arrival = done
+        ranks = self.engine.ranks  # type: ignore[union-attr]
+        vr = ranks[msg.src]
+        arrival = self._fifo(vr, msg.dst, arrival)
+        vr.engine.call_at(arrival, vr, deliver, ranks[msg.dst], msg, arrival)
+
+    def _data_done(self, done: float, delay: float, start: float,
+                   payload: tuple[Request, Message, float]) -> None:
+        """A rendezvous message's data has crossed the network."""
+        req, msg, o_r = payload
+        arrival = start + self.net.wire(msg.src, msg.dst, msg.nbytes) + delay  # type: ignore[union-attr]
+        if arrival < done:
+            arrival = done
         req._resolve(arrival, o_r, msg.t_send)
 
 

@@ -46,7 +46,7 @@ class VirtualRank:
         "rank", "engine", "greenlet", "keybase", "seq", "wake_key", "clock",
         "calc", "wait", "comm", "ops", "msgs", "nbytes", "finished", "retval",
         "pending", "box", "nic_free", "last_arrival", "waitset", "wait_mode",
-        "unknown", "wake_at", "coll_seq",
+        "unknown", "wake_at", "coll_seq", "host_mark",
     )
 
     def __init__(self, rank: int, engine: Engine) -> None:
@@ -74,6 +74,7 @@ class VirtualRank:
         self.unknown = 0
         self.wake_at = math.inf
         self.coll_seq: dict[Any, int] | None = None   # per collective context
+        self.host_mark = 0.0              # host-compute mode: perf_counter at last resume
 
     # -- scheduling primitives ----------------------------------------------
     def next_key(self) -> int:
@@ -94,6 +95,8 @@ class VirtualRank:
         self.pending = call
         self.engine.main.switch()
         self.pending = None
+        if self.engine.measure is not None:
+            self.host_mark = self.engine.measure.clock()
 
     def sleep_until(self, t: float, call: str = "") -> None:
         """Resume at simulated time *t* (>= now); the clock is not charged here."""
@@ -106,6 +109,8 @@ class VirtualRank:
         self.pending = call
         self.engine.main.switch()
         self.pending = None
+        if self.engine.measure is not None:
+            self.host_mark = self.engine.measure.clock()
 
     def sync(self, call: str = "") -> None:
         """Bring the engine up to this rank's clock (sleep until ``now == clock``)."""
@@ -155,6 +160,7 @@ class VirtualRank:
             reqs = sorted(reqs, key=_avail_of)
         t = self.clock
         wait = comm = 0.0
+        tracer = self.engine.tracer
         for r in reqs:
             avail = r._avail
             if avail > t:
@@ -167,9 +173,17 @@ class VirtualRank:
                     comm += idle - w
                 else:
                     comm += idle
+                if tracer is not None:
+                    _trace_idle(tracer, self.rank, call, t, max(w, 0.0), avail)
                 t = avail
             t += r._cost
             comm += r._cost
+            if tracer is not None:
+                if r._cost > 0.0:
+                    tracer.span(self.rank, "comm", call, t - r._cost, t)
+                if r._flow is not None:
+                    m = r._flow
+                    tracer.message(m.src, m.dst, m.nbytes, m.tag, m.t_send, t)
         self.wait += wait
         self.comm += comm
         self.clock = t
@@ -219,6 +233,14 @@ class VirtualRank:
         return f"<VirtualRank {self.rank} t={self.clock:.9g} {state}>"
 
 
+def _trace_idle(tracer: Any, rank: int, call: str, t: float, w: float, avail: float) -> None:
+    """Spans of one idle stretch: wait (partner absent) then comm."""
+    if w > 0.0:
+        tracer.span(rank, "wait", call, t, t + w)
+    if t + w < avail:
+        tracer.span(rank, "comm", call, t + w, avail)
+
+
 def _avail_of(r: Request) -> float:
     return r._avail  # type: ignore[return-value]
 
@@ -233,7 +255,16 @@ def current() -> VirtualRank:
     """The virtual rank running the caller.  Raises outside a simulation."""
     g = greenlet.getcurrent()
     if g.__class__ is RankGreenlet:
-        return g.vrank
+        vr = g.vrank
+        m = vr.engine.measure
+        if m is not None:   # host-compute mode: charge the host time since the last mark
+            now = m.clock()
+            dt = (now - vr.host_mark) * m.scale
+            vr.host_mark = now
+            if dt > 0.0:
+                vr.clock += dt
+                vr.calc += dt
+        return vr
     raise NotInSimulationError(
         "this MPI call was made outside a simulated rank: run the program with "
         "bsim.simulate(main, ranks=N) or `bsim run`")
@@ -259,6 +290,22 @@ def add_time(seconds: float) -> None:
     if not ok:
         raise AddTimeError(f"rank {r.rank}: add_time({seconds!r}): duration must be a finite "
                            f"number of seconds >= 0")
+    eng = r.engine
+    if eng.hooked:
+        _add_time_hooked(r, eng, seconds)
+        return
     r.clock += seconds
     r.calc += seconds
     r.ops += 1
+
+
+def _add_time_hooked(r: VirtualRank, eng: Any, seconds: float) -> None:
+    """add_time with OS noise and/or tracing on."""
+    start = r.clock
+    if eng.noise is not None:
+        seconds = eng.noise.stretch(r.rank, start, seconds)
+    r.clock = start + seconds
+    r.calc += seconds
+    r.ops += 1
+    if eng.tracer is not None and seconds > 0.0:
+        eng.tracer.span(r.rank, "calc", "add_time", start, r.clock)

@@ -99,7 +99,7 @@ class Request:
 
     __slots__ = ("_owner", "_kind", "_call", "_ctx", "_src", "_tag", "_avail", "_cost",
                  "_partner", "_t_post", "_waited", "_status", "_payload", "_lower",
-                 "_rinfo", "_error", "_post")
+                 "_rinfo", "_error", "_post", "_flow")
 
     def __init__(self, owner: VirtualRank | None, kind: int, call: str) -> None:
         self._owner = owner
@@ -119,6 +119,7 @@ class Request:
         self._rinfo: BufInfo | None = None
         self._error: BaseException | None = None
         self._post: Any = None   # nonblocking collectives: computes the result at completion
+        self._flow: Any = None   # tracing: the matched Message
 
     # -- engine side -------------------------------------------------------
     def _resolve(self, avail: float, cost: float, partner: float) -> None:

@@ -14,7 +14,9 @@ from netmodels.base import NetworkModel
 from netmodels.spec import build_network
 
 from .collectives import CollectiveCosts
+from .contention_layer import build_fabric
 from .engine import Engine
+from .hooks import measure_compute
 from .protocols import Protocol, build_protocol
 from .result import Result
 
@@ -50,6 +52,9 @@ def simulate(main: Callable[..., Any], ranks: int,
              args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None,
              *, collectives: str | dict[str, str] | None = None,
              contention: str | None = None,
+             tracer: Any = None, noise: Any = None,
+             progress: Callable[[Engine], None] | None = None,
+             compute: str = "ignore", compute_scale: float = 1.0,
              name: str | None = None, params: dict[str, Any] | None = None) -> Result:
     """Run ``main(*args, **kwargs)`` on *ranks* virtual ranks; return a :class:`Result`.
 
@@ -64,6 +69,11 @@ def simulate(main: Callable[..., Any], ranks: int,
     charges calculation time.  ``contention="fluid"`` makes messages in flight
     share link bandwidth (topology models and ``twolevel``; ``docs/networks.md``).
 
+    *tracer*, *noise* and *progress* are the optional hooks of
+    :mod:`bsim.hooks`.  ``compute="measure"`` charges the host time each rank
+    spends between MPI calls, times *compute_scale*, as calc (for unmodified
+    programs; the default ``"ignore"`` counts only ``add_time``).
+
     Raises :class:`~bsim.errors.DeadlockError` when ranks block forever,
     :class:`~bsim.errors.MPIUsageError` (and subclasses) for invalid calls,
     and :class:`~bsim.errors.RankError` wrapping any other exception of a rank.
@@ -75,9 +85,13 @@ def simulate(main: Callable[..., Any], ranks: int,
     net.prepare(ranks)
     proto = build_protocol(protocol)
     engine = Engine(ranks, net, proto)
-    from .contention_layer import build_fabric   # *contention*: None/"none" or "fluid"
     engine.fabric = build_fabric(engine, contention)  # type: ignore[attr-defined]
     engine.collective_costs = CollectiveCosts(collectives)
+    engine.tracer, engine.noise, engine.progress = tracer, noise, progress
+    if compute == "measure":
+        measure_compute(engine, compute_scale)
+    elif compute != "ignore":
+        raise ValueError(f"compute must be 'ignore' or 'measure', got {compute!r}")
     proto.bind(engine)
     kw = kwargs or {}
 

@@ -25,9 +25,11 @@ from .graph import GraphNetwork  # noqa: E402
 from .layouts import NodeVolumeMapping, isp, node_shapes, ssn  # noqa: E402
 from .mapping import (BlockMapping, ExplicitMapping, Mapping, MappingError,  # noqa: E402
                       RoundRobinMapping, build_mapping)
+from .piecewise import LogGPRanges, Piecewise, TwoLevel  # noqa: E402
 from .torus import Torus  # noqa: E402
 
 __all__ += [
+    "Piecewise", "LogGPRanges", "TwoLevel",
     "Torus", "FatTree", "GraphNetwork", "BlueWaters", "GridMapping2D", "percs_cost",
     "FluidNetwork", "max_min_rates", "simulate_flows",
     "Mapping", "MappingError", "BlockMapping", "RoundRobinMapping", "ExplicitMapping",

@@ -8,7 +8,11 @@ registers it::
         params={"px": Param(32, "process columns"), ...},
         ranks=lambda p: p["px"] * p["py"]))
 
-``bsim run NAME --param k=v`` looks it up here.
+``bsim run NAME --param k=v`` looks it up here.  A skeleton whose parameters
+decide where ranks run (MILC's ``layout``) also gives ``mapping``: a function
+of the resolved parameters returning a rank->node mapping spec (or None),
+which ``bsim run`` sets as the network model's ``mapping``
+(:func:`bsim.program.apply_mapping`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ class Skeleton:
     description: str
     params: dict[str, Param] = field(default_factory=dict)
     ranks: Callable[[dict[str, Any]], int] | None = None
+    mapping: Callable[[dict[str, Any]], str | None] | None = None
+    """Resolved parameters -> rank->node mapping spec for the network model, or None."""
 
     def resolve(self, given: dict[str, Any]) -> dict[str, Any]:
         """Defaults overridden by *given*; unknown names raise listing the valid ones."""

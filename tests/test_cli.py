@@ -78,3 +78,24 @@ def test_unmodified_programs_with_collectives(program, ranks, expected, capsys):
     """cpi (bcast + reduce), a Cartesian halo exchange and a 2-D matvec give right answers."""
     assert main(["run", str(PROGRAMS / program), "-n", str(ranks), "--network", NET]) == 0
     assert expected in capsys.readouterr().out
+
+
+def test_collective_cost_options_reach_the_simulation(tmp_path):
+    """--collectives clog and a per-op --collective override change the allreduce time."""
+    out = tmp_path / "r.json"
+    assert main(["run", str(PROGRAMS / "cpi.py"), "-n", "4", "--network", NET,
+                 "--collective", "reduce=clog:c=1e-3,d=0", "--collective",
+                 "bcast=clog:c=0,d=0", "--json", str(out), "--quiet"]) == 0
+    doc = json.loads(out.read_text())
+    # bcast free, reduce 1 ms: the root (rank 0) finishes at its own compute + 1 ms; others
+    # (fan-in non-roots) at their compute + 1 ms.  All compute is 0 here (no add_time).
+    assert doc["per_rank"]["finish"] == [1e-3] * 4
+    assert "reduce=clog" in doc["collectives"]
+
+
+def test_compute_measure_charges_host_time(tmp_path):
+    """--compute measure turns cpi's Python loop into calc time > 0."""
+    out = tmp_path / "m.json"
+    assert main(["run", str(PROGRAMS / "cpi.py"), "-n", "2", "--network", NET,
+                 "--compute", "measure", "--json", str(out), "--quiet"]) == 0
+    assert min(json.loads(out.read_text())["per_rank"]["calc"]) > 0

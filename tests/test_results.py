@@ -85,3 +85,13 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
         atomic_write_text(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["result.json"]
+
+
+def test_atomic_write_gives_ordinary_permissions(tmp_path):
+    """Files are created with 0666 & ~umask, not mkstemp's 0600."""
+    mask = os.umask(0o022)
+    try:
+        path = atomic_write_text(tmp_path / "r.json", "{}")
+    finally:
+        os.umask(mask)
+    assert (path.stat().st_mode & 0o777) == 0o644

@@ -1,0 +1,64 @@
+"""``bsim run --machine`` / ``--contention`` and ``bsim list machines``."""
+
+from __future__ import annotations
+
+import json
+
+from bsim.cli import main
+from netmodels import build_network
+from skeletons.machines import list_machines, network_spec
+
+HALO = ["run", "halo2d", "--param", "px=4", "--param", "py=2", "--param", "iterations=2",
+        "--quiet"]
+
+
+def _network_of(tmp_path, *args):
+    out = tmp_path / "r.json"
+    assert main(HALO + ["--json", str(out), *args]) == 0
+    return json.loads(out.read_text())["network"]
+
+
+def test_machine_sets_the_network_from_its_preset(tmp_path):
+    """--machine bgp runs on the preset's [network] spec."""
+    assert _network_of(tmp_path, "--machine", "bgp") == build_network(network_spec("bgp")).spec()
+
+
+def test_network_overrides_machine(tmp_path):
+    """--network given with --machine wins."""
+    net = "hockney:latency=1e-06,bandwidth=1000000000.0"
+    assert _network_of(tmp_path, "--machine", "bgp", "--network", net) == net
+
+
+def test_machine_from_a_toml_file(tmp_path):
+    """--machine FILE.toml loads a user preset."""
+    path = tmp_path / "toy.toml"
+    path.write_text('name = "toy"\ndescription = "d"\nsource = "s"\ncores_per_node = 2\n'
+                    '[network]\nmodel = "piecewise"\nbreaks = "32"\nt0 = "1e-6/2e-6"\n'
+                    'tb = "0/1e-9"\n')
+    assert _network_of(tmp_path, "--machine", str(path)).startswith("piecewise:breaks=32,")
+
+
+def test_unknown_machine_is_a_one_line_error(capsys):
+    """An unknown preset gives exit code 2 and lists the valid names."""
+    assert main(HALO + ["--machine", "cray1"]) == 2
+    assert "unknown machine 'cray1'; valid machines: bgp" in capsys.readouterr().err
+
+
+def test_list_machines_shows_name_description_source_and_network(capsys):
+    """bsim list machines: every preset with its description, source and spec."""
+    assert main(["list", "machines"]) == 0
+    out = capsys.readouterr().out
+    for name in list_machines():
+        assert f"\n{name}: " in "\n" + out
+        assert network_spec(name) in out
+    assert "source         seed 000, Sec. IV-A" in out
+
+
+def test_contention_flag_runs_and_needs_a_routable_model(tmp_path, capsys):
+    """--contention fluid works on a torus preset and is refused on a flat model."""
+    out = tmp_path / "r.json"
+    assert main(HALO + ["--machine", "petascale_torus", "--contention", "fluid",
+                        "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["ranks"] == 8
+    assert main(HALO + ["--machine", "bgp", "--contention", "fluid"]) == 2
+    assert "has no links and routes" in capsys.readouterr().err

@@ -1,0 +1,249 @@
+"""Fluid contention inside the engine: messages in flight share link bandwidth.
+
+Times are derived by hand: a message of ``S`` bytes alone on a path of
+bandwidth ``B`` moves its bytes in ``S/B``; ``k`` equal messages sharing one
+link from the same instant each take ``k*S/B``.  Latency terms are added as
+the model's own formula says (``latency + hops*hop_latency``).  Powers of two
+keep the float arithmetic exact.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+import bsim
+from bsim import MPI
+from netmodels import build_network, simulate_flows
+
+S = 2**20                    # bytes per message
+B = 2.0**30                  # link bandwidth, bytes/second: S/B = 2**-10 s
+LAT = 2.0**-20               # end-point latency, seconds
+PROTOCOLS = ["bsim", f"loggp:eager_limit={2 * S}", "loggp:eager_limit=0"]   # eager, rendezvous
+
+
+def close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-18)
+
+
+def exchange(pairs, nbytes=S, starts=None):
+    """Each (src, dst) pair sends one message; receivers post first, all wait at once."""
+    def main():
+        comm = MPI.COMM_WORLD
+        r = comm.Get_rank()
+        reqs = [comm.Irecv(bsim.Buffer(nbytes), source=s, tag=i)
+                for i, (s, d) in enumerate(pairs) if d == r]
+        if starts is not None:
+            bsim.add_time(starts[r])
+        reqs += [comm.Isend(bsim.Buffer(nbytes), dest=d, tag=i)
+                 for i, (s, d) in enumerate(pairs) if s == r]
+        MPI.Request.Waitall(reqs)
+    return main
+
+
+def ring(hop_latency: float = 0.0) -> str:
+    return (f"torus:dims=8,link_bandwidth={B},latency={LAT},hop_latency={hop_latency},"
+            f"cores=1")
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_two_messages_sharing_a_torus_link_take_twice_as_long(protocol):
+    """Ring of 8: 0->2 and 1->3 share link (1,+): each moves its bytes in 2*S/B."""
+    net = ring()
+    model = build_network(net)
+    assert set(model.route(0, 2)) & set(model.route(1, 3)) == {(1, 0, 1)}
+    alone = bsim.simulate(exchange([(0, 2)]), ranks=8, network=net, protocol=protocol,
+                          contention="fluid")
+    both = bsim.simulate(exchange([(0, 2), (1, 3)]), ranks=8, network=net, protocol=protocol,
+                         contention="fluid")
+    rdv = 2 * LAT if protocol.endswith("=0") else 0.0   # request-to-send + clear-to-send
+    assert close(alone.finish[2], rdv + LAT + S / B)
+    assert close(both.finish[2], rdv + LAT + 2 * S / B)
+    assert close(both.finish[3], rdv + LAT + 2 * S / B)
+    # the transfer itself (finish minus latencies) takes exactly twice as long
+    assert close((both.finish[2] - rdv - LAT) / (alone.finish[2] - rdv - LAT), 2.0)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_without_contention_sharing_costs_nothing(protocol):
+    """The stateless model (no fabric) charges the lone time to both messages."""
+    res = bsim.simulate(exchange([(0, 2), (1, 3)]), ranks=8, network=ring(), protocol=protocol)
+    rdv = 2 * LAT if protocol.endswith("=0") else 0.0
+    assert close(res.finish[2], rdv + LAT + S / B) and close(res.finish[3], rdv + LAT + S / B)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("pairs", [[(0, 2), (4, 6)], [(0, 2), (2, 0)], [(0, 3), (3, 0), (4, 7)]])
+def test_disjoint_paths_do_not_interfere(protocol, pairs):
+    """Messages on disjoint links (other ring segment, opposite direction) keep S/B."""
+    net = ring(hop_latency=2.0**-22)
+    model = build_network(net)
+    routes = [set(model.route(s, d)) for s, d in pairs]
+    assert all(not (a & b) for i, a in enumerate(routes) for b in routes[i + 1:])
+    res = bsim.simulate(exchange(pairs), ranks=8, network=net, protocol=protocol,
+                        contention="fluid")
+    rdv = 2 * LAT if protocol.endswith("=0") else 0.0
+    for s, d in pairs:
+        hops = model.hops(s, d)
+        # rendezvous control messages travel the same route: 2 * (LAT + hops*h)
+        ctrl = (2 * (LAT + hops * 2.0**-22)) if rdv else 0.0
+        assert close(res.finish[d], ctrl + LAT + hops * 2.0**-22 + S / B)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_oversubscribed_fattree_uplink_slows_cross_leaf_traffic_3x(protocol):
+    """ds1-style leaves (36 ports, 3:1): 27 nodes -> other leaf, 3 flows per uplink."""
+    net = (f"fattree:leaf_ports=36,oversubscription=3,leaves=2,link_bandwidth={B},"
+           f"latency={LAT},hop_latency=0")
+    model = build_network(net)
+    pairs = [(i, 27 + i) for i in range(27)]
+    uplinks = [lk for s, d in pairs for lk in model.route(s, d) if lk[1:3] == ("up", 1)]
+    assert len(set(uplinks)) == 9                     # d-mod-k spreads over the 9 uplinks
+    rdv = 2 * LAT if protocol.endswith("=0") else 0.0
+    cross = bsim.simulate(exchange(pairs), ranks=54, network=net, protocol=protocol,
+                          contention="fluid")
+    for _, d in pairs:
+        assert close(cross.finish[d], rdv + LAT + 3 * S / B)
+    # the same traffic inside one leaf crosses no shared link: S/B each
+    local = [(i, (i + 1) % 27) for i in range(27)]
+    inside = bsim.simulate(exchange(local), ranks=54, network=net, protocol=protocol,
+                           contention="fluid")
+    for _, d in local:
+        assert close(inside.finish[d], rdv + LAT + S / B)
+
+
+def test_staggered_start_matches_fluid_hand_derivation():
+    """Link of B: A (S bytes) at 0, B (S bytes) at S/(2B): A ends 1.5 S/B, B ends 2 S/B."""
+    net = ring()
+    half = S / B / 2
+    res = bsim.simulate(exchange([(0, 2), (1, 3)], starts=[0.0, half] + [0.0] * 6), ranks=8,
+                        network=net, contention="fluid")
+    # A: S/2 alone, then S/2 at B/2 -> done at half + S/B; B: S/2 shared, S/2 alone
+    assert close(res.finish[2], LAT + half + S / B)
+    assert close(res.finish[3], LAT + 2 * S / B)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_incremental_solver_matches_reference_fluid(seed):
+    """Random sizes and starts on a 4x4 torus: every receive ends at the exact fluid finish.
+
+    Senders 0..15 sit on nodes 0..15 (core 0), receivers 16..31 on core 1; under
+    ``bsim`` the receive ends at ``fluid finish + latency + hops*hop_latency``.
+    """
+    rng = random.Random(seed)
+    net = (f"torus:dims=4x4,link_bandwidth={B},latency={LAT},hop_latency=0,cores=2,"
+           f"mapping=roundrobin:nodes=16")
+    model = build_network(net)
+    model.prepare(32)
+    perm = list(range(16))
+    rng.shuffle(perm)
+    sizes = [rng.choice([2**16, 2**18, 2**20, 3 * 2**19]) for _ in range(16)]
+    starts = [rng.choice([0.0, 2.0**-12, 2.0**-11, 3 * 2.0**-12]) for _ in range(16)]
+
+    def main():
+        comm = MPI.COMM_WORLD
+        r = comm.Get_rank()
+        if r < 16:
+            bsim.add_time(starts[r])
+            comm.Send(bsim.Buffer(sizes[r]), dest=16 + perm[r])
+        else:
+            src = perm.index(r - 16)
+            comm.Recv(bsim.Buffer(sizes[src]), source=src)
+
+    res = bsim.simulate(main, ranks=32, network=net, contention="fluid")
+    cap = {lk: bw for lk, (bw, _) in model.links().items()}
+    flows = [(r, model.route(r, 16 + perm[r]), float(sizes[r]), starts[r]) for r in range(16)]
+    fluid = simulate_flows([f for f in flows if f[1]], cap)
+    for r in range(16):
+        dst = 16 + perm[r]
+        if flows[r][1]:
+            expected = fluid[r] + LAT
+        else:   # same node: intra-node model, no fluid
+            expected = starts[r] + model.cost(r, dst, sizes[r])
+        assert math.isclose(res.finish[dst], expected, rel_tol=1e-9), (r, dst)
+
+
+def test_twolevel_nic_shared_by_the_cores_of_a_node():
+    """4 cores, 1 NIC: 4 simultaneous inter-node messages each take 4*S/B; 2 NICs: 2*S/B."""
+    inter = f"hockney:latency={LAT};bandwidth={B}"
+    pairs = [(i, 4 + i) for i in range(4)]
+    for nics, factor in [(1, 4), (2, 2), (4, 1)]:
+        net = f"twolevel:cores=4,nics={nics},inter={inter},intra=hockney:latency=0;bandwidth=1e12"
+        res = bsim.simulate(exchange(pairs), ranks=8, network=net, contention="fluid")
+        for _, d in pairs:
+            assert close(res.finish[d], LAT + factor * S / B)
+        flat = bsim.simulate(exchange(pairs), ranks=8, network=net)
+        assert all(close(flat.finish[d], LAT + S / B) for _, d in pairs)
+
+
+def test_twolevel_intra_node_messages_do_not_use_the_nic():
+    """Messages between cores of one node bypass the NIC: no sharing with inter-node traffic."""
+    net = (f"twolevel:cores=4,nics=1,inter=hockney:latency={LAT};bandwidth={B},"
+           f"intra=hockney:latency=0;bandwidth={4 * B}")
+    res = bsim.simulate(exchange([(0, 4), (1, 2), (3, 2)]), ranks=8, network=net,
+                        contention="fluid")
+    assert close(res.finish[4], LAT + S / B)          # alone on node 0's NIC
+    # rank 2 receives two intra-node messages, paid one after the other (bsim rule)
+    assert close(res.finish[2], 2 * S / (4 * B))
+
+
+def test_loggp_pair_order_kept_when_a_later_message_would_finish_first():
+    """0 sends S then 1 byte to 2 while 1->3 shares a link: the small one never overtakes."""
+    def main():
+        comm = MPI.COMM_WORLD
+        r = comm.Get_rank()
+        if r == 0:
+            comm.Isend(bsim.Buffer(S), dest=2, tag=1)
+            comm.Isend(bsim.Buffer(1), dest=2, tag=2)
+        elif r == 1:
+            comm.Send(bsim.Buffer(S), dest=3)
+        elif r == 2:
+            st = MPI.Status()
+            comm.Recv(bsim.Buffer(S), source=0, tag=MPI.ANY_TAG, status=st)
+            first = (st.Get_tag(), MPI.Wtime())
+            comm.Recv(bsim.Buffer(S), source=0, tag=MPI.ANY_TAG, status=st)
+            return first, (st.Get_tag(), MPI.Wtime())
+        elif r == 3:
+            comm.Recv(bsim.Buffer(S), source=1)
+
+    res = bsim.simulate(main, ranks=8, network=ring(), protocol=f"loggp:eager_limit={2 * S}",
+                        contention="fluid")
+    (tag1, t1), (tag2, t2) = res.returns[2]
+    assert (tag1, tag2) == (1, 2)
+    # big 0->2 and 1->3 share link (1,+) at B/2 each.  The 1-byte message is injected
+    # after the big one's gap, at S/B, and shares the link at B/3 for 3/B seconds: its
+    # bytes are through at S/B + 3/B.  The big one moved S/2, then 1 byte, then the rest
+    # at B/2: done at 2S/B + 1/B.  The small one is held back to the big one's arrival.
+    assert close(t1, LAT + 2 * S / B + 1 / B)
+    assert t2 == t1
+
+
+def test_contention_needs_a_routable_model_and_a_known_mode():
+    """Hockney has no links: asking for contention raises; unknown modes raise."""
+    with pytest.raises(ValueError, match="has no links and routes"):
+        bsim.simulate(exchange([(0, 1)]), ranks=2, network="hockney", contention="fluid")
+    with pytest.raises(ValueError, match="unknown contention model 'static'; valid: none, fluid"):
+        bsim.simulate(exchange([(0, 1)]), ranks=8, network=ring(), contention="static")
+
+
+def test_contention_runs_are_deterministic():
+    """Two runs on a fat-tree (string link ids) give bit-identical per-rank times."""
+    net = f"fattree:k=2,n=3,link_bandwidth={B},latency={LAT}"
+    pairs = [(i, 7 - i) for i in range(8)] + [(i, (i + 3) % 8) for i in range(8)]
+    runs = [bsim.simulate(exchange(pairs), ranks=8, network=net, protocol="loggp",
+                          contention="fluid") for _ in range(2)]
+    assert runs[0].finish.tolist() == runs[1].finish.tolist()
+    assert runs[0].comm.tolist() == runs[1].comm.tolist()
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_accounting_invariant_holds_under_contention(protocol):
+    """finish == calc + wait + comm for every rank of a contended halo exchange."""
+    from skeletons.halo2d import main as halo
+    res = bsim.simulate(halo, ranks=16, network=f"torus:dims=2x2x2,link_bandwidth={B},cores=2",
+                        protocol=protocol, contention="fluid",
+                        kwargs=dict(px=4, py=4, nx=4096, ny=4096, iterations=3))
+    total = res.calc + res.wait + res.comm
+    assert all(math.isclose(f, t, rel_tol=1e-9) for f, t in zip(res.finish, total, strict=True))

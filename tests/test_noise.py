@@ -1,0 +1,232 @@
+"""OS and network noise: exact stretches, determinism, and slowdown growing with scale."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+
+import pytest
+
+import bsim
+from bsim import MPI
+from bsim.noise import (
+    CombinedNoise,
+    DetourNoise,
+    NoisyNetwork,
+    PeriodicNoise,
+    build_noise,
+    uniform,
+)
+from netmodels.spec import build_network
+
+NET = "hockney:latency=2e-6,bandwidth=1e9"
+MS = 1e-3
+
+
+@pytest.mark.parametrize("start, work, expected", [
+    # period 1 ms, daemon 0.1 ms at [k, k + 0.1) ms; free 0.9 ms per period
+    (0.05, 2.5, 2.75),   # starts in a daemon: free at 0.1; 0.9 + 0.9 + 0.7 ms of work ->
+                         # ends 2.8 ms = 0.05 + 2.5 + 0.05 + 0.1 + 0.1 (daemon overlap 0.25)
+    (0.2, 0.5, 0.5),     # fits in the free part: no stretch
+    (0.1, 0.9, 0.9),     # ends exactly at the next daemon's start (the first such time)
+    (0.5, 0.6, 0.7),     # 0.5 ms to 1.0, daemon to 1.1, 0.1 ms more: ends 1.2
+    (0.0, 0.0, 0.0),     # no work, no stretch even inside a daemon
+    (1.95, 1.8, 2.0),    # 0.05 to 2.0, daemon to 2.1, 0.9 to 3.0, daemon to 3.1, 0.85 more
+])
+def test_periodic_stretch_by_hand(start, work, expected):
+    """Hand-computed stretches of the periodic daemon model (phase 0)."""
+    noise = PeriodicNoise(period=1 * MS, duration=0.1 * MS, phase=0.0)
+    assert noise.stretch(0, start * MS, work * MS) == pytest.approx(expected * MS, rel=1e-12)
+
+
+def test_periodic_end_satisfies_the_defining_equation():
+    """E = t + w + daemon time overlapping [t, E), over random cases and random phases."""
+    rng = random.Random(5)
+    for i in range(300):
+        P = rng.choice([1e-3, 2.5e-3])
+        d = rng.uniform(0, 0.8) * P
+        noise = PeriodicNoise(P, d, seed=i)
+        node, t, w = rng.randrange(4), rng.uniform(0, 0.02), rng.uniform(0, 0.01)
+        end, phi = noise.end(node, t, w), noise.node_phase(node)
+        ks = range(math.floor((t - phi) / P) - 1, math.ceil((end - phi) / P) + 1)
+        overlap = sum(max(0.0, min(phi + k * P + d, end) - max(phi + k * P, t)) for k in ks)
+        assert end == pytest.approx(t + w + overlap, abs=1e-15)
+
+
+def test_periodic_phases_per_node_and_cores_per_node():
+    """Random phases differ by node and are seeded; ranks of one node share them."""
+    a = PeriodicNoise(1e-3, 1e-4, seed=3, cores_per_node=4)
+    b = PeriodicNoise(1e-3, 1e-4, seed=3, cores_per_node=4)
+    c = PeriodicNoise(1e-3, 1e-4, seed=4, cores_per_node=4)
+    phases = [a.node_phase(n) for n in range(8)]
+    assert len(set(phases)) == 8 and all(0 <= p < 1e-3 for p in phases)
+    assert phases == [b.node_phase(n) for n in range(8)]
+    assert phases != [c.node_phase(n) for n in range(8)]
+    s = [a.stretch(r, 0.0, 5e-3) for r in range(8)]
+    assert s[0] == s[1] == s[2] == s[3] and s[4] == s[7]
+
+
+def test_detour_determinism_independent_of_call_order():
+    """Same seed, queries in shuffled orders -> identical stretches; another seed differs."""
+    queries = [(r, random.Random(r).uniform(0, 1.0), 1e-2) for r in range(40)]
+    first = DetourNoise(rate=50, mean=1e-3, seed=7)
+    expected = {q: first.stretch(*q) for q in queries}
+    for order_seed in range(3):
+        shuffled = list(queries)
+        random.Random(order_seed).shuffle(shuffled)
+        again = DetourNoise(rate=50, mean=1e-3, seed=7)
+        assert {q: again.stretch(*q) for q in shuffled} == expected
+    other = DetourNoise(rate=50, mean=1e-3, seed=8)
+    assert {q: other.stretch(*q) for q in queries} != expected
+    assert all(expected[q] >= q[2] for q in queries)
+
+
+def test_detour_stretch_is_exact_against_merged_busy_intervals():
+    """end() equals a direct walk over the merged detours (overlaps, interval crossings)."""
+    noise = DetourNoise(rate=400, mean=2e-3, seed=1)   # frequent, overlapping detours
+    L = noise.interval
+    rng = random.Random(2)
+    for _ in range(100):
+        node, t, w = rng.randrange(3), rng.uniform(0, 0.05), rng.uniform(0, 0.02)
+        busy = sorted(d for k in range(math.floor(t / L) - noise.lookback,
+                                       math.floor((t + 50 * w) / L) + 2)
+                      for d in noise.detours(node, k))
+        merged = []
+        for a, b in busy:
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        cur, rem = t, w
+        for a, b in merged:
+            if b <= cur:
+                continue
+            if a > cur:
+                if rem <= a - cur:
+                    break
+                rem -= a - cur
+            cur = b
+        assert noise.end(node, t, w) == pytest.approx(cur + rem, abs=1e-15)
+
+
+def test_detour_long_run_steals_rate_times_mean():
+    """Over 50 s, fixed 1 ms detours at 10/s take about 1% of the time."""
+    noise = DetourNoise(rate=10, duration=1e-3, seed=11)
+    frac = noise.stretch(0, 0.0, 50.0) / 50.0 - 1.0
+    assert 0.008 < frac < 0.012
+
+
+def bulk_sync(iterations=40, t_compute=1e-3):
+    comm = MPI.COMM_WORLD
+    for _ in range(iterations):
+        bsim.add_time(t_compute)
+        comm.allreduce(1.0)
+
+
+def test_slowdown_grows_with_node_count():
+    """The ASCI Q lesson: same per-node noise, larger slowdown on more nodes (1..64)."""
+    def slowdown(n, noise):
+        clean = bsim.simulate(bulk_sync, n, network=NET).elapsed
+        return bsim.simulate(bulk_sync, n, network=NET, noise=noise).elapsed / clean
+
+    unsync = [slowdown(n, PeriodicNoise(10e-3, 0.5e-3, seed=2)) for n in (1, 4, 16, 64)]
+    assert unsync == sorted(unsync) and unsync[0] < unsync[-1] - 0.05
+    assert unsync[0] < 1.06 < unsync[-1]
+    # daemons at the same time on every node cost about what they cost on one node
+    cosched = [slowdown(n, PeriodicNoise(10e-3, 0.5e-3, phase=0.0)) for n in (1, 64)]
+    assert cosched[-1] == pytest.approx(cosched[0], abs=0.01) and cosched[-1] < unsync[-1] - 0.05
+
+
+def test_noise_counts_as_calc_and_keeps_accounting():
+    """Noisy add_time is calc; finish = calc + wait + comm still holds."""
+    res = bsim.simulate(bulk_sync, 8, network=NET,
+                        noise=CombinedNoise([PeriodicNoise(1e-3, 1e-4, seed=1),
+                                             DetourNoise(rate=100, mean=1e-4, seed=1)]))
+    assert (res.calc > 40e-3).all()
+    assert res.finish == pytest.approx(res.calc + res.wait + res.comm, rel=1e-9)
+
+
+def test_noisy_network_delegates_and_adds_per_pair_delays():
+    """cost = inner + delay(src, dst, k); k counts per pair; attributes are the inner's."""
+    inner = build_network(NET)
+    net = NoisyNetwork(inner, mean=1e-6, seed=3)
+    net.prepare(4)
+    assert net.latency == inner.latency and net.min_cost() == inner.min_cost()
+    c = inner.cost(0, 1, 1000)
+    seq01 = [net.cost(0, 1, 1000) - c for _ in range(3)]
+    net2 = NoisyNetwork(inner, mean=1e-6, seed=3)   # interleave another pair: same sequence
+    got = []
+    for _ in range(3):
+        net2.cost(2, 3, 10)
+        got.append(net2.cost(0, 1, 1000) - c)
+    assert got == seq01 and len(set(seq01)) == 3 and all(d > 0 for d in seq01)
+    assert seq01 == pytest.approx([net.delay(0, 1, k) for k in range(3)], rel=1e-12)
+    half = NoisyNetwork(inner, mean=1e-6, prob=0.0, seed=3)
+    assert half.cost(0, 1, 1000) == c
+
+
+def test_noisy_network_delegates_node_of():
+    """Attributes only the inner model has (node_of) are reached through the wrapper."""
+    class Nodes:
+        def node_of(self, rank):
+            return rank // 2
+    net = NoisyNetwork.__new__(NoisyNetwork)
+    net.__dict__["inner"] = Nodes()
+    assert net.node_of(5) == 2
+    with pytest.raises(AttributeError):
+        _ = net.no_such_attribute
+
+
+def test_network_noise_in_a_pingpong_adds_exactly_the_drawn_delays():
+    """Under bsim each receive costs cost + delay: the finish adds the drawn delays."""
+    def pingpong():
+        comm = MPI.COMM_WORLD
+        buf = bsim.Buffer(1000)
+        for _ in range(3):
+            if comm.rank == 0:
+                comm.Send(buf, dest=1)
+                comm.Recv(buf, source=1)
+            else:
+                comm.Recv(buf, source=0)
+                comm.Send(buf, dest=0)
+
+    net = NoisyNetwork(build_network(NET), mean=5e-6, seed=9)
+    res = bsim.simulate(pingpong, 2, network=net)
+    ref = NoisyNetwork(build_network(NET), mean=5e-6, seed=9)
+    delays = sum(ref.delay(0, 1, k) + ref.delay(1, 0, k) for k in range(3))
+    assert res.finish[0] == pytest.approx(6 * 3e-6 + delays, rel=1e-12)
+    assert "net:mean=5e-06" in res.network
+
+
+def test_spec_strings_and_run_options():
+    """Spec strings build the models; --noise net:... wraps the run's network."""
+    compute, net = build_noise("periodic:period=1e-3,duration=2.5e-5;detour:rate=10,mean=1e-4,"
+                               "seed=1,cores=4")
+    assert isinstance(compute, CombinedNoise)
+    assert compute.models[1].cores_per_node == 4 and net is None
+    compute, net = build_noise(["net:mean=1e-6,seed=2"])
+    assert compute is None and net == {"mean": 1e-6, "seed": 2}
+    with pytest.raises(ValueError, match="unknown noise model"):
+        build_noise("jitter:x=1")
+    with pytest.raises(ValueError, match="period"):
+        build_noise("periodic:period=1e-3,duration=2e-3")
+    from bsim import cli_extra
+    p = argparse.ArgumentParser()
+    p.add_argument("target")
+    p.add_argument("--network", default=NET)
+    cli_extra.run_options(p)
+    ns = p.parse_args(["x", "--noise", "periodic:period=1e-3,duration=1e-4",
+                       "--noise", "net:mean=1e-6"])
+    kw = cli_extra.apply_run_options(ns)
+    assert isinstance(kw["noise"], PeriodicNoise)
+    assert isinstance(cli_extra.wrap_network(ns, ns.network), NoisyNetwork)
+    assert "progress" not in kw   # stderr is not a terminal under pytest
+
+
+def test_uniform_is_a_pure_function_of_its_key():
+    """The counter-based generator: same key, same value; values in (0, 1), roughly uniform."""
+    assert uniform(1, 2, 3) == uniform(1, 2, 3) != uniform(1, 2, 4)
+    xs = [uniform(0, i) for i in range(20000)]
+    assert 0 < min(xs) and max(xs) < 1
+    assert abs(sum(xs) / len(xs) - 0.5) < 0.01

@@ -1,0 +1,50 @@
+"""The progress line: drawn on a terminal after a delay, silent otherwise."""
+
+from __future__ import annotations
+
+import io
+
+import bsim
+from bsim import MPI
+from bsim.progress import ProgressBar, make_progress
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def chatter():
+    comm = MPI.COMM_WORLD
+    for _ in range(2500):
+        comm.sendrecv(None, dest=(comm.rank + 1) % 8, source=(comm.rank - 1) % 8)
+
+
+def test_progress_line_shows_time_ops_and_rate():
+    """With no delay, a long run draws lines with simulated time, ops, events and rate."""
+    stream = FakeTTY()
+    bar = ProgressBar(stream, delay=0.0, interval=0.0)
+    res = bsim.simulate(chatter, 8, network="hockney:latency=1e-6,bandwidth=1e9", progress=bar)
+    text = stream.getvalue()
+    assert text.startswith("\rbsim [") and "ev/s" in text and "ops " in text
+    assert " t=" in text and "ranks " in text
+    last = text.split("\r")[-1]
+    assert int(last.split("events ")[1].split()[0].replace(",", "")) <= res.events
+    bar.close()
+    assert stream.getvalue().endswith("\r")
+
+
+def test_silent_when_quiet_or_not_a_terminal():
+    """make_progress gives no hook for --quiet or a non-terminal stream."""
+    assert make_progress(quiet=True, stream=FakeTTY()) is None
+    assert make_progress(stream=io.StringIO()) is None
+    assert isinstance(make_progress(stream=FakeTTY()), ProgressBar)
+
+
+def test_short_runs_print_nothing():
+    """Below the delay nothing is drawn."""
+    stream = FakeTTY()
+    bar = ProgressBar(stream, delay=60.0)
+    bsim.simulate(chatter, 8, network="hockney:latency=1e-6,bandwidth=1e9", progress=bar)
+    bar.close()
+    assert stream.getvalue() == ""

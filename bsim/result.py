@@ -40,6 +40,7 @@ class Result:
     network: str = ""
     protocol: str = ""
     collectives: str = ""
+    contention: str = "none"
     program: str = ""
     params: dict[str, Any] = field(default_factory=dict)
     events: int = 0
@@ -80,6 +81,8 @@ class Result:
             out.write(f"  network   {self.network}\n  protocol  {self.protocol}\n")
             if self.collectives:
                 out.write(f"  collectives {self.collectives}\n")
+            if self.contention != "none":
+                out.write(f"  contention {self.contention}\n")
         if self.params:
             out.write("  params    " + ", ".join(f"{k}={v}" for k, v in self.params.items())
                       + "\n")
@@ -106,6 +109,7 @@ class Result:
             "network": self.network,
             "protocol": self.protocol,
             "collectives": self.collectives,
+            "contention": self.contention,
             "params": self.params,
             "elapsed": self.elapsed,
             "totals": {
@@ -153,6 +157,7 @@ class Result:
             messages=np.array(pr["messages"], np.int64), bytes=np.array(pr["bytes"], np.int64),
             network=data.get("network", ""), protocol=data.get("protocol", ""),
             collectives=data.get("collectives", ""),
+            contention=data.get("contention", "none"),
             program=data.get("program", ""), params=data.get("params", {}),
             events=host.get("events", 0), host_seconds=host.get("seconds", 0.0))
 

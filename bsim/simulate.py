@@ -116,6 +116,8 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         messages=np.fromiter((r.msgs for r in rs), np.int64, len(rs)),
         bytes=np.fromiter((r.nbytes for r in rs), np.int64, len(rs)),
         network=engine.network.spec(), protocol=engine.protocol.spec(),
-        collectives=engine.collective_costs.spec(), program=name,
+        collectives=engine.collective_costs.spec(),
+        contention="fluid" if getattr(engine, "fabric", None) is not None else "none",
+        program=name,
         params=dict(params), events=engine.events, host_seconds=engine.host_seconds,
         returns=[r.retval for r in rs])

@@ -201,3 +201,18 @@ def test_bool_values_format_lowercase():
 def test_repr_names_machine():
     """repr shows name, cores per node and network model."""
     assert repr(load_machine("es40")) == "<Machine es40 cores_per_node=4 network=hockney>"
+
+
+def test_profile_may_name_any_registered_model_with_a_nested_spec(tmp_path):
+    """A TOML [network] may use twolevel with a ';'-separated nested spec."""
+    from skeletons.machines import load_machine, network_spec
+    import netmodels
+    path = tmp_path / "node.toml"
+    path.write_text('name = "node"\ndescription = "two-level test node"\nsource = "test"\n'
+                    'cores_per_node = 4\n[network]\nmodel = "twolevel"\ncores = 4\n'
+                    'intra = "hockney:latency=1e-7;bandwidth=1e10"\n'
+                    'inter = "hockney:latency=2e-6;bandwidth=1e9"\n')
+    model = netmodels.build_network(network_spec(load_machine(path)))
+    model.prepare(8)
+    assert model.cost(0, 1, 1000) == 1e-7 + 1000 / 1e10      # same node
+    assert model.cost(0, 4, 1000) == 2e-6 + 1000 / 1e9       # next node

@@ -102,14 +102,24 @@ def _resolve(name_or_path: str | Path) -> Path:
     return candidate
 
 
+def _network_models() -> tuple[str, ...]:
+    """Every registered network model name (the static list plus later registrations)."""
+    try:
+        import netmodels
+        return tuple(sorted(set(NETWORK_MODELS) | set(netmodels.REGISTRY)))
+    except ImportError:  # pragma: no cover - netmodels ships with bsim
+        return NETWORK_MODELS
+
+
 def _check_network(table: Any, where: str) -> None:
     if not isinstance(table, dict):
         raise MachineError(f"{where}: expected a table, got {type(table).__name__}")
     model = table.get("model")
     if not isinstance(model, str):
         raise MachineError(f"{where}: missing string key 'model'")
-    if model not in NETWORK_MODELS:
-        raise MachineError(f"{where}: unknown model {model!r}; valid: {', '.join(NETWORK_MODELS)}")
+    valid = _network_models()
+    if model not in valid:
+        raise MachineError(f"{where}: unknown model {model!r}; valid: {', '.join(valid)}")
     for key, value in table.items():
         if key == "model":
             continue
@@ -118,8 +128,8 @@ def _check_network(table: Any, where: str) -> None:
                                f"got {value!r}")
         if isinstance(value, float) and not math.isfinite(value):
             raise MachineError(f"{where}.{key}: value must be finite, got {value!r}")
-        if isinstance(value, str) and ("," in value or "=" in value):
-            raise MachineError(f"{where}.{key}: string {value!r} may not contain ',' or '='")
+        if isinstance(value, str) and "," in value:   # nested specs use ';' between keys
+            raise MachineError(f"{where}.{key}: string {value!r} may not contain ','")
 
 
 def load_machine(name_or_path: str | Path) -> Machine:

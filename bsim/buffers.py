@@ -69,12 +69,13 @@ def in_simulation() -> bool:
     return current_or_none() is not None
 
 
-def buffer(count: int, datatype: Datatype | str | None = None) -> Any:
+def buffer(count: int, datatype: Any = None) -> Any:
     """A buffer of *count* elements: a placeholder inside a simulation, real outside.
 
     Skeletons that must also run under real ``mpiexec`` use this: in bsim it
     returns a :class:`Buffer` (no memory); under real MPI it returns a
-    zero-filled numpy array of the datatype.
+    zero-filled numpy array of the datatype.  *datatype* is a bsim or mpi4py
+    datatype, a typecode string, or None (bytes).
     """
     if in_simulation():
         return Buffer(count, datatype)

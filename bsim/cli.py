@@ -90,10 +90,15 @@ def _add_calibration(sub: Any) -> None:
 
 
 def _collectives(ns: argparse.Namespace) -> str | dict[str, str] | None:
-    """``--collectives`` plus ``--collective OP=SPEC`` overrides for simulate()."""
+    """``--collectives`` (else the ``--machine`` preset's ``[collectives]``), plus
+    ``--collective OP=SPEC`` overrides, for simulate()."""
+    default = ns.collectives
+    if default is None and ns.machine is not None:
+        from skeletons.machines import collective_spec
+        default = collective_spec(ns.machine)
     if not ns.collective:
-        return ns.collectives
-    specs = {"default": ns.collectives or "analytic"}
+        return default
+    specs = {"default": default or "analytic"}
     specs.update(dict(ns.collective))
     return specs
 

@@ -62,3 +62,23 @@ def test_contention_flag_runs_and_needs_a_routable_model(tmp_path, capsys):
     assert json.loads(out.read_text())["ranks"] == 8
     assert main(HALO + ["--machine", "bgp", "--contention", "fluid"]) == 2
     assert "has no links and routes" in capsys.readouterr().err
+
+
+def test_machine_supplies_its_collective_model(tmp_path):
+    """--machine FILE uses its [collectives] table (a CSV next to the file, relative path)."""
+    import json
+
+    from bsim.cli import main
+    (tmp_path / "coll.csv").write_text("op,nprocs,nbytes,seconds\nbarrier,2,0,1e-3\n"
+                                       "barrier,4,0,3e-3\n")
+    (tmp_path / "m.toml").write_text(
+        'name = "m"\ndescription = "test"\nsource = "test"\ncores_per_node = 1\n'
+        '[network]\nmodel = "hockney"\nlatency = 1e-6\nbandwidth = 1e9\n'
+        '[collectives]\nmodel = "table"\npath = "coll.csv"\n')
+    prog = tmp_path / "bar.py"
+    prog.write_text("from mpi4py import MPI\nMPI.COMM_WORLD.Barrier()\n")
+    out = tmp_path / "r.json"
+    assert main(["run", str(prog), "-n", "3", "--machine", str(tmp_path / "m.toml"),
+                 "--json", str(out), "--quiet"]) == 0
+    # P = 3 interpolates halfway between the table's 1 ms (P=2) and 3 ms (P=4)
+    assert json.loads(out.read_text())["per_rank"]["finish"] == [2e-3] * 3

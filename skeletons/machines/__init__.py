@@ -67,6 +67,8 @@ class Machine:
     collectives: dict[str, Any] = field(default_factory=dict)
     kernels: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    path: Path | None = field(default=None, repr=False)
+    """The file it was read from (relative paths inside it resolve against its folder)."""
 
     @property
     def network_variants(self) -> dict[str, dict[str, Any]]:
@@ -165,7 +167,7 @@ def load_machine(name_or_path: str | Path) -> Machine:
         name=data["name"], description=data["description"], source=data["source"],
         cores_per_node=data["cores_per_node"], network=dict(data["network"]),
         collectives=dict(data.get("collectives", {})), kernels=dict(data.get("kernels", {})),
-        raw=data,
+        raw=data, path=path,
     )
 
 
@@ -220,6 +222,8 @@ def collective_spec(machine: Machine | str | Path) -> str | None:
             continue
         if isinstance(value, dict):
             args.extend(f"{key}.{k}={_format(v)}" for k, v in value.items())
+        elif key == "path" and m.path is not None and not Path(str(value)).is_absolute():
+            args.append(f"path={(m.path.parent / str(value)).resolve()}")   # next to the file
         else:
             args.append(f"{key}={_format(value)}")
     return f"{model}:{','.join(args)}" if args else model

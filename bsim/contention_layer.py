@@ -127,8 +127,13 @@ class ContentionLayer:
         for lk, cap in zip(self.link_ids, self._cap, strict=True):
             if not cap > 0:
                 raise ValueError(f"contention: link {lk!r} has capacity {cap!r}; need > 0")
+        self.network = network
         self._hook = getattr(network, "contention_flows", None)
         self._rail_routes = getattr(network, "rail_routes", None)
+        # fat-tree routing=adaptive: the up ports are chosen per message from the
+        # current link loads (number of flows in flight), so routes are not cached
+        self._adaptive = (getattr(network, "routing", None) == "adaptive"
+                          and hasattr(network, "route_nodes_adaptive"))
         self._route = getattr(network, "route", None)
         # (src, dst) -> ((link ids, share of the bytes, 1 / min capacity), ...)
         self._paths_cache: dict[int, tuple[tuple[tuple[int, ...], float, float], ...]] = {}
@@ -189,7 +194,10 @@ class ContentionLayer:
         if t < now:
             raise ValueError(f"contention: flow {src}->{dst} starts at {t!r}, before now {now!r}")
         if nbytes > 0:
-            if self._hook is None:
+            if self._adaptive:
+                paths = self._adaptive_paths(src, dst)
+                scale = float(nbytes)
+            elif self._hook is None:
                 key = src * eng.nranks + dst
                 paths = self._paths_cache.get(key)
                 if paths is None:
@@ -255,6 +263,25 @@ class ContentionLayer:
             if links and size > 0:
                 ids = tuple(index[lk] for lk in dict.fromkeys(links))
                 out.append((ids, float(size), 1.0 / min([cap[i] for i in ids])))
+        return tuple(out)
+
+    def _adaptive_paths(self, src: int,
+                        dst: int) -> tuple[tuple[tuple[int, ...], float, float], ...]:
+        """One path per rail used, each chosen by the model from the current link loads."""
+        net = self.network
+        a, b = net.node_of(src), net.node_of(dst)
+        if a == b:
+            return ()
+        load = _LinkLoad(self._index, self._users)
+        rails = [0] if getattr(net, "rails", 1) == 1 else \
+            sorted({links[0][0] for links in net.rail_routes(src, dst) if links})
+        index, cap = self._index, self._cap
+        out = []
+        for rail in rails:
+            links = net.route_nodes_adaptive(a, b, load, rail)
+            if links:
+                ids = tuple(index[lk] for lk in dict.fromkeys(links))
+                out.append((ids, 1.0 / len(rails), 1.0 / min([cap[i] for i in ids])))
         return tuple(out)
 
     def _cache_pair(self, key: int, src: int,
@@ -550,3 +577,26 @@ def build_fabric(engine: Engine, contention: str | None) -> ContentionLayer | No
         return ContentionLayer(engine, engine.network)
     raise ValueError(f"unknown contention model {contention!r}; valid: "
                      f"{', '.join(CONTENTION_MODES)}")
+
+
+class _LinkLoad:
+    """Read-only ``link id -> flows in flight`` view for adaptive routing."""
+
+    __slots__ = ("_index", "_users")
+
+    def __init__(self, index: dict[Any, int], users: list[Any]) -> None:
+        self._index = index
+        self._users = users
+
+    def get(self, link: Any, default: float = 0.0) -> float:
+        i = self._index.get(link)
+        if i is None:
+            return default
+        users = self._users[i]
+        return float(len(users)) if users else 0.0
+
+    def __getitem__(self, link: Any) -> float:
+        return self.get(link)
+
+    def __contains__(self, link: Any) -> bool:
+        return link in self._index

@@ -1,0 +1,57 @@
+"""PHASE at seed 004's petascale size: a 10,000-atom-class system on 4096 nodes of the 2 PF torus.
+
+Seed 004 (Sec. IV.B) gives the system class (10k atoms, about 108 PFlop per
+SCF iteration) but not the inputs; we ASSUME 20,480 bands and 2^24
+plane-wave coefficients, run by the skeleton as a small input (``ne=640``,
+``nf=2^18``) with the seed's scale factors ``Nescale = 32``, ``Nfscale = 64``
+(Sec. III.C), on a 64 x 64 grid of band groups x wavenumber slices, one rank
+per node of the ``petascale_torus`` preset.  Kernel times are the PRIMEQUEST
+fits (Fig. 3 zgemm, 1 ns per FFT flop) divided by ``speedup = 8 x 6.9``
+(8 cores, Table V's SIMD dgemm factor; ASSUMED for every kernel).  Prints,
+for an even band distribution and for the uneven one the seed blames for its
+lower PHASE performance, the predicted iteration time, the mean calc / wait /
+comm split, and host wall time and peak RSS.
+
+    python benchmarks/phase_petascale.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+import bsim
+from skeletons.machines import network_spec
+from skeletons.phase import main as phase
+
+
+def run(label: str, **kw: object) -> None:
+    wall, cpu = time.perf_counter(), time.process_time()
+    res = bsim.simulate(phase, ranks=int(kw["pb"]) * int(kw["pf"]),  # type: ignore[call-overload]
+                        network=network_spec("petascale_torus"), kwargs=dict(kw, verbose=False),
+                        name="phase")
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    t = res.returns[0]["time"]
+    print(f"{label:<22} {t:10.3f} s   calc {res.calc.mean():8.3f}  wait {res.wait.mean():8.3f}  "
+          f"comm {res.comm.mean():8.3f}   host {wall:6.1f} s (CPU {cpu:.1f} s)  "
+          f"RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="16 x 16 grid instead of 64 x 64")
+    ns = ap.parse_args()
+    g = 16 if ns.quick else 64
+    base = dict(ne=10 * g, nf=64 * 4096, pb=g, pf=g, nblk=2, nescale=32, nfscale=64,
+                nproj=640, iterations=1, speedup=8 * 6.9)
+    print(f"PHASE: {base['ne'] * 32} bands x {base['nf'] * 64} wavenumbers on {g} x {g} ranks, "
+          f"network {network_spec('petascale_torus')}")
+    run("even bands", **base)
+    k = g // 3                             # group 0: 10 + 2k bands, groups 1..k: 8, others 10
+    counts = [10 + 2 * k] + [8] * k + [10] * (g - 1 - k)
+    run(f"uneven ({counts[0]}/8/10 bands)", band_counts="/".join(map(str, counts)), **base)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,266 @@
+"""phase: first-principles MD (DFT, Car-Parrinello) parallelized over bands and wavenumbers.
+
+PHASE (seed 004, Sec. III.B-C) distributes the bands and the plane-wave
+coefficients (wavenumbers) over a ``pb x pf`` process grid: rank
+``g * pf + f`` holds band group ``g`` and wavenumber slice ``f`` (``nfp = nf /
+pf`` coefficients).  Band group ``g`` holds ``nblk`` blocks of ``nep_g`` bands
+(``band_counts``; by default ``ne`` split as evenly as possible), so the
+global band blocks ``s = 0 .. pb*nblk - 1`` belong to group ``s // nblk``.
+Two communicators: the **band communicator** (the ``pb`` ranks of one
+wavenumber slice) and the **wavenumber communicator** (the ``pf`` ranks of
+one band group).
+
+One self-consistent (SCF) iteration runs three kernels:
+
+1. **Local potential with 3-D FFTs**: the local bands, ``fft_batch`` at a
+   time, go to real space and back.  A 3-D FFT of an ``n^3`` mesh
+   (``n^3 = fft_grid * nf * nfscale``) is three sets of 1-D FFTs (``n^2/pf``
+   lines of ``5 n log2 n`` flops each) separated by two global transposes
+   (``Alltoall`` on the wavenumber communicator, ``16 n^3 / pf`` bytes per
+   band per rank, rounded up to ``pf`` equal blocks); forward and inverse,
+   with ``6 n^3 / pf`` flops of potential product between them.
+2. **Non-local pseudo-potential product**: ``zgemm`` of the local bands
+   against ``nproj`` projectors (inner dimension ``nfp``), ``Allreduce`` of
+   the ``bands x nproj`` projections on the wavenumber communicator,
+   ``zgemm`` back.
+3. **Gram-Schmidt orthogonalization** (seed 004, Fig. 2/3): for each global
+   block ``s``, its owner group normalizes it (a ``zgemm`` of one block and
+   an ``Allreduce`` of ``nep^2``) and ``Bcast``-s it (``PSI2``, ``nfp nep``
+   elements) on the band communicator; every group with blocks after ``s``
+   (from local block ``nbsn`` on) computes ``CC = PSI2^H PSI`` with the seed's
+   zgemm block time, ``Allreduce``-s ``CC`` (``nep^2 (nblk - nbsn + 1)``
+   elements) on the wavenumber communicator and updates its blocks
+   (``PSI -= PSI2 CC``, the same zgemm time).
+
+Sizes are multiplied by the seed's scale factors: ``nescale`` on band
+counts, ``nfscale`` on wavenumber counts, in both message sizes and kernel
+times (Sec. III.C), so a small skeleton input stands for a large problem.
+Times: the Fig. 3 zgemm block time (``skeletons.models.phase``) for the
+Gram-Schmidt zgemms; the same tile formula with the other shapes for the
+pseudo-potential zgemms (ASSUMED); ``fft_flop_time`` per FFT flop (ASSUMED);
+all divided by ``speedup`` (e.g. the SIMD factor of a target core).  Every
+rank returns its counters: calls and bytes per collective kind, and (rank
+0) the iteration time.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import bsim
+
+from .models.phase import (
+    BYTES_PER_COMPLEX,
+    ZGEMM_C0,
+    ZGEMM_CJ,
+    ZGEMM_CJN,
+    ZGEMM_CN,
+    zgemm_block_time,
+)
+from .registry import Param, Skeleton, register
+
+__all__ = ["main", "SKELETON", "band_split", "zgemm_time", "fft_mesh", "expected_counts"]
+
+
+def band_split(ne: int, pb: int, nblk: int, band_counts: str = "") -> list[int]:
+    """Bands per block of each band group: ``nep_g``.
+
+    Default: ``nep_g = ne // (pb nblk)``, plus one for the first
+    ``(ne mod pb nblk) // nblk`` groups (bands that do not fill a block in
+    a whole group are dropped).  ``band_counts`` (``"28/12/12/12"``: bands
+    per group, each a multiple of *nblk*) sets the split explicitly.  Raises
+    :class:`ValueError` for empty groups or bad counts.
+    """
+    if band_counts:
+        counts = [int(x) for x in str(band_counts).split("/")]
+        if len(counts) != pb or any(c < nblk or c % nblk for c in counts):
+            raise ValueError(f"phase: band_counts {band_counts!r} must give {pb} groups, each a "
+                             f"positive multiple of nblk={nblk}")
+        return [c // nblk for c in counts]
+    base, extra = divmod(ne, pb * nblk)
+    if base < 1:
+        raise ValueError(f"phase: ne={ne} bands cannot fill {pb} x {nblk} blocks")
+    return [base + (1 if g < extra // nblk else 0) for g in range(pb)]
+
+
+def zgemm_time(m: int, n: int, k: int) -> float:
+    """One zgemm of an ``m x n`` result with inner dimension ``k`` by the Fig. 3 tile formula.
+
+    ``(7.9e-8 + mx (0.512e-6 jx + 1.141e-6 nx + 0.666e-6 jx nx)) / 2`` with
+    ``mx = (m-1)//32 + 1``, ``nx = ((n-1)//256 + 1) * 8``, ``jx = (k-1)//32 + 1``:
+    the seed's zgemm block time for one block (Fig. 3 has ``m = n = Nep``,
+    ``k = Nfp``); other shapes are an ASSUMED extension.
+    """
+    if m <= 0 or n <= 0 or k <= 0:
+        return 0.0
+    mx = (m - 1) // 32 + 1
+    nx = ((n - 1) // 256 + 1) * 8
+    jx = (k - 1) // 32 + 1
+    return (ZGEMM_C0 + mx * (ZGEMM_CJ * jx + ZGEMM_CN * nx + ZGEMM_CJN * jx * nx)) / 2.0
+
+
+def fft_mesh(nf: int, nfscale: int, fft_grid: float) -> int:
+    """Points per side ``n`` of the FFT mesh: ``ceil((fft_grid * nf * nfscale)^(1/3))``."""
+    return max(1, math.ceil((fft_grid * nf * nfscale) ** (1.0 / 3.0) - 1e-9))
+
+
+def main(ne: int = 64, nf: int = 4096, pb: int = 4, pf: int = 8, nblk: int = 4,
+         nescale: int = 1, nfscale: int = 1, nproj: int = 32, iterations: int = 1,
+         fft_batch: int = 0, fft_grid: float = 2.0, fft_flop_time: float = 1.0e-9,
+         speedup: float = 1.0, band_counts: str = "", verbose: bool = True) -> dict[str, Any]:
+    """Run *iterations* SCF iterations; return this rank's counters (rank 0: ``time``)."""
+    from mpi4py import MPI  # bsim's namespace inside a simulation, real mpi4py otherwise
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    if size != pb * pf:
+        raise ValueError(f"phase: needs pb*pf = {pb * pf} ranks, running on {size}")
+    for key, val in (("ne", ne), ("nf", nf), ("pb", pb), ("pf", pf), ("nblk", nblk),
+                     ("nescale", nescale), ("nfscale", nfscale), ("iterations", iterations)):
+        if not isinstance(val, int) or val < 1:
+            raise ValueError(f"phase: {key} must be an int >= 1, got {val!r}")
+    if nf % pf:
+        raise ValueError(f"phase: nf={nf} wavenumbers must divide over pf={pf}")
+    if not speedup > 0 or not fft_flop_time >= 0:
+        raise ValueError("phase: speedup must be > 0 and fft_flop_time >= 0")
+    g, f = divmod(rank, pf)
+    bandc = comm.Split(f, g)            # the pb ranks of one wavenumber slice
+    wavec = comm.Split(pb + g, f)       # the pf ranks of one band group
+    neps = band_split(ne, pb, nblk, band_counts)
+    nep, nfp = neps[g], nf // pf
+    nloc = nep * nblk                   # skeleton bands held by this rank
+    cz = MPI.C_DOUBLE_COMPLEX
+    cnt: dict[str, Any] = {"bcast": 0, "bcast_bytes": 0, "allreduce": 0, "allreduce_bytes": 0,
+                           "alltoall": 0, "alltoall_bytes": 0}
+
+    def add(seconds: float) -> None:
+        bsim.add_time(seconds / speedup)
+
+    def allreduce(count: int) -> None:
+        cnt["allreduce"] += 1
+        cnt["allreduce_bytes"] += BYTES_PER_COMPLEX * count
+        if pf > 1:
+            wavec.Allreduce(MPI.IN_PLACE, bsim.buffer(count, cz))
+
+    n = fft_mesh(nf, nfscale, fft_grid)
+    pts = n ** 3 / pf                   # mesh points per rank
+    phase_flops = (n * n / pf) * 5.0 * n * math.log2(n) if n > 1 else 0.0
+    batch = nloc if fft_batch <= 0 else min(fft_batch, nloc)
+
+    comm.Barrier()
+    t0 = MPI.Wtime()
+    for _ in range(iterations):
+        # 1. local potential: forward and inverse 3-D FFTs, fft_batch bands at a time
+        done = 0
+        while done < nloc:
+            b = min(batch, nloc - done)
+            bands = b * nescale
+            per_rank = pf * math.ceil(bands * n ** 3 / (pf * pf))   # elements per rank, pf blocks
+            for direction in range(2):      # to real space, back to wavenumbers
+                for step in range(3):
+                    add(bands * phase_flops * fft_flop_time)
+                    if step < 2:
+                        cnt["alltoall"] += 1
+                        cnt["alltoall_bytes"] += BYTES_PER_COMPLEX * per_rank
+                        if pf > 1:
+                            wavec.Alltoall(bsim.buffer(per_rank, cz), bsim.buffer(per_rank, cz))
+                if direction == 0:
+                    add(bands * pts * 6.0 * fft_flop_time)   # V_loc(r) psi(r)
+            done += b
+        # 2. non-local pseudo-potential: projections, their sum over wavenumbers, product back
+        tz = zgemm_time(nloc * nescale, nproj, nfp * nfscale)
+        add(tz)
+        allreduce(nloc * nproj * nescale)
+        add(tz)
+        # 3. Gram-Schmidt orthogonalization over the global band blocks
+        for s in range(pb * nblk):
+            owner, ls = divmod(s, nblk)
+            nep_o = neps[owner]
+            if g == owner:                  # normalize block s within itself
+                add(zgemm_block_time(nep, nfp, 1, nescale, nfscale))
+                allreduce(nep * nep * nescale * nescale)
+            cnt["bcast"] += 1
+            cnt["bcast_bytes"] += BYTES_PER_COMPLEX * nfp * nep_o * nfscale * nescale
+            if pb > 1:
+                bandc.Bcast(bsim.buffer(nfp * nep_o * nfscale * nescale, cz), root=owner)
+            nbsn = ls + 2 if g == owner else (1 if g > owner else nblk + 1)   # 1-based
+            blocks = nblk - nbsn + 1
+            if blocks > 0:
+                tcc = zgemm_block_time(nep, nfp, blocks, nescale, nfscale)
+                add(tcc)                    # CC = PSI2^H PSI(:, :, nbsn:nblk)
+                allreduce(nep * nep * blocks * nescale * nescale)
+                add(tcc)                    # PSI(:, :, nbsn:nblk) -= PSI2 CC
+    elapsed = MPI.Wtime() - t0
+    tmax = comm.allreduce(elapsed, op=MPI.MAX)
+    if rank == 0:
+        cnt["time"] = tmax
+        cnt["mesh"] = n
+        if verbose:
+            print(f"PHASE ne={ne}x{nescale} nf={nf}x{nfscale} grid {pb}x{pf} nblk={nblk} "
+                  f"mesh {n}^3: {iterations} SCF iteration(s) in {tmax:.6g} s")
+    return cnt
+
+
+def expected_counts(ne: int, nf: int, pb: int, pf: int, nblk: int, g: int, nescale: int = 1,
+                    nfscale: int = 1, nproj: int = 32, fft_batch: int = 0,
+                    fft_grid: float = 2.0, band_counts: str = "") -> dict[str, int]:
+    """Calls and bytes per SCF iteration of a rank of band group *g* (the documented formulas).
+
+    ``bcast``: ``pb nblk`` calls of ``16 nfp nep_o nfscale nescale`` bytes
+    (owner ``o`` of each block).  ``allreduce``: 1 (pseudo-potential,
+    ``16 nloc nproj nescale``) + ``nblk`` normalizations (``16 nep^2 nescale^2``)
+    + one per block step with later local blocks (``16 nep^2 k nescale^2``,
+    ``k = nblk - nbsn + 1``).  ``alltoall``: ``4 ceil(nloc / batch)`` of
+    ``16 pf ceil(b nescale n^3 / pf^2)`` bytes (``pf`` equal blocks).
+    """
+    neps = band_split(ne, pb, nblk, band_counts)
+    nep, nfp, nloc = neps[g], nf // pf, neps[g] * nblk
+    n = fft_mesh(nf, nfscale, fft_grid)
+    batch = nloc if fft_batch <= 0 else min(fft_batch, nloc)
+    out = {"bcast": pb * nblk,
+           "bcast_bytes": sum(16 * nfp * neps[s // nblk] * nfscale * nescale
+                              for s in range(pb * nblk)),
+           "allreduce": 1 + nblk, "allreduce_bytes": 16 * nloc * nproj * nescale
+           + nblk * 16 * nep * nep * nescale ** 2, "alltoall": 0, "alltoall_bytes": 0}
+    # later blocks: own group sees nblk-1, nblk-2, ..., 0; each earlier group's blocks: nblk
+    later = [nblk - ls - 1 for ls in range(nblk)] + [nblk] * (g * nblk)
+    for k in later:
+        if k > 0:
+            out["allreduce"] += 1
+            out["allreduce_bytes"] += 16 * nep * nep * k * nescale ** 2
+    done = 0
+    while done < nloc:
+        b = min(batch, nloc - done)
+        out["alltoall"] += 4
+        out["alltoall_bytes"] += 4 * 16 * pf * math.ceil(b * nescale * n ** 3 / (pf * pf))
+        done += b
+    return out
+
+
+SKELETON = register(Skeleton(
+    name="phase",
+    main=main,
+    description="PHASE (DFT): 3-D FFTs with transposes, pseudo-potential zgemm + allreduce, "
+                "Gram-Schmidt (seed 004 Fig. 2/3) over bands x wavenumbers",
+    params={
+        "ne": Param(64, "bands in the skeleton input (times nescale: the real count)"),
+        "nf": Param(4096, "wavenumbers (plane-wave coefficients) in the skeleton input"),
+        "pb": Param(4, "band groups (process rows)"),
+        "pf": Param(8, "wavenumber slices (ranks = pb*pf)"),
+        "nblk": Param(4, "band blocks per group (Gram-Schmidt granularity)"),
+        "nescale": Param(1, "Nescale: band scale factor on sizes and times"),
+        "nfscale": Param(1, "Nfscale: wavenumber scale factor on sizes and times"),
+        "nproj": Param(32, "pseudo-potential projectors"),
+        "iterations": Param(1, "self-consistent (SCF) iterations"),
+        "fft_batch": Param(0, "bands per 3-D FFT transpose (0: all local bands)"),
+        "fft_grid": Param(2.0, "FFT mesh points per wavenumber (n^3 = fft_grid*nf*nfscale)"),
+        "fft_flop_time": Param(1.0e-9, "seconds per FFT flop (ASSUMED)"),
+        "speedup": Param(1.0, "divide every kernel time (target core vs PRIMEQUEST core)"),
+        "band_counts": Param("", "bands per group, e.g. 28/12/12/12 (default: even split)"),
+        "verbose": Param(True, "rank 0 prints a summary line"),
+    },
+    ranks=lambda prm: prm["pb"] * prm["pf"],
+))
+
+if __name__ == "__main__":
+    main()

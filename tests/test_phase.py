@@ -1,0 +1,158 @@
+"""PHASE skeleton: message counts and sizes per SCF iteration, scale factors, load imbalance."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import bsim
+from skeletons import registry
+from skeletons.models.phase import zgemm_block_time
+from skeletons.phase import band_split, expected_counts, fft_mesh, main, zgemm_time
+
+KINDS = ("bcast", "bcast_bytes", "allreduce", "allreduce_bytes", "alltoall", "alltoall_bytes")
+
+
+def run(network: str = "hockney:latency=4e-5,bandwidth=1e8", **kw):
+    kw.setdefault("verbose", False)
+    return bsim.simulate(main, ranks=kw.get("pb", 4) * kw.get("pf", 8), network=network,
+                         kwargs=kw)
+
+
+def test_counts_of_a_hand_checked_case():
+    """pb=2, pf=2, nblk=2, ne=8 (nep=2), nf=64 (nfp=32), nproj=4, fft_grid=1 (mesh 4^3).
+
+    Band group 0 (blocks 0, 1) per iteration:
+      bcast: pb*nblk = 4 calls of 16*nfp*nep = 1024 bytes -> 4096 bytes.
+      allreduce: pseudo-potential 16*nloc*nproj = 16*4*4 = 256 bytes; 2 block
+        normalizations of 16*nep^2 = 64 bytes; CC after block 0 (1 later local
+        block: 64 bytes); after block 1: none.  4 calls, 448 bytes.
+      alltoall: one batch of 4 bands: 4 calls of 16 * pf * ceil(4 * 64 / 4) = 2048 bytes.
+    Band group 1 (blocks 2, 3): CC after blocks 0 and 1 (2 later blocks each:
+      128 bytes) and after block 2 (64): allreduce 1 + 2 + 3 = 6 calls,
+      256 + 128 + 128 + 128 + 64 = 704 bytes.
+    """
+    res = run(pb=2, pf=2, nblk=2, ne=8, nf=64, nproj=4, fft_grid=1.0)
+    g0 = {k: res.returns[0][k] for k in KINDS}
+    assert g0 == {"bcast": 4, "bcast_bytes": 4096, "allreduce": 4, "allreduce_bytes": 448,
+                  "alltoall": 4, "alltoall_bytes": 8192}
+    g1 = {k: res.returns[2][k] for k in KINDS}
+    assert g1["allreduce"] == 6 and g1["allreduce_bytes"] == 704
+    assert res.returns[0]["mesh"] == 4
+
+
+@pytest.mark.parametrize("kw", [
+    dict(),
+    dict(pb=3, pf=4, ne=60, nblk=5, nescale=4, nfscale=8, fft_batch=3),
+    dict(band_counts="28/12/12/12", iterations=2),
+    dict(pb=1, pf=4, nblk=3, ne=30),
+])
+def test_counts_match_documented_formulas(kw):
+    """Every rank's calls and bytes per iteration equal expected_counts (the documented ones)."""
+    res = run(**kw)
+    pf, iters = kw.get("pf", 8), kw.get("iterations", 1)
+    args = {k: kw[k] for k in ("nescale", "nfscale", "fft_batch", "band_counts") if k in kw}
+    for rank, got in enumerate(res.returns):
+        exp = expected_counts(kw.get("ne", 64), kw.get("nf", 4096), kw.get("pb", 4), pf,
+                              kw.get("nblk", 4), rank // pf, **args)
+        assert {k: got[k] for k in KINDS} == {k: v * iters for k, v in exp.items()}
+
+
+def test_scale_factors_scale_message_sizes():
+    """nescale multiplies band counts, nfscale wavenumber counts: bcast bytes scale by both."""
+    base = run(pb=2, pf=2, ne=8, nf=64, nblk=2).returns[0]
+    scaled = run(pb=2, pf=2, ne=8, nf=64, nblk=2, nescale=3, nfscale=5).returns[0]
+    assert scaled["bcast_bytes"] == 15 * base["bcast_bytes"]
+    # the CC allreduces scale by nescale^2; the pseudo-potential one by nescale
+    pseudo = 16 * 4 * 32            # 16 nloc nproj: scales by nescale only
+    assert scaled["allreduce_bytes"] == 3 * pseudo + 9 * (base["allreduce_bytes"] - pseudo)
+
+
+def test_zgemm_time_is_fig3_per_block():
+    """zgemm_time(m, n, k) for m = n = Nep, k = Nfp is Fig. 3's time per block (Nblk = 1)."""
+    assert zgemm_time(40, 40, 500) == pytest.approx(zgemm_block_time(40, 500, 1))
+    # mx = 2, nx = 8, jx = 16: (7.9e-8 + 2 * (0.512e-6*16 + 1.141e-6*8 + 0.666e-6*128)) / 2
+    assert zgemm_time(40, 40, 500) == pytest.approx(
+        (7.9e-8 + 2 * (0.512e-6 * 16 + 1.141e-6 * 8 + 0.666e-6 * 128)) / 2)
+    assert zgemm_time(0, 4, 4) == 0.0
+
+
+def test_band_split():
+    """Even split, remainder to whole groups, explicit counts per group."""
+    assert band_split(64, 4, 4) == [4, 4, 4, 4]
+    assert band_split(72, 4, 4) == [5, 5, 4, 4]
+    assert band_split(64, 4, 4, "28/12/12/12") == [7, 3, 3, 3]
+    with pytest.raises(ValueError, match="multiple of nblk"):
+        band_split(64, 4, 4, "30/10/12/12")
+
+
+def test_fft_mesh():
+    """n = ceil((fft_grid nf nfscale)^(1/3)): 2 * 4096 = 8192 -> 21 (20^3 = 8000 < 8192)."""
+    assert fft_mesh(4096, 1, 2.0) == 21
+    assert fft_mesh(32, 2, 1.0) == 4
+
+
+def test_uneven_bands_grow_wait_time():
+    """Seed 004 Sec. IV.D: an uneven band distribution shows up as wait (load imbalance).
+
+    Same total bands (64) on 4 groups: 16 each vs 28/12/12/12.  Scale factors
+    make the block sizes span several zgemm tiles so work follows band counts.
+    """
+    kw = dict(pb=4, pf=4, ne=64, nblk=4, nescale=32, nfscale=16, nf=1024)
+    even = run(**kw)
+    uneven = run(band_counts="28/12/12/12", **kw)
+    assert uneven.wait.mean() > 1.5 * even.wait.mean()
+    assert uneven.returns[0]["time"] > even.returns[0]["time"]
+    for r in (even, uneven):
+        assert r.finish == pytest.approx(r.calc + r.wait + r.comm)
+    # the light groups wait for the heavy one: their wait exceeds its own
+    heavy, light = uneven.wait[:4].mean(), uneven.wait[4:].mean()
+    assert light > heavy
+
+
+def test_registered_and_listed():
+    """`bsim run phase` finds it with its parameters."""
+    sk = registry.get("phase")
+    for name in ("ne", "nf", "pb", "pf", "nblk", "nescale", "nfscale", "iterations"):
+        assert name in sk.params
+    assert sk.ranks(sk.resolve({"pb": "3", "pf": "5"})) == 15
+
+
+def test_wrong_rank_count_raises():
+    """pb*pf must equal the world size."""
+    with pytest.raises(bsim.RankError, match="pb\\*pf"):
+        bsim.simulate(main, ranks=3, kwargs=dict(pb=2, pf=2, verbose=False))
+
+
+def test_time_positive_and_finite():
+    """One SCF iteration of the default case takes a positive, finite time."""
+    t = run().returns[0]["time"]
+    assert 0 < t < math.inf
+
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.skipif(__import__("shutil").which(
+    "mpiexec", path=__import__("os").path.dirname(__import__("sys").executable)) is None,
+    reason="mpiexec not installed in the venv")
+def test_runs_under_real_mpiexec():
+    """Under real mpiexec -n 4 the skeleton completes and counts as in the simulation."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    pytest.importorskip("mpi4py")
+    mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable))
+    code = ("from skeletons.phase import main, expected_counts; from mpi4py import MPI\n"
+            "out = main(pb=2, pf=2, ne=16, nf=256, nblk=2, band_counts='12/4', verbose=False)\n"
+            "exp = expected_counts(16, 256, 2, 2, 2, MPI.COMM_WORLD.rank // 2,"
+            " band_counts='12/4')\n"
+            "ok = MPI.COMM_WORLD.gather(all(out[k] == v for k, v in exp.items()))\n"
+            "if MPI.COMM_WORLD.rank == 0: print('done', all(ok), len(ok))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([mpiexec, "-n", "4", sys.executable, "-c", code], env=env,
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "done True 4" in out.stdout

@@ -156,24 +156,36 @@ def parse_bufspec(spec: Any) -> BufInfo:
 
 
 class BufInfoV:
-    """A parsed vector spec: memory (or None), counts and displacements in elements."""
+    """A parsed vector spec: memory (or None), counts and displacements in elements.
 
-    __slots__ = ("mem", "counts", "displs", "datatype")
+    A placeholder split in equal blocks keeps only its total (``counts`` and
+    ``displs`` None): nothing is moved, so no per-rank lists are built.
+    """
 
-    def __init__(self, mem: memoryview | None, counts: list[int], displs: list[int],
-                 datatype: Datatype) -> None:
+    __slots__ = ("mem", "counts", "displs", "datatype", "_nbytes", "_nblocks")
+
+    def __init__(self, mem: memoryview | None, counts: list[int] | None,
+                 displs: list[int] | None, datatype: Datatype, nbytes: int = -1,
+                 nblocks: int = 1) -> None:
         self.mem = mem
         self.counts = counts
         self.displs = displs
         self.datatype = datatype
+        self._nbytes = nbytes
+        self._nblocks = nblocks
 
     @property
     def nbytes(self) -> int:
         """Total bytes of all blocks."""
-        return sum(self.counts) * self.datatype.size
+        if self._nbytes >= 0:
+            return self._nbytes
+        return sum(self.counts) * self.datatype.size  # type: ignore[arg-type]
 
     def block(self, i: int) -> tuple[int, int]:
         """Byte offset and byte length of block *i*."""
+        if self.counts is None:   # equal-block placeholder
+            per = self._nbytes // self._nblocks
+            return i * per, per
         size = self.datatype.size
         return self.displs[i] * size, self.counts[i] * size
 
@@ -185,7 +197,18 @@ def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:
     Without counts the buffer is split in *nblocks* equal blocks.  Displacements
     default to the running sum of counts.
     """
+    if spec.__class__ is Buffer:   # fast path: a placeholder in equal blocks
+        if spec.count % nblocks:
+            raise ValueError(f"buffer of {spec.count} elements does not split into {nblocks} "
+                             f"equal blocks")
+        return BufInfoV(None, None, None, spec.datatype, spec.nbytes, nblocks)
     items = list(spec) if isinstance(spec, (list, tuple)) else [spec]
+    if (len(items) == 3 and items[0] is None and isinstance(items[1], (int, np.integer))
+            and isinstance(items[2], (Datatype, str))):   # [None, count, datatype]
+        dt = _as_datatype(items[2])
+        if items[1] < 0:
+            raise ValueError(f"need counts >= 0, got {items[1]}")
+        return BufInfoV(None, None, None, dt, int(items[1]) * nblocks * dt.size, nblocks)
     datatype: Datatype | None = None
     if len(items) > 1 and isinstance(items[-1], (Datatype, str)):
         datatype = _as_datatype(items.pop())

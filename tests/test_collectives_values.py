@@ -192,3 +192,21 @@ def test_collective_and_point_to_point_never_match():
             return comm.recv(source=0, tag=0), dup.recv(source=0, tag=0)
 
     assert run(main, P=2)[1] == ("on world", "on dup")
+
+
+@pytest.mark.parametrize("spec", [lambda n: bsim.Buffer(4 * n, MPI.DOUBLE),
+                                  lambda n: [None, 4, MPI.DOUBLE]])
+def test_placeholder_vector_specs_cost_like_their_size(spec):
+    """Allgather/Alltoall/Gather(IN_PLACE) with placeholders: same time as 32 B blocks."""
+    def main(recv):
+        comm = MPI.COMM_WORLD
+        n = comm.size
+        comm.Allgather(bsim.Buffer(4, MPI.DOUBLE), recv(n))
+        comm.Alltoall(recv(n), recv(n))
+        comm.Gather(MPI.IN_PLACE if comm.rank == 0 else bsim.Buffer(32), recv(n), root=0)
+        return MPI.Wtime()
+
+    real = lambda n: np.zeros(4 * n)   # noqa: E731 - the same sizes with real buffers
+    placeholder = bsim.simulate(main, ranks=4, network=NET, args=(spec,)).returns
+    actual = bsim.simulate(main, ranks=4, network=NET, args=(real,)).returns
+    assert placeholder == actual and placeholder[0] > 0

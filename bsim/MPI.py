@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .comm import SELF_CONTEXT, TAG_UB, WORLD_CONTEXT, Comm, Intracomm
 from .comm import _KIND_NULL as _NULL
 from .comm import _KIND_SELF as _SELF
 from .comm import _KIND_WORLD as _WORLD
-from .datatypes import PREDEFINED, Datatype
+from .comm import SELF_CONTEXT, TAG_UB, WORLD_CONTEXT, Comm, Intracomm
 from .comm_manage import COMM_TYPE_SHARED
+from .datatypes import PREDEFINED, Datatype
 from .errors import MPIUsageError
 from .groups import CONGRUENT, GROUP_EMPTY, IDENT, SIMILAR, UNEQUAL, Group
 from .ops import (
@@ -38,8 +38,8 @@ from .ops import (
     Op,
 )
 from .rank import current
-from .topo import CART, Cartcomm
 from .requests import ANY_SOURCE, ANY_TAG, PROC_NULL, REQUEST_NULL, UNDEFINED, Request, Status
+from .topo import CART, Cartcomm
 
 __all__ = [
     "COMM_WORLD", "COMM_SELF", "COMM_NULL", "REQUEST_NULL", "Comm", "Intracomm", "Request",

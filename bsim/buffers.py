@@ -104,7 +104,8 @@ def _raw(buf: Any) -> tuple[memoryview | None, int, Datatype]:
     if isinstance(buf, np.ndarray):
         if not buf.flags.c_contiguous:
             raise ValueError("buffer must be C-contiguous")
-        return memoryview(buf).cast("B") if buf.nbytes else None, buf.size, from_numpy(buf.dtype)
+        view = memoryview(buf)  # type: ignore[arg-type]   # ndarray exports the buffer protocol
+        return view.cast("B") if buf.nbytes else None, buf.size, from_numpy(buf.dtype)
     try:
         view = memoryview(buf)
     except TypeError:
@@ -183,11 +184,12 @@ class BufInfoV:
 
     def block(self, i: int) -> tuple[int, int]:
         """Byte offset and byte length of block *i*."""
-        if self.counts is None:   # equal-block placeholder
+        counts, displs = self.counts, self.displs
+        if counts is None or displs is None:   # equal-block placeholder
             per = self._nbytes // self._nblocks
             return i * per, per
         size = self.datatype.size
-        return self.displs[i] * size, self.counts[i] * size
+        return displs[i] * size, counts[i] * size
 
 
 def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:

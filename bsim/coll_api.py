@@ -209,7 +209,7 @@ class CollectiveMethods:
     def _reduce_raw(fn: Op, values: list[Any]) -> np.ndarray | None:
         if any(raw is None for raw, _ in values):
             return None   # a placeholder took part: sizes only
-        arrays = [_array(raw, info) for raw, info in values]
+        arrays: list[np.ndarray] = [_array(raw, info) for raw, info in values]  # type: ignore[misc]
         # logical ops give bools: cast back to the buffer's type before writing bytes
         return np.asarray(fold(fn, arrays)).astype(arrays[0].dtype, copy=False)
 

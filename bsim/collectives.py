@@ -100,7 +100,8 @@ class CollectiveCosts:
         alg = algs.get(op)
         return alg if alg else _default_algorithm(op, nprocs, nbytes)
 
-    def p2p_for(self, engine: Engine, comm: Comm, group: tuple[int, ...]) -> Callable[[float], float]:
+    def p2p_for(self, engine: Engine, comm: Comm,
+                group: tuple[int, ...]) -> Callable[[float], float]:
         """One message's time for formulas on *comm*: the worst of a few member pairs.
 
         The pairs are (member 0, member k) for k in {1, P/2, P-1}: enough to
@@ -295,10 +296,10 @@ def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: Coll
         inst.rounds = per_rank
     eng = vr.engine
     proto = eng.protocol
-    ctx = key            # messages of this instance only match each other
+    ctx: Any = key       # messages of this instance only match each other
     for k, sends, recvs in inst.rounds[me]:   # k: the global round, used as the tag
         reqs = []
-        for src, n in recvs:
+        for src, _size in recvs:   # receive sizes are implied by the matching sends
             req = Request(vr, RECV, inst.op)
             req._ctx, req._src, req._tag = ctx, comm._world(src, vr), k
             req._t_post = vr.clock

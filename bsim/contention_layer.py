@@ -199,9 +199,8 @@ class ContentionLayer:
                 scale = float(nbytes)
             elif self._hook is None:
                 key = src * eng.nranks + dst
-                paths = self._paths_cache.get(key)
-                if paths is None:
-                    paths = self._cache_pair(key, src, dst)
+                cached = self._paths_cache.get(key)
+                paths = cached if cached is not None else self._cache_pair(key, src, dst)
                 scale = float(nbytes)
             else:
                 paths = self._hook_paths(src, dst, nbytes)
@@ -268,7 +267,7 @@ class ContentionLayer:
     def _adaptive_paths(self, src: int,
                         dst: int) -> tuple[tuple[tuple[int, ...], float, float], ...]:
         """One path per rail used, each chosen by the model from the current link loads."""
-        net = self.network
+        net: Any = self.network   # a fat-tree (checked in __init__)
         a, b = net.node_of(src), net.node_of(dst)
         if a == b:
             return ()
@@ -341,7 +340,7 @@ class ContentionLayer:
         if not self._settle_pending:
             self._settle_pending = True
             owner.seq += 1
-            heappush(self.engine._queue, (self.engine._now, PRIO_SETTLE,  # type: ignore[misc]
+            heappush(self.engine._queue, (self.engine._now, PRIO_SETTLE,
                                           owner.keybase | owner.seq, Call(self._settle, ())))
 
     def _on_timer(self, version: int) -> None:

@@ -73,6 +73,8 @@ class Engine(simpy.Environment):
         self.events = 0
         self.host_seconds = 0.0
         self._simpy_eid = count(_SIMPY_KEYS)
+        # (time, priority, key, item): items are ranks, Calls or SimPy events
+        self._queue: list[tuple[float, int, int, Any]] = []  # type: ignore[assignment]
         self.colls: dict[Any, Any] = {}   # (collective context, sequence) -> CollInstance
         self.collective_costs: Any = None  # bsim.collectives.CollectiveCosts
         self.world_group = tuple(range(nranks))
@@ -124,7 +126,7 @@ class Engine(simpy.Environment):
         events = 0
         try:
             while queue:
-                now, _, key, item = heappop(queue)
+                now, _, key, item = heappop(queue)   # item: VirtualRank, Call or a SimPy event
                 self._now = now
                 cls = item.__class__
                 if cls is rank_cls:
@@ -172,7 +174,7 @@ class Engine(simpy.Environment):
             vr.finished = True
         return run
 
-    def _simpy_event(self, event: simpy.Event) -> None:
+    def _simpy_event(self, event: Any) -> None:
         callbacks, event.callbacks = event.callbacks, None
         for callback in callbacks:
             callback(event)

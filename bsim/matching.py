@@ -35,7 +35,7 @@ class Message:
     __slots__ = ("ctx", "src", "dst", "src_crank", "tag", "nbytes", "payload", "lower",
                  "t_send", "visible", "sreq", "rendezvous")
 
-    def __init__(self, ctx: int, src: int, dst: int, src_crank: int, tag: int, nbytes: int,
+    def __init__(self, ctx: Any, src: int, dst: int, src_crank: int, tag: int, nbytes: int,
                  payload: Any, lower: bool) -> None:
         self.ctx = ctx
         self.src = src

@@ -243,7 +243,8 @@ class LogGPProtocol(Protocol):
         cts_leave = max(msg.visible, req._t_post)
         cts_arrival = cts_leave + net.wire(msg.dst, msg.src, 0)  # type: ignore[union-attr]
         receiver = req._owner
-        receiver.engine.call_at(cts_arrival, receiver, self._inject, req, msg, o_r)  # type: ignore[union-attr]
+        assert receiver is not None
+        receiver.engine.call_at(cts_arrival, receiver, self._inject, req, msg, o_r)
 
     def _inject(self, req: Request, msg: Message, o_r: float) -> None:
         eng = req._owner.engine  # type: ignore[union-attr]

@@ -126,7 +126,8 @@ class VirtualRank:
             if self.unknown == 0:
                 self.wake(max(self.engine._now, self.clock))
         elif mode == 2:
-            t = max(self.clock, req._avail)
+            avail: float = req._avail  # type: ignore[assignment]   # resolved: a float
+            t = max(self.clock, avail)
             if t < self.wake_at:
                 self.wake(t)
 
@@ -162,7 +163,7 @@ class VirtualRank:
         wait = comm = 0.0
         tracer = self.engine.tracer
         for r in reqs:
-            avail = r._avail
+            avail: float = r._avail  # type: ignore[assignment]   # every request is resolved here
             if avail > t:
                 idle = avail - t
                 w = r._partner - t

@@ -28,7 +28,7 @@ def mpi4py_shim() -> Iterator[None]:
     """Make ``import mpi4py`` / ``from mpi4py import MPI`` give ``bsim.MPI`` meanwhile."""
     from . import MPI
     pkg = types.ModuleType("mpi4py")
-    pkg.__path__ = []  # type: ignore[attr-defined]
+    pkg.__path__ = []
     pkg.MPI = MPI  # type: ignore[attr-defined]
     pkg.__version__ = "4.0.0+bsim"  # type: ignore[attr-defined]
     pkg.rc = types.SimpleNamespace(initialize=True, finalize=True, threads=True,  # type: ignore[attr-defined]
@@ -100,7 +100,7 @@ def simulate(main: Callable[..., Any], ranks: int,
 
     with mpi4py_shim():
         engine.run_program(program)
-    return collect(engine, name or getattr(main, "__name__", "program"), params or {})
+    return collect(engine, str(name or getattr(main, "__name__", "program")), params or {})
 
 
 def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:

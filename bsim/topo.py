@@ -25,6 +25,8 @@ class Cartcomm(Intracomm):
     """A communicator with a Cartesian process grid."""
 
     __slots__ = ("_dims", "_periods")
+    _dims: tuple[int, ...]
+    _periods: tuple[bool, ...]
 
     def _coords_of(self, rank: int) -> list[int]:
         coords = []
@@ -129,7 +131,7 @@ class Cartcomm(Intracomm):
         return self.Get_topo()
 
 
-def _as_cart(vr: Any, comm: Intracomm, dims: list[int], periods: list[bool]) -> Cartcomm:
+def _as_cart(vr: Any, comm: Any, dims: list[int], periods: list[bool]) -> Cartcomm:
     """The shared Cartcomm with *comm*'s context and group."""
     ctx = ("cart", comm._ctx)
     cart = vr.engine.comms.get(ctx)

@@ -23,8 +23,14 @@ from .contention import FluidNetwork, max_min_rates, simulate_flows  # noqa: E40
 from .fattree import FatTree  # noqa: E402
 from .graph import GraphNetwork  # noqa: E402
 from .layouts import NodeVolumeMapping, isp, node_shapes, ssn  # noqa: E402
-from .mapping import (BlockMapping, ExplicitMapping, Mapping, MappingError,  # noqa: E402
-                      RoundRobinMapping, build_mapping)
+from .mapping import (  # noqa: E402
+    BlockMapping,
+    ExplicitMapping,
+    Mapping,
+    MappingError,
+    RoundRobinMapping,
+    build_mapping,
+)
 from .piecewise import LogGPRanges, Piecewise, TwoLevel  # noqa: E402
 from .torus import Torus  # noqa: E402
 

@@ -107,7 +107,8 @@ class NetworkModel(ABC):
         return f"<{type(self).__name__} {args}>"
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.params() == other.params()  # type: ignore[attr-defined]
+        return isinstance(other, NetworkModel) and type(self) is type(other) \
+            and self.params() == other.params()
 
     def __hash__(self) -> int:
         return hash((type(self), tuple(sorted(map(str, self.params().items())))))

@@ -214,7 +214,8 @@ class BlueWaters(TopologyModel):
 
     def hop_terms(self, a: int, b: int, nbytes: float) -> list[tuple[float, float, float, float]]:
         """``(L_i, B_i, N_i, C_i = 1)`` per hop of the route from node *a* to node *b*."""
-        return [(*self._class[link[0]], self._channels(link[0], nbytes, a, b), 1.0)
+        # Blue Waters link ids are tuples whose first item is the link class
+        return [(*self._class[link[0]], self._channels(link[0], nbytes, a, b), 1.0)  # type: ignore[index]
                 for link in self.route_nodes(a, b)]
 
     def node_cost(self, a: int, b: int, nbytes: int) -> SimTime:

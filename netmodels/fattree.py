@@ -240,7 +240,9 @@ class FatTree(TopologyModel):
         else:
             rails = range(self._mapping.cores[src] % self.rails,
                           self._mapping.cores[src] % self.rails + 1)
-        return [tuple((rail,) + link[1:] for link in base) if rail else base for rail in rails]
+        # fat-tree link ids are tuples (rail, direction, level, switch, port)
+        return [tuple((rail,) + link[1:] for link in base) if rail else base  # type: ignore[index]
+                for rail in rails]
 
     def route(self, src: int, dst: int) -> tuple[LinkId, ...]:
         """Links crossed by the message of rank *src* to rank *dst* (all its rails)."""

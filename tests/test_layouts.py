@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from netmodels.layouts import (NodeVolumeMapping, count_internode_pairs, isp, layout_cost,
-                               node_shapes, ssn)
+from netmodels.layouts import (
+    NodeVolumeMapping,
+    count_internode_pairs,
+    isp,
+    layout_cost,
+    node_shapes,
+    ssn,
+)
 from netmodels.mapping import MappingError
 
 

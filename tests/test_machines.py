@@ -205,8 +205,8 @@ def test_repr_names_machine():
 
 def test_profile_may_name_any_registered_model_with_a_nested_spec(tmp_path):
     """A TOML [network] may use twolevel with a ';'-separated nested spec."""
-    from skeletons.machines import load_machine, network_spec
     import netmodels
+    from skeletons.machines import load_machine, network_spec
     path = tmp_path / "node.toml"
     path.write_text('name = "node"\ndescription = "two-level test node"\nsource = "test"\n'
                     'cores_per_node = 4\n[network]\nmodel = "twolevel"\ncores = 4\n'

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from netmodels.mapping import (BlockMapping, ExplicitMapping, MappingError, RoundRobinMapping,
-                               build_mapping)
+from netmodels.mapping import (
+    BlockMapping,
+    ExplicitMapping,
+    MappingError,
+    RoundRobinMapping,
+    build_mapping,
+)
 
 
 def test_block():

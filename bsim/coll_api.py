@@ -54,6 +54,17 @@ def _write(info: BufInfo | None, data: Any, offset: int = 0) -> None:
     info.mem[offset:offset + len(raw)] = raw
 
 
+def _place_blocks(info: BufInfoV, blocks: list[Any]) -> None:
+    """Copy rank r's bytes into block r of a real receive buffer (placeholders: skipped)."""
+    mem = info.mem
+    if mem is None:
+        return
+    for r, raw in enumerate(blocks):
+        if raw is not None:
+            off, n = info.block(r)
+            mem[off:off + min(n, len(raw))] = raw[:n]
+
+
 class CollectiveMethods:
     """Mixin of :class:`bsim.comm.Comm`: the collective operations."""
 
@@ -393,11 +404,8 @@ class CollectiveMethods:
                                  () if vector else (("nbytes", nb),), blocking=blocking)
 
         def post() -> None:
-            if rinfo is not None and rinfo.mem is not None:
-                for r in range(size):
-                    off, n = rinfo.block(r)
-                    if inst.values[r] is not None:
-                        rinfo.mem[off:off + min(n, len(inst.values[r]))] = inst.values[r][:n]
+            if rinfo is not None:
+                _place_blocks(rinfo, inst.values)
         if not blocking:
             return self._nonblocking(vr, inst, req, post)
         post()
@@ -464,11 +472,7 @@ class CollectiveMethods:
                                  cost_bytes=lambda i, r: max(i.nbytes), blocking=blocking)
 
         def post() -> None:
-            if rinfo.mem is not None:
-                for r in range(size):
-                    off, n = rinfo.block(r)
-                    if inst.values[r] is not None:
-                        rinfo.mem[off:off + min(n, len(inst.values[r]))] = inst.values[r][:n]
+            _place_blocks(rinfo, inst.values)
         if not blocking:
             return self._nonblocking(vr, inst, req, post)
         post()

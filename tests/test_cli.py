@@ -81,7 +81,11 @@ def test_unmodified_programs_with_collectives(program, ranks, expected, capsys):
 
 
 def test_collective_cost_options_reach_the_simulation(tmp_path):
-    """--collectives clog and a per-op --collective override change the allreduce time."""
+    """--collective OP=SPEC overrides one op's cost; --collectives clog sets the default.
+
+    cpi.py calls bcast (root 0) then reduce (root 0); no add_time, so every rank reaches
+    each collective at the same time and the dependency rules reduce to "+ T".
+    """
     out = tmp_path / "r.json"
     assert main(["run", str(PROGRAMS / "cpi.py"), "-n", "4", "--network", NET,
                  "--collective", "reduce=clog:c=1e-3,d=0", "--collective",
@@ -91,6 +95,15 @@ def test_collective_cost_options_reach_the_simulation(tmp_path):
     # (fan-in non-roots) at their compute + 1 ms.  All compute is 0 here (no add_time).
     assert doc["per_rank"]["finish"] == [1e-3] * 4
     assert "reduce=clog" in doc["collectives"]
+    # global --collectives clog: c = 2 ms, d = 0 prices bcast; reduce keeps its 1 ms override.
+    # bcast: root at 0 + 2 ms, non-roots at max(0, 0) + 2 ms; reduce: root at max(2 ms) +
+    # 1 ms, non-roots at 2 ms + 1 ms -> every rank finishes at 3 ms.
+    assert main(["run", str(PROGRAMS / "cpi.py"), "-n", "4", "--network", NET,
+                 "--collectives", "clog:c=2e-3,d=0", "--collective", "reduce=clog:c=1e-3,d=0",
+                 "--json", str(out), "--quiet"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["per_rank"]["finish"] == pytest.approx([3e-3] * 4, rel=1e-12)
+    assert doc["per_rank"]["comm"] == pytest.approx([3e-3] * 4, rel=1e-12)
 
 
 def test_compute_measure_charges_host_time(tmp_path):

@@ -47,7 +47,7 @@ def test_dup_compare_and_groups():
     assert out[0][:3] == (MPI.IDENT, MPI.CONGRUENT, MPI.SIMILAR)
     assert out[0][3:5] == (6, [2, 3])
     assert out[0][5] == [0, 1]                # ranks 2, 3 are b's ranks 0, 1
-    assert out[0][6] == -32766 and out[3][6] == 1   # world 0 not in b; world 3 is b's rank 1
+    assert out[0][6] == MPI.UNDEFINED and out[3][6] == 1   # world 0 not in b; 3 is b's 1
     assert out[0][7] == MPI.SIMILAR
 
 

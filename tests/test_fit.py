@@ -190,10 +190,14 @@ def test_kernel_time_reads_preset_tables():
     from skeletons.machines import load_machine
     from skeletons.models import hpl, milc
     dgemm = load_machine("primequest").kernels["flops"]["dgemm"]
-    assert kernel_time(dgemm, 3e7) == pytest.approx(hpl.dgemm_time(3e7))
+    # seed 004: 0.173 ns/flop for the first 10 MFlop, 0.165 ns/flop beyond
+    assert kernel_time(dgemm, 3e7) == pytest.approx(0.173e-9 * 1e7 + 0.165e-9 * 2e7, rel=1e-12)
+    assert kernel_time(dgemm, 3e7) == pytest.approx(hpl.dgemm_time(3e7), rel=1e-12)
     cg = load_machine("power5").kernels["milc"]["CG"]
+    # seed 000 Eq. 1, POWER5+ CG: 1200 sites at 0.425 us, the other 2896 at 0.483 us
+    assert kernel_time(cg, 4096) == pytest.approx(0.425e-6 * 1200 + 0.483e-6 * 2896, rel=1e-12)
     assert kernel_time(cg, 4096) == pytest.approx(milc.kernel_time(0.425e-6, 0.483e-6, 1200,
-                                                                   4096))
+                                                                   4096), rel=1e-12)
     with pytest.raises(FitError, match="unknown kernel table"):
         kernel_time({"alpha": 1}, 1)
 

@@ -68,16 +68,22 @@ def test_compute_noise_stretches_add_time_and_counts_as_calc():
 
 
 def test_progress_is_called_with_the_engine():
-    """A long run calls the progress hook with a growing event count."""
+    """A long run calls the progress hook every PROGRESS_EVERY events, with a growing count."""
+    from bsim.hooks import PROGRESS_EVERY
     seen = []
 
     def main():
         comm = MPI.COMM_WORLD
-        for _ in range(3000):
+        for _ in range(6000):
             comm.sendrecv(None, dest=(comm.rank + 1) % 8, source=(comm.rank - 1) % 8)
 
-    bsim.simulate(main, ranks=8, network=NET, progress=lambda eng: seen.append(eng.events))
-    assert seen and seen == sorted(seen)
+    res = bsim.simulate(main, ranks=8, network=NET,
+                        progress=lambda eng: seen.append(eng.events))
+    # 8 ranks x 6000 blocking receives, each completing in the future (c > 2 us), wake
+    # ranks 48000 times in all: at least 2 multiples of PROGRESS_EVERY
+    assert len(seen) >= 2
+    assert seen == [PROGRESS_EVERY * (k + 1) for k in range(len(seen))]
+    assert seen[-1] <= res.events
 
 
 def test_measure_mode_charges_host_compute_as_calc():

@@ -206,10 +206,19 @@ def test_registered_and_listed():
 
 def test_memory_constant_in_n():
     """No matrix is allocated: the rank state does not grow with N (counters only)."""
+    import tracemalloc
     small = run("zero", n=64, nb=8, p=2, q=2)
-    large = run("zero", n=4096, nb=8, p=2, q=2, pivot="panel")
+    tracemalloc.start()
+    try:
+        large = run("zero", n=4096, nb=8, p=2, q=2, pivot="panel")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert set(small.returns[1]) == set(large.returns[1])
     assert math.isfinite(large.returns[0]["time"])
+    # a real 2 x 2 run would hold a 2048 x 2048 block of doubles per rank: 32 MiB each,
+    # 128 MiB in all.  The simulation of all four ranks must stay far below one block.
+    assert peak < 4 * 2**20
 
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]

@@ -130,8 +130,15 @@ def test_test_loop_makes_progress():
             return polls
 
     res = run(main)
-    assert res.returns[1] >= 9      # 1 us per failed test over a 10 us wait
-    assert res.finish[1] == pytest.approx(1e-5 + 1e-6 + 8e-9, abs=1.01e-6)
+    # docs/protocols.md: Test succeeds iff avail (the send time, 10 us) <= now; a failed
+    # Test charges poll_time = 1 us of wait.  Tests at 0, 1, ..., 9 us fail (ten 1e-6
+    # steps sum to exactly 1e-5 in binary, so the 11th Test, at 10 us, succeeds); then the
+    # receive pays its cost c = 1 us + 8 B / 1 GB/s.
+    c = 1e-6 + 8e-9
+    assert res.returns[1] == 10
+    assert res.wait[1] == pytest.approx(10 * 1e-6, rel=1e-12)
+    assert res.comm[1] == pytest.approx(c, rel=1e-12)
+    assert res.finish[1] == pytest.approx(1e-5 + c, rel=1e-12)
 
 
 def test_waitany_returns_the_first_available():

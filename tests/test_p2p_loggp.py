@@ -151,7 +151,7 @@ def test_ssend_is_synchronous_even_when_small():
 
 
 def test_small_message_does_not_overtake_a_large_one():
-    """A small message sent after a large one to the same rank arrives after it."""
+    """A small message sent after a large one to the same rank is matched and done after it."""
     def main():
         comm = MPI.COMM_WORLD
         if comm.rank == 0:
@@ -160,7 +160,16 @@ def test_small_message_does_not_overtake_a_large_one():
         else:
             st = MPI.Status()
             comm.Recv(bsim.Buffer(1_000_001), source=0, tag=MPI.ANY_TAG, status=st)
-            return st.tag
+            first = (st.tag, MPI.Wtime())
+            comm.Recv(bsim.Buffer(1_000_001), source=0, tag=MPI.ANY_TAG, status=st)
+            return first, (st.tag, MPI.Wtime())
 
     res = bsim.simulate(main, ranks=2, network=NET, protocol="loggp:eager_limit=10000000")
-    assert res.returns[1] == 1
+    (tag1, t1), (tag2, t2) = res.returns[1]
+    assert (tag1, tag2) == (1, 2)
+    # large: injected at o, NIC busy max(g, 1e6 G) = 1 ms, arrives o + 1e6 G + L.  small:
+    # called at o, injected when the NIC frees at o + 1 ms, arrives o + 1 ms + 0*G + L (the
+    # same instant).  First receive: arrival + o; second (posted then): + o.
+    big_arrival = o + 1_000_000 * G + Lw
+    assert close(t1, big_arrival + o)
+    assert close(t2, big_arrival + 2 * o)

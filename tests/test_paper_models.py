@@ -58,8 +58,11 @@ def test_octant_comm_matches_tutorial_formula_for_square_subgrids():
 def test_octant_time_is_comp_plus_comm():
     """T = Tcomp + Tcomm (tutorial, Combining Pipelines)."""
     args = (4, 3, 100, 10, 6, 3, 5, 5)
-    assert sweep3d.octant_time(*args) == pytest.approx(
-        sweep3d.octant_comp_time(*args) + sweep3d.octant_comm_time(*args), rel=1e-15)
+    # Tcpu = it*jt*mk*mmi*Tcell = 5*5*10*3*120 ns = 90 us; (4+3-1) + (20-1) = 25 steps;
+    # Tcomm = 86 Tmsg(1200 B) = 86 * 15.08 us (see the test above)
+    comp, comm = 25 * 90e-6, 86 * 15.08e-6
+    assert sweep3d.octant_comp_time(*args) == pytest.approx(comp, rel=1e-12)
+    assert sweep3d.octant_time(*args) == pytest.approx(comp + comm, rel=1e-12)   # 3546.88 us
 
 
 def test_octant_table_delays_and_total():
@@ -194,11 +197,29 @@ def test_allreduce_and_total_eq5():
     assert milc.allreduce_time(1024, 238e-6, 51e-6) == pytest.approx(748e-6)
     k = load_machine("xt5").kernels["milc"]
     m = milc.hockney(12.1e-6, 167 * 2**20)
-    parts = (milc.serial_time(k, 4096, RUN) + milc.p2p_time(m, RUN, volume=4096)
-             + milc.collective_time(RUN, 512, 238e-6, 51e-6))
-    assert milc.total_time(k, m, RUN, 512, 238e-6, 51e-6, volume=4096) == pytest.approx(parts)
+    # Eq. 5 written out from the paper, independently of the module's helpers.  V = 4096
+    # sites: A = 18 * 4 * 4096^(3/4) = 36864 B; RUN has (t+w) steps = 9, floor(t/meas) = 1.
+    def eq1(name):
+        b = k[name]
+        return b["b1"] * min(b["s"], 4096) + b["b2"] * max(0, 4096 - b["s"])
+
+    def msg(x):
+        return 12.1e-6 + x / (167 * 2**20)
+
+    tser = 9 * (eq1("FF") + eq1("GF") + 3 * (eq1("LL") + eq1("FL"))) + (eq1("LL") + eq1("FL")) \
+        + 100 * eq1("CG")                                                        # Eq. 2
+    tp2p = msg(36864) * (3332 * 9 + 296) + 16 * msg(18432) * 100 \
+        + 16 * msg(6144) * (2 * 9 + 2 * 1)                                       # Eq. 3
+    tcoll = (100 + 2 * (9 + 2 * 1)) * (238e-6 + 51e-6 * 9)                       # Eq. 4, P=512
+    parts = tser + tp2p + tcoll
+    assert milc.collective_time(RUN, 512, 238e-6, 51e-6) == pytest.approx(tcoll, rel=1e-12)
+    assert milc.serial_time(k, 4096, RUN) == pytest.approx(tser, rel=1e-12)
+    assert milc.p2p_time(m, RUN, volume=4096) == pytest.approx(tp2p, rel=1e-12)
+    assert milc.total_time(k, m, RUN, 512, 238e-6, 51e-6, volume=4096) == pytest.approx(
+        parts, rel=1e-12)
     ext = milc.local_extents((32, 32, 32, 64), (4, 4, 4, 8))     # 8^4 = 4096 sites, P = 512
-    assert milc.total_time(k, m, RUN, 512, 238e-6, 51e-6, extents=ext) == pytest.approx(parts)
+    assert milc.total_time(k, m, RUN, 512, 238e-6, 51e-6, extents=ext) == pytest.approx(
+        parts, rel=1e-12)
 
 
 def test_cg_only_time():

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 import bsim
@@ -125,10 +123,23 @@ def test_wrong_rank_count_raises():
         bsim.simulate(main, ranks=3, kwargs=dict(pb=2, pf=2, verbose=False))
 
 
-def test_time_positive_and_finite():
-    """One SCF iteration of the default case takes a positive, finite time."""
-    t = run().returns[0]["time"]
-    assert 0 < t < math.inf
+def test_one_rank_iteration_time_by_hand():
+    """pb = pf = 1, ne = 4, nf = 32, nblk = 1, nproj = 4: the iteration time summed by hand.
+
+    One rank: no messages, so time = the sum of the kernel times.  mesh n = ceil(64^(1/3))
+    = 4, nep = nloc = 4, nfp = 32, one FFT batch of 4 bands:
+      FFT: 2 directions x 3 steps of 4 * (16 * 5 * 4 * log2 4 = 640) flops * 1 ns = 15.36 us
+           + V_loc 4 * 64 * 6 * 1 ns = 1.536 us;
+      pseudo-potential: 2 zgemms of (4 x 4, k = 32); Gram-Schmidt: 1 block normalization of
+      (Nep = 4, Nfp = 32), no later block (nbsn = 2 > nblk).  All three have mx = 1,
+      nx = 8, jx = 1: (7.9e-8 + 0.512 + 8 * 1.141 + 8 * 0.666 us) / 2 = 7.5235 us.
+    """
+    res = run("zero", pb=1, pf=1, ne=4, nf=32, nblk=1, nproj=4, fft_grid=2.0)
+    t = res.returns[0]["time"]
+    expected = 6 * 4 * 640 * 1e-9 + 4 * 64 * 6 * 1e-9 + 3 * (15.047e-6 / 2)
+    assert t == pytest.approx(expected, rel=1e-12)          # 39.4665 us
+    assert res.returns[0]["mesh"] == 4
+    assert res.calc[0] == pytest.approx(expected, rel=1e-12)
 
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]

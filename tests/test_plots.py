@@ -44,7 +44,10 @@ def test_breakdown_plot_stacks_calc_wait_comm(tmp_path, result_and_trace):
     heights = {c.get_label(): [p.get_height() for p in c.patches] for c in ax.containers}
     assert heights["calc"] == pytest.approx([1, 2, 3, 4])
     assert heights["wait"] == pytest.approx((res.wait * 1e3).tolist())
-    assert heights["wait"][0] == pytest.approx(3.0)     # rank 0 waits for rank 3
+    # barrier: everyone leaves after rank 3 arrives at 4 ms, so rank r waits 4 - (r + 1) ms
+    assert heights["wait"] == pytest.approx([3.0, 2.0, 1.0, 0.0], rel=1e-12, abs=1e-12)
+    # dissemination barrier on 4 ranks: 2 rounds of a 0-byte message, l = 2 us each
+    assert heights["comm"] == pytest.approx([2 * 2e-3] * 4, rel=1e-12)
 
 
 def test_timeline_plot_of_a_rank_subset(tmp_path, result_and_trace):

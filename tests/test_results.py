@@ -56,7 +56,8 @@ def test_json_round_trip_and_csv_rows(tmp_path):
     """to_json/from_json preserve every float exactly; CSV has one row per rank."""
     res = bsim.simulate(mixed_program, ranks=4)
     back = bsim.Result.from_json(res.to_json(tmp_path / "out.json"))
-    assert back.finish.tolist() == res.finish.tolist()
+    for field in ("finish", "calc", "wait", "comm", "ops", "messages", "bytes"):
+        assert getattr(back, field).tolist() == getattr(res, field).tolist(), field
     assert back.elapsed == res.elapsed and back.total_ops == res.total_ops
     rows = (tmp_path / "o.csv").write_text("") or res.to_csv(tmp_path / "o.csv").read_text()
     lines = rows.strip().splitlines()

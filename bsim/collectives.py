@@ -81,6 +81,7 @@ class CollectiveCosts:
                 self._models[op] = build_collective_model(value)
         self._cost_cache: dict[tuple[Any, ...], float] = {}
         self._p2p_cache: dict[Any, Callable[[float], float]] = {}
+        self.any_algorithmic = any(m is None for m in self._models.values())
 
     def spec(self) -> str:
         """A readable form of the configuration."""
@@ -229,8 +230,8 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
         inst.root_t = t
     vr.ops += 1
     costs = eng.collective_costs
-    group = comm._members(vr)
-    alg = costs.algorithm(cop, size, nbytes) if blocking and size > 1 else None
+    alg = (costs.algorithm(cop, size, nbytes)
+           if costs.any_algorithmic and blocking and size > 1 else None)
     if alg is not None:
         _run_algorithm(vr, comm, key, inst, me, cop, alg, nbytes)
         return inst, me, None
@@ -239,7 +240,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
 
     def T_of(rank: int) -> float:
         nb = cost_bytes(inst, rank) if cost_bytes is not None else inst.nbytes[rank]
-        return costs.cost(eng, comm, group, cop, nb)
+        return costs.cost(eng, comm, comm._members(vr), cop, nb)
 
     if kind == ALL:
         if inst.arrived == size:

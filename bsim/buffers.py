@@ -97,7 +97,7 @@ def _as_datatype(datatype: Any) -> Datatype:
 
 def _raw(buf: Any) -> tuple[memoryview | None, int, Datatype]:
     """(byte view or None, element count, datatype) of a bare buffer object."""
-    if buf is None:
+    if buf is None or buf.__class__.__name__ == "_Bottom":   # None or MPI.BOTTOM: no data
         return None, 0, _BYTE
     if isinstance(buf, Buffer):
         return None, buf.count, buf.datatype
@@ -140,8 +140,8 @@ def parse_bufspec(spec: Any) -> BufInfo:
             if not isinstance(given_count, (int, np.integer)) or given_count < 0:
                 raise ValueError(f"count must be an int >= 0, got {given_count!r}")
             count = int(given_count)
-        elif buf is None:
-            raise ValueError("a None buffer needs a count: [None, count, datatype]")
+        elif mem is None and not isinstance(buf, Buffer):
+            raise ValueError("a None or BOTTOM buffer needs a count: [None, count, datatype]")
         nbytes = count * dt.size
         if mem is not None:
             if nbytes > mem.nbytes:

@@ -232,3 +232,19 @@ def test_mpi_outside_a_simulation_raises_clearly():
     """Using COMM_WORLD outside a simulated rank names the fix."""
     with pytest.raises(bsim.NotInSimulationError, match="bsim.simulate"):
         MPI.COMM_WORLD.Get_rank()
+
+
+def test_bottom_with_count_and_datatype_is_a_placeholder():
+    """[MPI.BOTTOM, count, datatype] sends count * size bytes and moves no data."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            comm.Send([MPI.BOTTOM, 5, MPI.INT], dest=1)
+        else:
+            st = MPI.Status()
+            comm.Recv([MPI.BOTTOM, 5, MPI.INT], source=0, status=st)
+            return st.Get_count(MPI.INT)
+
+    assert run(main).returns[1] == 5
+    with pytest.raises(bsim.MPIUsageError, match="needs a count"):
+        run(lambda: MPI.COMM_WORLD.Send([None, MPI.INT], dest=0), n=1)

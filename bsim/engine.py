@@ -91,8 +91,15 @@ class Engine(simpy.Environment):
         """Schedule a SimPy *event* (SimPy's own signature; keys above all ranks')."""
         heappush(self._queue, (self._now + delay, priority, next(self._simpy_eid), event))
 
-    def step(self) -> None:  # pragma: no cover - run_program is the loop used
-        raise NotImplementedError("bsim drives the queue with Engine.run_program()")
+    def step(self) -> None:
+        """Not available: rank wake-ups must run inside :meth:`run_program`'s loop.
+
+        SimPy's ``run``/``step`` would pop rank wake-ups outside the greenlet
+        scheduler; bsim models written as SimPy processes are driven by
+        :meth:`run_program` instead.
+        """
+        raise RuntimeError("Engine.step() is not supported: run simulations with "
+                           "bsim.simulate() (Engine.run_program drives the queue)")
 
     # -- scheduling helpers ------------------------------------------------
     def call_at(self, t: float, owner: VirtualRank, fn: Callable[..., None], *args: Any) -> None:

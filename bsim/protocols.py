@@ -32,6 +32,7 @@ costs ``cost(src, dst, s) + delay`` (resolved when the flow ends); under
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .errors import TruncationError
@@ -65,7 +66,7 @@ def transfer_payload(req: Request, msg: Message) -> None:
         req._payload = msg.payload
 
 
-class Protocol:
+class Protocol(ABC):
     """Base class: subclasses implement :meth:`send` and :meth:`matched`."""
 
     name: ClassVar[str] = ""
@@ -83,14 +84,14 @@ class Protocol:
         self.net = engine.network
         self.fabric = getattr(engine, "fabric", None)
 
+    @abstractmethod
     def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
              synchronous: bool) -> None:
         """Start sending *msg* from *vr*; resolve or arrange to resolve *req*."""
-        raise NotImplementedError
 
+    @abstractmethod
     def matched(self, req: Request, msg: Message) -> None:
         """*msg* matched the posted receive *req*; arrange to resolve *req*."""
-        raise NotImplementedError
 
     def poll(self, vr: VirtualRank, call: str) -> None:
         """A test or iprobe found nothing: charge ``poll_time`` of wait and yield.

@@ -12,3 +12,28 @@ BANDWIDTH = 1e9       # w, bytes/second
 def hockney_spec() -> str:
     """Hockney with l = 2 us, w = 1 GB/s: a 1000-byte message costs 3 us."""
     return f"hockney:latency={LATENCY},bandwidth={BANDWIDTH}"
+
+
+# -- real MPI: skeletons must also run under mpiexec with mpi4py ------------------------
+import os  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+MPIEXEC = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
+
+needs_mpiexec = pytest.mark.skipif(
+    MPIEXEC is None, reason="needs mpiexec and mpi4py (pip install 'bsim[mpi]')")
+
+
+def run_mpiexec(nprocs: int, code: str, env: dict[str, str] | None = None,
+                timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run ``python -c CODE`` under real ``mpiexec -n NPROCS`` from the repository root."""
+    pytest.importorskip("mpi4py")
+    assert MPIEXEC is not None
+    full_env = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
+    return subprocess.run([MPIEXEC, "-n", str(nprocs), sys.executable, "-c", code],
+                          env=full_env, capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import needs_mpiexec, run_mpiexec
 
 import bsim
 from skeletons import registry
@@ -221,20 +222,9 @@ def test_memory_constant_in_n():
     assert peak < 4 * 2**20
 
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
-
-
-@pytest.mark.skipif(__import__("shutil").which(
-    "mpiexec", path=__import__("os").path.dirname(__import__("sys").executable)) is None,
-    reason="mpiexec not installed in the venv")
+@needs_mpiexec
 def test_runs_under_real_mpiexec():
     """Under real mpiexec -n 4 with mpi4py every broadcast and swap variant completes."""
-    import os
-    import shutil
-    import subprocess
-    import sys
-    pytest.importorskip("mpi4py")
-    mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable))
     code = ("from skeletons.hpl import main; from mpi4py import MPI\n"
             "for b, s, d in [('1ring','bexchange',0), ('1ringM','mix',1), ('2ring','long',1),"
             " ('2ringM','long',0), ('blong','mix',1), ('blongM','allgatherv',1),"
@@ -242,8 +232,6 @@ def test_runs_under_real_mpiexec():
             "    out = main(n=120, nb=8, p=2, q=2, bcast=b, swap=s, depth=d, verbose=False)\n"
             "ok = MPI.COMM_WORLD.gather('time' in out)\n"
             "if MPI.COMM_WORLD.rank == 0: print('done', ok)")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([mpiexec, "-n", "4", sys.executable, "-c", code], env=env,
-                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    out = run_mpiexec(4, code)
     assert out.returncode == 0, out.stderr
     assert "done [True, False, False, False]" in out.stdout

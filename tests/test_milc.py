@@ -11,13 +11,10 @@ all in cache at V = 256: T(B) = b1 * 256.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import needs_mpiexec, run_mpiexec
 
 import bsim
 from bsim.cli import main as cli
@@ -240,19 +237,13 @@ def test_cli_runs_milc_with_a_layout(tmp_path, capsys):
         assert text in listing
 
 
-@pytest.mark.skipif(shutil.which("mpiexec", path=os.path.dirname(sys.executable)) is None,
-                    reason="mpiexec not installed in the venv")
+@needs_mpiexec
 def test_runs_under_real_mpiexec():
     """Both skeletons run to completion under real mpiexec + mpi4py (p_x = p_y = 2)."""
-    pytest.importorskip("mpi4py")
-    mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable))
     code = ("from skeletons.milc import cg_main, rmd_main; from mpi4py import MPI; "
             "g = dict(nx=4, ny=4, nz=2, nt=2, px=2, py=2, pz=1, pt=1); "
             "cg_main(niters=3, invocations=2, **g); "
             "rmd_main(niters=4, trajecs=1, steps=1, **g); print('done', MPI.COMM_WORLD.rank)")
-    env = dict(os.environ, BSIM_ADD_TIME="sleep", BSIM_ADD_TIME_SCALE="0.01",
-               PYTHONPATH=str(ROOT))
-    out = subprocess.run([mpiexec, "-n", "4", sys.executable, "-c", code], env=env,
-                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    out = run_mpiexec(4, code, env={"BSIM_ADD_TIME": "sleep", "BSIM_ADD_TIME_SCALE": "0.01"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("done") == 4

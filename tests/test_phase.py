@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import needs_mpiexec, run_mpiexec
 
 import bsim
 from skeletons import registry
@@ -142,28 +143,15 @@ def test_one_rank_iteration_time_by_hand():
     assert res.calc[0] == pytest.approx(expected, rel=1e-12)
 
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
-
-
-@pytest.mark.skipif(__import__("shutil").which(
-    "mpiexec", path=__import__("os").path.dirname(__import__("sys").executable)) is None,
-    reason="mpiexec not installed in the venv")
+@needs_mpiexec
 def test_runs_under_real_mpiexec():
     """Under real mpiexec -n 4 the skeleton completes and counts as in the simulation."""
-    import os
-    import shutil
-    import subprocess
-    import sys
-    pytest.importorskip("mpi4py")
-    mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable))
     code = ("from skeletons.phase import main, expected_counts; from mpi4py import MPI\n"
             "out = main(pb=2, pf=2, ne=16, nf=256, nblk=2, band_counts='12/4', verbose=False)\n"
             "exp = expected_counts(16, 256, 2, 2, 2, MPI.COMM_WORLD.rank // 2,"
             " band_counts='12/4')\n"
             "ok = MPI.COMM_WORLD.gather(all(out[k] == v for k, v in exp.items()))\n"
             "if MPI.COMM_WORLD.rank == 0: print('done', all(ok), len(ok))")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([mpiexec, "-n", "4", sys.executable, "-c", code], env=env,
-                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    out = run_mpiexec(4, code)
     assert out.returncode == 0, out.stderr
     assert "done True 4" in out.stdout

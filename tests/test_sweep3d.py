@@ -8,13 +8,10 @@ mm = 2 angles per octant in blocks of mmi = 1, t_cell = 1 us, so
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import needs_mpiexec, run_mpiexec
 
 import bsim
 from bsim.cli import main as cli
@@ -155,17 +152,12 @@ def test_cli_list_and_run(tmp_path, capsys):
     assert json.loads(path.read_text())["ranks"] == 6
 
 
-@pytest.mark.skipif(shutil.which("mpiexec", path=os.path.dirname(sys.executable)) is None,
-                    reason="mpiexec not installed in the venv")
+@needs_mpiexec
 def test_runs_under_real_mpiexec():
     """Under real mpiexec and mpi4py (add_time sleeping) the skeleton runs to completion."""
-    pytest.importorskip("mpi4py")
-    mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable))
     code = ("from skeletons.sweep3d import main; from mpi4py import MPI; "
             "main(nx=6, ny=4, nz=8, px=3, py=2, mm=2, mk=2, mmi=1, t_cell=1e-6, iterations=2); "
             "print('done', MPI.COMM_WORLD.rank)")
-    env = dict(os.environ, BSIM_ADD_TIME="sleep", PYTHONPATH=str(ROOT))
-    out = subprocess.run([mpiexec, "-n", "6", sys.executable, "-c", code], env=env,
-                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    out = run_mpiexec(6, code, env={"BSIM_ADD_TIME": "sleep"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("done") == 6

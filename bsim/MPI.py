@@ -38,11 +38,21 @@ from .ops import (
     Op,
 )
 from .rank import current
-from .requests import ANY_SOURCE, ANY_TAG, PROC_NULL, REQUEST_NULL, UNDEFINED, Request, Status
+from .requests import (
+    ANY_SOURCE,
+    ANY_TAG,
+    PROC_NULL,
+    REQUEST_NULL,
+    UNDEFINED,
+    Prequest,
+    Request,
+    Status,
+)
 from .topo import CART, Cartcomm
 
 __all__ = [
     "COMM_WORLD", "COMM_SELF", "COMM_NULL", "REQUEST_NULL", "Comm", "Intracomm", "Request",
+    "Prequest",
     "Status", "Datatype", "ANY_SOURCE", "ANY_TAG", "PROC_NULL", "UNDEFINED", "TAG_UB", "ROOT",
     "IN_PLACE", "BOTTOM", "Wtime", "Wtick", "Get_processor_name", "Compute_dims", "Pcontrol",
     "Init", "Finalize", "Is_initialized", "Is_finalized", "Get_version", "Query_thread",

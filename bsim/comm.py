@@ -19,7 +19,7 @@ from .comm_manage import CommManagement
 from .errors import MPIUsageError
 from .matching import Message, find_unexpected, mailbox, post_receive
 from .rank import VirtualRank, current
-from .requests import ANY_SOURCE, ANY_TAG, PROC_NULL, RECV, SEND, Request, Status
+from .requests import ANY_SOURCE, ANY_TAG, PROC_NULL, RECV, SEND, Prequest, Request, Status
 
 if TYPE_CHECKING:
     pass
@@ -187,9 +187,13 @@ class Comm(CollectiveMethods, CommManagement):
 
     # -- point-to-point core -------------------------------------------------
     def _isend(self, vr: VirtualRank, nbytes: int, payload: Any, lower: bool, dest: int,
-               tag: int, call: str, synchronous: bool = False) -> Request:
+               tag: int, call: str, synchronous: bool = False,
+               req: Request | None = None) -> Request:
         vr.ops += 1
-        req = Request(vr, SEND, call)
+        if req is None:
+            req = Request(vr, SEND, call)
+        else:
+            req._reset(SEND)  # type: ignore[attr-defined]   # a started Prequest
         if dest.__class__ is not int or tag.__class__ is not int:
             dest, tag = _as_int(dest), _as_int(tag)
         if dest == PROC_NULL:
@@ -204,9 +208,12 @@ class Comm(CollectiveMethods, CommManagement):
         return req
 
     def _irecv(self, vr: VirtualRank, info: BufInfo | None, lower: bool, source: int,
-               tag: int, call: str) -> Request:
+               tag: int, call: str, req: Request | None = None) -> Request:
         vr.ops += 1
-        req = Request(vr, RECV, call)
+        if req is None:
+            req = Request(vr, RECV, call)
+        else:
+            req._reset(RECV)  # type: ignore[attr-defined]   # a started Prequest
         req._lower = lower
         if source.__class__ is not int or tag.__class__ is not int:
             source, tag = _as_int(source), _as_int(tag)
@@ -232,11 +239,28 @@ class Comm(CollectiveMethods, CommManagement):
         return self._isend(vr, len(payload), payload, True, dest, tag, call, synchronous)
 
     def _buf_send(self, buf: Any, dest: int, tag: int, call: str,
-                  synchronous: bool = False) -> Request:
+                  synchronous: bool = False, req: Request | None = None) -> Request:
         vr = current()
         info = self._bufinfo(vr, buf, call)
         payload = bytes(info.mem) if info.mem is not None else None
-        return self._isend(vr, info.nbytes, payload, False, dest, tag, call, synchronous)
+        return self._isend(vr, info.nbytes, payload, False, dest, tag, call, synchronous, req)
+
+    def Send_init(self, buf: Any, dest: int, tag: int = 0) -> Prequest:
+        """Persistent standard-mode send (start with ``Start``)."""
+        return Prequest(current(), SEND, "Send_init",
+                        lambda req: self._buf_send(buf, dest, tag, "Send_init", False, req))
+
+    def Ssend_init(self, buf: Any, dest: int, tag: int = 0) -> Prequest:
+        """Persistent synchronous-mode send."""
+        return Prequest(current(), SEND, "Ssend_init",
+                        lambda req: self._buf_send(buf, dest, tag, "Ssend_init", True, req))
+
+    def Recv_init(self, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Prequest:
+        """Persistent receive (start with ``Start``)."""
+        vr = current()
+        info = self._bufinfo(vr, buf, "Recv_init")
+        return Prequest(vr, RECV, "Recv_init",
+                        lambda req: self._irecv(vr, info, False, source, tag, "Recv_init", req))
 
     @staticmethod
     def _complete(req: Request, status: Status | None, call: str) -> Any:

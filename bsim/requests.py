@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from .buffers import BufInfo
     from .rank import VirtualRank
 
-__all__ = ["Request", "Status", "REQUEST_NULL", "ANY_SOURCE", "ANY_TAG", "PROC_NULL"]
+__all__ = ["Request", "Prequest", "Status", "REQUEST_NULL", "ANY_SOURCE", "ANY_TAG",
+           "PROC_NULL"]
 
 ANY_SOURCE = -1
 ANY_TAG = -1
@@ -309,6 +310,59 @@ class Request:
 
 
 UNDEFINED = -32766
+
+
+class Prequest(Request):
+    """A persistent request (``Send_init``/``Recv_init``): ``Start`` it, wait, start again.
+
+    Created inactive; an inactive request is ignored by ``Wait``/``Waitall`` and
+    stays truthy until ``Free`` (mpi4py semantics for persistent handles).
+    """
+
+    __slots__ = ("_issue", "_freed")
+
+    def __init__(self, owner: VirtualRank, kind: int, call: str, issue: Any) -> None:
+        super().__init__(owner, DONE, call)
+        self._issue = issue        # issue(self): posts the operation into this request
+        self._freed = False
+
+    def __bool__(self) -> bool:
+        return not self._freed
+
+    def Start(self) -> None:
+        """Start the operation (the request must be inactive)."""
+        me = current()
+        if self._owner is not me:
+            raise MPIUsageError(f"rank {me.rank}: Start: request {self!r} belongs to rank "
+                                f"{self._owner.rank if self._owner else '?'}")
+        if self._kind != DONE:
+            raise MPIUsageError(f"rank {me.rank}: Start: {self._call} is already active")
+        if self._freed:
+            raise MPIUsageError(f"rank {me.rank}: Start: {self._call} was freed")
+        self._issue(self)
+
+    @classmethod
+    def Startall(cls, requests: list[Prequest]) -> None:
+        """Start every request of the list."""
+        for r in requests:
+            r.Start()
+
+    def Free(self) -> None:
+        """Release the persistent request."""
+        self._freed = True
+        self._kind = DONE
+
+    def _reset(self, kind: int) -> None:
+        """Make this request carry a new instance of its operation."""
+        self._kind = kind
+        self._avail = None
+        self._cost = 0.0
+        self._partner = 0.0
+        self._waited = False
+        self._status = None
+        self._payload = None
+        self._error = None
+        self._flow = None
 
 
 def _check_owner(req: Request, call: str) -> VirtualRank:

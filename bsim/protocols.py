@@ -120,14 +120,19 @@ class BsimProtocol(Protocol):
     """The seed's rules: asynchronous sends, whole message cost charged at the receiver."""
 
     name = "bsim"
-    parameters = {"send_cost": "seconds charged to every send (seed 004: 0)",
+    parameters = {"send_cost": "seconds charged to every send (seed 004: 0), or 'network': "
+                               "the message's network cost, as the tutorial's models count",
                   "poll_time": "seconds charged to a test/iprobe that finds nothing"}
 
-    def __init__(self, send_cost: float = 0.0, poll_time: float = 1e-6) -> None:
+    def __init__(self, send_cost: float | str = 0.0, poll_time: float = 1e-6) -> None:
         super().__init__(poll_time)
-        if not send_cost >= 0:
-            raise ValueError(f"bsim protocol: send_cost must be >= 0, got {send_cost!r}")
-        self.send_cost = float(send_cost)
+        self._send_network = send_cost == "network"
+        if not self._send_network:
+            if isinstance(send_cost, str) or not send_cost >= 0:
+                raise ValueError(f"bsim protocol: send_cost must be seconds >= 0 or 'network', "
+                                 f"got {send_cost!r}")
+        self.send_cost: float | str = send_cost if self._send_network else float(send_cost)
+        self._send_seconds = 0.0 if self._send_network else float(send_cost)
         self._flow_cost: dict[Message, float] = {}      # contention: flow ended, not matched
         self._flow_wait: dict[Message, Request] = {}    # contention: matched, flow in flight
         self._on_flow = self._flow_done                  # bound once (contention hot path)
@@ -140,7 +145,8 @@ class BsimProtocol(Protocol):
         if self.fabric is not None:   # the bytes flow from the send time on
             self.fabric.start_flow(t, vr.rank, dst.rank, msg.nbytes, self._on_flow, msg)
         deliver(dst, msg, t)
-        sc = self.send_cost
+        sc = (self.net.cost(vr.rank, dst.rank, msg.nbytes)  # type: ignore[union-attr]
+              if self._send_network else self._send_seconds)
         if sc:
             vr.comm += sc
             vr.clock = t + sc

@@ -220,3 +220,28 @@ def test_self_message_costs_nothing_on_the_wire():
 
     res = bsim.simulate(main, ranks=2, network=NET)
     assert res.returns == ["x", "x"] and res.finish.tolist() == [0.0, 0.0]
+
+
+def test_send_cost_network_charges_each_send_its_message_cost():
+    """bsim:send_cost=network: the sender pays cost(s) too (the tutorial's accounting).
+
+    Rank 0 sends 1000 B then 3000 B to rank 1: it pays c(1000) + c(3000) of comm.  Rank 1
+    receives the first (sent at 0) at c(1000) and the second (sent at c(1000)) at
+    max(c(1000), c(1000)) + c(3000).
+    """
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            comm.Send(bsim.Buffer(1000), dest=1)
+            comm.Send(bsim.Buffer(3000), dest=1)
+        else:
+            comm.Recv(bsim.Buffer(1000), source=0)
+            comm.Recv(bsim.Buffer(3000), source=0)
+
+    res = bsim.simulate(main, ranks=2, network=NET, protocol="bsim:send_cost=network")
+    c1, c3 = cost(1000), cost(3000)
+    assert res.comm[0] == c1 + c3
+    assert res.finish[0] == c1 + c3
+    assert res.finish[1] == c1 + c3
+    with pytest.raises(ValueError, match="send_cost must be seconds >= 0 or 'network'"):
+        bsim.simulate(main, ranks=2, network=NET, protocol="bsim:send_cost=fast")

@@ -106,7 +106,7 @@ def _collectives(ns: argparse.Namespace) -> str | dict[str, str] | None:
 def _cmd_run(ns: argparse.Namespace) -> int:
     from .program import load_target
     from .simulate import simulate
-    target = load_target(ns.target, dict(ns.param), ns.program_args)
+    target = load_target(ns.target, dict(ns.param), ns.program_args, ns.machine)
     ranks = ns.ranks if ns.ranks is not None else target.ranks
     if ranks is None:
         raise SystemExit(f"bsim run: {ns.target} needs -n RANKS")

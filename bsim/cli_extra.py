@@ -171,9 +171,13 @@ def _cmd_sweep(ns: argparse.Namespace) -> int:
         from .cli import DEFAULT_NETWORK
         network = DEFAULT_NETWORK
     lists = parse_param_lists(ns.param)
+    collectives = None
+    if ns.machine is not None:   # the preset's collective model and skeleton kernels too
+        from skeletons.machines import collective_spec
+        collectives = collective_spec(ns.machine)
     rows = run_sweep(ns.target, lists, mode=ns.mode, jobs=ns.jobs, network=network,
-                     protocol=ns.protocol, contention=ns.contention,
-                     log=None if ns.quiet else sys.stderr)
+                     protocol=ns.protocol, contention=ns.contention, collectives=collectives,
+                     log=None if ns.quiet else sys.stderr, machine=ns.machine)
     prefix = ns.output or f"sweep_{Path(ns.target).stem}"
     csv_path = write_csv(rows, f"{prefix}.csv")
     json_path = write_json(rows, f"{prefix}.json", target=ns.target, mode=ns.mode,

@@ -99,8 +99,14 @@ def _file_program(path: Path, argv: list[str]) -> Callable[[], None]:
     return run_file
 
 
-def load_target(target: str, params: dict[str, Any], argv: list[str] | None = None) -> Target:
-    """Resolve *target* (skeleton name or ``.py`` path) with *params* (``--param k=v``)."""
+def load_target(target: str, params: dict[str, Any], argv: list[str] | None = None,
+                machine: str | None = None) -> Target:
+    """Resolve *target* (skeleton name or ``.py`` path) with *params* (``--param k=v``).
+
+    With *machine* (``--machine``), a skeleton that declares ``machine_param``
+    takes its kernel times from that machine when the machine's profile has the
+    kernel table and the user did not set the parameter.
+    """
     path = Path(target)
     if target.endswith(".py") or os.sep in target or path.is_file():
         if not path.is_file():
@@ -111,6 +117,12 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
         return Target(path.name, _file_program(path.resolve(), argv or []), {}, None)
     from skeletons import registry
     skel = registry.get(target)
+    if machine is not None and skel.machine_param is not None:
+        param, table = skel.machine_param
+        if param not in params:
+            from skeletons.machines import load_machine
+            if table in load_machine(machine).kernels:
+                params = {**params, param: machine}
     resolved = skel.resolve(params)
     ranks = skel.ranks(resolved) if skel.ranks is not None else None
     mapping = skel.mapping(resolved) if skel.mapping is not None else None

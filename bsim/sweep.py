@@ -95,7 +95,7 @@ def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any
     from .simulate import simulate
     params = dict(params)
     nranks = params.pop("ranks", None)
-    target = load_target(target_name, params, [])
+    target = load_target(target_name, params, [], opts.get("machine"))
     ranks = int(nranks) if nranks is not None else target.ranks
     if ranks is None:
         raise ValueError(f"sweep: {target_name} has no rank rule; add --param ranks=...")
@@ -130,14 +130,14 @@ def add_efficiency(rows: list[dict[str, Any]], mode: str) -> None:
 def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs: int = 1,
               network: str = "hockney", protocol: str = "bsim",
               collectives: str | None = None, contention: str | None = None,
-              log: Any = None) -> list[dict[str, Any]]:
+              log: Any = None, machine: str | None = None) -> list[dict[str, Any]]:
     """Run every point of the sweep (over *jobs* processes); return rows in point order.
 
     *log* (a text stream, e.g. stderr) gets one line per finished point.
     """
     pts = points(lists, mode)
     opts = {"network": network, "protocol": protocol, "collectives": collectives,
-            "contention": contention}
+            "contention": contention, "machine": machine}
     tasks = [(target, p, opts) for p in pts]
     jobs = max(1, min(int(jobs), len(tasks)))
     start = time.perf_counter()

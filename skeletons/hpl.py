@@ -750,6 +750,7 @@ SKELETON = register(Skeleton(
         "verbose": Param(True, "rank 0 prints HPL's result line"),
     },
     ranks=lambda prm: prm["p"] * prm["q"],
+    machine_param=("kernel", "hpl_blas"),
 ))
 
 if __name__ == "__main__":

@@ -349,6 +349,7 @@ MILC_CG = register(Skeleton(
             **_MACHINE},
     ranks=_ranks,
     mapping=_mapping,
+    machine_param=("machine", "milc"),
 ))
 
 MILC_RMD = register(Skeleton(
@@ -365,6 +366,7 @@ MILC_RMD = register(Skeleton(
             **_MACHINE},
     ranks=_ranks,
     mapping=_mapping,
+    machine_param=("machine", "milc"),
 ))
 
 if __name__ == "__main__":

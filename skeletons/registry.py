@@ -48,6 +48,9 @@ class Skeleton:
     ranks: Callable[[dict[str, Any]], int] | None = None
     mapping: Callable[[dict[str, Any]], str | None] | None = None
     """Resolved parameters -> rank->node mapping spec for the network model, or None."""
+    machine_param: tuple[str, str] | None = None
+    """(parameter, kernels table): ``bsim run --machine M`` sets the parameter to M when
+    M's profile has ``[kernels.<table>]`` and the user did not set the parameter."""
 
     def resolve(self, given: dict[str, Any]) -> dict[str, Any]:
         """Defaults overridden by *given*; unknown names raise listing the valid ones."""

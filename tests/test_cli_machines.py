@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bsim.cli import main
 from netmodels import build_network
 from skeletons.machines import list_machines, network_spec
@@ -82,3 +84,30 @@ def test_machine_supplies_its_collective_model(tmp_path):
                  "--json", str(out), "--quiet"]) == 0
     # P = 3 interpolates halfway between the table's 1 ms (P=2) and 3 ms (P=4)
     assert json.loads(out.read_text())["per_rank"]["finish"] == [2e-3] * 3
+
+
+def test_machine_feeds_the_skeletons_kernel_times(tmp_path):
+    """bsim run milc_cg --machine xt5 takes XT5's [kernels.milc], not the BG/P default.
+
+    Same network and collectives for both runs; only the kernel table differs, so the
+    calc time per rank must equal niters * T(CG, V) of each machine (seed 000, Eq. 1).
+    """
+    import json
+
+    from bsim.cli import main
+    from skeletons.machines import load_machine
+    out = {}
+    for machine in ("bgp", "xt5"):
+        path = tmp_path / f"{machine}.json"
+        assert main(["run", "milc_cg", "--machine", machine, "--network", "zero",
+                     "--collectives", "clog:c=0,d=0", "--param", "nx=8", "--param", "ny=8",
+                     "--param", "nz=8", "--param", "nt=8", "--param", "niters=3",
+                     "--param", "invocations=1", "-n", "16", "--json", str(path),
+                     "--quiet"]) == 0
+        out[machine] = json.loads(path.read_text())["per_rank"]["calc"][0]
+    V = 8 ** 4 // 16                  # sites per rank
+    for machine, calc in out.items():
+        cg = load_machine(machine).kernels["milc"]["CG"]
+        b1, b2, s = cg["b1"], cg["b2"], cg["s"]     # Eq. 1: b1*min(s, V) + b2*max(0, V - s)
+        assert calc == pytest.approx(3 * (b1 * min(s, V) + b2 * max(0, V - s)), rel=1e-12)
+    assert out["bgp"] != out["xt5"]

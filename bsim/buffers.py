@@ -192,6 +192,32 @@ class BufInfoV:
         return displs[i] * size, counts[i] * size
 
 
+def parse_bufspecw(spec: Any, nblocks: int) -> BufInfoV:
+    """Reduce a BufSpecW (``[buf, counts, displs, datatypes]`` or
+    ``[buf, (counts, displs), datatypes]``; displacements in **bytes**, one datatype
+    per block) to a :class:`BufInfoV` over bytes."""
+    items = list(spec)
+    if len(items) == 3 and isinstance(items[1], tuple):
+        items = [items[0], items[1][0], items[1][1], items[2]]
+    if len(items) != 4:
+        raise ValueError("Alltoallw buffers are [buf, counts, displs, datatypes]")
+    buf, counts, displs, types = items
+    counts, displs = [int(c) for c in counts], [int(d) for d in displs]
+    dts = [_as_datatype(t) for t in types]
+    if not len(counts) == len(displs) == len(dts) == nblocks:
+        raise ValueError(f"need {nblocks} counts, displacements and datatypes")
+    if any(c < 0 for c in counts) or any(d < 0 for d in displs):
+        raise ValueError("counts and displacements must be >= 0")
+    sizes = [c * dt.size for c, dt in zip(counts, dts)]
+    mem, _, _ = _raw(buf)
+    if mem is not None:
+        end = max((d + n for d, n in zip(displs, sizes)), default=0)
+        if end > mem.nbytes:
+            raise ValueError(f"blocks reach byte {end} past the buffer's {mem.nbytes} bytes")
+    # a byte-typed vector: block i is sizes[i] bytes at byte displs[i]
+    return BufInfoV(mem, sizes, displs, _BYTE)
+
+
 def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:
     """Reduce a BufSpecV (``buf``, ``[buf, counts]``, ``[buf, (counts, displs)]``,
     ``[buf, counts, displs]``, each optionally ending with a datatype) for *nblocks* ranks.

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .buffers import BufInfo, BufInfoV, parse_bufspec, parse_bufspecv
+from .buffers import BufInfo, BufInfoV, parse_bufspec, parse_bufspecv, parse_bufspecw
 from .collectives import ALL, FANIN, FANOUT, CollInstance, arrive, finalize
 from .errors import MPIUsageError
 from .ops import SUM, Op, as_op, fold
@@ -490,13 +490,22 @@ class CollectiveMethods:
         """Nonblocking allgather."""
         return self._Allgather(sendbuf, recvbuf, False, False)
 
-    def _Alltoall(self, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bool = True) -> Any:
+    def _Alltoall(self, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bool = True,
+                  typed: bool = False) -> Any:
         from .MPI import IN_PLACE
         vr = current()
-        call = ("Alltoallv" if vector else "Alltoall") if blocking else "Ialltoall"
+        call = ("Alltoallw" if typed else "Alltoallv" if vector else "Alltoall") if blocking \
+            else "Ialltoall"
         size = self._size(vr)  # type: ignore[attr-defined]
-        rinfo = self._bufv(vr, recvbuf, size, call)
-        sinfo = rinfo if sendbuf is IN_PLACE else self._bufv(vr, sendbuf, size, call)
+        if typed:
+            try:
+                rinfo = parse_bufspecw(recvbuf, size)
+                sinfo = rinfo if sendbuf is IN_PLACE else parse_bufspecw(sendbuf, size)
+            except (TypeError, ValueError) as exc:
+                raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
+        else:
+            rinfo = self._bufv(vr, recvbuf, size, call)
+            sinfo = rinfo if sendbuf is IN_PLACE else self._bufv(vr, sendbuf, size, call)
         value = None
         if sinfo.mem is not None:
             value = []
@@ -526,6 +535,10 @@ class CollectiveMethods:
     def Alltoallv(self, sendbuf: Any, recvbuf: Any) -> None:
         """All-to-all with blocks of varying sizes."""
         self._Alltoall(sendbuf, recvbuf, True)
+
+    def Alltoallw(self, sendbuf: Any, recvbuf: Any) -> None:
+        """All-to-all with per-block counts, byte displacements and datatypes."""
+        self._Alltoall(sendbuf, recvbuf, True, typed=True)
 
     def Ialltoall(self, sendbuf: Any, recvbuf: Any) -> Request:
         """Nonblocking all-to-all."""

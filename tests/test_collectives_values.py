@@ -223,3 +223,26 @@ def test_placeholder_vector_specs_cost_like_their_size(spec):
     placeholder = bsim.simulate(main, ranks=4, network=NET, args=(spec,)).returns
     actual = bsim.simulate(main, ranks=4, network=NET, args=(real,)).returns
     assert placeholder == actual and placeholder[0] > 0
+
+
+def test_alltoallw_moves_typed_blocks_at_byte_displacements():
+    """Alltoallw: rank r sends r+1 int32s to every rank from byte offset 16*j; the receiver
+    places rank j's block (j+1 int32s) at byte offset 16*j and leaves the rest untouched."""
+    def main():
+        comm = MPI.COMM_WORLD
+        me, n = comm.rank, comm.size
+        send = np.full(4 * n, -1, "i4")
+        for j in range(n):
+            send[4 * j:4 * j + me + 1] = 100 * me + j
+        recv = np.full(4 * n, -1, "i4")
+        comm.Alltoallw([send, [me + 1] * n, [16 * j for j in range(n)], [MPI.INT] * n],
+                       [recv, [j + 1 for j in range(n)], [16 * j for j in range(n)],
+                        [MPI.INT] * n])
+        return recv.tolist()
+
+    out = run(main, P=3)
+    for me, recv in enumerate(out):
+        for j in range(3):
+            block = recv[4 * j:4 * j + 4]
+            assert block[:j + 1] == [100 * j + me] * (j + 1)
+            assert block[j + 1:] == [-1] * (3 - j)

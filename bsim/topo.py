@@ -7,6 +7,7 @@ as MPI specifies.  ``reorder`` is accepted and ignored (ranks keep their order).
 from __future__ import annotations
 
 import math
+import pickle
 from collections.abc import Sequence
 from typing import Any
 
@@ -90,6 +91,66 @@ class Cartcomm(Intracomm):
         dims = [d for d, keep in zip(self._dims, remain_dims) if keep]
         periods = [p for p, keep in zip(self._periods, remain_dims) if keep]
         return _as_cart(vr, sub, dims, periods)
+
+    # -- neighborhood collectives (bsim/neighbor.py) ------------------------------
+    def _nbr_count(self) -> int:
+        return 2 * len(self._dims)
+
+    def neighbor_allgather(self, sendobj: Any) -> list[Any]:
+        """Each neighbor's object (None from a PROC_NULL neighbor)."""
+        from .neighbor import dumps, exchange
+        payload = dumps(sendobj)
+        got = exchange(current(), self, [(len(payload), payload)] * self._nbr_count(),
+                       "neighbor_allgather")
+        return [None if g is None else pickle.loads(g[1]) for g in got]
+
+    def neighbor_alltoall(self, sendobj: Sequence[Any]) -> list[Any]:
+        """Send item k to neighbor k; return what each neighbor sent to this rank."""
+        from .neighbor import dumps, exchange
+        vr = current()
+        n = self._nbr_count()
+        if sendobj is None or len(sendobj) != n:
+            raise MPIUsageError(f"rank {vr.rank}: neighbor_alltoall: pass {n} objects, one "
+                                f"per neighbor")
+        out = [(len(p), p) for p in map(dumps, sendobj)]
+        got = exchange(vr, self, out, "neighbor_alltoall")
+        return [None if g is None else pickle.loads(g[1]) for g in got]
+
+    def _neighbor_buffers(self, sendbuf: Any, recvbuf: Any, call: str,
+                          alltoall: bool) -> None:
+        from .buffers import parse_bufspec, parse_bufspecv
+        from .neighbor import exchange
+        vr = current()
+        n = self._nbr_count()
+        try:
+            rinfo = parse_bufspecv(recvbuf, n)
+            if alltoall:
+                sv = parse_bufspecv(sendbuf, n)
+                out = []
+                for k in range(n):
+                    off, size = sv.block(k)
+                    out.append((size, bytes(sv.mem[off:off + size]) if sv.mem is not None
+                                else None))
+            else:
+                si = parse_bufspec(sendbuf)
+                raw = bytes(si.mem) if si.mem is not None else None
+                out = [(si.nbytes, raw)] * n
+        except (TypeError, ValueError) as exc:
+            raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
+        got = exchange(vr, self, out, call)
+        if rinfo.mem is not None:
+            for k, g in enumerate(got):
+                if g is not None and g[1] is not None:
+                    off, size = rinfo.block(k)
+                    rinfo.mem[off:off + min(size, len(g[1]))] = g[1][:size]
+
+    def Neighbor_allgather(self, sendbuf: Any, recvbuf: Any) -> None:
+        """Gather one block from each neighbor (block k of recvbuf from neighbor k)."""
+        self._neighbor_buffers(sendbuf, recvbuf, "Neighbor_allgather", False)
+
+    def Neighbor_alltoall(self, sendbuf: Any, recvbuf: Any) -> None:
+        """Send block k of sendbuf to neighbor k; receive block k from neighbor k."""
+        self._neighbor_buffers(sendbuf, recvbuf, "Neighbor_alltoall", True)
 
     def Get_topo(self) -> tuple[list[int], list[bool], list[int]]:
         """``(dims, periods, coords)`` of the calling rank."""

@@ -143,3 +143,30 @@ def test_invalid_root_is_reported():
     """A root outside the communicator names the call and the valid range."""
     with pytest.raises(bsim.MPIUsageError, match=r"rank 0: bcast\(root=5\): invalid root"):
         bsim.simulate(lambda: MPI.COMM_WORLD.bcast(1, root=5), ranks=2, network=NET)
+
+
+def test_neighbor_collectives_on_a_periodic_ring_and_an_open_grid():
+    """Neighbors are (-d, +d) per dimension; PROC_NULL past open edges gives None / no data.
+
+    3 x 2 grid, dim 0 open, dim 1 periodic (size 2: both neighbors are the same rank, told
+    apart by direction).  Rank (1, 0) = 2: dim 0 neighbors 0 and 4, dim 1 neighbors 3 and 3.
+    """
+    import numpy as np
+
+    def main():
+        cart = MPI.COMM_WORLD.Create_cart([3, 2], periods=[False, True])
+        me = cart.rank
+        got = cart.neighbor_allgather(me)
+        a2a = cart.neighbor_alltoall([(me, k) for k in range(4)])
+        recv = np.full(4, -1, "i4")
+        cart.Neighbor_alltoall(np.array([10 * me + k for k in range(4)], "i4"), recv)
+        return got, a2a, recv.tolist()
+
+    out = run(main, P=6)
+    got, a2a, recv = out[2]
+    assert got == [0, 4, 3, 3]
+    # from neighbor k this rank receives what that neighbor sent in the opposite direction
+    assert a2a == [(0, 1), (4, 0), (3, 3), (3, 2)]
+    assert recv == [10 * 0 + 1, 10 * 4 + 0, 10 * 3 + 3, 10 * 3 + 2]
+    got0, _, recv0 = out[0]               # rank (0, 0): no -dim0 neighbor
+    assert got0 == [None, 2, 1, 1] and recv0[0] == -1

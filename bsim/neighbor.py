@@ -71,7 +71,8 @@ def exchange(vr: VirtualRank, cart: Cartcomm, outgoing: list[tuple[int, Any]],
             recvs.append(None)
             continue
         req = Request(vr, RECV, call)
-        req._ctx, req._src, req._tag = ctx, cart._world(nb, vr), k ^ 1
+        req._ctx = ctx  # type: ignore[assignment]   # contexts are any hashable
+        req._src, req._tag = cart._world(nb, vr), k ^ 1
         req._t_post = vr.clock
         req._lower = True      # keep the payload on the request
         post_receive(vr, req)
@@ -91,13 +92,13 @@ def exchange(vr: VirtualRank, cart: Cartcomm, outgoing: list[tuple[int, Any]],
     if reqs:
         vr.settle(reqs, call)
     out: list[tuple[int, Any] | None] = []
-    for req in recvs:
-        if req is None:
+    for rreq in recvs:
+        if rreq is None:
             out.append(None)
         else:
-            st = req._status
-            out.append((st[2] if st else 0, req._payload))
-            req._kind = 2   # done
+            st = rreq._status
+            out.append((st[2] if st else 0, rreq._payload))
+            rreq._kind = 2   # done
     return out
 
 

@@ -71,7 +71,7 @@ def exchange(vr: VirtualRank, cart: Cartcomm, outgoing: list[tuple[int, Any]],
             recvs.append(None)
             continue
         req = Request(vr, RECV, call)
-        req._ctx = ctx  # type: ignore[assignment]   # contexts are any hashable
+        req._ctx = ctx
         req._src, req._tag = cart._world(nb, vr), k ^ 1
         req._t_post = vr.clock
         req._lower = True      # keep the payload on the request

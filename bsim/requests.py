@@ -106,7 +106,7 @@ class Request:
         self._owner = owner
         self._kind = kind
         self._call = call
-        self._ctx = 0
+        self._ctx: Any = 0      # communicator context: an int or a tuple
         self._src = ANY_SOURCE
         self._tag = ANY_TAG
         self._avail: float | None = None

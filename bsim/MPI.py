@@ -19,6 +19,8 @@ from .comm_manage import COMM_TYPE_SHARED
 from .datatypes import PREDEFINED, Datatype
 from .errors import MPIUsageError
 from .groups import CONGRUENT, GROUP_EMPTY, IDENT, SIMILAR, UNEQUAL, Group
+from .mprobe import MESSAGE_NO_PROC
+from .mprobe import MatchedMessage as Message
 from .ops import (
     BAND,
     BOR,
@@ -52,7 +54,7 @@ from .topo import CART, Cartcomm
 
 __all__ = [
     "COMM_WORLD", "COMM_SELF", "COMM_NULL", "REQUEST_NULL", "Comm", "Intracomm", "Request",
-    "Prequest",
+    "Prequest", "Message", "MESSAGE_NO_PROC",
     "Status", "Datatype", "ANY_SOURCE", "ANY_TAG", "PROC_NULL", "UNDEFINED", "TAG_UB", "ROOT",
     "IN_PLACE", "BOTTOM", "Wtime", "Wtick", "Get_processor_name", "Compute_dims", "Pcontrol",
     "Init", "Finalize", "Is_initialized", "Is_finalized", "Get_version", "Query_thread",

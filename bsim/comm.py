@@ -406,50 +406,76 @@ class Comm(CollectiveMethods, CommManagement):
         sreq._finish(None)
         rreq._finish(status)
 
-    def Probe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG,
-              status: Status | None = None) -> bool:
-        """Blocking test for a message."""
-        vr = current()
-        call = "Probe"
+    def _probe(self, vr: VirtualRank, source: int, tag: int, call: str,
+               blocking: bool) -> Message | None:
+        """The earliest visible message matching (source, tag), waiting for one if
+        *blocking*; None for PROC_NULL or (nonblocking) when there is none."""
         vr.ops += 1
         if source == PROC_NULL:
-            if status is not None:
-                status._fill(PROC_NULL, ANY_TAG, 0)
-            return True
+            return None
         self._check_source(vr, source, tag, call)
         src = source if source == ANY_SOURCE else self._world(source, vr)
         vr.sync(call)
         msg = find_unexpected(vr, self._ctx, src, tag)
-        if msg is None:
+        if msg is None and blocking:
             req = Request(vr, RECV, call)
             req._ctx, req._src, req._tag = self._ctx, src, tag
             mailbox(vr).probers.append(req)
             vr.settle([req], call)
             msg = find_unexpected(vr, self._ctx, src, tag)
-        if status is not None and msg is not None:
-            status._fill(msg.src_crank, msg.tag, msg.nbytes)
+        elif msg is None:
+            vr.engine.protocol.poll(vr, call)
+        return msg
+
+    @staticmethod
+    def _probe_status(status: Status | None, msg: Message | None) -> None:
+        if status is not None:
+            if msg is None:
+                status._fill(PROC_NULL, ANY_TAG, 0)
+            else:
+                status._fill(msg.src_crank, msg.tag, msg.nbytes)
+
+    def Probe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+              status: Status | None = None) -> bool:
+        """Blocking test for a message."""
+        self._probe_status(status, self._probe(current(), source, tag, "Probe", True))
         return True
 
     def Iprobe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG,
                status: Status | None = None) -> bool:
         """Nonblocking test for a message."""
-        vr = current()
-        call = "Iprobe"
-        vr.ops += 1
-        if source == PROC_NULL:
-            if status is not None:
-                status._fill(PROC_NULL, ANY_TAG, 0)
-            return True
-        self._check_source(vr, source, tag, call)
-        src = source if source == ANY_SOURCE else self._world(source, vr)
-        vr.sync(call)
-        msg = find_unexpected(vr, self._ctx, src, tag)
-        if msg is None:
-            vr.engine.protocol.poll(vr, call)
+        msg = self._probe(current(), source, tag, "Iprobe", False)
+        if msg is None and source != PROC_NULL:
             return False
-        if status is not None:
-            status._fill(msg.src_crank, msg.tag, msg.nbytes)
+        self._probe_status(status, msg)
         return True
+
+    def _matched_probe(self, source: int, tag: int, status: Status | None, call: str,
+                       blocking: bool) -> Any:
+        from .mprobe import MESSAGE_NO_PROC, MatchedMessage
+        vr = current()
+        msg = self._probe(vr, source, tag, call, blocking)
+        if msg is None:
+            if source == PROC_NULL:
+                self._probe_status(status, None)
+                return MESSAGE_NO_PROC
+            return None
+        vr.box.unexpected.remove(msg)     # no other receive can take it now
+        self._probe_status(status, msg)
+        return MatchedMessage(vr, msg)
+
+    def Mprobe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+               status: Status | None = None) -> Any:
+        """Blocking matched probe: returns an ``MPI.Message`` to receive with."""
+        return self._matched_probe(source, tag, status, "Mprobe", True)
+
+    def Improbe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+                status: Status | None = None) -> Any:
+        """Nonblocking matched probe: an ``MPI.Message``, or None if nothing matches."""
+        return self._matched_probe(source, tag, status, "Improbe", False)
+
+    mprobe = Mprobe
+    improbe = Improbe
 
 
 def _as_int(value: Any) -> Any:

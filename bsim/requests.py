@@ -71,7 +71,7 @@ class Status:
 
     def Is_cancelled(self) -> bool:
         """Whether the request was cancelled."""
-        return self.cancelled
+        return bool(self.cancelled)
 
     def Set_source(self, source: int) -> None:
         """Set the source."""
@@ -100,7 +100,7 @@ class Request:
 
     __slots__ = ("_owner", "_kind", "_call", "_ctx", "_src", "_tag", "_avail", "_cost",
                  "_partner", "_t_post", "_waited", "_status", "_payload", "_lower",
-                 "_rinfo", "_error", "_post", "_flow")
+                 "_rinfo", "_error", "_post", "_flow", "_cancelled")
 
     def __init__(self, owner: VirtualRank | None, kind: int, call: str) -> None:
         self._owner = owner
@@ -121,6 +121,7 @@ class Request:
         self._error: BaseException | None = None
         self._post: Any = None   # nonblocking collectives: computes the result at completion
         self._flow: Any = None   # tracing: the matched Message
+        self._cancelled = False
 
     # -- engine side -------------------------------------------------------
     def _resolve(self, avail: float, cost: float, partner: float) -> None:
@@ -139,6 +140,8 @@ class Request:
         st = self._status
         if status is not None and st is not None:
             status._fill(*st)
+        if status is not None:
+            status.cancelled = self._cancelled
         if self._post is not None:
             post, self._post = self._post, None
             return post()
@@ -192,8 +195,21 @@ class Request:
         return done
 
     def Cancel(self) -> None:
-        """Cancel (only a pending, unmatched receive can be cancelled here)."""
-        raise MPIUsageError(f"rank {current().rank}: Request.Cancel is not supported by bsim")
+        """Cancel a pending receive that no message has matched yet.
+
+        The request then completes at once with ``status.cancelled`` set.  Sends,
+        and receives already matched, are not cancelled (MPI allows a cancel to
+        fail): they complete normally and report ``cancelled == False``.
+        """
+        if self._kind != RECV or self._avail is not None:
+            return
+        owner = _check_owner(self, "Cancel")
+        box = owner.box
+        if box is not None and self in box.posted:
+            box.posted.remove(self)
+            self._cancelled = True
+            self._status = (ANY_SOURCE, ANY_TAG, 0)
+            self._resolve(owner.clock, 0.0, owner.clock)
 
     def Free(self) -> None:
         """Release the handle; the operation still completes."""

@@ -287,3 +287,32 @@ def test_starting_an_active_persistent_request_is_an_error():
 
     with pytest.raises(bsim.MPIUsageError, match="rank 0: Start: Recv_init is already active"):
         run(main, n=1)
+
+
+def test_matched_probe_reserves_the_message_for_its_handle():
+    """mprobe takes the message out of the queue: a later wildcard recv gets the next one."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            comm.send("first", dest=1, tag=1)
+            comm.send("second", dest=1, tag=1)
+        else:
+            st = MPI.Status()
+            m = comm.mprobe(source=0, tag=1, status=st)
+            other = comm.recv(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG)
+            return m.recv(), other, st.Get_source(), bool(m), comm.improbe(source=0) is None
+
+    assert run(main).returns[1] == ("first", "second", 0, False, True)
+
+
+def test_cancelled_receive_completes_and_reports_it():
+    """Cancel on an unmatched Irecv: Wait returns at once with status.cancelled set."""
+    def main():
+        comm = MPI.COMM_WORLD
+        req = comm.Irecv(bsim.Buffer(8), source=0, tag=99)
+        req.Cancel()
+        st = MPI.Status()
+        req.Wait(st)
+        return st.Is_cancelled(), MPI.Wtime()
+
+    assert run(main, n=1).returns == [(True, 0.0)]

@@ -516,13 +516,8 @@ class CollectiveMethods:
                                  () if vector else (("nbytes", sinfo.nbytes),),
                                  cost_bytes=lambda i, r: max(i.nbytes), blocking=blocking)
 
-        def post() -> None:
-            if rinfo.mem is not None:
-                for r in range(size):
-                    blocks = inst.values[r]
-                    if blocks is not None:
-                        off, n = rinfo.block(r)
-                        rinfo.mem[off:off + min(n, len(blocks[me]))] = blocks[me][:n]
+        def post() -> None:   # block r of the receive buffer is rank r's block for me
+            _place_blocks(rinfo, [None if v is None else v[me] for v in inst.values])
         if not blocking:
             return self._nonblocking(vr, inst, req, post)
         post()

@@ -38,6 +38,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from netmodels.spec import parse_value
+
 from .fileio import atomic_write_text
 
 __all__ = ["parse_param_lists", "points", "run_point", "run_sweep", "add_efficiency",
@@ -201,19 +203,10 @@ def read_rows(path: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         return data["rows"], meta
     rows = []
     for rec in csv.DictReader(io.StringIO(text)):
-        rows.append({k: _number(v) for k, v in rec.items()})
+        rows.append({k: parse_value(v) for k, v in rec.items()})
     if rows and not {"ranks", "elapsed"} <= set(rows[0]):
         raise ValueError(f"{p}: a sweep CSV needs 'ranks' and 'elapsed' columns")
     return rows, {}
-
-
-def _number(text: str) -> Any:
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def default_jobs() -> int:

@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="multiply measured host compute by X (target/host speed ratio)")
     run.add_argument("--param", action="append", type=_param, default=[], metavar="K=V",
                      help="skeleton parameter (repeatable)")
+    run.add_argument("--partition", choices=["block", "node"], default="block",
+                     help="under mpiexec -n K: how virtual ranks are spread over the K "
+                          "host processes (contiguous blocks, or whole simulated nodes)")
     run.add_argument("--json", metavar="FILE", help="write the result as JSON")
     run.add_argument("--csv", metavar="FILE", help="write per-rank rows as CSV")
     run.add_argument("--quiet", action="store_true", help="do not print the summary")
@@ -103,9 +106,18 @@ def _collectives(ns: argparse.Namespace) -> str | dict[str, str] | None:
     return specs
 
 
+_HOST = {"rank": 0}   # this process's rank among mpiexec's host processes
+
+
 def _cmd_run(ns: argparse.Namespace) -> int:
+    from .distributed import host_processes
     from .program import load_target
     from .simulate import simulate
+    hosts = host_processes()   # under mpiexec -n K > 1: a distributed run
+    if hosts is not None:
+        _HOST["rank"] = hosts.Get_rank()
+        if _HOST["rank"]:
+            ns.quiet = True    # host process 0 prints and writes the outputs
     target = load_target(ns.target, dict(ns.param), ns.program_args, ns.machine)
     ranks = ns.ranks if ns.ranks is not None else target.ranks
     if ranks is None:
@@ -120,8 +132,11 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     result = simulate(target.main, ranks, network=network, protocol=ns.protocol,
                       kwargs=target.params, name=target.name, params=target.params,
                       contention=ns.contention, collectives=_collectives(ns),
-                      compute=ns.compute, compute_scale=ns.compute_scale, **extra)
+                      compute=ns.compute, compute_scale=ns.compute_scale,
+                      hosts=hosts, partition=ns.partition, **extra)
     cli_extra.finish_run_options(ns, result)
+    if _HOST["rank"]:
+        return 0
     if not ns.quiet:
         sys.stdout.write(result.summary())
     if ns.json:
@@ -188,5 +203,6 @@ def main(argv: list[str] | None = None) -> int:
         return run_calibration(ns)
     except (BsimError, ValueError, KeyError, FileNotFoundError) as exc:
         msg: Any = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"bsim: error: {msg}", file=sys.stderr)
+        if not _HOST["rank"]:   # in a distributed run every host raises the same error
+            print(f"bsim: error: {msg}", file=sys.stderr)
         return 2

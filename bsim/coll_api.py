@@ -340,7 +340,7 @@ class CollectiveMethods:
         size = self._size(vr)  # type: ignore[attr-defined]
         inst, me, _ = self._go(vr, "gather", FANIN, root, len(payload) * size, payload,
                                cost_bytes=lambda i, r: sum(i.nbytes) / size
-                               if i.arrived == size else i.nbytes[r])
+                               if r == root else i.nbytes[r])
         result = [pickle.loads(v) for v in inst.values] if me == root else None
         return self._done(vr, inst, result)
 

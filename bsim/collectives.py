@@ -27,6 +27,7 @@ twin of the algorithm when the source is algorithmic.
 from __future__ import annotations
 
 from collections.abc import Callable
+from heapq import heappush
 from typing import TYPE_CHECKING, Any
 
 from netmodels.collectives import (
@@ -38,8 +39,10 @@ from netmodels.collectives import (
 from netmodels.collectives import default_algorithm as _default_algorithm
 from netmodels.schedules import schedule as _schedule
 
+from .engine import Call
 from .errors import CollectiveMismatchError
 from .matching import Message, post_receive
+from .rank import PRIO_NET
 from .requests import RECV, SEND, Request
 
 if TYPE_CHECKING:
@@ -47,7 +50,8 @@ if TYPE_CHECKING:
     from .engine import Engine
     from .rank import VirtualRank
 
-__all__ = ["ALL", "FANOUT", "FANIN", "CollectiveCosts", "CollInstance", "arrive"]
+__all__ = ["ALL", "FANOUT", "FANIN", "CollectiveCosts", "CollInstance", "arrive",
+           "arrival_info"]
 
 ALL, FANOUT, FANIN = 0, 1, 2
 
@@ -144,11 +148,18 @@ class CollectiveCosts:
 
 
 class CollInstance:
-    """One collective call across the members of a communicator."""
+    """One collective call across the members of a communicator.
+
+    In a distributed run each host process keeps its own instance of a call,
+    filled by its members' arrivals and by the arrivals other hosts ship
+    (:func:`arrival_info`); ``local`` and ``expect`` count the members run
+    here and the arrivals this process will see.
+    """
 
     __slots__ = ("key", "op", "kind", "root", "size", "sig", "sig_rank", "arrived", "times",
-                 "values", "reqs", "max_t", "root_t", "T", "finalized", "result", "nbytes",
-                 "rounds", "extra")
+                 "values", "reqs", "max_t", "root_t", "finalized", "result", "nbytes",
+                 "rounds", "extra", "local", "expect", "cost_fn", "rkey", "scheduled",
+                 "root_known", "alg")
 
     def __init__(self, key: Any, op: str, kind: int, root: int, size: int) -> None:
         self.key = key
@@ -164,27 +175,53 @@ class CollInstance:
         self.reqs: list[Request | None] = [None] * size
         self.max_t = float("-inf")
         self.root_t: float | None = None
-        self.T = 0.0
         self.finalized = 0
         self.result: Any = None
         self.nbytes: list[float] = [0.0] * size
         self.rounds: Any = None
         self.extra: Any = None
+        self.local = -1          # members run by this process (-1: none arrived yet)
+        self.expect = size       # arrivals this process will know of
+        self.cost_fn: Callable[[int], float] | None = None   # T for a member
+        self.rkey = 0            # tie-break key of the completion event (owner's)
+        self.scheduled = False   # completion event scheduled
+        self.root_known = False  # fan-out: the root's arrival is visible here
+        self.alg = False         # run as point-to-point messages (no completion event)
+
+    def record(self, me: int, t: float, value: Any, nbytes: float, rkey: int) -> None:
+        """Register member *me*'s arrival at time *t*."""
+        self.times[me] = t
+        self.values[me] = value
+        self.nbytes[me] = nbytes
+        self.arrived += 1
+        if t > self.max_t:
+            self.max_t = t
+        if me == self.root:
+            self.root_t = t
+        if rkey:
+            self.rkey = rkey
+
+
+def _show(s: tuple[Any, ...]) -> str:
+    op, root, extra = s
+    parts = [op]
+    if root >= 0:
+        parts.append(f"root={root}")
+    parts += [f"{k}={v}" for k, v in extra]
+    return f"{parts[0]}({', '.join(parts[1:])})"
 
 
 def _mismatch(vr: VirtualRank, comm: Comm, seq: int, inst: CollInstance,
               sig: tuple[Any, ...]) -> CollectiveMismatchError:
-    def show(s: tuple[Any, ...]) -> str:
-        op, root, extra = s
-        parts = [op]
-        if root >= 0:
-            parts.append(f"root={root}")
-        parts += [f"{k}={v}" for k, v in extra]
-        return f"{parts[0]}({', '.join(parts[1:])})"
     return CollectiveMismatchError(
         f"collective mismatch on {comm!r} at its collective #{seq}: rank "
-        f"{inst.sig_rank} called {show(inst.sig)}, rank {comm._me(vr)} called "  # type: ignore[arg-type]
-        f"{show(sig)} (world ranks {comm._world(inst.sig_rank, vr)} and {vr.rank})")
+        f"{inst.sig_rank} called {_show(inst.sig)}, rank {comm._me(vr)} called "  # type: ignore[arg-type]
+        f"{_show(sig)} (world ranks {comm._world(inst.sig_rank, vr)} and {vr.rank})")
+
+
+def _owner(root: int) -> int:
+    """Member whose key orders the completion event: the root, or member 0."""
+    return root if root >= 0 else 0
 
 
 def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: float,
@@ -196,10 +233,17 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     Returns the instance, the rank's communicator rank and its request
     (``None`` when the collective was run algorithmically and is already
     complete).  *extra* are ``(name, value)`` pairs that must agree across
-    ranks (operation, sizes); *cost_bytes* computes the size that sets ``T``
-    once all the arrivals it needs are known (default: this rank's *nbytes*);
-    *cost_op* is the collective whose cost applies when *op* is not one
-    (communicator creation).
+    ranks (operation, sizes); *cost_bytes* computes the size that sets a
+    member's ``T`` once the arrivals it needs are known (default: the
+    member's *nbytes*); *cost_op* is the collective whose cost applies when
+    *op* is not one (communicator creation).
+
+    Visibility (docs/distributed.md): a member learns of the others'
+    arrivals the lookahead ``δ`` after them, so the completion that depends
+    on other members is resolved by an event at ``max(arrivals) + δ`` (all,
+    fan-in root) or ``root arrival + δ`` (fan-out); the times charged are the
+    rules' above.  A member's own part (fan-out root, fan-in non-root, a
+    1-member communicator) resolves at once.
     """
     cop = cost_op or op
     eng = vr.engine
@@ -219,62 +263,162 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
         inst.sig, inst.sig_rank = sig, me
     elif inst.sig != sig:
         raise _mismatch(vr, comm, seq, inst, sig)
-    t = vr.clock
-    inst.times[me] = t
-    inst.values[me] = value
-    inst.nbytes[me] = nbytes
-    inst.arrived += 1
-    if t > inst.max_t:
-        inst.max_t = t
-    if me == root:
-        inst.root_t = t
-    vr.ops += 1
     costs = eng.collective_costs
+    if inst.local < 0:
+        _count_local(eng, inst, comm, vr)
+        members = comm._members(vr)
+
+        def T_of(rank: int) -> float:
+            nb = cost_bytes(inst, rank) if cost_bytes is not None else inst.nbytes[rank]
+            return costs.cost(eng, comm, members, cop, nb)
+
+        inst.cost_fn = T_of
+    t = vr.clock
+    rkey = vr.next_key() if me == _owner(root) else 0
     alg = (costs.algorithm(cop, size, nbytes)
            if costs.any_algorithmic and blocking and size > 1 else None)
+    if alg is not None:
+        inst.alg = True
+    inst.record(me, t, value, nbytes, rkey)
+    vr.ops += 1
+    if eng.host_of is not None and size > 1:
+        _ship_arrival(eng, comm, vr, inst, me, t, value, nbytes, rkey, alg is not None)
     if alg is not None:
         _run_algorithm(vr, comm, key, inst, me, cop, alg, nbytes)
         return inst, me, None
     req = Request(vr, RECV, op)
     inst.reqs[me] = req
-
-    def T_of(rank: int) -> float:
-        nb = cost_bytes(inst, rank) if cost_bytes is not None else inst.nbytes[rank]
-        return costs.cost(eng, comm, comm._members(vr), cop, nb)
-
-    if kind == ALL:
-        if inst.arrived == size:
-            m = inst.max_t
-            T = T_of(me)
-            inst.T = T
-            for r in inst.reqs:
-                r._resolve(m, T, m)  # type: ignore[union-attr]
-    elif kind == FANOUT:
+    T_of = inst.cost_fn  # type: ignore[assignment]
+    if size == 1:
+        req._resolve(t, T_of(me), t)
+        return inst, me, req
+    if kind == FANOUT:
         if me == root:
-            T = inst.T = T_of(root)
-            rt = t
-            for r in inst.reqs:
-                if r is not None:
-                    r._resolve(rt, T, rt)
-        elif inst.root_t is not None:
-            req._resolve(inst.root_t, inst.T, inst.root_t)
-    else:  # FANIN
-        if me != root:
-            T = T_of(me)
-            req._resolve(t, T, t)
-        if inst.arrived == size and inst.root_t is not None:
-            T = inst.T = T_of(root)
-            rreq = inst.reqs[root]
-            m = inst.max_t
-            rreq._resolve(m, T, m)  # type: ignore[union-attr]
+            req._resolve(t, T_of(me), t)
+        elif inst.root_known:
+            rt: float = inst.root_t  # type: ignore[assignment]
+            req._resolve(rt, T_of(me), rt)
+    elif kind == FANIN and me != root:
+        req._resolve(t, T_of(me), t)
+    _schedule_completion(eng, inst)
     return inst, me, req
+
+
+def _schedule_completion(eng: Engine, inst: CollInstance) -> None:
+    """Once the arrivals a rule needs are known here, schedule its completion event."""
+    if inst.scheduled or inst.alg:
+        return
+    if inst.kind == FANOUT:
+        if inst.root_t is None:
+            return
+        t = inst.root_t + eng.lookahead
+    elif inst.arrived == inst.size:
+        t = inst.max_t + eng.lookahead
+    else:
+        return
+    inst.scheduled = True
+    heappush(eng._queue, (t, PRIO_NET, inst.rkey, Call(_complete, (inst,))))
+
+
+def _complete(inst: CollInstance) -> None:
+    """The completion event: resolve the waiting members run by this process."""
+    kind, root, reqs = inst.kind, inst.root, inst.reqs
+    T_of = inst.cost_fn
+    if kind == ALL:
+        m = inst.max_t
+        for r, req in enumerate(reqs):
+            if req is not None:
+                req._resolve(m, T_of(r), m)  # type: ignore[misc]
+    elif kind == FANOUT:
+        inst.root_known = True
+        rt: float = inst.root_t  # type: ignore[assignment]
+        for r, req in enumerate(reqs):
+            if req is not None and r != root:
+                req._resolve(rt, T_of(r), rt)  # type: ignore[misc]
+    else:
+        req = reqs[root]
+        if req is not None:
+            m = inst.max_t
+            req._resolve(m, T_of(root), m)  # type: ignore[misc]
 
 
 def finalize(vr: VirtualRank, comm: Comm, inst: CollInstance) -> None:
     """Count a member done with *inst*; drop the instance when all are."""
     inst.finalized += 1
-    if inst.finalized == inst.size:
+    if inst.finalized == inst.local and inst.arrived == inst.expect:
         vr.engine.colls.pop(inst.key, None)
+
+
+# -- distributed runs: arrivals shipped between host processes -------------------
+
+def _count_local(eng: Engine, inst: CollInstance, comm: Comm, vr: VirtualRank) -> None:
+    """Set how many members run here and how many arrivals this process will see."""
+    host_of = eng.host_of
+    if host_of is None:
+        inst.local = inst.expect = inst.size
+        return
+    members = comm._members(vr)
+    here = eng.host
+    local = sum(1 for w in members if host_of[w] == here)
+    inst.local = local
+    root = inst.root
+    if inst.kind == FANOUT:
+        inst.expect = local + (0 if host_of[members[root]] == here else 1)
+    elif inst.kind == FANIN:
+        inst.expect = inst.size if host_of[members[root]] == here else local
+    else:
+        inst.expect = inst.size
+
+
+def _hosts_of(eng: Engine, comm: Comm, vr: VirtualRank) -> tuple[int, ...]:
+    """The host processes running members of *comm* (cached per communicator)."""
+    cache = eng.comm_hosts
+    cctx = comm._cctx_of(vr)
+    hosts = cache.get(cctx)
+    if hosts is None:
+        host_of = eng.host_of
+        hosts = cache[cctx] = tuple(sorted({host_of[w] for w in comm._members(vr)}))  # type: ignore[index]
+    return hosts
+
+
+def _ship_arrival(eng: Engine, comm: Comm, vr: VirtualRank, inst: CollInstance, me: int,
+                  t: float, value: Any, nbytes: float, rkey: int, alg: bool) -> None:
+    """Send this arrival to the other host processes whose members need it."""
+    kind, root = inst.kind, inst.root
+    if kind == FANOUT and me != root:
+        return
+    if kind == FANIN:
+        if me == root:
+            return
+        dests: tuple[int, ...] = (eng.host_of[comm._world(root, vr)],)  # type: ignore[index]
+    else:
+        dests = _hosts_of(eng, comm, vr)
+    info = ("A", inst.key, inst.op, kind, root, inst.size, inst.sig, me, vr.rank, t, value,
+            nbytes, rkey, alg)
+    for h in dests:
+        if h != eng.host:
+            eng.outbox[h].append((t + eng.lookahead, 0, info))  # type: ignore[index]
+            eng.shipped += 1
+
+
+def arrival_info(eng: Engine, info: tuple[Any, ...]) -> None:
+    """Apply an arrival shipped by another host process (between windows)."""
+    _, key, op, kind, root, size, sig, me, world, t, value, nbytes, rkey, alg = info
+    inst = eng.colls.get(key)
+    if inst is None:
+        inst = eng.colls[key] = CollInstance(key, op, kind, root, size)
+        inst.sig, inst.sig_rank = sig, me
+    elif inst.sig != sig:
+        raise CollectiveMismatchError(
+            f"collective mismatch at collective #{key[1]} of context {key[0]!r}: rank "
+            f"{inst.sig_rank} called {_show(inst.sig)}, rank {me} (world rank {world}) "  # type: ignore[arg-type]
+            f"called {_show(sig)}")
+    if alg:
+        inst.alg = True
+    inst.record(me, t, value, nbytes, rkey)
+    _schedule_completion(eng, inst)
+    if inst.finalized == inst.local and inst.arrived == inst.expect:
+        eng.colls.pop(key, None)
 
 
 def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: CollInstance,

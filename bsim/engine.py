@@ -19,6 +19,7 @@ every rank's and keep SimPy's insertion order among themselves.
 from __future__ import annotations
 
 import gc
+import math
 import os
 import time as _time
 from collections.abc import Callable
@@ -30,11 +31,12 @@ import greenlet
 import simpy
 from simpy.core import EmptySchedule
 
-from .errors import BsimError, DeadlockError, RankError
+from .errors import BsimError, DeadlockError, LookaheadError, RankError
 from .hooks import PROGRESS_EVERY
+from .matching import Message, deliver
 from .rank import PRIO_NET, RankGreenlet, VirtualRank
 
-__all__ = ["Engine", "Call"]
+__all__ = ["Engine", "Call", "NetEvent"]
 
 _SIMPY_KEYS = 1 << 62
 _BSIM_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -48,6 +50,23 @@ class Call:
     def __init__(self, fn: Callable[..., None], args: tuple[Any, ...]) -> None:
         self.fn = fn
         self.args = args
+
+
+class NetEvent:
+    """A network event that may cross host processes: ``run(engine)`` at its time.
+
+    Subclasses (the ``loggp`` clear-to-send and data arrival) hold object
+    references in a single process and ``to_wire()`` gives a picklable form
+    that :func:`bsim.distributed` rebuilds on the target's host.
+    """
+
+    __slots__ = ()
+
+    def run(self, engine: Engine) -> None:
+        raise NotImplementedError
+
+    def to_wire(self, engine: Engine) -> tuple[Any, ...]:
+        raise NotImplementedError
 
 
 class Engine(simpy.Environment):
@@ -85,6 +104,20 @@ class Engine(simpy.Environment):
         self.measure: Any = None
         self.hooked = False        # tracer or noise set: add_time takes the slow path
         self.comms: dict[Any, Any] = {}   # derived communicators by creation key
+        # visibility lag of messages and collective completions (docs/distributed.md):
+        # the protocol's lookahead over this network, set by simulate()
+        self.lookahead = 0.0
+        # distributed runs (bsim.distributed): which host process runs which rank
+        self.host = 0
+        self.host_of: list[int] | None = None     # None: every rank runs here
+        self.local_ranks = self.ranks
+        self.outbox: list[list[Any]] | None = None
+        self.window_end = math.inf
+        self.shipped = 0
+        self.handles: dict[int, Any] = {}   # requests named by key in shipped events
+        self.comm_hosts: dict[Any, tuple[int, ...]] = {}   # collective context -> hosts
+        self.unfinished = 0
+        self._gc_saved = gc.get_threshold()
 
     # -- SimPy compatibility -------------------------------------------------
     def schedule(self, event: simpy.Event, priority: int = 1, delay: float = 0) -> None:
@@ -103,71 +136,124 @@ class Engine(simpy.Environment):
 
     # -- scheduling helpers ------------------------------------------------
     def call_at(self, t: float, owner: VirtualRank, fn: Callable[..., None], *args: Any) -> None:
-        """Run ``fn(*args)`` at simulated time *t* as a network event owned by *owner*."""
+        """Run ``fn(*args)`` at simulated time *t* as a network event owned by *owner*.
+
+        Only for events that touch state of *owner*'s host process; events for
+        another rank go through :meth:`post`.
+        """
         owner.seq += 1
         heappush(self._queue, (t, PRIO_NET, owner.keybase | owner.seq, Call(fn, args)))
+
+    def post(self, t: float, key: int, item: Any, target: int) -> None:
+        """Schedule network event *item* (a ``Message`` or a ``NetEvent``) for world rank
+        *target* at time *t* with tie-break *key*.
+
+        In a distributed run an event for a rank of another host process is
+        shipped to it at the end of the window (:mod:`bsim.distributed`); the
+        lookahead guarantees ``t`` is not inside the current window.
+        """
+        host_of = self.host_of
+        if host_of is None or host_of[target] == self.host:
+            heappush(self._queue, (t, PRIO_NET, key, item))
+            return
+        if t < self.window_end:
+            raise LookaheadError(
+                f"an event for rank {target} at t={t!r} falls inside the current window "
+                f"(ends at {self.window_end!r}): the lookahead {self.lookahead!r} s is not a "
+                f"lower bound of every cross-host delay in this run (a collective faster "
+                f"than the lookahead?)")
+        self.outbox[host_of[target]].append((t, key, item.to_wire(self)))  # type: ignore[index]
+        self.shipped += 1
+
+    def next_time(self) -> float:
+        """Time of the earliest pending event (``inf`` when none)."""
+        return self._queue[0][0] if self._queue else math.inf
 
     # -- running -----------------------------------------------------------
     def run_program(self, program: Callable[[VirtualRank], Any]) -> None:
         """Run *program* on every rank until all finish (or raise)."""
+        self.start(program)
+        try:
+            self.run_until(math.inf)
+        finally:
+            self.finish()
+        if self.unfinished:
+            self._deadlock()
+
+    def start(self, program: Callable[[VirtualRank], Any]) -> None:
+        """Create the greenlets of the ranks this process runs; wake them at t = 0."""
         self.main = greenlet.getcurrent()
-        for vr in self.ranks:
+        for vr in self.local_ranks:
             g = RankGreenlet(self._rank_main(program, vr), self.main)
             g.vrank = vr
             vr.greenlet = g
             vr.wake(0.0)
-        unfinished = self.nranks
-        queue = self._queue
-        rank_cls = VirtualRank
-        call_cls = Call
+        self.unfinished = len(self.local_ranks)
         self.hooked = self.tracer is not None or self.noise is not None
-        progress = self.progress
         # The run allocates many short-lived tuples and requests while thousands of
         # long-lived greenlets and frames exist: freezing what exists and raising the
         # young-generation threshold cuts collector work (~30% faster halo exchange).
-        thresholds = gc.get_threshold()
+        self._gc_saved = gc.get_threshold()
         gc.freeze()
-        gc.set_threshold(max(thresholds[0], 50_000), max(thresholds[1], 20), thresholds[2])
+        t = self._gc_saved
+        gc.set_threshold(max(t[0], 50_000), max(t[1], 20), t[2])
+
+    def finish(self) -> None:
+        """Undo :meth:`start`'s collector settings."""
+        gc.set_threshold(*self._gc_saved)
+        gc.unfreeze()
+
+    def run_until(self, end: float) -> None:
+        """Process every event earlier than *end* (all of them for ``inf``)."""
+        queue = self._queue
+        ranks = self.ranks
+        rank_cls = VirtualRank
+        msg_cls = Message
+        call_cls = Call
+        progress = self.progress
         start = _time.perf_counter()
         base = self.events
         events = 0
         try:
-            while queue:
-                now, _, key, item = heappop(queue)   # item: VirtualRank, Call or a SimPy event
-                self._now = now
+            while queue and queue[0][0] < end:
+                now, _, key, item = heappop(queue)   # a VirtualRank, Message, Call, NetEvent
+                self._now = now                        # or SimPy event
                 cls = item.__class__
                 if cls is rank_cls:
                     if key != item.wake_key:   # superseded wake-up
                         continue
                     item.wake_key = -1
                     item.wake_at = float("inf")
-                    events += 1
-                    if progress is not None and not events & (PROGRESS_EVERY - 1):
-                        self.events = base + events
-                        self.host_seconds = _time.perf_counter() - start
-                        progress(self)
+                events += 1
+                if progress is not None and not (base + events) & (PROGRESS_EVERY - 1):
+                    self.events = base + events
+                    self.host_seconds += _time.perf_counter() - start
+                    start = _time.perf_counter()
+                    progress(self)
+                if cls is rank_cls:
                     try:
                         item.greenlet.switch()
                     except BaseException as exc:
                         self._abort(item, exc)
                     if item.finished:
-                        unfinished -= 1
+                        self.unfinished -= 1
+                elif cls is msg_cls:
+                    deliver(ranks[item.dst], item, now)
                 elif cls is call_cls:
-                    events += 1
                     try:
                         item.fn(*item.args)
                     except BaseException as exc:
                         self._abort(None, exc)
+                elif isinstance(item, NetEvent):
+                    try:
+                        item.run(self)
+                    except BaseException as exc:
+                        self._abort(None, exc)
                 else:
-                    events += 1
                     self._simpy_event(item)
         finally:
             self.events = base + events
-            self.host_seconds = _time.perf_counter() - start
-            gc.set_threshold(*thresholds)
-            gc.unfreeze()
-        if unfinished:
-            self._deadlock()
+            self.host_seconds += _time.perf_counter() - start
 
     def _rank_main(self, program: Callable[[VirtualRank], Any],
                    vr: VirtualRank) -> Callable[[], None]:
@@ -212,9 +298,10 @@ class Engine(simpy.Environment):
         raise RankError(f"rank {vr.rank} raised {type(exc).__name__}: {exc}{where}",
                         vr.rank) from exc
 
-    def _deadlock(self) -> None:
+    def blocked_ranks(self) -> list[tuple[int, str, str]]:
+        """``(rank, call, where)`` of every unfinished rank run by this process."""
         blocked = []
-        for vr in self.ranks:
+        for vr in self.local_ranks:
             if not vr.finished:
                 call = vr.pending or "?"
                 if vr.waitset:
@@ -224,12 +311,19 @@ class Engine(simpy.Environment):
                     else:
                         call += " on " + ", ".join(waiting)
                 blocked.append((vr.rank, call, _user_location(vr.greenlet)))
+        return blocked
+
+    def _deadlock(self) -> None:
+        self.deadlock_error(self.blocked_ranks(), self.nranks)
+
+    def deadlock_error(self, blocked: list[tuple[int, str, str]], nranks: int) -> None:
+        """Tear down and raise :class:`DeadlockError` for *blocked*."""
         lines = [f"  rank {r}: {call} at {where}" for r, call, where in blocked[:32]]
         if len(blocked) > 32:
             lines.append(f"  ... and {len(blocked) - 32} more")
         self._teardown()
         raise DeadlockError(
-            f"deadlock at t={self._now!r}: {len(blocked)} of {self.nranks} ranks blocked "
+            f"deadlock at t={self._now!r}: {len(blocked)} of {nranks} ranks blocked "
             f"with no pending event\n" + "\n".join(lines), blocked)
 
 

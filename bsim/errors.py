@@ -9,7 +9,7 @@ from __future__ import annotations
 __all__ = [
     "BsimError", "MPIUsageError", "TruncationError", "AddTimeError",
     "CollectiveMismatchError", "SimulationError", "DeadlockError", "RankError",
-    "NotInSimulationError",
+    "NotInSimulationError", "LookaheadError", "DistributedError",
 ]
 
 
@@ -62,3 +62,12 @@ class RankError(SimulationError):
     def __init__(self, message: str, rank: int) -> None:
         super().__init__(message)
         self.rank = rank
+
+
+class LookaheadError(SimulationError):
+    """A distributed run cannot be synchronised: the lookahead is zero, or an event
+    for another host process would fall inside the current window."""
+
+
+class DistributedError(SimulationError):
+    """A distributed run cannot use this model or option (it cannot be partitioned)."""

@@ -33,7 +33,7 @@ class Message:
     """
 
     __slots__ = ("ctx", "src", "dst", "src_crank", "tag", "nbytes", "payload", "lower",
-                 "t_send", "visible", "sreq", "rendezvous")
+                 "t_send", "visible", "sreq", "rendezvous", "key")
 
     def __init__(self, ctx: Any, src: int, dst: int, src_crank: int, tag: int, nbytes: int,
                  payload: Any, lower: bool) -> None:
@@ -49,6 +49,27 @@ class Message:
         self.visible = 0.0
         self.sreq: Request | None = None
         self.rendezvous = False
+        self.key = 0        # tie-break key of its delivery event (names it across hosts)
+
+    def to_wire(self, engine: Any = None) -> tuple[Any, ...]:
+        """Picklable form for another host process.
+
+        The send request of a rendezvous message stays here, registered in
+        ``engine.handles`` under the message's key for the clear-to-send.
+        """
+        if self.sreq is not None and engine is not None:
+            engine.handles[self.key] = self.sreq
+        return ("M", self.ctx, self.src, self.dst, self.src_crank, self.tag, self.nbytes,
+                self.payload, self.lower, self.t_send, self.visible, self.rendezvous, self.key)
+
+    @classmethod
+    def from_wire(cls, data: tuple[Any, ...]) -> Message:
+        """Rebuild a message shipped by :meth:`to_wire`."""
+        (_, ctx, src, dst, src_crank, tag, nbytes, payload, lower, t_send, visible,
+         rendezvous, key) = data
+        msg = cls(ctx, src, dst, src_crank, tag, nbytes, payload, lower)
+        msg.t_send, msg.visible, msg.rendezvous, msg.key = t_send, visible, rendezvous, key
+        return msg
 
 
 class Mailbox:

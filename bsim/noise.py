@@ -280,6 +280,8 @@ class NoisyNetwork(NetworkModel):
     """
 
     name = "noisy"
+    shared_state = ("its per-pair message counters would be advanced by whichever host "
+                    "process asks for a cost, so draws would depend on the partition")
 
     def __init__(self, inner: NetworkModel, mean: float, prob: float = 1.0,
                  seed: int = 0) -> None:
@@ -331,6 +333,9 @@ class NoisyNetwork(NetworkModel):
 
     def min_cost(self) -> float:
         return self.inner.min_cost()
+
+    def min_wire(self) -> float:
+        return self.inner.min_wire()
 
     def params(self) -> dict[str, Any]:
         return {**self.inner.params(), "noise_mean": self.mean, "noise_prob": self.prob,

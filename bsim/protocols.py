@@ -21,6 +21,15 @@ injection ends, so the sender waits for a late receiver.  Messages between
 one pair of ranks never overtake each other (arrival times are made
 non-decreasing).
 
+Visibility (docs/distributed.md): a message is visible to the receiver,
+and can be matched, probed or tested, at ``visible``: ``ts + lookahead``
+under ``bsim`` (``lookahead`` = the network's ``min_cost()``; a message to
+oneself at ``ts + cost``) and at its arrival under ``loggp``.  Every effect
+of one rank on another is such an event, at least the lookahead after the
+moment it is created, which is what lets a run be split over host processes
+with identical results.  Timing is unchanged: a ``bsim`` receive still
+completes at ``max(tp, ts) + cost``.
+
 Contention (``engine.fabric``, :mod:`bsim.contention_layer`): when a run has
 a fluid contention layer, each message's bytes are a flow through the network
 and the time contention adds, ``delay``, is charged where the transfer time
@@ -35,8 +44,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .engine import NetEvent
 from .errors import TruncationError
-from .matching import Message, deliver
+from .matching import Message
 
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
@@ -83,6 +93,10 @@ class Protocol(ABC):
         self.engine = engine
         self.net = engine.network
         self.fabric = getattr(engine, "fabric", None)
+
+    @abstractmethod
+    def lookahead(self, net: NetworkModel) -> float:
+        """The least delay between an event and any effect it has on another rank."""
 
     @abstractmethod
     def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
@@ -137,14 +151,26 @@ class BsimProtocol(Protocol):
         self._flow_wait: dict[Message, Request] = {}    # contention: matched, flow in flight
         self._on_flow = self._flow_done                  # bound once (contention hot path)
 
+    def lookahead(self, net: NetworkModel) -> float:
+        """``min_cost()``: no message between two ranks costs less (base.py)."""
+        return float(net.min_cost())
+
     def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
              synchronous: bool) -> None:
-        vr.sync("Send")  # the message becomes visible at the send time
+        fabric = self.fabric
+        if fabric is not None:
+            vr.sync("Send")  # flows start in time order
         t = vr.clock
         msg.t_send = t
-        if self.fabric is not None:   # the bytes flow from the send time on
-            self.fabric.start_flow(t, vr.rank, dst.rank, msg.nbytes, self._on_flow, msg)
-        deliver(dst, msg, t)
+        if fabric is not None:   # the bytes flow from the send time on
+            fabric.start_flow(t, vr.rank, dst.rank, msg.nbytes, self._on_flow, msg)
+        eng = vr.engine
+        lag = eng.lookahead
+        if dst is vr and lag:   # to itself: visible once its own cost is paid
+            lag = min(lag, self.net.cost(vr.rank, vr.rank, msg.nbytes))  # type: ignore[union-attr]
+        vr.seq += 1
+        key = msg.key = vr.keybase | vr.seq
+        eng.post(t + lag, key, msg, dst.rank)
         sc = (self.net.cost(vr.rank, dst.rank, msg.nbytes)  # type: ignore[union-attr]
               if self._send_network else self._send_seconds)
         if sc:
@@ -192,6 +218,17 @@ class LogGPProtocol(Protocol):
         self.eager_limit = int(eager_limit)
         self._on_eager = self._eager_done     # bound once (contention hot path)
 
+    def lookahead(self, net: NetworkModel) -> float:
+        """``min_wire()``: the clear-to-send and the data are the shortest hops."""
+        return float(net.min_wire())
+
+    @staticmethod
+    def _deliver_at(vr: VirtualRank, dst: int, msg: Message, t: float) -> None:
+        """The message (or its request-to-send) arrives at *dst* at *t*."""
+        vr.seq += 1
+        key = msg.key = vr.keybase | vr.seq
+        vr.engine.post(t, key, msg, dst)
+
     @staticmethod
     def _fifo(vr: VirtualRank, dst: int, t: float) -> float:
         """Arrival time no earlier than the previous message of this pair (no overtaking)."""
@@ -227,7 +264,7 @@ class LogGPProtocol(Protocol):
                 req._resolve(t + o, 0.0, t)
                 return
             arrival = self._fifo(vr, dst.rank, start + net.wire(vr.rank, dst.rank, n))  # type: ignore[union-attr]
-            eng.call_at(arrival, vr, deliver, dst, msg, arrival)
+            self._deliver_at(vr, dst.rank, msg, arrival)
             req._resolve(t + o, 0.0, t)
         else:
             msg.rendezvous = True
@@ -237,7 +274,7 @@ class LogGPProtocol(Protocol):
                                        ordered=True)
                 return
             rts = self._fifo(vr, dst.rank, t + o + net.wire(vr.rank, dst.rank, 0))  # type: ignore[union-attr]
-            eng.call_at(rts, vr, deliver, dst, msg, rts)
+            self._deliver_at(vr, dst.rank, msg, rts)
 
     def matched(self, req: Request, msg: Message) -> None:
         transfer_payload(req, msg)
@@ -251,24 +288,32 @@ class LogGPProtocol(Protocol):
         cts_arrival = cts_leave + net.wire(msg.dst, msg.src, 0)  # type: ignore[union-attr]
         receiver = req._owner
         assert receiver is not None
-        receiver.engine.call_at(cts_arrival, receiver, self._inject, req, msg, o_r)
+        receiver.seq += 1
+        key = receiver.keybase | receiver.seq
+        receiver.engine.post(cts_arrival, key, ClearToSend(msg, req, o_r, key), msg.src)
 
-    def _inject(self, req: Request, msg: Message, o_r: float) -> None:
-        eng = req._owner.engine  # type: ignore[union-attr]
-        sender = eng.ranks[msg.src]
+    def _inject(self, cts: ClearToSend) -> None:
+        """At the sender: the clear-to-send is there, inject the data when the NIC is free."""
+        eng = self.engine
+        assert eng is not None
+        src, dst, nbytes = cts.src, cts.dst, cts.nbytes
+        sender = eng.ranks[src]
         net = self.net
         start = eng._now
         if sender.nic_free > start:
             start = sender.nic_free
-        gap = net.gap(msg.src, msg.nbytes)  # type: ignore[union-attr]
+        gap = net.gap(src, nbytes)  # type: ignore[union-attr]
         sender.nic_free = start + gap
-        msg.sreq._resolve(start + gap, 0.0, req._t_post)  # type: ignore[union-attr]
+        sreq = cts.sreq if cts.sreq is not None else eng.handles.pop(cts.msg_key)
+        sreq._resolve(start + gap, 0.0, cts.t_post)
         if self.fabric is not None:
-            self.fabric.start_flow(start, msg.src, msg.dst, msg.nbytes, self._data_done,
-                                   (req, msg, o_r))
+            self.fabric.start_flow(start, src, dst, nbytes, self._data_done,
+                                   (cts.req, cts.msg, cts.o_r))
             return
-        arrival = start + net.wire(msg.src, msg.dst, msg.nbytes)  # type: ignore[union-attr]
-        req._resolve(arrival, o_r, msg.t_send)
+        arrival = start + net.wire(src, dst, nbytes)  # type: ignore[union-attr]
+        sender.seq += 1
+        eng.post(arrival, sender.keybase | sender.seq,
+                 DataArrival(cts.req, cts.key, arrival, cts.o_r, cts.t_send), dst)
 
     # -- contention (engine.fabric): arrival = start + wire + delay, never before the flow ends
     def _eager_done(self, done: float, delay: float, start: float, msg: Message) -> None:
@@ -277,10 +322,9 @@ class LogGPProtocol(Protocol):
         arrival = start + self.net.wire(msg.src, msg.dst, n) + delay  # type: ignore[union-attr]
         if arrival < done:
             arrival = done
-        ranks = self.engine.ranks  # type: ignore[union-attr]
-        vr = ranks[msg.src]
+        vr = self.engine.ranks[msg.src]  # type: ignore[union-attr]
         arrival = self._fifo(vr, msg.dst, arrival)
-        vr.engine.call_at(arrival, vr, deliver, ranks[msg.dst], msg, arrival)
+        self._deliver_at(vr, msg.dst, msg, arrival)
 
     def _data_done(self, done: float, delay: float, start: float,
                    payload: tuple[Request, Message, float]) -> None:
@@ -290,6 +334,65 @@ class LogGPProtocol(Protocol):
         if arrival < done:
             arrival = done
         req._resolve(arrival, o_r, msg.t_send)
+
+
+class ClearToSend(NetEvent):
+    """``loggp`` rendezvous: the receiver's clear-to-send reaches the sender's NIC.
+
+    Runs on the sender's host; ``msg``, ``sreq`` and ``req`` are references
+    within one process, replaced by keys when shipped (``key`` is this
+    event's, naming the receive request; ``msg_key`` the message's, naming
+    the send request).
+    """
+
+    __slots__ = ("src", "dst", "nbytes", "t_send", "t_post", "o_r", "key", "msg_key",
+                 "msg", "sreq", "req")
+
+    def __init__(self, msg: Message | None, req: Request | None, o_r: float, key: int) -> None:
+        if msg is not None:
+            self.src, self.dst, self.nbytes = msg.src, msg.dst, msg.nbytes
+            self.t_send, self.msg_key, self.sreq = msg.t_send, msg.key, msg.sreq
+        self.msg = msg
+        self.req = req
+        self.t_post = req._t_post if req is not None else 0.0
+        self.o_r = o_r
+        self.key = key
+
+    def run(self, engine: Engine) -> None:
+        engine.protocol._inject(self)
+
+    def to_wire(self, engine: Engine) -> tuple[Any, ...]:
+        engine.handles[self.key] = self.req
+        return ("C", self.src, self.dst, self.nbytes, self.t_send, self.t_post, self.o_r,
+                self.key, self.msg_key)
+
+    @classmethod
+    def from_wire(cls, data: tuple[Any, ...]) -> ClearToSend:
+        cts = cls(None, None, data[6], data[7])
+        (_, cts.src, cts.dst, cts.nbytes, cts.t_send, cts.t_post, _, _, cts.msg_key) = data
+        cts.sreq = None
+        return cts
+
+
+class DataArrival(NetEvent):
+    """``loggp`` rendezvous: the data reaches the receiver; its receive resolves."""
+
+    __slots__ = ("req", "key", "arrival", "o_r", "t_send")
+
+    def __init__(self, req: Request | None, key: int, arrival: float, o_r: float,
+                 t_send: float) -> None:
+        self.req, self.key, self.arrival, self.o_r, self.t_send = req, key, arrival, o_r, t_send
+
+    def run(self, engine: Engine) -> None:
+        req = self.req if self.req is not None else engine.handles.pop(self.key)
+        req._resolve(self.arrival, self.o_r, self.t_send)
+
+    def to_wire(self, engine: Engine) -> tuple[Any, ...]:
+        return ("D", self.key, self.arrival, self.o_r, self.t_send)
+
+    @classmethod
+    def from_wire(cls, data: tuple[Any, ...]) -> DataArrival:
+        return cls(None, data[1], data[2], data[3], data[4])
 
 
 PROTOCOLS: dict[str, type[Protocol]] = {"bsim": BsimProtocol, "loggp": LogGPProtocol}

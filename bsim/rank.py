@@ -127,7 +127,8 @@ class VirtualRank:
                 self.wake(max(self.engine._now, self.clock))
         elif mode == 2:
             avail: float = req._avail  # type: ignore[assignment]   # resolved: a float
-            t = max(self.clock, avail)
+            # a bsim receive resolves when its message becomes visible, after avail
+            t = max(self.clock, avail, self.engine._now)
             if t < self.wake_at:
                 self.wake(t)
 

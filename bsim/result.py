@@ -46,6 +46,7 @@ class Result:
     events: int = 0
     host_seconds: float = 0.0
     returns: list[Any] = field(default_factory=list, repr=False)
+    distributed: dict[str, Any] = field(default_factory=dict)   # host processes, windows
 
     # -- summaries -----------------------------------------------------------
     @property
@@ -97,6 +98,10 @@ class Result:
                   f"bytes {self.total_bytes:,}\n")
         out.write(f"  host time {self.host_seconds:.3f} s   events {self.events:,}   "
                   f"{self.ops_per_second:,.0f} ops/s\n")
+        if self.distributed:
+            d = self.distributed
+            out.write(f"  host processes {d['processes']} ({d['partition']})   windows "
+                      f"{d['windows']:,}   events shipped {d['shipped']:,}\n")
         return out.getvalue()
 
     # -- serialisation --------------------------------------------------------
@@ -124,7 +129,8 @@ class Result:
                 "bytes": self.bytes.tolist(),
             },
             "host": {"seconds": self.host_seconds, "events": self.events,
-                     "ops_per_second": self.ops_per_second},
+                     "ops_per_second": self.ops_per_second,
+                     **({"distributed": self.distributed} if self.distributed else {})},
         }
 
     def to_json(self, path: str | Path) -> Path:
@@ -159,7 +165,8 @@ class Result:
             collectives=data.get("collectives", ""),
             contention=data.get("contention", "none"),
             program=data.get("program", ""), params=data.get("params", {}),
-            events=host.get("events", 0), host_seconds=host.get("seconds", 0.0))
+            events=host.get("events", 0), host_seconds=host.get("seconds", 0.0),
+            distributed=host.get("distributed", {}))
 
     @classmethod
     def from_json(cls, path: str | Path) -> Result:

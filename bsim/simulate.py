@@ -16,6 +16,7 @@ from netmodels.spec import build_network
 from .collectives import CollectiveCosts
 from .contention_layer import build_fabric
 from .engine import Engine
+from .errors import DistributedError, LookaheadError
 from .hooks import measure_compute
 from .protocols import Protocol, build_protocol
 from .result import Result
@@ -55,7 +56,8 @@ def simulate(main: Callable[..., Any], ranks: int,
              tracer: Any = None, noise: Any = None,
              progress: Callable[[Engine], None] | None = None,
              compute: str = "ignore", compute_scale: float = 1.0,
-             name: str | None = None, params: dict[str, Any] | None = None) -> Result:
+             name: str | None = None, params: dict[str, Any] | None = None,
+             hosts: Any = None, partition: str = "block") -> Result:
     """Run ``main(*args, **kwargs)`` on *ranks* virtual ranks; return a :class:`Result`.
 
     *network* is a model or a spec string (``"hockney:latency=1e-6,bandwidth=1e9"``,
@@ -73,6 +75,13 @@ def simulate(main: Callable[..., Any], ranks: int,
     :mod:`bsim.hooks`.  ``compute="measure"`` charges the host time each rank
     spends between MPI calls, times *compute_scale*, as calc (for unmodified
     programs; the default ``"ignore"`` counts only ``add_time``).
+
+    *hosts* (an mpi4py communicator of real host processes, e.g. ``MPI.COMM_WORLD``
+    under ``mpiexec -n K``) spreads the virtual ranks over its K processes,
+    ``partition="block"`` (contiguous) or ``"node"`` (whole simulated nodes);
+    every process must call ``simulate`` with the same arguments and every one
+    returns the same :class:`Result`, equal to the one-process result
+    (``docs/distributed.md``).
 
     Raises :class:`~bsim.errors.DeadlockError` when ranks block forever,
     :class:`~bsim.errors.MPIUsageError` (and subclasses) for invalid calls,
@@ -92,15 +101,60 @@ def simulate(main: Callable[..., Any], ranks: int,
         measure_compute(engine, compute_scale)
     elif compute != "ignore":
         raise ValueError(f"compute must be 'ignore' or 'measure', got {compute!r}")
+    engine.lookahead = proto.lookahead(net)
     proto.bind(engine)
     kw = kwargs or {}
 
     def program(vr: Any) -> Any:
         return main(*args, **kw)
 
+    label = str(name or getattr(main, "__name__", "program"))
+    if hosts is not None and hosts.Get_size() > 1:
+        return _simulate_distributed(engine, program, hosts, partition, label, params or {})
     with mpi4py_shim():
         engine.run_program(program)
-    return collect(engine, str(name or getattr(main, "__name__", "program")), params or {})
+    return collect(engine, label, params or {})
+
+
+def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: Any,
+                          partition: str, name: str, params: dict[str, Any]) -> Result:
+    """:func:`simulate` over the host processes of *hosts* (``bsim.distributed``)."""
+    from . import distributed
+    check_distributable(engine)
+    K = hosts.Get_size()
+    host_of = distributed.partition(engine.nranks, K, partition, engine.network)
+    distributed.setup(engine, host_of, hosts.Get_rank(), K)
+    stats = distributed.DistStats(K, partition)
+    with mpi4py_shim():
+        distributed.run_distributed(engine, program, hosts, stats)
+    distributed.gather_accounts(engine, hosts)
+    result = collect(engine, name, params)
+    result.distributed = stats.to_dict()
+    return result
+
+
+def check_distributable(engine: Engine) -> None:
+    """Refuse, naming the cause, what cannot be split over host processes exactly."""
+    net, proto = engine.network, engine.protocol
+    if not engine.lookahead > 0.0:
+        raise LookaheadError(
+            f"network {net.spec()!r} under protocol {proto.name!r} has zero lookahead "
+            f"(no minimum message time: min_cost()/min_wire() is 0); a distributed run "
+            f"needs a positive one: run it in one process")
+    reason = getattr(net, "shared_state", "")
+    if reason:
+        raise DistributedError(f"network model {net.name!r} cannot be split over host "
+                               f"processes: {reason}; run it in one process")
+    if getattr(engine, "fabric", None) is not None:
+        raise DistributedError("contention 'fluid' shares the state of every link between "
+                               "all ranks and cannot be split over host processes; run it "
+                               "in one process")
+    if engine.tracer is not None:
+        raise DistributedError("tracing is not supported in distributed runs; run it in "
+                               "one process")
+    if engine.measure is not None:
+        raise DistributedError("compute='measure' times the host and is not reproducible "
+                               "across host processes; run it in one process")
 
 
 def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:

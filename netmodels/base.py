@@ -60,6 +60,9 @@ class NetworkModel(ABC):
 
     name: ClassVar[str] = ""
     parameters: ClassVar[dict[str, str]] = {}
+    #: why the model cannot be split over host processes ("" = it can: its answers
+    #: depend only on the arguments, so every process computes the same ones)
+    shared_state: ClassVar[str] = ""
 
     # -- lifecycle --------------------------------------------------------
     def prepare(self, nranks: int) -> None:
@@ -91,6 +94,19 @@ class NetworkModel(ABC):
     @abstractmethod
     def min_cost(self) -> SimTime:
         """Lower bound of :meth:`cost` over all rank pairs and sizes (lookahead)."""
+
+    def min_wire(self) -> SimTime:
+        """Lower bound of :meth:`wire` over all pairs of distinct ranks and sizes.
+
+        The lookahead of the ``loggp`` protocol.  Default: ``min_cost()`` when
+        the model has no overheads (then ``wire == cost``), else 0 (unknown)
+        unless a subclass knows better.
+        """
+        cls = type(self)
+        if cls.send_overhead is NetworkModel.send_overhead and \
+                cls.recv_overhead is NetworkModel.recv_overhead:
+            return self.min_cost()
+        return 0.0
 
     # -- presentation -----------------------------------------------------
     def params(self) -> dict[str, Any]:

@@ -102,6 +102,9 @@ class LogGP(NetworkModel):
     def min_cost(self) -> SimTime:
         return 2 * self.o + self.L
 
+    def min_wire(self) -> SimTime:
+        return self.L
+
 
 @register
 class Zero(NetworkModel):

@@ -209,6 +209,9 @@ class LogGPRanges(_Ranged, NetworkModel):
     def min_cost(self) -> SimTime:
         return min(2 * o + L for o, L in zip(self._o, self._L, strict=True))
 
+    def min_wire(self) -> SimTime:
+        return min(self._L)
+
 
 POWER5_INTRA = "loggp_ranges:breaks=32768;L=2.7e-6;o=3.5e-6/33.5e-6;g=3e-6;G=6.8e-10/4.5e-10"
 """Seed 000's intra-node LogGP rows of the POWER5+ cluster (Sec. III-C), as a nested spec."""
@@ -332,6 +335,13 @@ class TwoLevel(NetworkModel):
         bounds = [self._inter.min_cost()]
         if self.cores > 1:
             bounds.append(self._intra.min_cost())
+        return min(bounds)
+
+    def min_wire(self) -> SimTime:
+        """The inner models' bound: ``wire`` adds only non-negative overhead excess."""
+        bounds = [self._inter.min_wire()]
+        if self.cores > 1:
+            bounds.append(self._intra.min_wire())
         return min(bounds)
 
     # -- NIC sharing (fluid contention layer) -----------------------------------

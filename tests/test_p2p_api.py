@@ -130,15 +130,17 @@ def test_test_loop_makes_progress():
             return polls
 
     res = run(main)
-    # docs/protocols.md: Test succeeds iff avail (the send time, 10 us) <= now; a failed
-    # Test charges poll_time = 1 us of wait.  Tests at 0, 1, ..., 9 us fail (ten 1e-6
-    # steps sum to exactly 1e-5 in binary, so the 11th Test, at 10 us, succeeds); then the
-    # receive pays its cost c = 1 us + 8 B / 1 GB/s.
+    # docs/protocols.md: Test succeeds once the message is visible, at the send time plus
+    # the lookahead (min_cost = the 1 us latency): 10 + 1 = 11 us; a failed Test charges
+    # poll_time = 1 us of wait.  Tests at 0, 1, ..., 10 us fail (eleven 1e-6 steps sum to
+    # 1.1000000000000001e-05 == 1e-5 + 1e-6 in binary, so the 12th Test, at 11 us,
+    # succeeds); the message was there since 10 us, so the receive only pays its cost
+    # c = 1 us + 8 B / 1 GB/s.
     c = 1e-6 + 8e-9
-    assert res.returns[1] == 10
-    assert res.wait[1] == pytest.approx(10 * 1e-6, rel=1e-12)
+    assert res.returns[1] == 11
+    assert res.wait[1] == pytest.approx(11 * 1e-6, rel=1e-12)
     assert res.comm[1] == pytest.approx(c, rel=1e-12)
-    assert res.finish[1] == pytest.approx(1e-5 + c, rel=1e-12)
+    assert res.finish[1] == pytest.approx(11e-6 + c, rel=1e-12)
 
 
 def test_waitany_returns_the_first_available():
@@ -186,7 +188,8 @@ def test_probe_and_iprobe_see_the_envelope_without_receiving():
 
     early, src, tag, count, t_probe = run(main).returns[1]
     assert (early, src, tag, count) == (False, 0, 5, 24)
-    assert t_probe == 1e-4   # the envelope is visible at the send time under bsim
+    # the envelope is visible the lookahead (min_cost: the 1 us latency) after the send
+    assert t_probe == 1e-4 + 1e-6
 
 
 def test_sendrecv_exchanges_without_deadlock():

@@ -36,6 +36,10 @@ class BufInfo:
         self.datatype = datatype
         self.mem = mem
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle the spec without its memory (shipped with collective arrivals)."""
+        return (BufInfo, (self.nbytes, self.count, self.datatype, None))
+
 
 class Buffer(BufInfo):
     """A sized placeholder buffer: carries ``nbytes`` and no data.

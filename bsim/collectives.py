@@ -43,7 +43,7 @@ from .engine import Call
 from .errors import CollectiveMismatchError
 from .matching import Message, post_receive
 from .rank import PRIO_NET
-from .requests import RECV, SEND, Request
+from .requests import COLLECTIVE, RECV, SEND, Request
 
 if TYPE_CHECKING:
     from .comm import Comm
@@ -287,6 +287,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
         _run_algorithm(vr, comm, key, inst, me, cop, alg, nbytes)
         return inst, me, None
     req = Request(vr, RECV, op)
+    req._src = COLLECTIVE
     inst.reqs[me] = req
     T_of = inst.cost_fn  # type: ignore[assignment]
     if size == 1:
@@ -411,7 +412,7 @@ def arrival_info(eng: Engine, info: tuple[Any, ...]) -> None:
     elif inst.sig != sig:
         raise CollectiveMismatchError(
             f"collective mismatch at collective #{key[1]} of context {key[0]!r}: rank "
-            f"{inst.sig_rank} called {_show(inst.sig)}, rank {me} (world rank {world}) "  # type: ignore[arg-type]
+            f"{inst.sig_rank} called {_show(inst.sig)}, rank {me} (world rank {world}) "
             f"called {_show(sig)}")
     if alg:
         inst.alg = True
@@ -423,13 +424,21 @@ def arrival_info(eng: Engine, info: tuple[Any, ...]) -> None:
 
 def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: CollInstance,
                    me: int, op: str, alg: str, nbytes: float) -> None:
-    """Execute this rank's part of the algorithm's schedule as real messages."""
-    if inst.rounds is None:
+    """Execute this rank's part of the algorithm's schedule as real messages.
+
+    A rank's sends carry the sizes of the schedule for its own *nbytes* (the
+    schedules' structure depends only on the algorithm, P and the root), so
+    no rank's part depends on which member arrived first.
+    """
+    by_size = inst.rounds
+    if by_size is None:
+        by_size = inst.rounds = {}
+    per_rank = by_size.get(nbytes)
+    if per_rank is None:
         size = inst.size
         root = inst.root if inst.root >= 0 else 0
         rounds = _schedule(op, alg, size, nbytes, root)
-        per_rank: list[list[tuple[int, list[tuple[int, int]], list[tuple[int, int]]]]] = \
-            [[] for _ in range(size)]
+        per_rank = [[] for _ in range(size)]
         for index, rnd in enumerate(rounds):
             touched: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
             for src, dst, nb in rnd:
@@ -438,11 +447,11 @@ def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: Coll
                 touched.setdefault(dst, ([], []))[1].append((src, n))
             for r, (sends, recvs) in touched.items():
                 per_rank[r].append((index, sends, recvs))
-        inst.rounds = per_rank
+        by_size[nbytes] = per_rank
     eng = vr.engine
     proto = eng.protocol
     ctx: Any = key       # messages of this instance only match each other
-    for k, sends, recvs in inst.rounds[me]:   # k: the global round, used as the tag
+    for k, sends, recvs in per_rank[me]:   # k: the global round, used as the tag
         reqs = []
         for src, _size in recvs:   # receive sizes are implied by the matching sends
             req = Request(vr, RECV, inst.op)

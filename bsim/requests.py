@@ -30,6 +30,7 @@ __all__ = ["Request", "Prequest", "Status", "REQUEST_NULL", "ANY_SOURCE", "ANY_T
 ANY_SOURCE = -1
 ANY_TAG = -1
 PROC_NULL = -2
+COLLECTIVE = -3   # the _src of a collective's request (for reports)
 
 SEND, RECV, DONE = 0, 1, 2
 
@@ -314,6 +315,8 @@ class Request:
 
     def describe(self) -> str:
         """The call with its matching arguments, e.g. ``Irecv(source=3, tag=7)`` (world ranks)."""
+        if self._kind == RECV and self._src == COLLECTIVE:
+            return f"{self._call} (collective)"
         if self._kind == RECV:
             src = "ANY_SOURCE" if self._src == ANY_SOURCE else f"world {self._src}"
             tag = "ANY_TAG" if self._tag == ANY_TAG else self._tag

@@ -1,0 +1,327 @@
+"""Distributed runs: K host processes give the K = 1 result exactly (docs/distributed.md).
+
+The equality tests run ``tests/distributed_cases.py`` under ``mpiexec -n K``
+for K = 1, 2, 4 (oversubscribed on a 2-core machine) and compare every
+case's result JSON (all but the ``host`` section) and the ranks' return
+values.  The failure tests check that an exception or a deadlock on one host
+process ends every process with the failing virtual rank's report, and that
+what cannot be split is refused by name.  The one-process tests check the
+visibility rule that makes the equality possible, with hand-derived times.
+
+Without mpi4py/mpiexec the MPI tests skip, unless ``BSIM_REQUIRE_MPI=1``
+(set by ``.ci/run``), where they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MPIEXEC, ROOT
+
+import bsim
+from bsim import MPI
+from bsim.distributed import partition
+from bsim.errors import DistributedError, LookaheadError
+from bsim.simulate import simulate
+
+NET = "hockney:latency=1e-6,bandwidth=1e9"
+CASES = ROOT / "tests" / "distributed_cases.py"
+
+
+def _mpi_available() -> bool:
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return False
+    return MPIEXEC is not None
+
+
+if not _mpi_available() and os.environ.get("BSIM_REQUIRE_MPI") == "1":
+    raise RuntimeError("BSIM_REQUIRE_MPI=1 but mpi4py or mpiexec is missing "
+                       "(pip install -e '.[test]' installs mpi4py and the mpich wheel)")
+
+needs_mpi = pytest.mark.skipif(not _mpi_available(),
+                               reason="needs mpi4py and mpiexec (pip install 'bsim[test]')")
+
+
+def _mpiexec(nprocs: int, args: list[str], timeout: float = 600
+             ) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([str(MPIEXEC), "-n", str(nprocs), sys.executable, *args],
+                          env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def _run_cases(nprocs: int, out: Path) -> dict[str, Any]:
+    proc = _mpiexec(nprocs, [str(CASES), str(out)])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every case run by one host process."""
+    return _run_cases(1, tmp_path_factory.mktemp("k1") / "k1.json")
+
+
+# -- K host processes == one -----------------------------------------------------------
+@needs_mpi
+@pytest.mark.parametrize("hosts", [2, 4])
+def test_k_host_processes_give_the_one_process_result(hosts: int, reference: dict[str, Any],
+                                                      tmp_path: Path) -> None:
+    """Ping-pong, ring, wildcards/probes/tests, every collective (three sources), and the
+    skeletons and test programs: the same JSON, bit for bit, for K = 2 and K = 4."""
+    got = _run_cases(hosts, tmp_path / f"k{hosts}.json")
+    assert sorted(got) == sorted(reference)
+    assert len(reference) >= 20
+    for name, ref in reference.items():
+        assert got[name] == ref, f"case {name}: K={hosts} differs from K=1"
+
+
+@needs_mpi
+def test_reference_cases_are_not_trivial(reference: dict[str, Any]) -> None:
+    """The cases exchange messages across ranks and their times are not all equal."""
+    for name in ("pingpong_bsim", "ring_loggp_rendezvous", "wildcards_bsim",
+                 "collectives_algorithmic", "sweep3d", "milc_cg"):
+        case = reference[name]
+        assert case["totals"]["messages"] > 0, name
+        assert case["totals"]["comm"] > 0 and case["elapsed"] > 0, name
+    for name in ("pingpong_bsim", "ring_bsim", "wildcards_bsim", "collectives_analytic",
+                 "collectives_algorithmic"):
+        assert len(set(reference[name]["per_rank"]["finish"])) > 1, name
+    assert reference["collectives_analytic"]["totals"]["wait"] > 0
+
+
+@needs_mpi
+def test_cli_under_mpiexec_prints_and_writes_the_one_process_result(tmp_path: Path) -> None:
+    """``mpiexec -n 2 python -m bsim run`` = ``bsim run``: same JSON; host 0 reports windows."""
+    args = ["-m", "bsim", "run", "milc_cg", "--machine", "bgp", "--param", "nprocs=16",
+            "--param", "niters=4"]
+    one = tmp_path / "one.json"
+    two = tmp_path / "two.json"
+    p1 = subprocess.run([sys.executable, *args, "--json", str(one)], capture_output=True,
+                        text=True, timeout=300, cwd=ROOT)
+    assert p1.returncode == 0, p1.stderr
+    p2 = _mpiexec(2, [*args, "--json", str(two)])
+    assert p2.returncode == 0, p2.stderr
+    a, b = json.loads(one.read_text()), json.loads(two.read_text())
+    dist = b["host"].pop("distributed")
+    a.pop("host")
+    b.pop("host")
+    assert a == b
+    assert dist["processes"] == 2 and dist["partition"] == "block"
+    assert dist["windows"] > 0 and dist["shipped"] > 0
+    assert p2.stdout.count("bsim prediction") == 1       # printed by host process 0 only
+    assert "host processes 2 (block)" in p2.stdout
+
+
+# -- failures end every host process -----------------------------------------------------
+_FAILING = """
+import sys
+from mpi4py import MPI as REAL
+import bsim
+from bsim import MPI
+
+def main():
+    comm = MPI.COMM_WORLD
+    comm.Barrier()
+    if comm.rank == 6:
+        bsim.add_time(1e-6)
+        1 / 0
+    if comm.rank == 1 and {deadlock}:
+        comm.recv(source=7, tag=99)     # never sent
+    comm.Barrier()
+
+try:
+    bsim.simulate(main, 8, network="{net}", hosts=REAL.COMM_WORLD)
+except bsim.BsimError as exc:
+    print(f"host {{REAL.COMM_WORLD.rank}}: {{type(exc).__name__}}: {{exc}}")
+    sys.exit(3)
+"""
+
+
+@needs_mpi
+def test_an_exception_on_one_host_aborts_all_with_the_rank_report() -> None:
+    """Rank 6 (host 1 of 2) divides by zero: both hosts raise RankError naming rank 6."""
+    proc = _mpiexec(2, ["-c", _FAILING.format(deadlock=False, net=NET)], timeout=120)
+    assert proc.returncode != 0
+    for host in (0, 1):   # (the two processes' lines may interleave in the pipe)
+        assert (f"host {host}: RankError: rank 6 raised ZeroDivisionError: division by "
+                f"zero (at <string>:12)") in proc.stdout, proc.stdout + proc.stderr
+
+
+@needs_mpi
+def test_a_deadlock_across_hosts_is_reported_with_every_blocked_rank() -> None:
+    """Rank 1 (host 0) waits for a message rank 7 (host 1) never sends; the others wait in
+    the second Barrier.  Both hosts report all 8 ranks, at the last event time: the first
+    Barrier's completion, max(arrivals) + lookahead = 0 + 1 us."""
+    code = _FAILING.format(deadlock=True, net=NET).replace("1 / 0", "pass")
+    proc = _mpiexec(2, ["-c", code], timeout=120)
+    assert proc.returncode != 0
+    out = proc.stdout
+    for host in (0, 1):
+        assert f"host {host}: DeadlockError: deadlock at t=1e-06: 8 of 8 ranks blocked" in out
+    assert out.count("rank 1: recv(source=world 7, tag=99)") == 2
+    assert out.count("rank 7: barrier (collective)") == 2, out
+
+
+@needs_mpi
+def test_a_collective_faster_than_the_lookahead_is_refused_when_it_matters() -> None:
+    """A 1 ns barrier (T < lookahead 1 us) lets a rank send inside the current window."""
+    code = """
+import sys
+from mpi4py import MPI as REAL
+import bsim
+from bsim import MPI
+
+def main():
+    comm = MPI.COMM_WORLD
+    comm.Barrier()
+    comm.send(1, dest=(comm.rank + 2) % 4)
+    comm.recv(source=(comm.rank - 2) % 4)
+
+try:
+    bsim.simulate(main, 4, network="hockney:latency=1e-6,bandwidth=1e9",
+                  collectives="clog:c=1e-9,d=0", hosts=REAL.COMM_WORLD)
+except bsim.BsimError as exc:
+    print(f"host {REAL.COMM_WORLD.rank}: {type(exc).__name__}: {exc}")
+    sys.exit(3)
+"""
+    proc = _mpiexec(2, ["-c", code], timeout=120)
+    assert proc.returncode != 0
+    assert proc.stdout.count("LookaheadError") == 2, proc.stdout + proc.stderr
+    assert "falls inside the current window" in proc.stdout
+
+
+class _FakeHosts:
+    """Stands for an mpi4py communicator of 2 processes (refusals happen before any use)."""
+
+    def Get_size(self) -> int:
+        return 2
+
+    def Get_rank(self) -> int:
+        return 0
+
+
+def _noop() -> None:
+    pass
+
+
+def test_zero_lookahead_is_refused_naming_the_model() -> None:
+    with pytest.raises(LookaheadError, match=r"network 'zero' under protocol 'bsim' has "
+                                             r"zero lookahead"):
+        simulate(_noop, 4, network="zero", hosts=_FakeHosts())
+    with pytest.raises(LookaheadError, match="loggp"):
+        simulate(_noop, 4, network="loggp:L=0,o=1e-6,g=1e-6,G=1e-9", protocol="loggp",
+                 hosts=_FakeHosts())
+
+
+def test_models_with_shared_state_are_refused_by_name() -> None:
+    from bsim.noise import NoisyNetwork
+    from netmodels.spec import build_network
+    noisy = NoisyNetwork(build_network(NET), mean=1e-7)
+    with pytest.raises(DistributedError, match="network model 'noisy' cannot be split"):
+        simulate(_noop, 4, network=noisy, hosts=_FakeHosts())
+    with pytest.raises(DistributedError, match="contention 'fluid'"):
+        simulate(_noop, 4, network="torus:dims=2x2", contention="fluid", hosts=_FakeHosts())
+    with pytest.raises(DistributedError, match="tracing"):
+        from bsim.trace import ChromeTracer
+        simulate(_noop, 4, network=NET, tracer=ChromeTracer(), hosts=_FakeHosts())
+
+
+# -- partitions --------------------------------------------------------------------------
+def test_block_partition_gives_contiguous_blocks() -> None:
+    assert partition(10, 3) == [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert partition(4, 4) == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="at most one host process per virtual rank"):
+        partition(2, 4)
+
+
+def test_node_partition_keeps_a_node_on_one_host() -> None:
+    """32 ranks on 16 two-core nodes over 3 hosts: nodes 0-5, 6-10, 11-15 (cut at
+    done * 3 // 32); with the round-robin mapping node i holds ranks i and i + 16."""
+    from netmodels.spec import build_network
+    block = build_network("torus:dims=4x4,cores=2")
+    block.prepare(32)
+    assert partition(32, 3, "node", block) == [0] * 12 + [1] * 10 + [2] * 10
+    rr = build_network("torus:dims=4x4,cores=2,mapping=roundrobin")
+    rr.prepare(32)
+    half = [0] * 6 + [1] * 5 + [2] * 5
+    assert partition(32, 3, "node", rr) == half + half
+    with pytest.raises(ValueError, match="needs a network model with nodes"):
+        partition(8, 2, "node", build_network(NET))
+
+
+# -- the visibility rule, in one process -------------------------------------------------
+def test_a_collective_completion_is_visible_the_lookahead_after_the_last_arrival() -> None:
+    """Iallreduce on 2 ranks, rank 1 arriving at 5 us; lookahead = min_cost = 1 us.
+
+    The completion is known at 5 + 1 = 6 us.  Rank 0 Tests from t = 0 in poll_time = 1 us
+    steps: six steps sum to 5.999999999999999e-06 < 6e-6, so Tests at 0..6 us fail (7
+    polls) and the 8th, at ~7 us, succeeds.  Rank 1 Tests at 5 us (fails), succeeds at
+    6 us (1 poll).  T = one exchange of 8 B = 1 us + 8 ns; avail = max(arrivals) = 5 us is
+    past for both, so each finishes at its last Test + T.
+    """
+    def main() -> int:
+        comm = MPI.COMM_WORLD
+        if comm.rank == 1:
+            bsim.add_time(5e-6)
+        req = comm.Iallreduce(bsim.Buffer(8), bsim.Buffer(8))
+        polls = 0
+        while not req.Test():
+            polls += 1
+        return polls
+
+    res = simulate(main, 2, network=NET)
+    T = 1e-6 + 8e-9
+    assert res.returns == [7, 1]
+    assert res.comm.tolist() == [pytest.approx(T, rel=1e-12)] * 2
+    assert res.wait[0] == pytest.approx(7e-6, rel=1e-12)
+    assert res.wait[1] == pytest.approx(1e-6, rel=1e-12)
+    assert res.finish[0] == pytest.approx(7e-6 + T, rel=1e-12)
+    assert res.finish[1] == pytest.approx(6e-6 + T, rel=1e-12)
+
+
+def test_a_broadcast_root_is_visible_the_lookahead_after_its_arrival() -> None:
+    """Ibcast: the root (rank 0) arrives at 3 us, so rank 1 sees it at 4 us; its Tests at
+    0, 1, 2, 3 us fail (four 1e-6 steps sum to exactly 4e-6) and it finishes at 4 us + T,
+    T = 1 us + 64 ns for 64 bytes."""
+    def main() -> int:
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            bsim.add_time(3e-6)
+        req = comm.Ibcast(bsim.Buffer(64), root=0)
+        polls = 0
+        while not req.Test():
+            polls += 1
+        return polls
+
+    res = simulate(main, 2, network=NET)
+    T = 1e-6 + 64e-9
+    assert res.returns == [0, 4]
+    assert res.finish[0] == pytest.approx(3e-6 + T, rel=1e-12)
+    assert res.finish[1] == pytest.approx(4e-6 + T, rel=1e-12)
+    assert res.wait[1] == pytest.approx(4e-6, rel=1e-12)
+
+
+def test_blocking_receive_timing_is_unchanged_by_the_lag() -> None:
+    """A Recv posted at 0 for a message sent at 2 us still completes at 2 us + cost
+    (wait 2 us, comm = cost), although the message becomes visible at 3 us."""
+    def main() -> None:
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            bsim.add_time(2e-6)
+            comm.Send(bsim.Buffer(1000), dest=1)
+        else:
+            comm.Recv(bsim.Buffer(1000), source=0)
+
+    res = simulate(main, 2, network=NET)
+    c = 1e-6 + 1000 / 1e9
+    assert res.finish[1] == pytest.approx(2e-6 + c, rel=1e-12)
+    assert res.wait[1] == pytest.approx(2e-6, rel=1e-12)
+    assert res.comm[1] == pytest.approx(c, rel=1e-12)

@@ -238,7 +238,10 @@ class Engine(simpy.Environment):
                     if item.finished:
                         self.unfinished -= 1
                 elif cls is msg_cls:
-                    deliver(ranks[item.dst], item, now)
+                    try:
+                        deliver(ranks[item.dst], item, now)
+                    except BaseException as exc:
+                        self._abort(None, exc)
                 elif cls is call_cls:
                     try:
                         item.fn(*item.args)

@@ -1,0 +1,191 @@
+"""Distributed speed-up: one bsim run on K=2 host processes against K=1.
+
+Each workload is run as ``mpiexec -n K python -m bsim run SKELETON ... --json
+OUT.json --quiet`` for K = 1 and K = 2, alternately (K1, K2, K1, K2, ...) so
+that a change of background load affects both alike, ``--repeat`` times each
+(default 3; 1 with ``--quick``).  Per K the table gives the medians of
+
+* ``wall s``: the whole ``mpiexec`` command (``time.perf_counter`` around
+  ``subprocess.run``: start-up, import, set-up, simulation, result gathering);
+* ``host s``: the simulation loop alone (the JSON's ``host.seconds``, written
+  by host process 0),
+
+the conservative windows and the events shipped between host processes (the
+JSON's ``host.distributed``; only for K > 1), and the ratios K=1 / K=2.  Every
+result outside the JSON's ``host`` section must be identical in every run, for
+both K (the distributed engine must not change the simulated answer): the
+script prints IDENTICAL, or the first difference and exits 1.
+
+Workloads (``--workload``, default ``all``):
+
+* ``halo2d``: the 2-D halo skeleton on ``--ranks-side`` squared virtual ranks
+  (default 64 x 64 = 4,096), 20 iterations, ``--machine es40``;
+* ``milc_cg``: MILC's CG on the 32x32x32x32 lattice with ``nprocs=4096``
+  (MILC's balanced 8x8x8x8 grid, 4^4 sites per rank), ``niters=30`` (about
+  30 s on one host process; the skeleton's default 100 takes about 100 s),
+  ``--machine bgp``.
+
+Target: K=2 at least 1.6x faster than K=1 in wall time (on a 2-core machine).
+
+    python benchmarks/distributed_speedup.py [--quick] [--repeat R]
+        [--workload halo2d|milc_cg|all] [--ranks-side N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = 1.6
+
+
+def _mpiexec() -> str:
+    here = Path(sys.executable).parent / "mpiexec"
+    found = str(here) if here.exists() else shutil.which("mpiexec")
+    if not found:
+        raise SystemExit("distributed_speedup: needs mpiexec (pip install 'bsim[mpi]', "
+                         "which brings the mpich wheel)")
+    return found
+
+
+def workloads(side: int) -> dict[str, tuple[str, dict[str, int], str]]:
+    """Name -> (skeleton, parameters, machine preset)."""
+    return {
+        "halo2d": ("halo2d", dict(px=side, py=side, iterations=20), "es40"),
+        "milc_cg": ("milc_cg", dict(nx=32, ny=32, nz=32, nt=32, nprocs=4096, niters=30), "bgp"),
+    }
+
+
+def run_once(mpiexec: str, k: int, skeleton: str, params: dict[str, int], machine: str,
+             out: Path) -> tuple[float, dict[str, Any]]:
+    """Wall seconds of one ``mpiexec -n k`` run, and the JSON it wrote."""
+    cmd = [mpiexec, "-n", str(k), sys.executable, "-m", "bsim", "run", skeleton]
+    for name, value in params.items():
+        cmd += ["--param", f"{name}={value}"]
+    cmd += ["--machine", machine, "--json", str(out), "--quiet"]
+    if out.exists():
+        out.unlink()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0 or not out.exists():
+        raise SystemExit(f"distributed_speedup: {' '.join(cmd)} failed "
+                         f"(exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return wall, json.loads(out.read_text())
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    """Where *a* and *b* first differ (``None`` if nowhere), e.g. ``per_rank[3].wait``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            if key not in a or key not in b:
+                return f"{path}.{key}: only in {'K=1' if key in a else 'K=2'}"
+            diff = first_difference(a[key], b[key], f"{path}.{key}" if path else str(key))
+            if diff:
+                return diff
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            diff = first_difference(x, y, f"{path}[{i}]")
+            if diff:
+                return diff
+        if len(a) != len(b):
+            return f"{path}: length {len(a)} vs {len(b)}"
+        return None
+    if type(a) is not type(b) or json.dumps(a) != json.dumps(b):
+        return f"{path}: {a!r} vs {b!r}"
+    return None
+
+
+def _canonical(doc: dict[str, Any]) -> str:
+    """The result without its ``host`` section, as a canonical string (NaN-safe compare)."""
+    return json.dumps({k: v for k, v in doc.items() if k != "host"}, sort_keys=True)
+
+
+def bench(name: str, mpiexec: str, spec: tuple[str, dict[str, int], str], repeat: int,
+          folder: Path) -> bool:
+    """Run, check and print one workload; ``True`` when K=2 meets the target."""
+    skeleton, params, machine = spec
+    args = " ".join(f"{k}={v}" for k, v in params.items())
+    print(f"\n## {name}: {skeleton} {args} --machine {machine}, {repeat} run(s) per K")
+    walls: dict[int, list[float]] = {1: [], 2: []}
+    hosts: dict[int, list[float]] = {1: [], 2: []}
+    windows: list[int] = []
+    shipped: list[int] = []
+    reference: dict[str, Any] | None = None
+    for i in range(repeat):
+        for k in (1, 2):
+            wall, doc = run_once(mpiexec, k, skeleton, params, machine,
+                                 folder / f"{name}_k{k}_{i}.json")
+            walls[k].append(wall)
+            hosts[k].append(float(doc["host"]["seconds"]))
+            if k > 1:
+                dist = doc["host"].get("distributed") or {}
+                if dist.get("processes") != k:
+                    raise SystemExit(f"distributed_speedup: {name} K={k} ran on "
+                                     f"{dist.get('processes', 1)} host process(es)")
+                windows.append(int(dist["windows"]))
+                shipped.append(int(dist["shipped"]))
+            print(f"   run {i + 1} K={k}: wall {wall:.2f} s, host {hosts[k][-1]:.2f} s",
+                  flush=True)
+            if reference is None:
+                reference = doc
+            elif _canonical(doc) != _canonical(reference):
+                strip = {kk: vv for kk, vv in reference.items() if kk != "host"}
+                diff = first_difference(strip, {kk: vv for kk, vv in doc.items() if kk != "host"})
+                print(f"DIFFERENT: run {i + 1} K={k} against run 1 K=1: {diff}")
+                sys.exit(1)
+    wall = {k: statistics.median(v) for k, v in walls.items()}
+    host = {k: statistics.median(v) for k, v in hosts.items()}
+    print(f"\n{'K':>2} {'wall s':>8} {'host s':>8} {'windows':>8} {'shipped':>9}")
+    print(f"{1:>2} {wall[1]:>8.2f} {host[1]:>8.2f} {'-':>8} {'-':>9}")
+    print(f"{2:>2} {wall[2]:>8.2f} {host[2]:>8.2f} {statistics.median(windows):>8,.0f} "
+          f"{statistics.median(shipped):>9,.0f}")
+    wall_ratio, host_ratio = wall[1] / wall[2], host[1] / host[2]
+    print(f"speed-up K=1/K=2: wall {wall_ratio:.2f}x, sim-loop host {host_ratio:.2f}x")
+    print("result outside 'host': IDENTICAL (every run, both K)")
+    ok = wall_ratio >= TARGET
+    print(f"target: K=2 at least {TARGET}x faster than K=1 (wall): "
+          f"{'PASS' if ok else 'BELOW'} ({wall_ratio:.2f}x)")
+    return ok
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="one run per K (same as --repeat 1)")
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="runs per K, median reported (default 3; 1 with --quick)")
+    ap.add_argument("--workload", choices=["halo2d", "milc_cg", "all"], default="all")
+    ap.add_argument("--ranks-side", type=int, default=64,
+                    help="halo2d: px = py = N virtual ranks a side (default 64: 4,096 ranks)")
+    ns = ap.parse_args()
+    repeat = ns.repeat if ns.repeat is not None else (1 if ns.quick else 3)
+    if repeat < 1:
+        ap.error("--repeat must be at least 1")
+    mpiexec = _mpiexec()
+    specs = workloads(ns.ranks_side)
+    names = list(specs) if ns.workload == "all" else [ns.workload]
+    print(f"mpiexec {mpiexec}; {os.cpu_count()} cores; load average "
+          f"{os.getloadavg()[0]:.2f}")
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="bsim_dist_") as tmp:
+        for name in names:
+            results[name] = bench(name, mpiexec, specs[name], repeat, Path(tmp))
+    print(f"\nload average at the end {os.getloadavg()[0]:.2f}; "
+          + ", ".join(f"{n} {'PASS' if ok else 'BELOW'}" for n, ok in results.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -4,7 +4,9 @@ Per-rank numpy arrays ``finish``, ``calc``, ``wait``, ``comm`` (seconds) with
 ``finish == calc + wait + comm``, and counts ``ops``, ``messages``,
 ``bytes``.  ``elapsed`` is the predicted run time: the latest finish.
 JSON and CSV outputs are written atomically; two runs of the same input give
-identical JSON except the ``host`` section (wall time, events per second).
+identical JSON except the ``host`` section (wall time, events per second, and for
+a run over K host processes ``distributed``: processes, partition, windows,
+events shipped), whatever the number of host processes.
 """
 
 from __future__ import annotations

@@ -258,6 +258,7 @@ CASES = {
     "ring_bsim": lambda: _sim(ring, 12),
     "ring_loggp_rendezvous": lambda: _sim(lambda: ring(100_000), 12, TORUS,
                                           "loggp:eager_limit=4096"),
+    "ring_torus_node_partition": lambda: _sim(ring, 12, TORUS, partition="node"),
     "wildcards_bsim": lambda: _sim(wildcards, 8),
     "wildcards_loggp": lambda: _sim(wildcards, 8, "loggp:L=2e-6,o=1e-6,g=1e-6,G=1e-9",
                                     "loggp"),

@@ -159,6 +159,9 @@ class Comm(CollectiveMethods, CommManagement):
     # -- argument checks ---------------------------------------------------
     def _check_dest(self, vr: VirtualRank, dest: Any, tag: Any, call: str) -> None:
         size = self._size(vr)
+        if dest.__class__ is int and tag.__class__ is int and 0 <= dest < size \
+                and 0 <= tag <= TAG_UB:
+            return   # the common case, without conversions
         dest, tag = _as_int(dest), _as_int(tag)
         if not isinstance(dest, int) or not (0 <= dest < size):
             raise MPIUsageError(f"rank {vr.rank}: {call}(dest={dest!r}, tag={tag!r}): invalid "
@@ -170,6 +173,9 @@ class Comm(CollectiveMethods, CommManagement):
 
     def _check_source(self, vr: VirtualRank, source: Any, tag: Any, call: str) -> None:
         size = self._size(vr)
+        if source.__class__ is int and tag.__class__ is int and -1 <= source < size \
+                and -1 <= tag <= TAG_UB:
+            return   # the common case (ANY_SOURCE = ANY_TAG = -1), without conversions
         source, tag = _as_int(source), _as_int(tag)
         if not isinstance(source, int) or not (0 <= source < size or source == ANY_SOURCE):
             raise MPIUsageError(f"rank {vr.rank}: {call}(source={source!r}, tag={tag!r}): "

@@ -99,7 +99,9 @@ def _matches(req: Request, msg: Message) -> bool:
 def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
     """Make *msg* visible at *dst* at time *now*: match a posted receive or queue it."""
     msg.visible = now
-    box = mailbox(dst)
+    box = dst.box
+    if box is None:
+        box = dst.box = Mailbox()
     posted = box.posted
     for i, req in enumerate(posted):
         if (req._ctx == msg.ctx and (req._src == ANY_SOURCE or req._src == msg.src)

@@ -42,11 +42,13 @@ costs ``cost(src, dst, s) + delay`` (resolved when the flow ends); under
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from heapq import heappush
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .engine import NetEvent
 from .errors import TruncationError
 from .matching import Message
+from .rank import PRIO_NET
 
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
@@ -170,7 +172,10 @@ class BsimProtocol(Protocol):
             lag = min(lag, self.net.cost(vr.rank, vr.rank, msg.nbytes))  # type: ignore[union-attr]
         vr.seq += 1
         key = msg.key = vr.keybase | vr.seq
-        eng.post(t + lag, key, msg, dst.rank)
+        if eng.host_of is None:   # one process: Engine.post inlined (hot path)
+            heappush(eng._queue, (t + lag, PRIO_NET, key, msg))
+        else:
+            eng.post(t + lag, key, msg, dst.rank)
         sc = (self.net.cost(vr.rank, dst.rank, msg.nbytes)  # type: ignore[union-attr]
               if self._send_network else self._send_seconds)
         if sc:

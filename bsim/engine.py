@@ -14,6 +14,13 @@ caused before.  Neither depends on host timing, insertion order or how ranks
 are partitioned over host processes.  Plain SimPy events scheduled through
 :meth:`Engine.schedule` (for models written as SimPy processes) get keys above
 every rank's and keep SimPy's insertion order among themselves.
+
+Every effect of one rank on another is an event at least ``lookahead`` after
+the moment that causes it (``docs/protocols.md``, "Visibility").  Hence
+:meth:`Engine.run_until` can process a window of events and
+:mod:`bsim.distributed` can run the ranks over several host processes, each
+engine owning its ``local_ranks`` and shipping events for the others
+(:meth:`Engine.post`), with results identical to one process.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import gc
 import math
 import os
 import time as _time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from heapq import heappop, heappush
 from itertools import count
@@ -52,7 +60,7 @@ class Call:
         self.args = args
 
 
-class NetEvent:
+class NetEvent(ABC):
     """A network event that may cross host processes: ``run(engine)`` at its time.
 
     Subclasses (the ``loggp`` clear-to-send and data arrival) hold object
@@ -62,11 +70,13 @@ class NetEvent:
 
     __slots__ = ()
 
+    @abstractmethod
     def run(self, engine: Engine) -> None:
-        raise NotImplementedError
+        """Take effect at the event's time, on the host of its target rank."""
 
+    @abstractmethod
     def to_wire(self, engine: Engine) -> tuple[Any, ...]:
-        raise NotImplementedError
+        """A picklable form (object references replaced by keys in ``engine.handles``)."""
 
 
 class Engine(simpy.Environment):

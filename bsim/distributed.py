@@ -146,13 +146,13 @@ def run_distributed(engine: Engine, program: Any, comm: Any, stats: DistStats) -
     window = engine.lookahead
     engine.start(program)
     try:
-        _loop(engine, program, comm, hosts, me, window, stats)
+        _loop(engine, comm, hosts, me, window, stats)
     finally:
         engine.finish()
     stats.shipped = int(sum(comm.allgather(engine.shipped)))
 
 
-def _loop(engine: Engine, program: Any, comm: Any, hosts: int, me: int, window: float,
+def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
           stats: DistStats) -> None:
     t = 0.0
     failure: tuple[Any, ...] | None = None

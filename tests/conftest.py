@@ -37,3 +37,16 @@ def run_mpiexec(nprocs: int, code: str, env: dict[str, str] | None = None,
     return subprocess.run([MPIEXEC, "-n", str(nprocs), sys.executable, "-c", code],
                           env=full_env, capture_output=True, text=True, timeout=timeout,
                           cwd=ROOT)
+
+
+# -- golden traces (tests/test_golden.py) ------------------------------------------------
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite tests/golden/*.json from the current code (say why in "
+                          "the commit)")
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """True when pytest runs with --update-golden."""
+    return bool(request.config.getoption("--update-golden"))

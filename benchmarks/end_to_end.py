@@ -47,8 +47,8 @@ import numpy as np  # noqa: E402
 from apps import jacobi2d_skeleton  # noqa: E402
 
 import bsim  # noqa: E402
-from bsim.calibration import cli as calib_cli  # noqa: E402
-from skeletons.machines import load_machine, network_spec  # noqa: E402
+from bsim.cli import calibrate as calib_cli  # noqa: E402
+from bsim.machines import load_machine, network_spec  # noqa: E402
 
 APP = ROOT / "benchmarks" / "apps" / "jacobi2d.py"
 

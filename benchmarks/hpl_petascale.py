@@ -1,6 +1,6 @@
 """HPL at seed 004's petascale size: N = 1,310,720, NB = 512, P = Q = 64 on the 16x16x16 torus.
 
-The machine is ``skeletons/machines/petascale_torus.toml``: 4096 nodes of 8
+The machine is ``bsim/machines/petascale_torus.toml``: 4096 nodes of 8
 cores (512 GFlop/s each) on a 16x16x16 torus at 10 GB/s per link direction,
 one HPL process per node (the preset's ``cores = 1``: P x Q = 4096 processes,
 seed 004 Sec. IV.B), kernel times from its ``[kernels.hpl_blas]`` (dgemm at
@@ -25,8 +25,8 @@ import resource
 import time
 
 import bsim
+from bsim.machines import network_spec
 from skeletons.hpl import main as hpl
-from skeletons.machines import network_spec
 from skeletons.models.hpl import hpl_flops
 
 

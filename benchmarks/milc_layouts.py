@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 import bsim  # noqa: E402
-from bsim.program import load_target  # noqa: E402
+from bsim.cli.targets import load_target  # noqa: E402
 from netmodels.layouts import isp, node_shapes, ssn  # noqa: E402
 
 LATTICE = (12, 12, 12, 24)

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bsim  # noqa: E402
-from skeletons.machines import load_machine, network_spec  # noqa: E402
+from bsim.machines import load_machine, network_spec  # noqa: E402
 from skeletons.milc import balanced_grid, cg_main, rmd_main  # noqa: E402
 from skeletons.models import milc as model  # noqa: E402
 

@@ -26,7 +26,7 @@ import time
 
 import bsim
 from bsim import MPI
-from bsim.noise import DetourNoise, PeriodicNoise
+from bsim.engine.noise import DetourNoise, PeriodicNoise
 
 NETWORK = "hockney:latency=5e-6,bandwidth=1e9"
 CORES_PER_NODE = 4

@@ -22,7 +22,7 @@ import resource
 import time
 
 import bsim
-from skeletons.machines import network_spec
+from bsim.machines import network_spec
 from skeletons.phase import main as phase
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bsim  # noqa: E402
-from skeletons.machines import network_spec  # noqa: E402
+from bsim.machines import network_spec  # noqa: E402
 from skeletons.models import sweep3d as model  # noqa: E402
 from skeletons.sweep3d import main as sweep  # noqa: E402
 

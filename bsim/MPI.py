@@ -11,17 +11,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .comm import _KIND_NULL as _NULL
-from .comm import _KIND_SELF as _SELF
-from .comm import _KIND_WORLD as _WORLD
-from .comm import SELF_CONTEXT, TAG_UB, WORLD_CONTEXT, Comm, Intracomm
-from .comm_manage import COMM_TYPE_SHARED
-from .datatypes import PREDEFINED, Datatype
+from .engine.rank import current
 from .errors import MPIUsageError
-from .groups import CONGRUENT, GROUP_EMPTY, IDENT, SIMILAR, UNEQUAL, Group
-from .mprobe import MESSAGE_NO_PROC
-from .mprobe import MatchedMessage as Message
-from .ops import (
+from .mpi.cartesian import CART, Cartcomm
+from .mpi.comm import _KIND_NULL as _NULL
+from .mpi.comm import _KIND_SELF as _SELF
+from .mpi.comm import _KIND_WORLD as _WORLD
+from .mpi.comm import SELF_CONTEXT, TAG_UB, WORLD_CONTEXT, Comm, Intracomm
+from .mpi.datatypes import PREDEFINED, Datatype
+from .mpi.groups import CONGRUENT, GROUP_EMPTY, IDENT, SIMILAR, UNEQUAL, Group
+from .mpi.management import COMM_TYPE_SHARED
+from .mpi.message import MESSAGE_NO_PROC
+from .mpi.message import MatchedMessage as Message
+from .mpi.ops import (
     BAND,
     BOR,
     BXOR,
@@ -39,8 +41,7 @@ from .ops import (
     SUM,
     Op,
 )
-from .rank import current
-from .requests import (
+from .mpi.requests import (
     ANY_SOURCE,
     ANY_TAG,
     PROC_NULL,
@@ -50,7 +51,6 @@ from .requests import (
     Request,
     Status,
 )
-from .topo import CART, Cartcomm
 
 __all__ = [
     "COMM_WORLD", "COMM_SELF", "COMM_NULL", "REQUEST_NULL", "Comm", "Intracomm", "Request",

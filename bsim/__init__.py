@@ -22,7 +22,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from . import MPI
-from .buffers import Buffer, buffer, in_simulation
+from .engine.rank import add_time
 from .errors import (
     AddTimeError,
     BsimError,
@@ -34,8 +34,8 @@ from .errors import (
     SimulationError,
     TruncationError,
 )
-from .rank import add_time
-from .result import Result
+from .mpi.buffers import Buffer, buffer, in_simulation
+from .outputs.result import Result
 from .simulate import simulate
 
 __all__ = [

@@ -13,13 +13,13 @@ import numpy as np
 from netmodels.base import NetworkModel
 from netmodels.spec import build_network
 
-from .collectives import CollectiveCosts
-from .contention_layer import build_fabric
-from .engine import Engine
+from .engine.collective_rules import CollectiveCosts
+from .engine.core import Engine
+from .engine.fabric import build_fabric
+from .engine.hooks import measure_compute
+from .engine.protocols import Protocol, build_protocol
 from .errors import DistributedError, LookaheadError
-from .hooks import measure_compute
-from .protocols import Protocol, build_protocol
-from .result import Result
+from .outputs.result import Result
 
 __all__ = ["simulate", "mpi4py_shim"]
 
@@ -72,7 +72,7 @@ def simulate(main: Callable[..., Any], ranks: int,
     share link bandwidth (topology models and ``twolevel``; ``docs/networks.md``).
 
     *tracer*, *noise* and *progress* are the optional hooks of
-    :mod:`bsim.hooks`.  ``compute="measure"`` charges the host time each rank
+    :mod:`bsim.engine.hooks`.  ``compute="measure"`` charges the host time each rank
     spends between MPI calls, times *compute_scale*, as calc (for unmodified
     programs; the default ``"ignore"`` counts only ``add_time``).
 
@@ -118,8 +118,8 @@ def simulate(main: Callable[..., Any], ranks: int,
 
 def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: Any,
                           partition: str, name: str, params: dict[str, Any]) -> Result:
-    """:func:`simulate` over the host processes of *hosts* (``bsim.distributed``)."""
-    from . import distributed
+    """:func:`simulate` over the host processes of *hosts* (``bsim.engine.distributed``)."""
+    from .engine import distributed
     check_distributable(engine)
     K = hosts.Get_size()
     host_of = distributed.partition(engine.nranks, K, partition, engine.network)

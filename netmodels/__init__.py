@@ -19,7 +19,6 @@ __all__ = [
 
 # topologies
 from .bluewaters import BlueWaters, GridMapping2D, percs_cost  # noqa: E402
-from .contention import FluidNetwork, max_min_rates, simulate_flows  # noqa: E402
 from .fattree import FatTree  # noqa: E402
 from .graph import GraphNetwork  # noqa: E402
 from .layouts import NodeVolumeMapping, isp, node_shapes, ssn  # noqa: E402
@@ -31,6 +30,7 @@ from .mapping import (  # noqa: E402
     RoundRobinMapping,
     build_mapping,
 )
+from .maxmin import FluidNetwork, max_min_rates, simulate_flows  # noqa: E402
 from .piecewise import LogGPRanges, Piecewise, TwoLevel  # noqa: E402
 from .torus import Torus  # noqa: E402
 

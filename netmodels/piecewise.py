@@ -10,7 +10,7 @@ All three are topology-free: any two ranks on different nodes cost the same.
 * ``twolevel``: one flat model for ranks on one node and another between
   nodes; ranks are placed on nodes by a :mod:`netmodels.mapping` spec.  Under
   the fluid contention layer (``bsim run --contention fluid``) the ranks of a
-  node share its NICs (``bsim/contention_layer.py``, ``docs/networks.md``).
+  node share its NICs (``bsim/engine/fabric.py``, ``docs/networks.md``).
 
 Lists inside one spec value are separated by ``/`` (``;`` is accepted too at
 the top level): ``piecewise:breaks=32/1024,t0=5e-6/5e-6/10e-6,tb=0/15e-9/3.4e-9``.

@@ -10,7 +10,7 @@ cores) and its directed *links*.  It maps world ranks to nodes with a
   model's :meth:`node_cost`.
 * ``route(src_rank, dst_rank)``: the tuple of directed link ids the message
   crosses (empty on one node), for the contention layer
-  (:mod:`netmodels.contention`).
+  (:mod:`netmodels.maxmin`).
 * ``links()``: link id -> ``(bandwidth, latency)``.
 
 The mapping is bound by ``prepare(nranks)``; a model used before that is

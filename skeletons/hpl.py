@@ -32,7 +32,7 @@ column-major rank order), followed by a backward substitution.  Per panel of
 
 Kernel times come from a :class:`KernelModel` (``kernel`` spec): the seed-004
 piecewise dgemm fit of a machine preset (``[kernels.hpl_blas]`` of
-``skeletons/machines/<name>.toml``), a flat rate (``flat:rate=1e9``) or a
+``bsim/machines/<name>.toml``), a flat rate (``flat:rate=1e9``) or a
 user table (``table:path=FILE.csv``).  No matrix is allocated: a rank keeps a
 few integers per panel.  Every rank returns a dict of its flop counters;
 rank 0's also holds ``time`` (max over ranks, seconds) and ``gflops``
@@ -130,7 +130,7 @@ class KernelModel:
             return cls({"dgemm": _linear(g)}, str(spec))
         if name == "table":
             return cls(_table(args.get("path", "")), str(spec))
-        from .machines import load_machine
+        from bsim.machines import load_machine
         table = load_machine(name).kernels.get("hpl_blas")
         if not table:
             raise ValueError(f"kernel spec {spec!r}: machine {name!r} has no [kernels.hpl_blas]")

@@ -61,8 +61,8 @@ from functools import cache
 from typing import Any
 
 import bsim
+from bsim.machines import load_machine
 
-from .machines import load_machine
 from .models.milc import kernel_time, local_extents
 from .registry import Param, Skeleton, register
 

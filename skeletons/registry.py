@@ -12,7 +12,7 @@ registers it::
 decide where ranks run (MILC's ``layout``) also gives ``mapping``: a function
 of the resolved parameters returning a rank->node mapping spec (or None),
 which ``bsim run`` sets as the network model's ``mapping``
-(:func:`bsim.program.apply_mapping`).
+(:func:`bsim.cli.targets.apply_mapping`).
 """
 
 from __future__ import annotations

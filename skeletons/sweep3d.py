@@ -31,15 +31,15 @@ Choices the tutorial leaves open (``docs/skeletons.md``):
    single octant (``octants=1``) can be set beside the single-sweep formula.
 
 Default ``t_cell`` is the ES40 preset's ``Tcell = 120 ns``
-(``skeletons/machines/es40.toml``, ``[kernels.sweep3d]``).  Runs unchanged
+(``bsim/machines/es40.toml``, ``[kernels.sweep3d]``).  Runs unchanged
 under real ``mpiexec``.
 """
 
 from __future__ import annotations
 
 import bsim
+from bsim.machines import load_machine
 
-from .machines import load_machine
 from .models.sweep3d import OCTANT_ORDER, nsweep
 from .registry import Param, Skeleton, register
 

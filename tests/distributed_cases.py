@@ -206,8 +206,8 @@ def collectives() -> Any:
 def _skeleton(name: str, params: dict[str, Any], machine: str | None,
               network: str | None = None, protocol: str = "bsim",
               collectives: Any = None) -> dict[str, Any]:
-    from bsim.program import load_target
-    from skeletons.machines import collective_spec, network_spec
+    from bsim.cli.targets import load_target
+    from bsim.machines import collective_spec, network_spec
     target = load_target(name, params, [], machine)
     net = network or (network_spec(machine) if machine else NET)
     coll = collectives or (collective_spec(machine) if machine else None)
@@ -219,7 +219,7 @@ def _skeleton(name: str, params: dict[str, Any], machine: str | None,
 
 def _program(path: str, ranks: int, network: str = NET, protocol: str = "bsim"
              ) -> dict[str, Any]:
-    from bsim.program import load_target
+    from bsim.cli.targets import load_target
     target = load_target(str(ROOT / "tests" / "programs" / path), {}, [], None)
     res = bsim.simulate(target.main, ranks, network=network, protocol=protocol,
                         name=target.name, hosts=_hosts())

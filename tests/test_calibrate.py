@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import bsim
-from bsim.calibration import cli
+from bsim.cli import calibrate as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,8 +61,8 @@ def pingpong(nbytes=1000):
 @needs_mpi
 def test_calibrate_network_writes_a_loadable_profile(tmp_path):
     """A tiny sweep under mpiexec -n 2 gives a preset that load_machine and simulate accept."""
+    from bsim.machines import load_machine, network_spec
     from netmodels import REGISTRY, build_network
-    from skeletons.machines import load_machine, network_spec
     prof = tmp_path / "host.toml"
     proc = run_mpi(2, "calibrate", "network", "--profile", str(prof), "--name", "testhost",
                    "--sizes", "0,64,1K,8K,64K,256K", "--stream-count", "4", *TINY)
@@ -88,8 +88,8 @@ def test_calibrate_network_writes_a_loadable_profile(tmp_path):
 @needs_mpi
 def test_calibrate_collectives_writes_the_table(tmp_path):
     """The CSV has the table model's columns and loads through the profile's [collectives]."""
-    from netmodels.collectives import build_collective_model
-    from skeletons.machines import collective_spec, load_machine
+    from bsim.machines import collective_spec, load_machine
+    from netmodels.collective_costs import build_collective_model
     prof = tmp_path / "host.toml"
     prof.write_text('name = "h"\ndescription = "d"\nsource = "s"\ncores_per_node = 2\n'
                     '[network]\nmodel = "hockney"\nlatency = 1e-6\nbandwidth = 1e9\n')
@@ -175,7 +175,7 @@ def test_fit_pair_and_profile_tables(monkeypatch):
     """Synthetic two-regime measurements: Hockney, 3 pieces, LogGP ranges and their tables."""
     pytest.importorskip("mpi4py")
     from bsim.calibration import netprofile
-    from bsim.calibration.network import NetworkCalibration, PairResult, fit_pair
+    from bsim.calibration.network_bench import NetworkCalibration, PairResult, fit_pair
     from netmodels import REGISTRY, build_network
     sizes = [0, 64, 1024, 8192, 65536, 262144, 1 << 20]
     o, n = 0.5e-6, 8

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bsim.cli import main
+from bsim.cli.main import main
 
 PROGRAMS = Path(__file__).parent / "programs"
 L, W = 1e-6, 1e9

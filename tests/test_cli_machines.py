@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from bsim.cli import main
+from bsim.cli.main import main
+from bsim.machines import list_machines, network_spec
 from netmodels import build_network
-from skeletons.machines import list_machines, network_spec
 
 HALO = ["run", "halo2d", "--param", "px=4", "--param", "py=2", "--param", "iterations=2",
         "--quiet"]
@@ -70,7 +70,7 @@ def test_machine_supplies_its_collective_model(tmp_path):
     """--machine FILE uses its [collectives] table (a CSV next to the file, relative path)."""
     import json
 
-    from bsim.cli import main
+    from bsim.cli.main import main
     (tmp_path / "coll.csv").write_text("op,nprocs,nbytes,seconds\nbarrier,2,0,1e-3\n"
                                        "barrier,4,0,3e-3\n")
     (tmp_path / "m.toml").write_text(
@@ -94,8 +94,8 @@ def test_machine_feeds_the_skeletons_kernel_times(tmp_path):
     """
     import json
 
-    from bsim.cli import main
-    from skeletons.machines import load_machine
+    from bsim.cli.main import main
+    from bsim.machines import load_machine
     out = {}
     for machine in ("bgp", "xt5"):
         path = tmp_path / f"{machine}.json"

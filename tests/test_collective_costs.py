@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from netmodels.collectives import (
+from netmodels.collective_costs import (
     ALGORITHMS,
     OPS,
     Analytic,

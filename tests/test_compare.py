@@ -6,8 +6,8 @@ import argparse
 
 import numpy as np
 
-from bsim.compare import compare, group_differences, phase_table
-from bsim.result import Result
+from bsim.outputs.compare import compare, group_differences, phase_table
+from bsim.outputs.result import Result
 
 
 def make(calc, wait, comm, **kw):
@@ -68,7 +68,7 @@ def test_different_rank_counts_use_fractions():
 
 def test_compare_command(tmp_path, capsys):
     """`bsim compare A.json B.json` prints the report."""
-    from bsim import cli_extra
+    from bsim.cli import output_commands as cli_extra
     a, b = A.to_json(tmp_path / "a.json"), B.to_json(tmp_path / "b.json")
     p = argparse.ArgumentParser()
     cli_extra.add_parsers(p.add_subparsers(dest="command"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from netmodels import build_network
-from netmodels.contention import FluidNetwork, max_min_rates, simulate_flows
+from netmodels.maxmin import FluidNetwork, max_min_rates, simulate_flows
 
 
 def test_two_flows_share_one_link():

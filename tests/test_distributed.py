@@ -26,7 +26,7 @@ from conftest import MPIEXEC, ROOT
 
 import bsim
 from bsim import MPI
-from bsim.distributed import partition
+from bsim.engine.distributed import partition
 from bsim.errors import DistributedError, LookaheadError
 from bsim.simulate import simulate
 
@@ -222,7 +222,7 @@ def test_zero_lookahead_is_refused_naming_the_model() -> None:
 
 
 def test_models_with_shared_state_are_refused_by_name() -> None:
-    from bsim.noise import NoisyNetwork
+    from bsim.engine.noise import NoisyNetwork
     from netmodels.spec import build_network
     noisy = NoisyNetwork(build_network(NET), mean=1e-7)
     with pytest.raises(DistributedError, match="network model 'noisy' cannot be split"):
@@ -230,7 +230,7 @@ def test_models_with_shared_state_are_refused_by_name() -> None:
     with pytest.raises(DistributedError, match="contention 'fluid'"):
         simulate(_noop, 4, network="torus:dims=2x2", contention="fluid", hosts=_FakeHosts())
     with pytest.raises(DistributedError, match="tracing"):
-        from bsim.trace import ChromeTracer
+        from bsim.outputs.trace import ChromeTracer
         simulate(_noop, 4, network=NET, tracer=ChromeTracer(), hosts=_FakeHosts())
 
 

@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from bsim.calibration import cli
 from bsim.calibration.errors import CalibrationError, FitError
 from bsim.calibration.kernels import fit_kernel, kernel_time, read_kernel_csv
 from bsim.calibration.netfit import fit_hockney, fit_loggp, fit_piecewise
 from bsim.calibration.profile import dumps_toml, read_profile, update_profile
 from bsim.calibration.stats import Repetitions, isotonic, median_ci, summarize
+from bsim.cli import calibrate as cli
 
 try:
     import tomllib
@@ -187,7 +187,7 @@ def test_cache2_seed000_eq1():
 
 def test_kernel_time_reads_preset_tables():
     """Untagged preset tables evaluate as their seeds' models."""
-    from skeletons.machines import load_machine
+    from bsim.machines import load_machine
     from skeletons.models import hpl, milc
     dgemm = load_machine("primequest").kernels["flops"]["dgemm"]
     # seed 004: 0.173 ns/flop for the first 10 MFlop, 0.165 ns/flop beyond
@@ -252,14 +252,14 @@ def test_kernel_csv_errors_name_line(tmp_path):
 @pytest.mark.parametrize("name", ["power5", "primequest", "es45", "bluewaters", "xt5"])
 def test_toml_writer_round_trips_presets(name):
     """dumps_toml of a preset parses back to the same data."""
-    from skeletons.machines import MACHINE_DIR
+    from bsim.machines import MACHINE_DIR
     data = tomllib.loads((MACHINE_DIR / f"{name}.toml").read_text())
     assert tomllib.loads(dumps_toml(data)) == data
 
 
 def test_fit_kernel_cli_writes_profile(tmp_path, capsys):
     """bsim fit kernel: prints the fit, merges [kernels.APP] KERNEL, keeps the rest."""
-    from skeletons.machines import load_machine
+    from bsim.machines import load_machine
     prof = tmp_path / "m.toml"
     prof.write_text('name = "m"\ndescription = "d"\nsource = "s"\ncores_per_node = 2\n'
                     '[network]\nmodel = "hockney"\nlatency = 1e-6\nbandwidth = 1e9\n')
@@ -290,7 +290,7 @@ def test_fit_kernel_cli_error_exit(tmp_path, capsys):
 
 def test_update_profile_merges_tables(tmp_path):
     """Kernels-only file, then network: both kept; the file loads as a machine."""
-    from skeletons.machines import load_machine
+    from bsim.machines import load_machine
     prof = tmp_path / "p.toml"
     update_profile(prof, subtables={"kernels.app": {"step": {"model": "linear", "t0": 0.0,
                                                              "slope": 1e-9}}})

@@ -23,7 +23,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import MPIEXEC, ROOT
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -69,7 +69,7 @@ def test_compute_noise_stretches_add_time_and_counts_as_calc():
 
 def test_progress_is_called_with_the_engine():
     """A long run calls the progress hook every PROGRESS_EVERY events, with a growing count."""
-    from bsim.hooks import PROGRESS_EVERY
+    from bsim.engine.hooks import PROGRESS_EVERY
     seen = []
 
     def main():

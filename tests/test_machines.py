@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from netmodels import REGISTRY, build_network, parse_spec
-from skeletons.machines import (
+from bsim.machines import (
     MACHINE_DIR,
     Machine,
     MachineError,
@@ -17,6 +16,7 @@ from skeletons.machines import (
     load_machine,
     network_spec,
 )
+from netmodels import REGISTRY, build_network, parse_spec
 
 MACHINES = ["bgp", "bluewaters", "ds1", "es40", "es45", "petascale_torus", "power5",
             "primequest", "xe6", "xt5"]
@@ -184,7 +184,7 @@ def test_bgp_ideal_bandwidth():
 
 def test_collective_spec_matches_netmodels():
     """[collectives] gives the clog spec with seed 000's allreduce c, d."""
-    from netmodels.collectives import CLOG_MACHINES, build_collective_model
+    from netmodels.collective_costs import CLOG_MACHINES, build_collective_model
     for name in ("power5", "xt5", "xe6"):
         spec = collective_spec(name)
         c, d = CLOG_MACHINES[name]
@@ -206,7 +206,7 @@ def test_repr_names_machine():
 def test_profile_may_name_any_registered_model_with_a_nested_spec(tmp_path):
     """A TOML [network] may use twolevel with a ';'-separated nested spec."""
     import netmodels
-    from skeletons.machines import load_machine, network_spec
+    from bsim.machines import load_machine, network_spec
     path = tmp_path / "node.toml"
     path.write_text('name = "node"\ndescription = "two-level test node"\nsource = "test"\n'
                     'cores_per_node = 4\n[network]\nmodel = "twolevel"\ncores = 4\n'

@@ -17,10 +17,10 @@ import pytest
 from conftest import needs_mpiexec, run_mpiexec
 
 import bsim
-from bsim.cli import main as cli
-from bsim.program import apply_mapping, load_target
+from bsim.cli.main import main as cli
+from bsim.cli.targets import apply_mapping, load_target
+from bsim.machines import collective_spec, load_machine, network_spec
 from netmodels import build_network
-from skeletons.machines import collective_spec, load_machine, network_spec
 from skeletons.milc import balanced_grid, cg_main, layout_mapping, rmd_main
 from skeletons.models import milc as model
 

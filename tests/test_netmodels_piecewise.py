@@ -39,7 +39,7 @@ def test_piecewise_spec_grammar_round_trips_and_accepts_semicolons():
 
 def test_piecewise_matches_the_es40_preset_variant():
     """The es40 tutorial_piecewise variant ('/'-separated TOML strings) builds the defaults."""
-    from skeletons.machines import network_spec
+    from bsim.machines import network_spec
     assert build_network(network_spec("es40", "tutorial_piecewise")) == Piecewise()
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import bsim
 from bsim import MPI
-from bsim.noise import (
+from bsim.engine.noise import (
     CombinedNoise,
     DetourNoise,
     NoisyNetwork,
@@ -211,7 +211,7 @@ def test_spec_strings_and_run_options():
         build_noise("jitter:x=1")
     with pytest.raises(ValueError, match="period"):
         build_noise("periodic:period=1e-3,duration=2e-3")
-    from bsim import cli_extra
+    from bsim.cli import output_commands as cli_extra
     p = argparse.ArgumentParser()
     p.add_argument("target")
     p.add_argument("--network", default=NET)

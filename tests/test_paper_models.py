@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from skeletons.machines import load_machine
+from bsim.machines import load_machine
 from skeletons.models import hpl, milc, phase, sweep3d
 
 # -- Sweep3D (seed 002) --------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 
 import bsim
 from bsim import MPI
-from bsim.trace import ChromeTracer
+from bsim.outputs.trace import ChromeTracer
 
 pytest.importorskip("matplotlib")
 
@@ -35,7 +35,7 @@ def result_and_trace(tmp_path):
 
 def test_breakdown_plot_stacks_calc_wait_comm(tmp_path, result_and_trace):
     """One stacked bar per rank whose segments are the rank's calc, wait, comm (in ms)."""
-    from bsim.plots import breakdown
+    from bsim.outputs.plots import breakdown
     rjson, _, res = result_and_trace
     fig = breakdown(rjson, out=tmp_path / "b.png")
     assert (tmp_path / "b.png").stat().st_size > 0
@@ -52,7 +52,7 @@ def test_breakdown_plot_stacks_calc_wait_comm(tmp_path, result_and_trace):
 
 def test_timeline_plot_of_a_rank_subset(tmp_path, result_and_trace):
     """A Gantt chart of ranks 1-2 has those two rows and labelled axes."""
-    from bsim.plots import timeline
+    from bsim.outputs.plots import timeline
     _, tjson, _ = result_and_trace
     fig = timeline(tjson, ranks="1-2", out=tmp_path / "tl.png")
     ax = fig.axes[0]
@@ -63,7 +63,7 @@ def test_timeline_plot_of_a_rank_subset(tmp_path, result_and_trace):
 
 def test_scaling_plot_time_and_efficiency(tmp_path):
     """Two panels: time vs ranks (with ideal) and efficiency vs ranks, from sweep rows."""
-    from bsim.plots import scaling
+    from bsim.outputs.plots import scaling
     rows = [{"ranks": 1, "elapsed": 1.0}, {"ranks": 2, "elapsed": 0.6},
             {"ranks": 4, "elapsed": 0.4}]
     fig = scaling(rows, out=tmp_path / "s.png")
@@ -78,7 +78,7 @@ def test_scaling_plot_time_and_efficiency(tmp_path):
 @pytest.mark.parametrize("kind", ["breakdown", "timeline"])
 def test_bsim_plot_command(tmp_path, result_and_trace, kind, capsys):
     """`bsim plot FILE --kind K -o FILE.png` (through cli_extra) writes the image."""
-    from bsim import cli_extra
+    from bsim.cli import output_commands as cli_extra
     rjson, tjson, _ = result_and_trace
     p = argparse.ArgumentParser()
     cli_extra.add_parsers(p.add_subparsers(dest="command"))

@@ -6,7 +6,7 @@ import io
 
 import bsim
 from bsim import MPI
-from bsim.progress import ProgressBar, make_progress
+from bsim.outputs.progress import ProgressBar, make_progress
 
 
 class FakeTTY(io.StringIO):

@@ -10,7 +10,7 @@ import pytest
 
 import bsim
 from bsim import MPI
-from bsim.fileio import atomic_write_text
+from bsim.outputs.files import atomic_write_text
 
 
 def mixed_program(seed: int = 3):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from netmodels.collectives import (
+from netmodels.collective_costs import (
     ALGORITHMS,
     Analytic,
     CollectiveSpecError,
@@ -12,8 +12,8 @@ from netmodels.collectives import (
     chain,
     critical_path,
 )
+from netmodels.collective_schedules import evaluate, schedule, schedule_time
 from netmodels.flat import Hockney, LogGP
-from netmodels.schedules import evaluate, schedule, schedule_time
 
 SIZES = [1, 2, 3, 4, 5, 7, 8, 16, 33]
 PAIRS = [(op, alg) for op, algs in ALGORITHMS.items() for alg in algs]

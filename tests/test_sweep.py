@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from bsim.sweep import add_efficiency, parse_param_lists, points, read_rows, run_sweep
+from bsim.cli.sweep import add_efficiency, parse_param_lists, points, read_rows, run_sweep
 
 NET = "hockney:latency=2e-6,bandwidth=1e9"
 SMALL = ["nx=64", "ny=64", "iterations=2"]
@@ -57,7 +57,7 @@ def test_grid_sweep_rows_serial_equals_parallel():
 
 def test_sweep_command_writes_csv_json_and_plot(tmp_path, capsys):
     """`bsim sweep halo2d --mode strong ...` writes one row per point and a plot."""
-    from bsim import cli_extra
+    from bsim.cli import output_commands as cli_extra
     p = argparse.ArgumentParser()
     cli_extra.add_parsers(p.add_subparsers(dest="command"))
     prefix = tmp_path / "sw"

@@ -14,9 +14,9 @@ import pytest
 from conftest import needs_mpiexec, run_mpiexec
 
 import bsim
-from bsim.cli import main as cli
+from bsim.cli.main import main as cli
 from bsim.errors import RankError
-from skeletons.machines import network_spec
+from bsim.machines import network_spec
 from skeletons.models import sweep3d as model
 from skeletons.sweep3d import T_CELL_ES40, main, octant_directions
 

@@ -11,7 +11,7 @@ import pytest
 
 import bsim
 from bsim import MPI
-from bsim.trace import ChromeTracer, parse_ranks, parse_window
+from bsim.outputs.trace import ChromeTracer, parse_ranks, parse_window
 
 NET = "hockney:latency=2e-6,bandwidth=1e9"     # 1000 B cost 2 us + 1 us = 3 us
 
@@ -189,7 +189,7 @@ def test_parse_ranks_and_window():
 
 def test_run_options_build_a_tracer_and_write_it(tmp_path):
     """--trace/--trace-ranks through cli_extra: kwargs carry a tracer; finish writes it."""
-    from bsim import cli_extra
+    from bsim.cli import output_commands as cli_extra
     p = argparse.ArgumentParser()
     p.add_argument("target")
     p.add_argument("--network", default=NET)
@@ -210,7 +210,7 @@ def test_timeline_png_shows_spans_at_known_times(tmp_path):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import to_rgb
 
-    from bsim.plots import COLORS, timeline
+    from bsim.outputs.plots import COLORS, timeline
     tracer, _ = traced()
     path = tracer.write(tmp_path / "t.json")
     fig = timeline(path, out=tmp_path / "tl.png", messages=False)

@@ -9,11 +9,11 @@ Modules, one job each:
 * :mod:`~bsim.calibration.netfit`: Hockney, three-piece ``Tmsg(L)`` and LogGP fits;
 * :mod:`~bsim.calibration.kernels`: kernel fits (linear, seed 004 piecewise,
   seed 000 Eq. 1) and :func:`~bsim.calibration.kernels.kernel_time`;
-* :mod:`~bsim.calibration.network`, :mod:`~bsim.calibration.collectives`:
+* :mod:`~bsim.calibration.network_bench`, :mod:`~bsim.calibration.collective_bench`:
   the mpi4py microbenchmarks (``bsim calibrate network|collectives``);
 * :mod:`~bsim.calibration.netprofile`: network fits -> profile tables and CSV;
 * :mod:`~bsim.calibration.profile`: machine-profile TOML (the preset schema);
-* :mod:`~bsim.calibration.cli`: ``add_parsers`` / ``run`` for the ``bsim`` command.
+* :mod:`~bsim.cli.calibrate`: ``add_parsers`` / ``run`` for the ``bsim`` command.
 
 mpi4py is imported only by the measuring functions and scipy only by the
 fits, so ``import bsim.calibration`` needs neither.  Workflow and formulas:

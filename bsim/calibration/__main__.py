@@ -1,5 +1,5 @@
 """``python -m bsim.calibration {calibrate,fit} ...`` (same commands as ``bsim``)."""
 
-from .cli import main
+from ..cli.calibrate import main
 
 raise SystemExit(main())

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .sampling import mpi_library
 
 if TYPE_CHECKING:
-    from .network import NetworkCalibration, PairResult
+    from .network_bench import NetworkCalibration, PairResult
 
 __all__ = ["csv_rows", "profile_parts"]
 
@@ -49,9 +49,9 @@ def csv_rows(results: dict[str, PairResult]) -> str:
 
 
 def _loader_accepts(model: str) -> bool:
-    """Whether ``skeletons.machines`` accepts *model* in a network table (newer loaders do)."""
+    """Whether ``bsim.machines`` accepts *model* in a network table (newer loaders do)."""
     try:
-        from skeletons.machines import NETWORK_MODELS
+        from bsim.machines import NETWORK_MODELS
     except ImportError:
         return False
     return model in NETWORK_MODELS

@@ -1,6 +1,6 @@
 """Machine profiles: read, merge and write the preset TOML schema of ``docs/machines.md``.
 
-A calibrated profile is a machine preset (``skeletons.machines.load_machine``
+A calibrated profile is a machine preset (``bsim.machines.load_machine``
 reads it like ``bgp.toml``).  Each calibration command updates only its own
 part of the file and keeps the rest:
 
@@ -28,7 +28,7 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from ..fileio import atomic_write_text
+from ..outputs.files import atomic_write_text
 from .errors import CalibrationError
 
 __all__ = ["read_profile", "dumps_toml", "write_profile", "update_profile"]

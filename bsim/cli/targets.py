@@ -1,0 +1,129 @@
+"""Targets of ``bsim run``: a registered skeleton name or a Python file.
+
+A file's top-level code runs once per virtual rank, as ``mpiexec -n N python
+FILE`` would run it: each rank executes the compiled module in a fresh
+namespace with ``__name__ == "__main__"``.  Inside the simulation
+``from mpi4py import MPI`` resolves to ``bsim.MPI`` (see
+:func:`bsim.simulate.mpi4py_shim`).
+
+A skeleton may also decide where its ranks run (MILC's ``layout``): its
+``mapping`` gives a rank->node mapping spec that :func:`apply_mapping` sets
+as the ``mapping`` parameter of the network model
+(``Target.network_for(spec)``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Target", "load_target", "apply_mapping"]
+
+
+@dataclass
+class Target:
+    """What to run: a callable, its keyword parameters, and its natural rank count."""
+
+    name: str
+    main: Callable[..., Any]
+    params: dict[str, Any]
+    ranks: int | None
+    mapping: str | None = None
+    """Rank->node mapping spec the parameters ask for (e.g. a MILC layout), or None."""
+
+    def network_for(self, network: Any) -> Any:
+        """*network* (spec string or model) with this target's mapping applied."""
+        return apply_mapping(network, self.mapping)
+
+
+def apply_mapping(network: Any, mapping: str | None) -> Any:
+    """Set *mapping* as the ``mapping`` parameter of the network spec *network*.
+
+    *network* is a spec string or a model (whose ``spec()`` is used; there a
+    mapping equal to the model's default counts as not given).  Returns
+    *network* unchanged when *mapping* is None or the spec already says the
+    same mapping; otherwise the spec string with ``,mapping=...`` appended.
+    Raises :class:`ValueError` when the model takes no ``mapping`` (naming
+    those that do) or the spec sets a different mapping.
+    """
+    if mapping is None:
+        return network
+    from netmodels.base import REGISTRY, NetworkModel
+    from netmodels.spec import parse_spec
+    spec = network.spec() if isinstance(network, NetworkModel) else str(network)
+    name, kwargs = parse_spec(spec)
+    cls = REGISTRY.get(name)
+    if isinstance(network, NetworkModel) and cls is not None and "mapping" in kwargs:
+        # a model's spec() always names its mapping: its default counts as not given
+        default = inspect.signature(cls).parameters.get("mapping")
+        if default is not None and str(kwargs["mapping"]) == str(default.default):
+            spec = ",".join(item for item in spec.split(",")
+                            if not item.startswith("mapping=")).rstrip(":")
+            name, kwargs = parse_spec(spec)
+    if cls is None:
+        raise ValueError(f"unknown network model {name!r}; valid models: "
+                         f"{', '.join(sorted(REGISTRY))}")
+    if "mapping" not in cls.parameters:
+        able = ", ".join(sorted(n for n, c in REGISTRY.items() if "mapping" in c.parameters))
+        raise ValueError(f"mapping {mapping!r} needs a network model with a mapping "
+                         f"parameter ({able}); {name!r} has none")
+    if "mapping" in kwargs:
+        if str(kwargs["mapping"]) == mapping:
+            return network
+        raise ValueError(f"network spec sets mapping={kwargs['mapping']} but the skeleton's "
+                         f"parameters ask for mapping={mapping}; give only one")
+    return f"{spec}{',' if ':' in spec else ':'}mapping={mapping}"
+
+
+def _file_program(path: Path, argv: list[str]) -> Callable[[], None]:
+    source = path.read_text(encoding="utf-8")
+    code = compile(source, str(path), "exec")
+    folder = str(path.parent)
+
+    def run_file() -> None:
+        namespace = {"__name__": "__main__", "__file__": str(path), "__builtins__": __builtins__}
+        saved_argv = sys.argv
+        sys.argv = [str(path), *argv]
+        try:
+            exec(code, namespace)
+        finally:
+            sys.argv = saved_argv
+
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    return run_file
+
+
+def load_target(target: str, params: dict[str, Any], argv: list[str] | None = None,
+                machine: str | None = None) -> Target:
+    """Resolve *target* (skeleton name or ``.py`` path) with *params* (``--param k=v``).
+
+    With *machine* (``--machine``), a skeleton that declares ``machine_param``
+    takes its kernel times from that machine when the machine's profile has the
+    kernel table and the user did not set the parameter.
+    """
+    path = Path(target)
+    if target.endswith(".py") or os.sep in target or path.is_file():
+        if not path.is_file():
+            raise FileNotFoundError(f"no such program file: {target}")
+        if params:
+            raise ValueError(f"--param applies to registered skeletons; {target} is a file "
+                             f"(pass arguments after --)")
+        return Target(path.name, _file_program(path.resolve(), argv or []), {}, None)
+    from skeletons import registry
+    skel = registry.get(target)
+    if machine is not None and skel.machine_param is not None:
+        param, table = skel.machine_param
+        if param not in params:
+            from bsim.machines import load_machine
+            if table in load_machine(machine).kernels:
+                params = {**params, param: machine}
+    resolved = skel.resolve(params)
+    ranks = skel.ranks(resolved) if skel.ranks is not None else None
+    mapping = skel.mapping(resolved) if skel.mapping is not None else None
+    return Target(skel.name, skel.main, resolved, ranks, mapping)

@@ -1,0 +1,470 @@
+"""Collective operations in the engine: dependency rules, costs, mismatch detection.
+
+Every collective call on a communicator is the k-th collective of the calling
+rank on that communicator; the calls with the same k form one *instance*
+(:class:`CollInstance`), where ranks register their arrival time (their clock)
+and contribution.  Timing follows DESIGN.md "Collectives" (after seed 004,
+Sec. 2.C):
+
+* **all** (barrier, allreduce, allgather, alltoall, reduce_scatter, scan,
+  exscan, and communicator creation): every rank completes at
+  ``max(arrivals) + T``; its wait is ``max(arrivals) - own arrival``.
+* **fan-out** (bcast, scatter): the root completes at ``own + T``; a non-root
+  at ``max(own, root arrival) + T``, waiting ``max(0, root - own)``.
+* **fan-in** (reduce, gather): a non-root completes at ``own + T``; the root
+  at ``max(arrivals) + T``.
+
+``T = T(op, P, nbytes)`` comes from the run's collective cost source
+(:class:`CollectiveCosts`): ``analytic`` formulas, seed 000's ``clog``
+(``c + d*log2 P``), a measured ``table`` (seed 004's PRIMEQUEST method), or
+``algorithmic``: the collective is expanded into the point-to-point messages
+of a named algorithm (``netmodels.collective_schedules``) which go through the network
+model, so topology, contention and the protocol act on them and the rules
+above emerge from the messages.  Nonblocking collectives use the analytic
+twin of the algorithm when the source is algorithmic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from heapq import heappush
+from typing import TYPE_CHECKING, Any
+
+from netmodels.collective_costs import (
+    Analytic,
+    CollectiveModel,
+    build_collective_model,
+    canonical_op,
+)
+from netmodels.collective_costs import default_algorithm as _default_algorithm
+from netmodels.collective_schedules import schedule as _schedule
+
+from ..errors import CollectiveMismatchError
+from ..mpi.requests import COLLECTIVE, RECV, SEND, Request
+from .core import Call
+from .matching import Message, post_receive
+from .rank import PRIO_NET
+
+if TYPE_CHECKING:
+    from ..mpi.comm import Comm
+    from .core import Engine
+    from .rank import VirtualRank
+
+__all__ = ["ALL", "FANOUT", "FANIN", "CollectiveCosts", "CollInstance", "arrive",
+           "arrival_info"]
+
+ALL, FANOUT, FANIN = 0, 1, 2
+
+
+class CollectiveCosts:
+    """The per-run choice of collective cost source, with per-operation overrides.
+
+    *spec* is a source spec (``"analytic"``, ``"analytic:allreduce=ring"``,
+    ``"clog:c=1e-6,d=2e-6"``, ``"table:path=t.csv"``, ``"algorithmic"``,
+    ``"algorithmic:allreduce=ring"``) or a dict ``{"default": spec, op: spec}``.
+    """
+
+    def __init__(self, spec: str | dict[str, str] | CollectiveModel | None = None) -> None:
+        if spec is None:
+            spec = "analytic"
+        specs = dict(spec) if isinstance(spec, dict) else {"default": spec}
+        self.specs = {k: (v if isinstance(v, str) else v.spec()) for k, v in specs.items()}
+        self._models: dict[str, CollectiveModel | None] = {}
+        self._algorithms: dict[str, dict[str, str]] = {}
+        for key, value in specs.items():
+            op = key if key == "default" else canonical_op(key)
+            if isinstance(value, str) and value.split(":", 1)[0].strip() == "algorithmic":
+                algs = {}
+                rest = value.split(":", 1)[1] if ":" in value else ""
+                for item in filter(None, (x.strip() for x in rest.split(","))):
+                    name, _, alg = item.partition("=")
+                    algs[canonical_op(name)] = alg.strip()
+                self._models[op] = None
+                self._algorithms[op] = algs
+            else:
+                self._models[op] = build_collective_model(value)
+        self._cost_cache: dict[tuple[Any, ...], float] = {}
+        self._p2p_cache: dict[Any, Callable[[float], float]] = {}
+        self.any_algorithmic = any(m is None for m in self._models.values())
+
+    def spec(self) -> str:
+        """A readable form of the configuration."""
+        if list(self.specs) == ["default"]:
+            return self.specs["default"]
+        return ";".join(f"{k}={v}" for k, v in self.specs.items())
+
+    def _entry(self, op: str) -> str:
+        return op if op in self._models else "default"
+
+    def algorithm(self, op: str, nprocs: int, nbytes: float) -> str | None:
+        """The algorithm to expand *op* into, or None when the source is a formula."""
+        entry = self._entry(op)
+        if self._models[entry] is not None:
+            return None
+        algs = self._algorithms[entry]
+        alg = algs.get(op)
+        return alg if alg else _default_algorithm(op, nprocs, nbytes)
+
+    def p2p_for(self, engine: Engine, comm: Comm,
+                group: tuple[int, ...]) -> Callable[[float], float]:
+        """One message's time for formulas on *comm*: the worst of a few member pairs.
+
+        The pairs are (member 0, member k) for k in {1, P/2, P-1}: enough to
+        see the intra/inter-node and near/far distinction of topologies
+        without a P-sized scan.
+        """
+        key = comm._cctx
+        fn = self._p2p_cache.get(key)
+        if fn is None:
+            net = engine.network
+            P = len(group)
+            pairs = sorted({(group[0], group[k]) for k in (1, P // 2, P - 1) if 0 < k < P})
+            if not pairs:
+                pairs = [(group[0], group[0])]
+
+            def fn(nbytes: float, _net: Any = net, _pairs: list[tuple[int, int]] = pairs) -> float:
+                n = int(nbytes)
+                return max(_net.cost(a, b, n) for a, b in _pairs)
+
+            self._p2p_cache[key] = fn
+        return fn
+
+    def cost(self, engine: Engine, comm: Comm, group: tuple[int, ...], op: str,
+             nbytes: float) -> float:
+        """``T(op, P, nbytes)`` on *comm* from the configured source (cached)."""
+        P = len(group)
+        if P <= 1:
+            return 0.0
+        key = (comm._cctx, op, nbytes)
+        t = self._cost_cache.get(key)
+        if t is None:
+            entry = self._entry(op)
+            model = self._models[entry]
+            if model is None:   # algorithmic source asked for a formula: its analytic twin
+                model = Analytic({op: self.algorithm(op, P, nbytes)})  # type: ignore[dict-item]
+            t = model.time(op, P, nbytes, self.p2p_for(engine, comm, group))
+            self._cost_cache[key] = t
+        return t
+
+
+class CollInstance:
+    """One collective call across the members of a communicator.
+
+    In a distributed run each host process keeps its own instance of a call,
+    filled by its members' arrivals and by the arrivals other hosts ship
+    (:func:`arrival_info`); ``local`` and ``expect`` count the members run
+    here and the arrivals this process will see.
+    """
+
+    __slots__ = ("key", "op", "kind", "root", "size", "sig", "sig_rank", "arrived", "times",
+                 "values", "reqs", "max_t", "root_t", "finalized", "result", "nbytes",
+                 "rounds", "extra", "local", "expect", "cost_fn", "rkey", "scheduled",
+                 "root_known", "alg")
+
+    def __init__(self, key: Any, op: str, kind: int, root: int, size: int) -> None:
+        self.key = key
+        self.op = op
+        self.kind = kind
+        self.root = root
+        self.size = size
+        self.sig: tuple[Any, ...] | None = None
+        self.sig_rank = -1
+        self.arrived = 0
+        self.times: list[float | None] = [None] * size
+        self.values: list[Any] = [None] * size
+        self.reqs: list[Request | None] = [None] * size
+        self.max_t = float("-inf")
+        self.root_t: float | None = None
+        self.finalized = 0
+        self.result: Any = None
+        self.nbytes: list[float] = [0.0] * size
+        self.rounds: Any = None
+        self.extra: Any = None
+        self.local = -1          # members run by this process (-1: none arrived yet)
+        self.expect = size       # arrivals this process will know of
+        self.cost_fn: Callable[[int], float] | None = None   # T for a member
+        self.rkey = 0            # tie-break key of the completion event (owner's)
+        self.scheduled = False   # completion event scheduled
+        self.root_known = False  # fan-out: the root's arrival is visible here
+        self.alg = False         # run as point-to-point messages (no completion event)
+
+    def record(self, me: int, t: float, value: Any, nbytes: float, rkey: int) -> None:
+        """Register member *me*'s arrival at time *t*."""
+        self.times[me] = t
+        self.values[me] = value
+        self.nbytes[me] = nbytes
+        self.arrived += 1
+        if t > self.max_t:
+            self.max_t = t
+        if me == self.root:
+            self.root_t = t
+        if rkey:
+            self.rkey = rkey
+
+
+def _show(s: tuple[Any, ...]) -> str:
+    op, root, extra = s
+    parts = [op]
+    if root >= 0:
+        parts.append(f"root={root}")
+    parts += [f"{k}={v}" for k, v in extra]
+    return f"{parts[0]}({', '.join(parts[1:])})"
+
+
+def _mismatch(vr: VirtualRank, comm: Comm, seq: int, inst: CollInstance,
+              sig: tuple[Any, ...]) -> CollectiveMismatchError:
+    return CollectiveMismatchError(
+        f"collective mismatch on {comm!r} at its collective #{seq}: rank "
+        f"{inst.sig_rank} called {_show(inst.sig)}, rank {comm._me(vr)} called "  # type: ignore[arg-type]
+        f"{_show(sig)} (world ranks {comm._world(inst.sig_rank, vr)} and {vr.rank})")
+
+
+def _owner(root: int) -> int:
+    """Member whose key orders the completion event: the root, or member 0."""
+    return root if root >= 0 else 0
+
+
+def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: float,
+           value: Any, extra: tuple[Any, ...] = (), blocking: bool = True,
+           cost_bytes: Callable[[CollInstance, int], float] | None = None,
+           cost_op: str | None = None) -> tuple[CollInstance, int, Request | None]:
+    """Register the calling rank's arrival at its next collective on *comm*.
+
+    Returns the instance, the rank's communicator rank and its request
+    (``None`` when the collective was run algorithmically and is already
+    complete).  *extra* are ``(name, value)`` pairs that must agree across
+    ranks (operation, sizes); *cost_bytes* computes the size that sets a
+    member's ``T`` once the arrivals it needs are known (default: the
+    member's *nbytes*); *cost_op* is the collective whose cost applies when
+    *op* is not one (communicator creation).
+
+    Visibility (docs/distributed.md): a member learns of the others'
+    arrivals the lookahead ``δ`` after them, so the completion that depends
+    on other members is resolved by an event at ``max(arrivals) + δ`` (all,
+    fan-in root) or ``root arrival + δ`` (fan-out); the times charged are the
+    rules' above.  A member's own part (fan-out root, fan-in non-root, a
+    1-member communicator) resolves at once.
+    """
+    cop = cost_op or op
+    eng = vr.engine
+    cctx = comm._cctx_of(vr)
+    seqs = vr.coll_seq
+    if seqs is None:
+        seqs = vr.coll_seq = {}
+    seq = seqs.get(cctx, 0)
+    seqs[cctx] = seq + 1
+    key = (cctx, seq)
+    me = comm._me(vr)
+    size = comm._size(vr)
+    inst = eng.colls.get(key)
+    sig = (op, root, extra)
+    if inst is None:
+        inst = eng.colls[key] = CollInstance(key, op, kind, root, size)
+        inst.sig, inst.sig_rank = sig, me
+    elif inst.sig != sig:
+        raise _mismatch(vr, comm, seq, inst, sig)
+    costs = eng.collective_costs
+    if inst.local < 0:
+        _count_local(eng, inst, comm, vr)
+        members = comm._members(vr)
+
+        def T_of(rank: int) -> float:
+            nb = cost_bytes(inst, rank) if cost_bytes is not None else inst.nbytes[rank]
+            return costs.cost(eng, comm, members, cop, nb)
+
+        inst.cost_fn = T_of
+    t = vr.clock
+    rkey = vr.next_key() if me == _owner(root) else 0
+    alg = (costs.algorithm(cop, size, nbytes)
+           if costs.any_algorithmic and blocking and size > 1 else None)
+    if alg is not None:
+        inst.alg = True
+    inst.record(me, t, value, nbytes, rkey)
+    vr.ops += 1
+    if eng.host_of is not None and size > 1:
+        _ship_arrival(eng, comm, vr, inst, me, t, value, nbytes, rkey, alg is not None)
+    if alg is not None:
+        _run_algorithm(vr, comm, key, inst, me, cop, alg, nbytes)
+        return inst, me, None
+    req = Request(vr, RECV, op)
+    req._src = COLLECTIVE
+    inst.reqs[me] = req
+    T_of = inst.cost_fn  # type: ignore[assignment]
+    if size == 1:
+        req._resolve(t, T_of(me), t)
+        return inst, me, req
+    if kind == FANOUT:
+        if me == root:
+            req._resolve(t, T_of(me), t)
+        elif inst.root_known:
+            rt: float = inst.root_t  # type: ignore[assignment]
+            req._resolve(rt, T_of(me), rt)
+    elif kind == FANIN and me != root:
+        req._resolve(t, T_of(me), t)
+    _schedule_completion(eng, inst)
+    return inst, me, req
+
+
+def _schedule_completion(eng: Engine, inst: CollInstance) -> None:
+    """Once the arrivals a rule needs are known here, schedule its completion event."""
+    if inst.scheduled or inst.alg:
+        return
+    if inst.kind == FANOUT:
+        if inst.root_t is None:
+            return
+        t = inst.root_t + eng.lookahead
+    elif inst.arrived == inst.size:
+        t = inst.max_t + eng.lookahead
+    else:
+        return
+    inst.scheduled = True
+    heappush(eng._queue, (t, PRIO_NET, inst.rkey, Call(_complete, (inst,))))
+
+
+def _complete(inst: CollInstance) -> None:
+    """The completion event: resolve the waiting members run by this process."""
+    kind, root, reqs = inst.kind, inst.root, inst.reqs
+    T_of = inst.cost_fn
+    if kind == ALL:
+        m = inst.max_t
+        for r, req in enumerate(reqs):
+            if req is not None:
+                req._resolve(m, T_of(r), m)  # type: ignore[misc]
+    elif kind == FANOUT:
+        inst.root_known = True
+        rt: float = inst.root_t  # type: ignore[assignment]
+        for r, req in enumerate(reqs):
+            if req is not None and r != root:
+                req._resolve(rt, T_of(r), rt)  # type: ignore[misc]
+    else:
+        req = reqs[root]
+        if req is not None:
+            m = inst.max_t
+            req._resolve(m, T_of(root), m)  # type: ignore[misc]
+
+
+def finalize(vr: VirtualRank, comm: Comm, inst: CollInstance) -> None:
+    """Count a member done with *inst*; drop the instance when all are."""
+    inst.finalized += 1
+    if inst.finalized == inst.local and inst.arrived == inst.expect:
+        vr.engine.colls.pop(inst.key, None)
+
+
+# -- distributed runs: arrivals shipped between host processes -------------------
+
+def _count_local(eng: Engine, inst: CollInstance, comm: Comm, vr: VirtualRank) -> None:
+    """Set how many members run here and how many arrivals this process will see."""
+    host_of = eng.host_of
+    if host_of is None:
+        inst.local = inst.expect = inst.size
+        return
+    members = comm._members(vr)
+    here = eng.host
+    local = sum(1 for w in members if host_of[w] == here)
+    inst.local = local
+    root = inst.root
+    if inst.kind == FANOUT:
+        inst.expect = local + (0 if host_of[members[root]] == here else 1)
+    elif inst.kind == FANIN:
+        inst.expect = inst.size if host_of[members[root]] == here else local
+    else:
+        inst.expect = inst.size
+
+
+def _hosts_of(eng: Engine, comm: Comm, vr: VirtualRank) -> tuple[int, ...]:
+    """The host processes running members of *comm* (cached per communicator)."""
+    cache = eng.comm_hosts
+    cctx = comm._cctx_of(vr)
+    hosts = cache.get(cctx)
+    if hosts is None:
+        host_of = eng.host_of
+        hosts = cache[cctx] = tuple(sorted({host_of[w] for w in comm._members(vr)}))  # type: ignore[index]
+    return hosts
+
+
+def _ship_arrival(eng: Engine, comm: Comm, vr: VirtualRank, inst: CollInstance, me: int,
+                  t: float, value: Any, nbytes: float, rkey: int, alg: bool) -> None:
+    """Send this arrival to the other host processes whose members need it."""
+    kind, root = inst.kind, inst.root
+    if kind == FANOUT and me != root:
+        return
+    if kind == FANIN:
+        if me == root:
+            return
+        dests: tuple[int, ...] = (eng.host_of[comm._world(root, vr)],)  # type: ignore[index]
+    else:
+        dests = _hosts_of(eng, comm, vr)
+    info = ("A", inst.key, inst.op, kind, root, inst.size, inst.sig, me, vr.rank, t, value,
+            nbytes, rkey, alg)
+    for h in dests:
+        if h != eng.host:
+            eng.outbox[h].append((t + eng.lookahead, 0, info))  # type: ignore[index]
+            eng.shipped += 1
+
+
+def arrival_info(eng: Engine, info: tuple[Any, ...]) -> None:
+    """Apply an arrival shipped by another host process (between windows)."""
+    _, key, op, kind, root, size, sig, me, world, t, value, nbytes, rkey, alg = info
+    inst = eng.colls.get(key)
+    if inst is None:
+        inst = eng.colls[key] = CollInstance(key, op, kind, root, size)
+        inst.sig, inst.sig_rank = sig, me
+    elif inst.sig != sig:
+        raise CollectiveMismatchError(
+            f"collective mismatch at collective #{key[1]} of context {key[0]!r}: rank "
+            f"{inst.sig_rank} called {_show(inst.sig)}, rank {me} (world rank {world}) "
+            f"called {_show(sig)}")
+    if alg:
+        inst.alg = True
+    inst.record(me, t, value, nbytes, rkey)
+    _schedule_completion(eng, inst)
+    if inst.finalized == inst.local and inst.arrived == inst.expect:
+        eng.colls.pop(key, None)
+
+
+def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: CollInstance,
+                   me: int, op: str, alg: str, nbytes: float) -> None:
+    """Execute this rank's part of the algorithm's schedule as real messages.
+
+    A rank's sends carry the sizes of the schedule for its own *nbytes* (the
+    schedules' structure depends only on the algorithm, P and the root), so
+    no rank's part depends on which member arrived first.
+    """
+    by_size = inst.rounds
+    if by_size is None:
+        by_size = inst.rounds = {}
+    per_rank = by_size.get(nbytes)
+    if per_rank is None:
+        size = inst.size
+        root = inst.root if inst.root >= 0 else 0
+        rounds = _schedule(op, alg, size, nbytes, root)
+        per_rank = [[] for _ in range(size)]
+        for index, rnd in enumerate(rounds):
+            touched: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
+            for src, dst, nb in rnd:
+                n = int(nb)
+                touched.setdefault(src, ([], []))[0].append((dst, n))
+                touched.setdefault(dst, ([], []))[1].append((src, n))
+            for r, (sends, recvs) in touched.items():
+                per_rank[r].append((index, sends, recvs))
+        by_size[nbytes] = per_rank
+    eng = vr.engine
+    proto = eng.protocol
+    ctx: Any = key       # messages of this instance only match each other
+    for k, sends, recvs in per_rank[me]:   # k: the global round, used as the tag
+        reqs = []
+        for src, _size in recvs:   # receive sizes are implied by the matching sends
+            req = Request(vr, RECV, inst.op)
+            req._ctx, req._src, req._tag = ctx, comm._world(src, vr), k
+            req._t_post = vr.clock
+            post_receive(vr, req)
+            reqs.append(req)
+        for dst, n in sends:
+            world = comm._world(dst, vr)
+            req = Request(vr, SEND, inst.op)
+            msg = Message(ctx, vr.rank, world, me, k, n, None, False)
+            vr.msgs += 1
+            vr.nbytes += n
+            proto.send(vr, eng.ranks[world], msg, req, False)
+            reqs.append(req)
+        vr.settle(reqs, f"{inst.op} (algorithmic {comm!r})")

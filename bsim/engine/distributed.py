@@ -1,0 +1,280 @@
+"""Distributed runs: one simulation spread over K host processes, identical results.
+
+``mpiexec -n K python -m bsim run ...`` (or :func:`bsim.simulate` with
+``hosts=MPI.COMM_WORLD`` of real mpi4py) gives each host process a share of
+the virtual ranks (:func:`partition`) and runs the engine's event loop in
+*windows* of simulated time, conservatively (Chandy-Misra-Bryant style, with
+a global window barrier as in YAWNS):
+
+1. every host processes its events earlier than ``T + W``, where ``W`` is the
+   run's lookahead ``δ`` (``engine.lookahead``): no effect of one rank on
+   another arrives sooner than ``δ`` after the event that causes it
+   (``docs/protocols.md``, "Visibility"), so an event for a rank of another
+   host created in ``[T, T + W)`` falls at ``T + W`` or later;
+2. the hosts swap those events (``alltoall``): envelopes of messages,
+   ``loggp`` clear-to-send and data arrivals, and collective arrivals; each
+   keeps the key it was created with, so the receiver orders it exactly as a
+   single process would;
+3. the next window starts at the global minimum of the hosts' next event
+   times (sent with the exchange), which skips idle stretches.
+
+The run ends when no host has an event left.  If ranks are still unfinished
+it is a deadlock, reported with every blocked rank of every host; an
+exception on any host is reported to all at the next exchange, and all raise
+the error of the failing virtual rank.  ``docs/distributed.md`` has the
+argument for identity with K = 1 and a worked example.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+from dataclasses import dataclass
+from heapq import heappush
+from typing import Any
+
+from .. import errors
+from ..errors import BsimError, DeadlockError, RankError, SimulationError
+from .collective_rules import arrival_info
+from .core import Engine
+from .matching import Message
+from .protocols import ClearToSend, DataArrival
+from .rank import PRIO_NET, VirtualRank
+
+__all__ = ["partition", "run_distributed", "DistStats", "PARTITIONS", "host_processes"]
+
+PARTITIONS = ("block", "node")
+
+
+@dataclass
+class DistStats:
+    """What a distributed run did on the host side."""
+
+    processes: int
+    partition: str
+    windows: int = 0
+    shipped: int = 0          # events and arrivals sent to other host processes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"processes": self.processes, "partition": self.partition,
+                "windows": self.windows, "shipped": self.shipped}
+
+
+def partition(nranks: int, hosts: int, mode: str = "block", network: Any = None) -> list[int]:
+    """The host process of each world rank.
+
+    ``block``: contiguous blocks of ``nranks / hosts`` ranks (the first
+    ``nranks % hosts`` hosts get one more).  ``node``: whole simulated nodes
+    (``network.node_of``), in node order, cut into blocks of about
+    ``nranks / hosts`` ranks, so that a node's ranks share a host process.
+    """
+    if hosts < 1:
+        raise ValueError(f"need at least 1 host process, got {hosts}")
+    if hosts > nranks:
+        raise ValueError(f"{hosts} host processes for {nranks} virtual ranks: "
+                         f"use at most one host process per virtual rank")
+    if mode == "block":
+        base, extra = divmod(nranks, hosts)
+        out: list[int] = []
+        for h in range(hosts):
+            out += [h] * (base + (1 if h < extra else 0))
+        return out
+    if mode != "node":
+        raise ValueError(f"unknown partition {mode!r}; valid: {', '.join(PARTITIONS)}")
+    node_of = getattr(network, "node_of", None)
+    if node_of is None:
+        raise ValueError(f"partition 'node' needs a network model with nodes; "
+                         f"{getattr(network, 'name', network)!r} has none (use 'block')")
+    by_node: dict[int, list[int]] = {}
+    for r in range(nranks):
+        by_node.setdefault(int(node_of(r)), []).append(r)
+    if len(by_node) < hosts:
+        raise ValueError(f"partition 'node': {len(by_node)} simulated nodes cannot fill "
+                         f"{hosts} host processes (use 'block')")
+    out = [0] * nranks
+    done = 0
+    nodes = sorted(by_node)
+    for i, node in enumerate(nodes):
+        # host h takes the nodes whose first rank count falls in [h, h+1) * nranks/hosts,
+        # keeping at least one node for each later host
+        h = min(done * hosts // nranks, hosts - 1)
+        h = max(h, hosts - (len(nodes) - i))
+        for r in by_node[node]:
+            out[r] = h
+        done += len(by_node[node])
+    return out
+
+
+_LAUNCHER_VARS = ("PMI_SIZE", "PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
+                  "MV2_COMM_WORLD_SIZE", "MPI_LOCALNRANKS")
+
+
+def host_processes() -> Any | None:
+    """Real mpi4py's ``COMM_WORLD`` when ``mpiexec`` started this process among
+    several, else None (a plain run, or ``mpiexec -n 1``).
+
+    Looks at the launcher's environment first, so that a plain run never
+    initialises MPI.
+    """
+    if not any(k in os.environ for k in _LAUNCHER_VARS):
+        return None
+    try:
+        from mpi4py import MPI as real
+    except ImportError:
+        raise errors.DistributedError(
+            "this process was started by an MPI launcher but mpi4py is not installed "
+            "(pip install mpi4py mpich): distributed runs use it") from None
+    comm = real.COMM_WORLD
+    return comm if comm.Get_size() > 1 else None
+
+
+def setup(engine: Engine, host_of: list[int], host: int, hosts: int) -> None:
+    """Make *engine* run only the ranks of host process *host*."""
+    engine.host_of = host_of
+    engine.host = host
+    engine.local_ranks = [vr for vr in engine.ranks if host_of[vr.rank] == host]
+    engine.outbox = [[] for _ in range(hosts)]
+
+
+def run_distributed(engine: Engine, program: Any, comm: Any, stats: DistStats) -> None:
+    """Run *program* on this host's ranks of *engine*, synchronised over mpi4py *comm*."""
+    if not engine.lookahead > 0.0:
+        raise errors.LookaheadError("zero lookahead: distributed runs need a positive "
+                                    "minimum message time")
+    hosts, me = comm.Get_size(), comm.Get_rank()
+    window = engine.lookahead
+    engine.start(program)
+    try:
+        _loop(engine, comm, hosts, me, window, stats)
+    finally:
+        engine.finish()
+    stats.shipped = int(sum(comm.allgather(engine.shipped)))
+
+
+def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
+          stats: DistStats) -> None:
+    t = 0.0
+    failure: tuple[Any, ...] | None = None
+    own_exc: BaseException | None = None
+    while True:
+        if failure is None:
+            engine.window_end = t + window
+            try:
+                engine.run_until(t + window)
+            except BaseException as exc:   # reported to every host at this exchange
+                own_exc = exc
+                failure = _describe(engine, me, exc)
+        stats.windows += 1
+        nxt = engine.next_time()
+        outbox = engine.outbox
+        assert outbox is not None
+        for box in outbox:
+            for ev in box:
+                if ev[0] < nxt:
+                    nxt = ev[0]
+        status = (nxt, engine.unfinished, failure, engine._now)
+        blobs = []
+        for h in range(hosts):
+            try:
+                blobs.append(pickle.dumps((status, outbox[h] if h != me else []),
+                                          pickle.HIGHEST_PROTOCOL))
+            except Exception as exc:   # an unpicklable payload: report, do not hang
+                own_exc = exc
+                failure = _describe(engine, me, exc)
+                status = (nxt, engine.unfinished, failure, engine._now)
+                blobs = [pickle.dumps((status, []), pickle.HIGHEST_PROTOCOL)] * hosts
+                break
+        engine.outbox = [[] for _ in range(hosts)]
+        received = comm.alltoall(blobs)
+        statuses = []
+        incoming = []
+        for blob in received:
+            st, events = pickle.loads(blob)
+            statuses.append(st)
+            incoming.append(events)
+        failures = [st[2] for st in statuses if st[2] is not None]
+        if failures:
+            _raise_failure(engine, min(failures), own_exc, me)
+        if failure is None:
+            try:
+                for events in incoming:
+                    _insert(engine, events)
+            except BaseException as exc:
+                own_exc = exc
+                failure = _describe(engine, me, exc)
+                continue
+        t = min(st[0] for st in statuses)
+        if t == math.inf:
+            if sum(st[1] for st in statuses) == 0:
+                return
+            _global_deadlock(engine, comm, max(st[3] for st in statuses))
+
+
+def _insert(engine: Engine, events: list[tuple[float, int, tuple[Any, ...]]]) -> None:
+    """Add events shipped by another host to this host's queue (with their keys)."""
+    queue = engine._queue
+    for t, key, data in events:
+        tag = data[0]
+        if tag == "M":
+            heappush(queue, (t, PRIO_NET, key, Message.from_wire(data)))
+        elif tag == "A":
+            arrival_info(engine, data)
+        elif tag == "C":
+            heappush(queue, (t, PRIO_NET, key, ClearToSend.from_wire(data)))
+        elif tag == "D":
+            heappush(queue, (t, PRIO_NET, key, DataArrival.from_wire(data)))
+        else:   # pragma: no cover - a programming error
+            raise SimulationError(f"unknown shipped event {tag!r}")
+
+
+def _describe(engine: Engine, host: int, exc: BaseException) -> tuple[Any, ...]:
+    """A picklable report of *exc*, ordered by simulated time then host."""
+    rank = getattr(exc, "rank", None)
+    blocked = getattr(exc, "blocked", None)
+    return (engine._now, host, type(exc).__name__, str(exc), rank, blocked)
+
+
+def _raise_failure(engine: Engine, failure: tuple[Any, ...], own: BaseException | None,
+                   me: int) -> None:
+    """Tear down and raise the chosen failure on every host (its own on the failing one)."""
+    engine._teardown()
+    _, host, name, message, rank, blocked = failure
+    if host == me and own is not None:
+        raise own
+    cls = getattr(errors, name, None)
+    if cls is RankError:
+        raise RankError(message, rank)
+    if cls is DeadlockError:
+        raise DeadlockError(message, blocked or [])
+    if isinstance(cls, type) and issubclass(cls, BsimError):
+        raise cls(message)
+    if rank is not None:
+        raise RankError(message, rank)
+    raise SimulationError(f"host process {host} failed: {name}: {message}")
+
+
+def _global_deadlock(engine: Engine, comm: Any, last: float) -> None:
+    """Every host is idle and ranks are unfinished: report all blocked ranks."""
+    blocked = sorted(b for part in comm.allgather(engine.blocked_ranks()) for b in part)
+    engine._now = last
+    engine.deadlock_error(blocked, engine.nranks)
+
+
+def gather_accounts(engine: Engine, comm: Any) -> None:
+    """Copy every rank's final account onto every host's engine (for the Result)."""
+    mine = [(vr.rank, vr.clock, vr.calc, vr.wait, vr.comm, vr.ops, vr.msgs, vr.nbytes,
+             vr.retval) for vr in engine.local_ranks]
+    events = comm.allgather((mine, engine.events, engine.host_seconds))
+    total_events = 0
+    wall = 0.0
+    ranks = engine.ranks
+    for accounts, ev, secs in events:
+        total_events += ev
+        wall = max(wall, secs)
+        for rank, clock, calc, wait, comm_t, ops, msgs, nbytes, retval in accounts:
+            vr: VirtualRank = ranks[rank]
+            vr.clock, vr.calc, vr.wait, vr.comm = clock, calc, wait, comm_t
+            vr.ops, vr.msgs, vr.nbytes, vr.retval = ops, msgs, nbytes, retval
+    engine.events = total_events
+    engine.host_seconds = wall

@@ -1,0 +1,601 @@
+"""The fluid contention layer: messages in flight share link bandwidth, max-min fairly.
+
+Owned by the engine as ``engine.fabric`` when a run asks for contention
+(``simulate(..., contention="fluid")``, ``bsim run --contention fluid``) and
+its network model can route: it has ``links()`` and either ``route(src, dst)``
+(topology models; ``rail_routes`` for fat-tree rails) or
+``contention_flows(src, dst, nbytes)`` (``twolevel``'s shared NICs).
+
+Model (``netmodels/maxmin.py``, ``docs/networks.md``): a message is a
+*flow* of its bytes over its route's directed links (striped over several
+routes when a fat-tree stripes rails).  At every instant the rates of the
+flows in flight are the max-min fair allocation of the link capacities, and
+they change only when a flow starts or ends, so completion times are exact.
+The model's own uncontended formula stays the baseline: contention adds the
+*delay* ``(completion - start) - alone``, where ``alone`` is the flow's
+duration with the network to itself (``max_path size / min capacity``).
+The protocols charge that delay (``bsim/engine/protocols.py``).
+
+Incremental solver.  Max-min fair rates decompose over the connected
+components of the flow-link graph, so when flows start or end only the
+components of the links they touch are recomputed (progressive filling over a
+heap of distinct link shares).  Flows started or ended at one instant are
+recomputed together by one *settle* event queued at that instant with
+priority ``PRIO_SETTLE`` (after every rank wake-up and message event of the
+instant).  Each flow keeps ``(bytes left at t_upd, rate)`` and is drained only
+when its rate changes.  Predicted completions sit in a heap of times (an
+entry is stale once its flow ended or changed rate); flows that start later
+(``loggp`` injections after the NIC frees) wait in a second heap; the engine
+holds one timer event for the earliest of both, and stale timer events are
+filtered by a version counter.  Links are numbered once, routes cached per
+rank pair and ended flows recycled, so a message leaves no garbage for the
+collector (see ``docs/networks.md``, "Speed").
+
+Determinism: flows are ordered by a layer-wide sequence number (completions at
+one time are handled in start order, before the starts of that time), links
+and flows are kept in lists and insertion-ordered dicts (never sets, whose
+order would depend on hashing), and every engine event is keyed by the rank
+that caused it (``Engine.call_at``).  Messages started with ``ordered=True``
+are reported per (src, dst) pair in start order, so messages of one pair never
+overtake each other.  The layer holds global network state: distributed runs
+(several host processes) do not support it yet.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from heapq import heapify, heappop, heappush
+from typing import TYPE_CHECKING, Any
+
+from .core import Call
+
+if TYPE_CHECKING:
+    from netmodels.base import NetworkModel
+
+    from .core import Engine
+    from .rank import VirtualRank
+
+__all__ = ["ContentionLayer", "build_fabric", "CONTENTION_MODES", "PRIO_SETTLE"]
+
+PRIO_SETTLE = 2
+"""Queue priority of the rate recomputation: after network events (0) and rank wake-ups (1)."""
+
+CONTENTION_MODES = ("none", "fluid")
+
+_REL_EPS = 1e-12   # flows due within this relative time of the timer complete with it
+PATHS_CACHE_LIMIT = 1 << 20   # (src, dst) routes kept; dropped when full (all-to-all)
+
+
+class Flow:
+    """Bytes moving over fixed links (int ids) at a rate set by the solver.
+
+    The first flow of a message also carries the message's bookkeeping
+    (``start``, ``alone``, the callback, how many of its flows are still
+    running); the others of a striped message point to it as ``head`` (``None``
+    on the first: no reference cycle).  Ended flows are recycled by the layer.
+    """
+
+    __slots__ = ("links", "left", "rate", "t_upd", "finish", "seq", "mark", "new",
+                 "head", "start", "alone", "owner", "fn", "payload", "parts", "done", "pair",
+                 "nxt", "paths", "scale")
+
+    def __init__(self) -> None:
+        self.links: tuple[int, ...] = ()
+        self.left = 0.0
+        self.rate = 0.0
+        self.t_upd = 0.0
+        self.finish = math.inf   # predicted end at the current rate
+        self.seq = 0
+        self.mark = 0         # solver epoch in which this flow was last visited
+        self.new = -1.0       # rate being computed (< 0: not frozen yet)
+        self.head: Flow | None = None
+        self.start = 0.0
+        self.alone = 0.0
+        self.owner: VirtualRank | None = None
+        self.fn: Callable[..., None] | None = None
+        self.payload: Any = None
+        self.parts = 1
+        self.done: float | None = None
+        self.pair = -1
+        self.nxt: Flow | None = None    # next message of the same pair (ordered)
+        self.paths: tuple[tuple[tuple[int, ...], float, float], ...] = ()
+        self.scale = 1.0
+
+
+class ContentionLayer:
+    """Fluid max-min sharing of *network*'s links among the messages of *engine*.
+
+    Raises ``ValueError`` if the model cannot route (no ``links()``, or
+    neither ``route()`` nor ``contention_flows()``).
+    """
+
+    def __init__(self, engine: Engine, network: NetworkModel) -> None:
+        links = getattr(network, "links", None)
+        if links is None or not (hasattr(network, "route")
+                                 or hasattr(network, "contention_flows")):
+            raise ValueError(f"contention: network model {network.name!r} has no links and "
+                             f"routes; use a topology model (torus, fattree, graph, "
+                             f"bluewaters) or twolevel")
+        self.engine = engine
+        self.net = network
+        table = links()
+        # links are numbered once: the solver's dicts are keyed by small ints
+        self.link_ids: list[Any] = list(table)
+        self._index: dict[Any, int] = {lk: i for i, lk in enumerate(self.link_ids)}
+        self._cap: list[float] = [float(bw) for bw, _ in table.values()]
+        for lk, cap in zip(self.link_ids, self._cap, strict=True):
+            if not cap > 0:
+                raise ValueError(f"contention: link {lk!r} has capacity {cap!r}; need > 0")
+        self.network = network
+        self._hook = getattr(network, "contention_flows", None)
+        self._rail_routes = getattr(network, "rail_routes", None)
+        # fat-tree routing=adaptive: the up ports are chosen per message from the
+        # current link loads (number of flows in flight), so routes are not cached
+        self._adaptive = (getattr(network, "routing", None) == "adaptive"
+                          and hasattr(network, "route_nodes_adaptive"))
+        self._route = getattr(network, "route", None)
+        # (src, dst) -> ((link ids, share of the bytes, 1 / min capacity), ...)
+        self._paths_cache: dict[int, tuple[tuple[tuple[int, ...], float, float], ...]] = {}
+        # per link, kept for the whole run (no churn on the hot path): the flows
+        # crossing it, and the solver's scratch state
+        nlinks = len(self._cap)
+        self._users: list[dict[Flow, None] | None] = [None] * nlinks
+        self._link_mark = [0] * nlinks
+        self._residual = [0.0] * nlinks
+        self._count = [0] * nlinks
+        # predicted completions: a heap of times (floats, not tracked by the garbage
+        # collector) and the seqs of the flows predicted to end at each; an entry is
+        # stale unless its flow is still live with that ``finish``
+        self._heap: list[float] = []
+        self._due: dict[float, list[int]] = {}
+        self._live: dict[int, Flow] = {}   # flows in flight by seq
+        self._dirty: list[tuple[int, ...]] = []          # links whose component changed
+        self._pair_first: dict[int, Flow] = {}           # ordered messages in flight per
+        self._pair_last: dict[int, Flow] = {}            # pair, linked by Flow.nxt
+        self._start_heap: list[float] = []               # flows starting later, by time
+        self._starting: dict[float, list[Flow]] = {}
+        self._pool: list[Flow] = []                      # ended flows, reused (no allocation)
+        self._seq = 0
+        self._epoch = 0
+        self._settle_pending = False
+        self._armed_at = math.inf
+        self._timer_ver = 0
+        # statistics (benchmarks)
+        self.flows_started = 0
+        self.recomputed = 0
+        self.settles = 0
+
+    def __repr__(self) -> str:
+        return (f"<ContentionLayer fluid net={self.net.name} links={len(self._cap)} "
+                f"in_flight={self.in_flight()}>")
+
+    @property
+    def capacity(self) -> dict[Any, float]:
+        """Link id -> capacity (bytes/second) as the solver sees it."""
+        return dict(zip(self.link_ids, self._cap, strict=True))
+
+    # -- what the protocols call ---------------------------------------------
+    def start_flow(self, t: float, src: int, dst: int, nbytes: int,
+                   on_done: Callable[[float, float, float, Any], None], payload: Any = None,
+                   ordered: bool = False) -> None:
+        """Send *nbytes* from world rank *src* to *dst* starting at time *t* (>= now).
+
+        When the last byte has crossed the fluid network, at time ``done``,
+        ``on_done(done, delay, t, payload)`` is called with ``delay = (done - t)
+        - alone`` (>= 0): the time contention added to the lone transfer.
+        Messages on one node, to oneself or of 0 bytes end at *t* with no
+        delay (``on_done`` may then run before this returns).  With *ordered*,
+        the messages of one (src, dst) pair are reported in the order they were
+        started (a later message that ends first waits for the earlier ones).
+        """
+        eng = self.engine
+        now = eng._now
+        if t < now:
+            raise ValueError(f"contention: flow {src}->{dst} starts at {t!r}, before now {now!r}")
+        if nbytes > 0:
+            if self._adaptive:
+                paths = self._adaptive_paths(src, dst)
+                scale = float(nbytes)
+            elif self._hook is None:
+                key = src * eng.nranks + dst
+                cached = self._paths_cache.get(key)
+                paths = cached if cached is not None else self._cache_pair(key, src, dst)
+                scale = float(nbytes)
+            else:
+                paths = self._hook_paths(src, dst, nbytes)
+                scale = 1.0
+        else:
+            paths = ()
+        f = self._pool.pop() if self._pool else Flow()
+        f.start = t
+        f.owner = eng.ranks[src]
+        f.fn = on_done
+        f.payload = payload
+        f.done = None
+        if paths:
+            links, share, inv_cap = paths[0]
+            alone = share * inv_cap
+            f.parts = len(paths)
+            if f.parts > 1:
+                for _, share, inv_cap in paths[1:]:
+                    alone = max(alone, share * inv_cap)
+            f.alone = alone * scale
+        else:
+            f.parts = 1
+            f.alone = 0.0
+        f.nxt = None
+        if ordered:
+            key = f.pair = src * eng.nranks + dst
+            last = self._pair_last.get(key)
+            if last is None:
+                self._pair_first[key] = f
+            else:
+                last.nxt = f
+            self._pair_last[key] = f
+        else:
+            f.pair = -1
+        if not paths:
+            self._finish(f, t)
+            return
+        self.flows_started += f.parts
+        f.paths = paths
+        f.scale = scale
+        if t > now:   # joins the network at t: wait in the start queue
+            bucket = self._starting.get(t)
+            if bucket is None:
+                self._starting[t] = [f]
+                heappush(self._start_heap, t)
+            else:
+                bucket.append(f)
+            if t < self._armed_at:
+                self._arm()
+        else:
+            self._add(f)
+
+    def _hook_paths(self, src: int, dst: int,
+                    nbytes: int) -> tuple[tuple[tuple[int, ...], float, float], ...]:
+        """``((link ids, size, 1 / min capacity), ...)`` from the model's ``contention_flows``."""
+        index, cap = self._index, self._cap
+        out = []
+        for links, size in self._hook(src, dst, nbytes):  # type: ignore[misc]
+            if links and size > 0:
+                ids = tuple(index[lk] for lk in dict.fromkeys(links))
+                out.append((ids, float(size), 1.0 / min([cap[i] for i in ids])))
+        return tuple(out)
+
+    def _adaptive_paths(self, src: int,
+                        dst: int) -> tuple[tuple[tuple[int, ...], float, float], ...]:
+        """One path per rail used, each chosen by the model from the current link loads."""
+        net: Any = self.network   # a fat-tree (checked in __init__)
+        a, b = net.node_of(src), net.node_of(dst)
+        if a == b:
+            return ()
+        load = _LinkLoad(self._index, self._users)
+        rails = [0] if getattr(net, "rails", 1) == 1 else \
+            sorted({links[0][0] for links in net.rail_routes(src, dst) if links})
+        index, cap = self._index, self._cap
+        out = []
+        for rail in rails:
+            links = net.route_nodes_adaptive(a, b, load, rail)
+            if links:
+                ids = tuple(index[lk] for lk in dict.fromkeys(links))
+                out.append((ids, 1.0 / len(rails), 1.0 / min([cap[i] for i in ids])))
+        return tuple(out)
+
+    def _cache_pair(self, key: int, src: int,
+                    dst: int) -> tuple[tuple[tuple[int, ...], float, float], ...]:
+        """``((link ids, share of the bytes, 1 / min capacity), ...)`` of a pair, cached."""
+        if src == dst:
+            routes: list[tuple[Any, ...]] = []
+        elif self._rail_routes is not None:   # fat-tree rails: one route per rail used
+            routes = list(self._rail_routes(src, dst))
+        else:
+            routes = [self._route(src, dst)]  # type: ignore[misc]
+        index, cap = self._index, self._cap
+        out = []
+        for links in routes:
+            if links:
+                ids = tuple(index[lk] for lk in dict.fromkeys(links))
+                out.append((ids, 1.0 / len(routes), 1.0 / min([cap[i] for i in ids])))
+        if len(self._paths_cache) >= PATHS_CACHE_LIMIT:
+            self._paths_cache.clear()
+        paths = self._paths_cache[key] = tuple(out)
+        return paths
+
+    # -- flows entering and leaving ----------------------------------------------
+    def _add(self, head: Flow) -> None:
+        users = self._users
+        dirty = self._dirty
+        t = self.engine._now
+        scale = head.scale
+        f = head
+        for k, (links, share, _) in enumerate(head.paths):
+            if k:
+                f = self._pool.pop() if self._pool else Flow()
+                f.head = head
+                f.owner = head.owner
+            else:
+                f.head = None
+            f.links = links
+            f.left = share * scale
+            f.rate = 0.0
+            f.t_upd = t
+            f.finish = math.inf
+            f.mark = 0
+            self._seq += 1
+            f.seq = self._seq
+            self._live[f.seq] = f
+            for lk in links:
+                crossing = users[lk]
+                if crossing is None:
+                    users[lk] = {f: None}
+                else:
+                    crossing[f] = None
+            dirty.append(links)
+        if not self._settle_pending:
+            self._schedule_settle(head.owner)  # type: ignore[arg-type]
+
+    def _schedule_settle(self, owner: VirtualRank) -> None:
+        if not self._settle_pending:
+            self._settle_pending = True
+            owner.seq += 1
+            heappush(self.engine._queue, (self.engine._now, PRIO_SETTLE,
+                                          owner.keybase | owner.seq, Call(self._settle, ())))
+
+    def _on_timer(self, version: int) -> None:
+        """The earliest predicted completion is due: end every flow due now."""
+        if version != self._timer_ver:
+            return   # superseded by an earlier completion
+        self._armed_at = math.inf
+        now = self.engine._now
+        limit = now + _REL_EPS * abs(now)
+        heap = self._heap
+        due = self._due
+        live = self._live
+        users = self._users
+        dirty = self._dirty
+        ending: list[int] = []
+        while heap and heap[0] <= limit:
+            t = heappop(heap)
+            for seq in due.pop(t):
+                f = live.get(seq)
+                if f is not None and f.finish == t:
+                    ending.append(seq)
+        ending.sort()   # flows ending together are handled in start order
+        starting: list[Flow] = []
+        sheap = self._start_heap
+        while sheap and sheap[0] <= limit:
+            starting += self._starting.pop(heappop(sheap))
+        finished: list[Flow] = []
+        owner = None
+        for seq in ending:
+            f = live.pop(seq, None)
+            if f is None:
+                continue
+            for lk in f.links:
+                del users[lk][f]  # type: ignore[union-attr]
+            dirty.append(f.links)
+            head = f.head
+            owner = f.owner
+            if head is None:
+                head = f
+            else:   # a stripe of a message: recycle it now
+                f.head = f.owner = None
+                f.links = ()
+                self._pool.append(f)
+            head.parts -= 1
+            if head.parts == 0:
+                finished.append(head)
+        for f in starting:   # after the completions of the same instant
+            self._add(f)
+        if owner is not None:
+            self._schedule_settle(owner)
+        elif not starting:
+            self._arm()
+        for head in finished:
+            self._finish(head, now)
+
+    def _finish(self, f: Flow, done: float) -> None:
+        """*f*'s message is through: report it (in pair order when ordered), recycle it."""
+        f.done = done
+        key = f.pair
+        if key < 0:
+            self._report(f)
+            return
+        if self._pair_first[key] is not f:
+            return   # an earlier message of this pair is still in flight
+        cur: Flow | None = f
+        while cur is not None and cur.done is not None:
+            nxt = cur.nxt
+            self._report(cur)
+            cur = nxt
+        if cur is None:
+            del self._pair_first[key], self._pair_last[key]
+        else:
+            self._pair_first[key] = cur
+
+    def _report(self, f: Flow) -> None:
+        done = f.done
+        d = (done - f.start) - f.alone  # type: ignore[operator]
+        fn, payload, start = f.fn, f.payload, f.start
+        f.fn = f.payload = f.owner = f.nxt = None
+        f.links = f.paths = ()
+        self._pool.append(f)
+        fn(done, d if d > 0.0 else 0.0, start, payload)  # type: ignore[misc]
+
+    # -- the solver ---------------------------------------------------------------
+    def _settle(self) -> None:
+        """Recompute the rates of every component touched since the last settle."""
+        self._settle_pending = False
+        self.settles += 1
+        self._epoch += 1
+        epoch = self._epoch
+        users = self._users
+        mark = self._link_mark
+        stack: list[int] = []
+        for links in self._dirty:
+            stack.extend(links)
+        self._dirty = []
+        seen: list[int] = []      # links of the touched components
+        flows: list[Flow] = []    # flows of the touched components
+        while stack:
+            lk = stack.pop()
+            if mark[lk] == epoch:
+                continue
+            mark[lk] = epoch
+            crossing = users[lk]
+            if crossing:
+                seen.append(lk)
+                for f in crossing:
+                    if f.mark != epoch:
+                        f.mark = epoch
+                        flows.append(f)
+                        stack.extend(f.links)
+        if flows:
+            self._fill(seen, flows)
+        self._arm()
+
+    def _fill(self, seen: list[int], flows: list[Flow]) -> None:
+        """Progressive filling over a union of components, then new completion predictions.
+
+        Repeatedly take the link with the smallest fair share ``residual /
+        unfrozen flows`` (a heap; shares only grow as flows freeze, so a
+        stale entry is pushed back with its current share), freeze its
+        unfrozen flows at that share and charge it to their other links.
+        Ties go to the smaller link number (any order gives the same rates).
+        """
+        users = self._users
+        cap = self._cap
+        residual = self._residual
+        count = self._count
+        # links by fair share: a heap of distinct shares (floats) and the links at
+        # each, so that no tuple is allocated per link
+        heap: list[float] = []
+        at: dict[float, list[int]] = {}
+        for lk in seen:
+            n = len(users[lk])  # type: ignore[arg-type]
+            c = residual[lk] = cap[lk]
+            count[lk] = n
+            share = c / n
+            bucket = at.get(share)
+            if bucket is None:
+                at[share] = [lk]
+                heap.append(share)
+            else:
+                bucket.append(lk)
+        heapify(heap)
+        while heap:
+            share = heappop(heap)
+            for lk in at.pop(share):
+                n = count[lk]
+                if n == 0:
+                    continue
+                current = residual[lk] / n
+                if current != share:   # changed since queued: queue again at its share
+                    bucket = at.get(current)
+                    if bucket is None:
+                        at[current] = [lk]
+                        heappush(heap, current)
+                    else:
+                        bucket.append(lk)
+                    continue
+                for f in users[lk]:  # type: ignore[union-attr]
+                    if f.new >= 0.0:
+                        continue
+                    f.new = share
+                    for other in f.links:
+                        residual[other] -= share
+                        count[other] -= 1
+        now = self.engine._now
+        fheap = self._heap
+        due = self._due
+        changed = 0
+        for f in flows:
+            rate = f.new
+            f.new = -1.0
+            old = f.rate
+            if rate == old:
+                continue   # same rate: the old prediction stands
+            left = f.left - old * (now - f.t_upd)
+            if left < 0.0:
+                left = 0.0
+            f.left = left
+            f.t_upd = now
+            f.rate = rate
+            finish = f.finish = now + left / rate
+            bucket = due.get(finish)
+            if bucket is None:
+                due[finish] = [f.seq]
+                heappush(fheap, finish)
+            else:
+                bucket.append(f.seq)
+            changed += 1
+        self.recomputed += changed
+
+    def _arm(self) -> None:
+        """Make sure the engine holds a timer for the earliest completion or start."""
+        heap = self._heap
+        due = self._due
+        live = self._live
+        first = self._start_heap[0] if self._start_heap else math.inf
+        owner = None
+        while heap:
+            t = heap[0]
+            if t >= first:
+                break
+            for seq in due[t]:
+                f = live.get(seq)
+                if f is not None and f.finish == t:
+                    first, owner = t, f.owner
+                    break
+            else:
+                heappop(heap)   # every flow predicted at t has ended or changed rate
+                del due[t]
+                continue
+            break
+        if first < self._armed_at:
+            if owner is None:
+                owner = self._starting[first][0].owner
+            self._armed_at = first
+            self._timer_ver += 1
+            self.engine.call_at(first, owner, self._on_timer,  # type: ignore[arg-type]
+                                self._timer_ver)
+
+    # -- inspection -----------------------------------------------------------------
+    def in_flight(self) -> int:
+        """Number of flows currently sharing the network."""
+        return len(self._live)
+
+
+def build_fabric(engine: Engine, contention: str | None) -> ContentionLayer | None:
+    """The contention layer for *contention* (``"fluid"``), or None for ``None``/``"none"``."""
+    if contention is None or contention == "none":
+        return None
+    if contention == "fluid":
+        return ContentionLayer(engine, engine.network)
+    raise ValueError(f"unknown contention model {contention!r}; valid: "
+                     f"{', '.join(CONTENTION_MODES)}")
+
+
+class _LinkLoad:
+    """Read-only ``link id -> flows in flight`` view for adaptive routing."""
+
+    __slots__ = ("_index", "_users")
+
+    def __init__(self, index: dict[Any, int], users: list[Any]) -> None:
+        self._index = index
+        self._users = users
+
+    def get(self, link: Any, default: float = 0.0) -> float:
+        i = self._index.get(link)
+        if i is None:
+            return default
+        users = self._users[i]
+        return float(len(users)) if users else 0.0
+
+    def __getitem__(self, link: Any) -> float:
+        return self.get(link)
+
+    def __contains__(self, link: Any) -> bool:
+        return link in self._index

@@ -1,0 +1,146 @@
+"""MPI message matching: per-rank queues of posted receives and unexpected messages.
+
+Rules (MPI 3.1 Sec. 3.5): a message matches a receive with the same
+communicator context, a source equal to the sender or ``ANY_SOURCE`` and a
+tag equal to the message's or ``ANY_TAG``.  An arriving message takes the
+earliest-posted matching receive; a new receive takes the earliest-arrived
+matching message.  Messages from one sender on one communicator are never
+overtaken: the protocols deliver them in send order.
+
+Arrival order is the engine's event order, so which message a wildcard
+receive takes is decided by ``(visible time, sender world rank, sender's
+sequence)``: deterministic and independent of host timing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..mpi.requests import ANY_SOURCE, ANY_TAG
+
+if TYPE_CHECKING:
+    from ..mpi.requests import Request
+    from .rank import VirtualRank
+
+__all__ = ["Message", "Mailbox", "mailbox", "deliver", "post_receive", "find_unexpected"]
+
+
+class Message:
+    """An envelope in flight: who, to whom, on which context, tag, size and payload.
+
+    ``payload`` is the pickled object (lowercase calls), a bytes copy of a
+    real buffer, or ``None`` for placeholders.
+    """
+
+    __slots__ = ("ctx", "src", "dst", "src_crank", "tag", "nbytes", "payload", "lower",
+                 "t_send", "visible", "sreq", "rendezvous", "key")
+
+    def __init__(self, ctx: Any, src: int, dst: int, src_crank: int, tag: int, nbytes: int,
+                 payload: Any, lower: bool) -> None:
+        self.ctx = ctx
+        self.src = src
+        self.dst = dst
+        self.src_crank = src_crank
+        self.tag = tag
+        self.nbytes = nbytes
+        self.payload = payload
+        self.lower = lower
+        self.t_send = 0.0
+        self.visible = 0.0
+        self.sreq: Request | None = None
+        self.rendezvous = False
+        self.key = 0        # tie-break key of its delivery event (names it across hosts)
+
+    def to_wire(self, engine: Any = None) -> tuple[Any, ...]:
+        """Picklable form for another host process.
+
+        The send request of a rendezvous message stays here, registered in
+        ``engine.handles`` under the message's key for the clear-to-send.
+        """
+        if self.sreq is not None and engine is not None:
+            engine.handles[self.key] = self.sreq
+        return ("M", self.ctx, self.src, self.dst, self.src_crank, self.tag, self.nbytes,
+                self.payload, self.lower, self.t_send, self.visible, self.rendezvous, self.key)
+
+    @classmethod
+    def from_wire(cls, data: tuple[Any, ...]) -> Message:
+        """Rebuild a message shipped by :meth:`to_wire`."""
+        (_, ctx, src, dst, src_crank, tag, nbytes, payload, lower, t_send, visible,
+         rendezvous, key) = data
+        msg = cls(ctx, src, dst, src_crank, tag, nbytes, payload, lower)
+        msg.t_send, msg.visible, msg.rendezvous, msg.key = t_send, visible, rendezvous, key
+        return msg
+
+
+class Mailbox:
+    """The receive side of one rank: posted receives, unexpected messages, probers."""
+
+    __slots__ = ("posted", "unexpected", "probers")
+
+    def __init__(self) -> None:
+        self.posted: list[Request] = []
+        self.unexpected: list[Message] = []
+        self.probers: list[Request] = []
+
+
+def mailbox(vr: VirtualRank) -> Mailbox:
+    """The mailbox of *vr*, created on first use (idle ranks stay small)."""
+    box = vr.box
+    if box is None:
+        box = vr.box = Mailbox()
+    return box
+
+
+def _matches(req: Request, msg: Message) -> bool:
+    return (req._ctx == msg.ctx and (req._src == ANY_SOURCE or req._src == msg.src)
+            and (req._tag == ANY_TAG or req._tag == msg.tag))
+
+
+def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
+    """Make *msg* visible at *dst* at time *now*: match a posted receive or queue it."""
+    msg.visible = now
+    box = dst.box
+    if box is None:
+        box = dst.box = Mailbox()
+    posted = box.posted
+    for i, req in enumerate(posted):
+        if (req._ctx == msg.ctx and (req._src == ANY_SOURCE or req._src == msg.src)
+                and (req._tag == ANY_TAG or req._tag == msg.tag)):
+            del posted[i]
+            if dst.engine.tracer is not None:
+                req._flow = msg
+            dst.engine.protocol.matched(req, msg)
+            return
+    box.unexpected.append(msg)
+    if box.probers:
+        for req in list(box.probers):
+            if _matches(req, msg):
+                box.probers.remove(req)
+                req._resolve(now, 0.0, msg.t_send)
+
+
+def post_receive(vr: VirtualRank, req: Request) -> None:
+    """Post *req*: take the earliest matching unexpected message or wait in line."""
+    box = mailbox(vr)
+    unexpected = box.unexpected
+    for i, msg in enumerate(unexpected):
+        if (req._ctx == msg.ctx and (req._src == ANY_SOURCE or req._src == msg.src)
+                and (req._tag == ANY_TAG or req._tag == msg.tag)):
+            del unexpected[i]
+            if vr.engine.tracer is not None:
+                req._flow = msg
+            vr.engine.protocol.matched(req, msg)
+            return
+    box.posted.append(req)
+
+
+def find_unexpected(vr: VirtualRank, ctx: int, src: int, tag: int) -> Message | None:
+    """The earliest visible unexpected message matching (ctx, src, tag), not removed."""
+    box = vr.box
+    if box is None:
+        return None
+    for msg in box.unexpected:
+        if msg.ctx == ctx and (src == ANY_SOURCE or src == msg.src) and \
+                (tag == ANY_TAG or tag == msg.tag):
+            return msg
+    return None

@@ -1,0 +1,412 @@
+"""OS and network noise: models that stretch ``add_time`` and delay messages.
+
+Compute noise implements the engine's ``noise`` hook
+(:class:`bsim.engine.hooks.ComputeNoise`): ``stretch(rank, start, seconds)`` returns
+how long *seconds* of work started at *start* take on the rank's node while
+the OS steals the CPU.  Ranks map to nodes by ``node = rank // cores_per_node``;
+all ranks of a node see the same noise (a daemon stops the node).
+
+* :class:`PeriodicNoise` (``periodic:period=1e-3,duration=2.5e-5``): a daemon
+  runs for *duration* every *period* on each node, from the node's phase
+  ``phi`` (busy on ``[phi + k*period, phi + k*period + duration)`` for every
+  integer k).  ``phase=random`` (default) draws ``phi`` uniformly in
+  ``[0, period)`` per node from *seed*; a number gives every node that phase
+  (co-scheduled daemons).
+* :class:`DetourNoise` (``detour:rate=10,mean=1e-4,seed=1``): detours arrive on
+  each node as a Poisson process of *rate* per second (exponential
+  inter-arrival times) and last *duration* seconds (fixed) or an exponential
+  time of mean *mean* (truncated at 20 means).  Overlapping detours merge.
+
+Both are exact: work *w* started at *t* ends at the first time *E* with
+``t + w + busy([t, E)) = E``, where ``busy`` is the daemon/detour time
+overlapping the interval (seed 002, "Computational Noise"; Petrini et al.,
+SC03).  For the periodic model this is closed-form (:meth:`PeriodicNoise.end`).
+
+Determinism: random draws come from a counter-based generator
+(:func:`uniform`, SplitMix64 of the key) keyed by ``(seed, node, interval
+index, draw)``.  Detours of node n in interval ``[i*L, (i+1)*L)`` depend on
+nothing else, so results never depend on the order of calls.
+
+Network noise: :class:`NoisyNetwork` wraps a network model and adds to
+``cost`` and ``wire`` of the k-th message from *src* to *dst* a delay drawn
+from ``(seed, src, dst, k)`` (``net:mean=1e-6,prob=1,seed=1``): exponential
+of mean *mean* with probability *prob*, else 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from netmodels.base import NetworkModel
+from netmodels.spec import parse_spec
+
+__all__ = ["uniform", "PeriodicNoise", "DetourNoise", "CombinedNoise", "NoisyNetwork",
+           "build_noise", "parse_noise", "NOISE_KINDS"]
+
+_M64 = (1 << 64) - 1
+
+
+def _mix(x: int) -> int:
+    """SplitMix64 finaliser: a bijective scramble of a 64-bit integer."""
+    x = (x + 0x9E3779B97F4A7C15) & _M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+def uniform(*key: int) -> float:
+    """A uniform float in ``(0, 1)`` determined by the integer *key* alone (counter-based)."""
+    h = 0x2545F4914F6CDD1D
+    for k in key:
+        h = _mix(h ^ (k & _M64))
+    return ((h >> 11) + 0.5) * (1.0 / (1 << 53))
+
+
+def _exponential(mean: float, *key: int) -> float:
+    return -mean * math.log(uniform(*key))
+
+
+class PeriodicNoise:
+    """Periodic OS daemons: *duration* seconds every *period* seconds on each node."""
+
+    name = "periodic"
+
+    def __init__(self, period: float, duration: float, phase: float | str = "random",
+                 seed: int = 0, cores_per_node: int = 1) -> None:
+        if not (math.isfinite(period) and period > 0):
+            raise ValueError(f"periodic noise: period must be > 0 seconds, got {period!r}")
+        if not (0 <= duration < period):
+            raise ValueError(f"periodic noise: duration must be in [0, period), "
+                             f"got {duration!r} (period {period!r})")
+        if cores_per_node < 1:
+            raise ValueError(f"noise: cores_per_node must be >= 1, got {cores_per_node!r}")
+        if isinstance(phase, str) and phase != "random":
+            raise ValueError(f"periodic noise: phase must be seconds or 'random', got {phase!r}")
+        self.period, self.duration = float(period), float(duration)
+        self.phase, self.seed, self.cores_per_node = phase, int(seed), int(cores_per_node)
+        self._phases: dict[int, float] = {}
+
+    def node_phase(self, node: int) -> float:
+        """The node's phase in ``[0, period)``: the start of one of its daemon runs."""
+        phi = self._phases.get(node)
+        if phi is None:
+            if self.phase == "random":
+                phi = uniform(self.seed, node, 0x5EED) * self.period
+            else:
+                phi = float(self.phase) % self.period
+            self._phases[node] = phi
+        return phi
+
+    def end(self, node: int, t: float, work: float) -> float:
+        """Completion time of *work* seconds started at *t* on *node* (closed form).
+
+        In cycle coordinates (``x = (t - phi) mod period``) the daemon holds
+        ``[0, d)`` and the CPU is free on ``[d, P)``, ``a = P - d`` per cycle.
+        From a free-segment start ``s``, work ``w`` ends at
+        ``s + n*P + (w - n*a)`` with ``n = ceil(w/a) - 1`` whole cycles skipped.
+        Boundaries met within ``1e-12 * period`` count as met, so decimal
+        inputs (0.1 ms of 1 ms) give the hand-computed answer.
+        """
+        if work <= 0.0:
+            return t
+        P, d = self.period, self.duration
+        if d == 0.0:
+            return t + work
+        a = P - d
+        eps = 1e-12 * P     # boundaries met within eps count as met (decimal inputs)
+        rel = t - self.node_phase(node)
+        k = math.floor(rel / P)
+        x = max(rel - k * P, 0.0)            # position in the cycle, [0, P)
+        if x < d - eps:                      # inside a daemon run: free at cycle + d
+            s = t + (d - x)
+        else:                                # in the free part: r seconds left
+            r = P - x
+            if work <= r + eps:
+                return t + work
+            work -= r
+            s = t + r + d
+        n = max(math.ceil(work / a - 1e-12) - 1, 0)
+        rest = work - n * a
+        if rest > a + eps:                   # rounding of the division
+            n += 1
+            rest -= a
+        return s + n * P + rest
+
+    def stretch(self, rank: int, start: float, seconds: float) -> float:
+        """Wall duration of *seconds* of work started at *start* on *rank*'s node."""
+        return max(self.end(rank // self.cores_per_node, start, seconds) - start, seconds)
+
+    def spec(self) -> str:
+        """Spec string that rebuilds this model."""
+        return (f"periodic:period={self.period!r},duration={self.duration!r},"
+                f"phase={self.phase},seed={self.seed},cores_per_node={self.cores_per_node}")
+
+    def __repr__(self) -> str:
+        return f"<PeriodicNoise {self.spec()}>"
+
+
+class DetourNoise:
+    """Random detours: Poisson arrivals of *rate*/s, fixed or exponential durations.
+
+    Time is cut into intervals of *interval* seconds (default: 4 expected
+    detours each); the detours of (node, interval i) are drawn from
+    ``(seed, node, i, j)`` only.  Exponential durations are truncated at 20
+    means (probability ``e**-20``), so a detour reaches at most
+    ``ceil(20*mean/interval)`` intervals ahead: those earlier intervals are
+    the only ones consulted besides the current one.
+    """
+
+    name = "detour"
+    TRUNCATE = 20.0
+
+    def __init__(self, rate: float, mean: float | None = None, duration: float | None = None,
+                 seed: int = 0, cores_per_node: int = 1, interval: float | None = None) -> None:
+        if not (math.isfinite(rate) and rate > 0):
+            raise ValueError(f"detour noise: rate must be > 0 per second, got {rate!r}")
+        if (mean is None) == (duration is None):
+            raise ValueError("detour noise: give exactly one of mean= (exponential "
+                             "durations) or duration= (fixed)")
+        length = float(mean if mean is not None else duration)  # type: ignore[arg-type]
+        if not (math.isfinite(length) and length >= 0):
+            raise ValueError(f"detour noise: detour length must be >= 0 s, got {length!r}")
+        if cores_per_node < 1:
+            raise ValueError(f"noise: cores_per_node must be >= 1, got {cores_per_node!r}")
+        self.rate, self.mean, self.duration = float(rate), mean, duration
+        self.seed, self.cores_per_node = int(seed), int(cores_per_node)
+        self.interval = float(interval) if interval else 4.0 / self.rate
+        if not self.interval > 0:
+            raise ValueError(f"detour noise: interval must be > 0, got {interval!r}")
+        longest = self.TRUNCATE * mean if mean is not None else float(duration)  # type: ignore[arg-type]
+        self.lookback = math.ceil(longest / self.interval)
+        self._cache: dict[tuple[int, int], list[tuple[float, float]]] = {}
+
+    def detours(self, node: int, i: int) -> list[tuple[float, float]]:
+        """``(start, end)`` of the detours arriving on *node* in interval *i*, by start."""
+        key = (node, i)
+        got = self._cache.get(key)
+        if got is not None:
+            return got
+        if len(self._cache) > 1 << 16:
+            self._cache.clear()
+        L = self.interval
+        lo, hi = i * L, (i + 1) * L
+        out: list[tuple[float, float]] = []
+        t, j = lo, 0
+        while True:
+            t += _exponential(1.0 / self.rate, self.seed, node, i, 2 * j)
+            if t >= hi:
+                break
+            if self.mean is not None:
+                u = uniform(self.seed, node, i, 2 * j + 1)
+                length = min(-self.mean * math.log(u), self.TRUNCATE * self.mean)
+            else:
+                length = float(self.duration)  # type: ignore[arg-type]
+            out.append((t, t + length))
+            j += 1
+        self._cache[key] = out
+        return out
+
+    def end(self, node: int, t: float, work: float) -> float:
+        """Completion time of *work* seconds started at *t* on *node*.
+
+        Detours are taken in order of start; one that starts after the
+        current time leaves ``a - cur`` seconds of free CPU before it, one that
+        started earlier (overlapping) only pushes the current time to its end.
+        After interval k, no later detour starts before ``(k+1)*interval``.
+        """
+        if work <= 0.0:
+            return t
+        L = self.interval
+        cur, rem = t, work
+        k = math.floor(t / L) - self.lookback
+        while True:
+            for a, b in self.detours(node, k):
+                if b <= cur:
+                    continue
+                if a > cur:
+                    free = a - cur
+                    if rem <= free:
+                        return cur + rem
+                    rem -= free
+                cur = b
+            k += 1
+            if cur + rem <= k * L:
+                return cur + rem
+
+    def stretch(self, rank: int, start: float, seconds: float) -> float:
+        """Wall duration of *seconds* of work started at *start* on *rank*'s node."""
+        return max(self.end(rank // self.cores_per_node, start, seconds) - start, seconds)
+
+    def spec(self) -> str:
+        """Spec string that rebuilds this model."""
+        length = f"mean={self.mean!r}" if self.mean is not None else f"duration={self.duration!r}"
+        return (f"detour:rate={self.rate!r},{length},seed={self.seed},"
+                f"cores_per_node={self.cores_per_node},interval={self.interval!r}")
+
+    def __repr__(self) -> str:
+        return f"<DetourNoise {self.spec()}>"
+
+
+class CombinedNoise:
+    """Several compute-noise models at once: each stretches the previous one's duration."""
+
+    def __init__(self, models: list[Any]) -> None:
+        self.models = list(models)
+
+    def stretch(self, rank: int, start: float, seconds: float) -> float:
+        """Apply every model in turn (later models also delay earlier models' noise)."""
+        for m in self.models:
+            seconds = m.stretch(rank, start, seconds)
+        return seconds
+
+    def spec(self) -> str:
+        """The models' spec strings joined by ``;``."""
+        return ";".join(m.spec() for m in self.models)
+
+    def __repr__(self) -> str:
+        return f"<CombinedNoise {self.spec()}>"
+
+
+class NoisyNetwork(NetworkModel):
+    """A network model plus a random extra delay per message (network noise).
+
+    The k-th call of ``cost`` (and, counted separately, of ``wire``) for the
+    pair (src, dst) adds ``delay(src, dst, k)``: with probability *prob* an
+    exponential of mean *mean* seconds, else 0, drawn from
+    ``(seed, src, dst, k)``.  Everything else, including attributes such as
+    ``node_of``, ``links`` or ``route``, is the inner model's.  ``min_cost`` is
+    the inner one's (delays are >= 0, so it stays a lower bound).
+    """
+
+    name = "noisy"
+    shared_state = ("its per-pair message counters would be advanced by whichever host "
+                    "process asks for a cost, so draws would depend on the partition")
+
+    def __init__(self, inner: NetworkModel, mean: float, prob: float = 1.0,
+                 seed: int = 0) -> None:
+        if not (math.isfinite(mean) and mean >= 0):
+            raise ValueError(f"network noise: mean must be >= 0 seconds, got {mean!r}")
+        if not 0 <= prob <= 1:
+            raise ValueError(f"network noise: prob must be in [0, 1], got {prob!r}")
+        self.inner, self.mean, self.prob, self.seed = inner, float(mean), float(prob), int(seed)
+        self._count: dict[tuple[int, int, int], int] = {}
+
+    def __getattr__(self, attr: str) -> Any:
+        # only reached for attributes this wrapper lacks: delegate to the inner model
+        if attr == "inner" or "inner" not in self.__dict__:
+            raise AttributeError(attr)
+        return getattr(self.__dict__["inner"], attr)
+
+    def delay(self, src: int, dst: int, k: int) -> float:
+        """Extra seconds of the k-th message from *src* to *dst*."""
+        if self.mean == 0.0:
+            return 0.0
+        if self.prob < 1.0 and uniform(self.seed, src, dst, k, 1) >= self.prob:
+            return 0.0
+        return _exponential(self.mean, self.seed, src, dst, k, 2)
+
+    def _next(self, which: int, src: int, dst: int) -> float:
+        key = (which, src, dst)
+        k = self._count.get(key, 0)
+        self._count[key] = k + 1
+        return self.delay(src, dst, k)
+
+    def prepare(self, nranks: int) -> None:
+        self._count.clear()
+        self.inner.prepare(nranks)
+
+    def cost(self, src: int, dst: int, nbytes: int) -> float:
+        return self.inner.cost(src, dst, nbytes) + self._next(0, src, dst)
+
+    def wire(self, src: int, dst: int, nbytes: int) -> float:
+        return self.inner.wire(src, dst, nbytes) + self._next(1, src, dst)
+
+    def send_overhead(self, nbytes: int) -> float:
+        return self.inner.send_overhead(nbytes)
+
+    def recv_overhead(self, nbytes: int) -> float:
+        return self.inner.recv_overhead(nbytes)
+
+    def gap(self, src: int, nbytes: int) -> float:
+        return self.inner.gap(src, nbytes)
+
+    def min_cost(self) -> float:
+        return self.inner.min_cost()
+
+    def min_wire(self) -> float:
+        return self.inner.min_wire()
+
+    def params(self) -> dict[str, Any]:
+        return {**self.inner.params(), "noise_mean": self.mean, "noise_prob": self.prob,
+                "noise_seed": self.seed}
+
+    def spec(self) -> str:
+        return f"{self.inner.spec()} + net:mean={self.mean!r},prob={self.prob!r},seed={self.seed}"
+
+    def __repr__(self) -> str:
+        return f"<NoisyNetwork {self.spec()}>"
+
+
+NOISE_KINDS = {
+    "periodic": "period=S,duration=S[,phase=S|random][,seed=N][,cores_per_node=C]",
+    "detour": "rate=PER_S,(mean=S|duration=S)[,seed=N][,cores_per_node=C][,interval=S]",
+    "net": "mean=S[,prob=P][,seed=N]  (extra per-message delay, exponential)",
+}
+
+
+def parse_noise(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"periodic:period=1e-3,duration=2.5e-5"`` -> ``("periodic", {...})``; checks names."""
+    kind, kw = parse_spec(spec)
+    if kind == "network":
+        kind = "net"
+    if kind not in NOISE_KINDS:
+        raise ValueError(f"unknown noise model {kind!r} in {spec!r}; valid: "
+                         + "; ".join(f"{k}:{v}" for k, v in NOISE_KINDS.items()))
+    if "cores" in kw:
+        kw["cores_per_node"] = kw.pop("cores")
+    return kind, kw
+
+
+def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None
+                ) -> tuple[Any, dict[str, Any] | None]:
+    """Build compute noise and network-noise parameters from spec strings.
+
+    *specs* is one spec, a ``;``-separated list, or a list of them.  Returns
+    ``(compute_noise_or_None, net_kwargs_or_None)``; wrap the network with
+    ``NoisyNetwork(net, **net_kwargs)``.  *cores_per_node* is the default of
+    the compute models' ``cores_per_node``.  Raises ValueError naming the bad
+    spec or parameter.
+    """
+    if specs is None:
+        return None, None
+    items = [specs] if isinstance(specs, str) else list(specs)
+    flat = [s.strip() for item in items for s in item.split(";") if s.strip()]
+    models: list[Any] = []
+    net: dict[str, Any] | None = None
+    for spec in flat:
+        kind, kw = parse_noise(spec)
+        try:
+            if kind == "net":
+                if net is not None:
+                    raise ValueError("network noise given twice")
+                net = dict(kw)
+                _check_keys(spec, net, ("mean", "prob", "seed"))
+                continue
+            if cores_per_node is not None:
+                kw.setdefault("cores_per_node", cores_per_node)
+            cls = PeriodicNoise if kind == "periodic" else DetourNoise
+            models.append(cls(**kw))
+        except TypeError as exc:
+            raise ValueError(f"noise spec {spec!r}: {exc}") from None
+    compute = None if not models else models[0] if len(models) == 1 else CombinedNoise(models)
+    return compute, net
+
+
+def _check_keys(spec: str, kw: dict[str, Any], valid: tuple[str, ...]) -> None:
+    unknown = sorted(set(kw) - set(valid))
+    if unknown:
+        raise ValueError(f"noise spec {spec!r}: unknown parameter(s) {', '.join(unknown)}; "
+                         f"valid: {', '.join(valid)}")
+    if "mean" not in kw:
+        raise ValueError(f"noise spec {spec!r}: needs mean=SECONDS")

@@ -1,0 +1,420 @@
+"""Point-to-point protocols: when a message is visible, and what each side is charged.
+
+Two protocols, selected per run (DESIGN.md "Point-to-point timing"); the
+formulas are written out in ``docs/protocols.md``.
+
+``bsim`` (seed 004, Sec. 2.C and 3.C): sends are asynchronous and cost
+``send_cost`` (default 0).  A message is visible to the receiver at its send
+time ``ts``.  A receive that blocks at ``tp`` completes at
+``max(tp, ts) + cost(src, dst, s)``; ``max(0, ts - tp)`` is wait and ``cost``
+is comm.  ``irecv`` + ``wait`` is a receive blocking at the time of ``wait``.
+
+``loggp`` (LogGP, Alexandrov et al.; seed 000 Sec. IV): the sender pays
+``o_s``; an eager message (``s <= eager_limit``) departs at
+``max(ts + o_s, NIC free)``, keeps the NIC busy ``gap`` (``max(g, (s-1)G)``)
+and arrives ``wire`` later; the receive completes at
+``max(tp, arrival) + o_r``.  Above ``eager_limit`` (and for ``Ssend``) the
+rendezvous protocol applies: a request-to-send reaches the receiver after
+``o_s + wire(0)``; once the receive is posted a clear-to-send travels back
+(``wire(0)``), then the data is injected; the sender's request completes when
+injection ends, so the sender waits for a late receiver.  Messages between
+one pair of ranks never overtake each other (arrival times are made
+non-decreasing).
+
+Visibility (docs/distributed.md): a message is visible to the receiver,
+and can be matched, probed or tested, at ``visible``: ``ts + lookahead``
+under ``bsim`` (``lookahead`` = the network's ``min_cost()``; a message to
+oneself at ``ts + cost``) and at its arrival under ``loggp``.  Every effect
+of one rank on another is such an event, at least the lookahead after the
+moment it is created, which is what lets a run be split over host processes
+with identical results.  Timing is unchanged: a ``bsim`` receive still
+completes at ``max(tp, ts) + cost``.
+
+Contention (``engine.fabric``, :mod:`bsim.engine.fabric`): when a run has
+a fluid contention layer, each message's bytes are a flow through the network
+and the time contention adds, ``delay``, is charged where the transfer time
+is computed: under ``bsim`` the flow starts at the send time and the receive
+costs ``cost(src, dst, s) + delay`` (resolved when the flow ends); under
+``loggp`` the injection starts the flow and the data arrives at
+``start + wire(s) + delay``.  Without a fabric nothing here changes.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from heapq import heappush
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..errors import TruncationError
+from .core import NetEvent
+from .matching import Message
+from .rank import PRIO_NET
+
+if TYPE_CHECKING:
+    from netmodels.base import NetworkModel
+
+    from ..mpi.requests import Request
+    from .core import Engine
+    from .fabric import ContentionLayer
+    from .rank import VirtualRank
+
+__all__ = ["Protocol", "BsimProtocol", "LogGPProtocol", "build_protocol", "PROTOCOLS"]
+
+
+def transfer_payload(req: Request, msg: Message) -> None:
+    """Fill the receive request's status and data from the matched message."""
+    req._status = (msg.src_crank, msg.tag, msg.nbytes)
+    info = req._rinfo
+    if info is not None:
+        if msg.nbytes > info.nbytes:
+            req._error = TruncationError(
+                f"rank {req._owner.rank}: {req._call}: message of {msg.nbytes} bytes from "  # type: ignore[union-attr]
+                f"rank {msg.src_crank} (tag {msg.tag}) truncated: receive buffer holds "
+                f"{info.nbytes} bytes")
+            return
+        if info.mem is not None and msg.payload is not None and not msg.lower:
+            info.mem[:msg.nbytes] = msg.payload
+    elif msg.lower:
+        req._payload = msg.payload
+
+
+class Protocol(ABC):
+    """Base class: subclasses implement :meth:`send` and :meth:`matched`."""
+
+    name: ClassVar[str] = ""
+    parameters: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, poll_time: float = 1e-6) -> None:
+        self.poll_time = float(poll_time)
+        self.engine: Engine | None = None
+        self.net: NetworkModel | None = None
+        self.fabric: ContentionLayer | None = None
+
+    def bind(self, engine: Engine) -> None:
+        """Attach to an engine (its network model and ranks)."""
+        self.engine = engine
+        self.net = engine.network
+        self.fabric = getattr(engine, "fabric", None)
+
+    @abstractmethod
+    def lookahead(self, net: NetworkModel) -> float:
+        """The least delay between an event and any effect it has on another rank."""
+
+    @abstractmethod
+    def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
+             synchronous: bool) -> None:
+        """Start sending *msg* from *vr*; resolve or arrange to resolve *req*."""
+
+    @abstractmethod
+    def matched(self, req: Request, msg: Message) -> None:
+        """*msg* matched the posted receive *req*; arrange to resolve *req*."""
+
+    def poll(self, vr: VirtualRank, call: str) -> None:
+        """A test or iprobe found nothing: charge ``poll_time`` of wait and yield.
+
+        Without this a ``while not req.Test(): pass`` loop would never let
+        simulated time advance.
+        """
+        t = vr.clock
+        vr.wait += self.poll_time
+        vr.clock = t + self.poll_time
+        if vr.engine.tracer is not None:
+            vr.engine.tracer.span(vr.rank, "wait", call, t, vr.clock)
+        vr.sleep_until(vr.clock, call)
+
+    def params(self) -> dict[str, Any]:
+        """Parameters by name."""
+        return {k: getattr(self, k) for k in self.parameters}
+
+    def spec(self) -> str:
+        """Spec string that rebuilds this protocol."""
+        args = ",".join(f"{k}={v}" for k, v in self.params().items())
+        return f"{self.name}:{args}" if args else self.name
+
+
+class BsimProtocol(Protocol):
+    """The seed's rules: asynchronous sends, whole message cost charged at the receiver."""
+
+    name = "bsim"
+    parameters = {"send_cost": "seconds charged to every send (seed 004: 0), or 'network': "
+                               "the message's network cost, as the tutorial's models count",
+                  "poll_time": "seconds charged to a test/iprobe that finds nothing"}
+
+    def __init__(self, send_cost: float | str = 0.0, poll_time: float = 1e-6) -> None:
+        super().__init__(poll_time)
+        self._send_network = send_cost == "network"
+        if not self._send_network:
+            if isinstance(send_cost, str) or not send_cost >= 0:
+                raise ValueError(f"bsim protocol: send_cost must be seconds >= 0 or 'network', "
+                                 f"got {send_cost!r}")
+        self.send_cost: float | str = send_cost if self._send_network else float(send_cost)
+        self._send_seconds = 0.0 if self._send_network else float(send_cost)
+        self._flow_cost: dict[Message, float] = {}      # contention: flow ended, not matched
+        self._flow_wait: dict[Message, Request] = {}    # contention: matched, flow in flight
+        self._on_flow = self._flow_done                  # bound once (contention hot path)
+
+    def lookahead(self, net: NetworkModel) -> float:
+        """``min_cost()``: no message between two ranks costs less (base.py)."""
+        return float(net.min_cost())
+
+    def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
+             synchronous: bool) -> None:
+        fabric = self.fabric
+        if fabric is not None:
+            vr.sync("Send")  # flows start in time order
+        t = vr.clock
+        msg.t_send = t
+        if fabric is not None:   # the bytes flow from the send time on
+            fabric.start_flow(t, vr.rank, dst.rank, msg.nbytes, self._on_flow, msg)
+        eng = vr.engine
+        lag = eng.lookahead
+        if dst is vr and lag:   # to itself: visible once its own cost is paid
+            lag = min(lag, self.net.cost(vr.rank, vr.rank, msg.nbytes))  # type: ignore[union-attr]
+        vr.seq += 1
+        key = msg.key = vr.keybase | vr.seq
+        if eng.host_of is None:   # one process: Engine.post inlined (hot path)
+            heappush(eng._queue, (t + lag, PRIO_NET, key, msg))
+        else:
+            eng.post(t + lag, key, msg, dst.rank)
+        sc = (self.net.cost(vr.rank, dst.rank, msg.nbytes)  # type: ignore[union-attr]
+              if self._send_network else self._send_seconds)
+        if sc:
+            vr.comm += sc
+            vr.clock = t + sc
+            if vr.engine.tracer is not None:
+                vr.engine.tracer.span(vr.rank, "comm", req._call, t, t + sc)
+        req._resolve(t, 0.0, t)
+
+    def matched(self, req: Request, msg: Message) -> None:
+        transfer_payload(req, msg)
+        if self.fabric is not None:
+            cost = self._flow_cost.pop(msg, None)
+            if cost is None:
+                self._flow_wait[msg] = req   # resolved when the flow ends
+            else:
+                req._resolve(msg.t_send, cost, msg.t_send)
+            return
+        req._resolve(msg.t_send, self.net.cost(msg.src, msg.dst, msg.nbytes),  # type: ignore[union-attr]
+                     msg.t_send)
+
+    def _flow_done(self, done: float, delay: float, start: float, msg: Message) -> None:
+        """Contention: the receive costs ``cost + delay``, and never ends before the flow."""
+        cost = self.net.cost(msg.src, msg.dst, msg.nbytes) + delay  # type: ignore[union-attr]
+        if msg.t_send + cost < done:
+            cost = done - msg.t_send
+        req = self._flow_wait.pop(msg, None)
+        if req is None:
+            self._flow_cost[msg] = cost
+        else:
+            req._resolve(msg.t_send, cost, msg.t_send)
+
+
+class LogGPProtocol(Protocol):
+    """Physical point-to-point: overheads, serialized injection, eager and rendezvous."""
+
+    name = "loggp"
+    parameters = {"eager_limit": "largest eager message, bytes (larger: rendezvous)",
+                  "poll_time": "seconds charged to a test/iprobe that finds nothing"}
+
+    def __init__(self, eager_limit: int = 65536, poll_time: float = 1e-6) -> None:
+        super().__init__(poll_time)
+        if not eager_limit >= 0:
+            raise ValueError(f"loggp protocol: eager_limit must be >= 0, got {eager_limit!r}")
+        self.eager_limit = int(eager_limit)
+        self._on_eager = self._eager_done     # bound once (contention hot path)
+
+    def lookahead(self, net: NetworkModel) -> float:
+        """``min_wire()``: the clear-to-send and the data are the shortest hops."""
+        return float(net.min_wire())
+
+    @staticmethod
+    def _deliver_at(vr: VirtualRank, dst: int, msg: Message, t: float) -> None:
+        """The message (or its request-to-send) arrives at *dst* at *t*."""
+        vr.seq += 1
+        key = msg.key = vr.keybase | vr.seq
+        vr.engine.post(t, key, msg, dst)
+
+    @staticmethod
+    def _fifo(vr: VirtualRank, dst: int, t: float) -> float:
+        """Arrival time no earlier than the previous message of this pair (no overtaking)."""
+        last = vr.last_arrival
+        if last is None:
+            last = vr.last_arrival = {}
+        prev = last.get(dst, 0.0)
+        if t < prev:
+            t = prev
+        last[dst] = t
+        return t
+
+    def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
+             synchronous: bool) -> None:
+        net = self.net
+        n = msg.nbytes
+        t = vr.clock
+        o = net.send_overhead(n)  # type: ignore[union-attr]
+        msg.t_send = t
+        vr.comm += o
+        vr.clock = t + o
+        eng = vr.engine
+        if o and eng.tracer is not None:
+            eng.tracer.span(vr.rank, "comm", req._call, t, t + o)
+        if n <= self.eager_limit and not synchronous:
+            start = t + o
+            if vr.nic_free > start:
+                start = vr.nic_free
+            vr.nic_free = start + net.gap(vr.rank, n)  # type: ignore[union-attr]
+            if self.fabric is not None:
+                self.fabric.start_flow(start, vr.rank, dst.rank, n, self._on_eager, msg,
+                                       ordered=True)
+                req._resolve(t + o, 0.0, t)
+                return
+            arrival = self._fifo(vr, dst.rank, start + net.wire(vr.rank, dst.rank, n))  # type: ignore[union-attr]
+            self._deliver_at(vr, dst.rank, msg, arrival)
+            req._resolve(t + o, 0.0, t)
+        else:
+            msg.rendezvous = True
+            msg.sreq = req
+            if self.fabric is not None:   # in order behind this pair's data in flight
+                self.fabric.start_flow(t + o, vr.rank, dst.rank, 0, self._on_eager, msg,
+                                       ordered=True)
+                return
+            rts = self._fifo(vr, dst.rank, t + o + net.wire(vr.rank, dst.rank, 0))  # type: ignore[union-attr]
+            self._deliver_at(vr, dst.rank, msg, rts)
+
+    def matched(self, req: Request, msg: Message) -> None:
+        transfer_payload(req, msg)
+        net = self.net
+        o_r = net.recv_overhead(msg.nbytes)  # type: ignore[union-attr]
+        if not msg.rendezvous:
+            req._resolve(msg.visible, o_r, msg.t_send)
+            return
+        # clear-to-send leaves when both the request-to-send and the receive are there
+        cts_leave = max(msg.visible, req._t_post)
+        cts_arrival = cts_leave + net.wire(msg.dst, msg.src, 0)  # type: ignore[union-attr]
+        receiver = req._owner
+        assert receiver is not None
+        receiver.seq += 1
+        key = receiver.keybase | receiver.seq
+        receiver.engine.post(cts_arrival, key, ClearToSend(msg, req, o_r, key), msg.src)
+
+    def _inject(self, cts: ClearToSend) -> None:
+        """At the sender: the clear-to-send is there, inject the data when the NIC is free."""
+        eng = self.engine
+        assert eng is not None
+        src, dst, nbytes = cts.src, cts.dst, cts.nbytes
+        sender = eng.ranks[src]
+        net = self.net
+        start = eng._now
+        if sender.nic_free > start:
+            start = sender.nic_free
+        gap = net.gap(src, nbytes)  # type: ignore[union-attr]
+        sender.nic_free = start + gap
+        sreq = cts.sreq if cts.sreq is not None else eng.handles.pop(cts.msg_key)
+        sreq._resolve(start + gap, 0.0, cts.t_post)
+        if self.fabric is not None:
+            self.fabric.start_flow(start, src, dst, nbytes, self._data_done,
+                                   (cts.req, cts.msg, cts.o_r))
+            return
+        arrival = start + net.wire(src, dst, nbytes)  # type: ignore[union-attr]
+        sender.seq += 1
+        eng.post(arrival, sender.keybase | sender.seq,
+                 DataArrival(cts.req, cts.key, arrival, cts.o_r, cts.t_send), dst)
+
+    # -- contention (engine.fabric): arrival = start + wire + delay, never before the flow ends
+    def _eager_done(self, done: float, delay: float, start: float, msg: Message) -> None:
+        """An eager message's data (or a request-to-send) has crossed the network."""
+        n = 0 if msg.rendezvous else msg.nbytes
+        arrival = start + self.net.wire(msg.src, msg.dst, n) + delay  # type: ignore[union-attr]
+        if arrival < done:
+            arrival = done
+        vr = self.engine.ranks[msg.src]  # type: ignore[union-attr]
+        arrival = self._fifo(vr, msg.dst, arrival)
+        self._deliver_at(vr, msg.dst, msg, arrival)
+
+    def _data_done(self, done: float, delay: float, start: float,
+                   payload: tuple[Request, Message, float]) -> None:
+        """A rendezvous message's data has crossed the network."""
+        req, msg, o_r = payload
+        arrival = start + self.net.wire(msg.src, msg.dst, msg.nbytes) + delay  # type: ignore[union-attr]
+        if arrival < done:
+            arrival = done
+        req._resolve(arrival, o_r, msg.t_send)
+
+
+class ClearToSend(NetEvent):
+    """``loggp`` rendezvous: the receiver's clear-to-send reaches the sender's NIC.
+
+    Runs on the sender's host; ``msg``, ``sreq`` and ``req`` are references
+    within one process, replaced by keys when shipped (``key`` is this
+    event's, naming the receive request; ``msg_key`` the message's, naming
+    the send request).
+    """
+
+    __slots__ = ("src", "dst", "nbytes", "t_send", "t_post", "o_r", "key", "msg_key",
+                 "msg", "sreq", "req")
+
+    def __init__(self, msg: Message | None, req: Request | None, o_r: float, key: int) -> None:
+        if msg is not None:
+            self.src, self.dst, self.nbytes = msg.src, msg.dst, msg.nbytes
+            self.t_send, self.msg_key, self.sreq = msg.t_send, msg.key, msg.sreq
+        self.msg = msg
+        self.req = req
+        self.t_post = req._t_post if req is not None else 0.0
+        self.o_r = o_r
+        self.key = key
+
+    def run(self, engine: Engine) -> None:
+        engine.protocol._inject(self)
+
+    def to_wire(self, engine: Engine) -> tuple[Any, ...]:
+        engine.handles[self.key] = self.req
+        return ("C", self.src, self.dst, self.nbytes, self.t_send, self.t_post, self.o_r,
+                self.key, self.msg_key)
+
+    @classmethod
+    def from_wire(cls, data: tuple[Any, ...]) -> ClearToSend:
+        cts = cls(None, None, data[6], data[7])
+        (_, cts.src, cts.dst, cts.nbytes, cts.t_send, cts.t_post, _, _, cts.msg_key) = data
+        cts.sreq = None
+        return cts
+
+
+class DataArrival(NetEvent):
+    """``loggp`` rendezvous: the data reaches the receiver; its receive resolves."""
+
+    __slots__ = ("req", "key", "arrival", "o_r", "t_send")
+
+    def __init__(self, req: Request | None, key: int, arrival: float, o_r: float,
+                 t_send: float) -> None:
+        self.req, self.key, self.arrival, self.o_r, self.t_send = req, key, arrival, o_r, t_send
+
+    def run(self, engine: Engine) -> None:
+        req = self.req if self.req is not None else engine.handles.pop(self.key)
+        req._resolve(self.arrival, self.o_r, self.t_send)
+
+    def to_wire(self, engine: Engine) -> tuple[Any, ...]:
+        return ("D", self.key, self.arrival, self.o_r, self.t_send)
+
+    @classmethod
+    def from_wire(cls, data: tuple[Any, ...]) -> DataArrival:
+        return cls(None, data[1], data[2], data[3], data[4])
+
+
+PROTOCOLS: dict[str, type[Protocol]] = {"bsim": BsimProtocol, "loggp": LogGPProtocol}
+
+
+def build_protocol(spec: str | Protocol) -> Protocol:
+    """A protocol from ``"bsim"``, ``"loggp:eager_limit=4096"`` or an instance."""
+    if isinstance(spec, Protocol):
+        return spec
+    from netmodels.spec import parse_spec
+    name, kwargs = parse_spec(spec)
+    cls = PROTOCOLS.get(name)
+    if cls is None:
+        raise ValueError(f"unknown protocol {name!r}; valid: {', '.join(sorted(PROTOCOLS))}")
+    unknown = sorted(set(kwargs) - set(cls.parameters))
+    if unknown:
+        valid = ", ".join(f"{k} ({v})" for k, v in cls.parameters.items())
+        raise ValueError(f"protocol {name!r}: unknown parameter(s) {', '.join(unknown)}; "
+                         f"valid: {valid}")
+    return cls(**kwargs)

@@ -1,0 +1,313 @@
+"""Virtual ranks: one greenlet, one simulated clock and a calc/wait/comm account each.
+
+A rank's ``clock`` is its own simulated time.  It may run *ahead* of the
+engine's ``now``: ``add_time`` and fully determined waits only move the clock
+(no event), and the rank synchronises with the engine (sleeps until
+``now == clock``) only before an action whose outcome depends on what other
+ranks did up to that instant: a send under the ``bsim`` protocol, a
+wildcard receive, a probe, a test.  Whenever a rank runs, ``clock >= now``.
+
+Accounting (DESIGN.md "Engine"): every advance of the clock is charged to
+exactly one of ``calc`` (``add_time``), ``wait`` (blocked because a partner had
+not yet called its matching operation) or ``comm`` (the modeled cost of the
+operation), so ``finish == calc + wait + comm``.
+"""
+
+from __future__ import annotations
+
+import math
+from heapq import heappush
+from typing import TYPE_CHECKING, Any
+
+import greenlet
+
+from ..errors import AddTimeError, NotInSimulationError
+
+if TYPE_CHECKING:
+    from ..mpi.requests import Request
+    from .core import Engine
+
+__all__ = ["VirtualRank", "RankGreenlet", "current", "current_or_none", "add_time"]
+
+PRIO_NET = 0    # message arrivals and other network events
+PRIO_RANK = 1   # rank wake-ups: at equal times they see messages that arrived
+
+
+class RankGreenlet(greenlet.greenlet):
+    """The greenlet running one virtual rank's program."""
+
+    __slots__ = ("vrank",)
+
+
+class VirtualRank:
+    """State of one virtual rank.  Kept small: thousands of these live at once."""
+
+    __slots__ = (
+        "rank", "engine", "greenlet", "keybase", "seq", "wake_key", "clock",
+        "calc", "wait", "comm", "ops", "msgs", "nbytes", "finished", "retval",
+        "pending", "box", "nic_free", "last_arrival", "waitset", "wait_mode",
+        "unknown", "wake_at", "coll_seq", "host_mark",
+    )
+
+    def __init__(self, rank: int, engine: Engine) -> None:
+        self.rank = rank
+        self.engine = engine
+        self.greenlet: RankGreenlet | None = None
+        self.keybase = rank << 32
+        self.seq = 0
+        self.wake_key = -1
+        self.clock = 0.0
+        self.calc = 0.0
+        self.wait = 0.0
+        self.comm = 0.0
+        self.ops = 0
+        self.msgs = 0
+        self.nbytes = 0
+        self.finished = False
+        self.retval: Any = None
+        self.pending: str | None = None   # the blocking call, for deadlock reports
+        self.box: Any = None              # Mailbox, created on first use
+        self.nic_free = 0.0               # loggp: when this rank's NIC is free again
+        self.last_arrival: dict[int, float] | None = None  # loggp: per-destination FIFO
+        self.waitset: list[Request] | None = None
+        self.wait_mode = 0                # 0 none, 1 all, 2 any, 3 probe
+        self.unknown = 0
+        self.wake_at = math.inf
+        self.coll_seq: dict[Any, int] | None = None   # per collective context
+        self.host_mark = 0.0              # host-compute mode: perf_counter at last resume
+
+    # -- scheduling primitives ----------------------------------------------
+    def next_key(self) -> int:
+        """A fresh tie-break key owned by this rank: ``(rank << 32) | sequence``."""
+        self.seq += 1
+        return self.keybase | self.seq
+
+    def wake(self, t: float) -> None:
+        """Schedule this (suspended) rank to resume at simulated time *t*."""
+        self.seq += 1
+        key = self.keybase | self.seq
+        self.wake_key = key
+        self.wake_at = t
+        heappush(self.engine._queue, (t, PRIO_RANK, key, self))
+
+    def suspend(self, call: str) -> None:
+        """Give control to the engine until someone calls :meth:`wake`."""
+        self.pending = call
+        self.engine.main.switch()
+        self.pending = None
+        if self.engine.measure is not None:
+            self.host_mark = self.engine.measure.clock()
+
+    def sleep_until(self, t: float, call: str = "") -> None:
+        """Resume at simulated time *t* (>= now); the clock is not charged here."""
+        # inlined wake() + suspend(): this is the engine's hottest path
+        self.seq += 1
+        key = self.keybase | self.seq
+        self.wake_key = key
+        self.wake_at = t
+        heappush(self.engine._queue, (t, PRIO_RANK, key, self))
+        self.pending = call
+        self.engine.main.switch()
+        self.pending = None
+        if self.engine.measure is not None:
+            self.host_mark = self.engine.measure.clock()
+
+    def sync(self, call: str = "") -> None:
+        """Bring the engine up to this rank's clock (sleep until ``now == clock``)."""
+        if self.clock > self.engine._now:
+            self.sleep_until(self.clock, call)
+
+    # -- waiting on requests --------------------------------------------------
+    def on_resolve(self, req: Request) -> None:
+        """A request this rank is blocked on now knows when it completes."""
+        mode = self.wait_mode
+        if mode == 1:
+            self.unknown -= 1
+            if self.unknown == 0:
+                self.wake(max(self.engine._now, self.clock))
+        elif mode == 2:
+            avail: float = req._avail  # type: ignore[assignment]   # resolved: a float
+            # a bsim receive resolves when its message becomes visible, after avail
+            t = max(self.clock, avail, self.engine._now)
+            if t < self.wake_at:
+                self.wake(t)
+
+    def settle(self, reqs: list[Request], call: str) -> None:
+        """Block until every request in *reqs* completes; charge wait and comm.
+
+        Timing rule (docs/protocols.md): requests are handled one at a time in
+        order of availability ``avail`` (ties by list position), each as a
+        blocking operation starting when the previous one ended: ``t =
+        max(t, avail) + cost``.  The idle part ``max(0, avail - t)`` is wait
+        up to the partner's call time ``partner`` and comm after it; ``cost``
+        is comm.  Under ``loggp`` ``cost`` is the receive overhead, so
+        transfers overlap each other and preceding ``add_time``; under ``bsim``
+        ``cost`` is the whole message cost (the seed's receive rule).
+        """
+        unknown = 0
+        for r in reqs:
+            if r._avail is None:
+                r._waited = True
+                unknown += 1
+        if unknown:
+            self.waitset = reqs
+            self.wait_mode = 1
+            self.unknown = unknown
+            self.suspend(call)
+            self.wait_mode = 0
+            self.waitset = None
+            for r in reqs:
+                r._waited = False
+        if len(reqs) > 1:
+            reqs = sorted(reqs, key=_avail_of)
+        t = self.clock
+        wait = comm = 0.0
+        tracer = self.engine.tracer
+        for r in reqs:
+            avail: float = r._avail  # type: ignore[assignment]   # every request is resolved here
+            if avail > t:
+                idle = avail - t
+                w = r._partner - t
+                if w > idle:
+                    w = idle
+                if w > 0.0:
+                    wait += w
+                    comm += idle - w
+                else:
+                    comm += idle
+                if tracer is not None:
+                    _trace_idle(tracer, self.rank, call, t, max(w, 0.0), avail)
+                t = avail
+            t += r._cost
+            comm += r._cost
+            if tracer is not None:
+                if r._cost > 0.0:
+                    tracer.span(self.rank, "comm", call, t - r._cost, t)
+                if r._flow is not None:
+                    m = r._flow
+                    tracer.message(m.src, m.dst, m.nbytes, m.tag, m.t_send, t)
+        self.wait += wait
+        self.comm += comm
+        self.clock = t
+
+    def settle_any(self, reqs: list[Request], call: str) -> int:
+        """Block until one of *reqs* can complete; handle it; return its index.
+
+        The rank synchronises first (the choice depends on time).  It takes
+        the request with the smallest ``avail`` (ties by list position) once
+        the engine reaches ``max(clock, avail)``, then pays its cost as in
+        :meth:`settle`.
+        """
+        self.sync(call)
+        while True:
+            best = -1
+            best_avail = math.inf
+            for i, r in enumerate(reqs):
+                a = r._avail
+                if a is not None and a < best_avail:
+                    best, best_avail = i, a
+            when = max(self.clock, best_avail)
+            if best >= 0 and when <= self.engine._now:
+                break
+            for r in reqs:
+                r._waited = True
+            self.waitset = reqs
+            self.wait_mode = 2
+            self.wake_at = math.inf
+            if best >= 0:
+                self.wake(when)
+            self.suspend(call)
+            self.wait_mode = 0
+            self.waitset = None
+            for r in reqs:
+                r._waited = False
+        self.settle([reqs[best]], call)
+        return best
+
+    def charge_wait_until(self, t: float) -> None:
+        """Blocked from the clock until *t* waiting for a partner: all of it is wait."""
+        if t > self.clock:
+            self.wait += t - self.clock
+            self.clock = t
+
+    def __repr__(self) -> str:
+        state = "finished" if self.finished else (self.pending or "running")
+        return f"<VirtualRank {self.rank} t={self.clock:.9g} {state}>"
+
+
+def _trace_idle(tracer: Any, rank: int, call: str, t: float, w: float, avail: float) -> None:
+    """Spans of one idle stretch: wait (partner absent) then comm."""
+    if w > 0.0:
+        tracer.span(rank, "wait", call, t, t + w)
+    if t + w < avail:
+        tracer.span(rank, "comm", call, t + w, avail)
+
+
+def _avail_of(r: Request) -> float:
+    return r._avail  # type: ignore[return-value]
+
+
+def current_or_none() -> VirtualRank | None:
+    """The virtual rank running the caller, or None outside a simulation."""
+    g = greenlet.getcurrent()
+    return g.vrank if g.__class__ is RankGreenlet else None
+
+
+def current() -> VirtualRank:
+    """The virtual rank running the caller.  Raises outside a simulation."""
+    g = greenlet.getcurrent()
+    if g.__class__ is RankGreenlet:
+        vr = g.vrank
+        m = vr.engine.measure
+        if m is not None:   # host-compute mode: charge the host time since the last mark
+            now = m.clock()
+            dt = (now - vr.host_mark) * m.scale
+            vr.host_mark = now
+            if dt > 0.0:
+                vr.clock += dt
+                vr.calc += dt
+        return vr
+    raise NotInSimulationError(
+        "this MPI call was made outside a simulated rank: run the program with "
+        "bsim.simulate(main, ranks=N) or `bsim run`")
+
+
+def add_time(seconds: float) -> None:
+    """Charge *seconds* of calculation to the calling rank (BSIM_Add_time, seed 004).
+
+    Outside a simulation (the same skeleton under real ``mpiexec``) the
+    behaviour is set by ``bsim.realmode`` (default: do nothing).
+    """
+    g = greenlet.getcurrent()
+    if g.__class__ is not RankGreenlet:
+        from .. import realmode
+        realmode.add_time(seconds)
+        return
+    r = g.vrank
+    # inlined check: the fast path is a finite float >= 0
+    try:
+        ok = seconds >= 0.0 and seconds != math.inf
+    except TypeError:
+        ok = False
+    if not ok:
+        raise AddTimeError(f"rank {r.rank}: add_time({seconds!r}): duration must be a finite "
+                           f"number of seconds >= 0")
+    eng = r.engine
+    if eng.hooked:
+        _add_time_hooked(r, eng, seconds)
+        return
+    r.clock += seconds
+    r.calc += seconds
+    r.ops += 1
+
+
+def _add_time_hooked(r: VirtualRank, eng: Any, seconds: float) -> None:
+    """add_time with OS noise and/or tracing on."""
+    start = r.clock
+    if eng.noise is not None:
+        seconds = eng.noise.stretch(r.rank, start, seconds)
+    r.clock = start + seconds
+    r.calc += seconds
+    r.ops += 1
+    if eng.tracer is not None and seconds > 0.0:
+        eng.tracer.span(r.rank, "calc", "add_time", start, r.clock)

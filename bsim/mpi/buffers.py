@@ -1,0 +1,290 @@
+"""Buffer specifications: what an uppercase MPI call is given, reduced to bytes.
+
+The simulator needs only the message size.  A spec is any of (mpi4py's BufSpec):
+
+* a buffer: numpy array, ``bytes``/``bytearray``/``memoryview``/``array.array``;
+* a placeholder ``bsim.Buffer(nbytes)`` that allocates nothing (the LMPI way);
+* ``[buf, count]``, ``[buf, datatype]``, ``[buf, count, datatype]`` where *buf*
+  may be ``None`` (a placeholder of ``count`` elements) and *datatype* an
+  ``MPI`` datatype or a typecode string (``"d"``).
+
+When both ends of a message pass real buffers, the bytes are copied, so
+unmodified mpi4py programs compute correct values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .datatypes import PREDEFINED, Datatype, from_numpy, from_typecode
+
+__all__ = ["Buffer", "buffer", "BufInfo", "parse_bufspec", "in_simulation"]
+
+_BYTE = PREDEFINED["BYTE"]
+
+
+class BufInfo:
+    """A parsed buffer spec: size in bytes, element count, datatype, memory or None."""
+
+    __slots__ = ("nbytes", "count", "datatype", "mem")
+
+    def __init__(self, nbytes: int, count: int, datatype: Datatype, mem: memoryview | None):
+        self.nbytes = nbytes
+        self.count = count
+        self.datatype = datatype
+        self.mem = mem
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle the spec without its memory (shipped with collective arrivals)."""
+        return (BufInfo, (self.nbytes, self.count, self.datatype, None))
+
+
+class Buffer(BufInfo):
+    """A sized placeholder buffer: carries ``nbytes`` and no data.
+
+    ``Buffer(nbytes)`` or ``Buffer(count, datatype)``.  Use it in skeletons
+    where the real code would pass a large array: no memory is allocated.
+    It is its own parsed spec, so passing one to a call costs nothing extra.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, count: int, datatype: Datatype | str | None = None) -> None:
+        dt = _BYTE if datatype is None else _as_datatype(datatype)
+        if not isinstance(count, (int, np.integer)) or count < 0:
+            raise ValueError(f"Buffer: count must be an int >= 0, got {count!r}")
+        self.count = int(count)
+        self.datatype = dt
+        self.nbytes = self.count * dt.size
+        self.mem = None
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def __repr__(self) -> str:
+        return f"<Buffer {self.count} x {self.datatype.name} = {self.nbytes} bytes>"
+
+
+def in_simulation() -> bool:
+    """True when called from inside a virtual rank of a running simulation."""
+    from ..engine.rank import current_or_none
+    return current_or_none() is not None
+
+
+def buffer(count: int, datatype: Any = None) -> Any:
+    """A buffer of *count* elements: a placeholder inside a simulation, real outside.
+
+    Skeletons that must also run under real ``mpiexec`` use this: in bsim it
+    returns a :class:`Buffer` (no memory); under real MPI it returns a
+    zero-filled numpy array of the datatype.  *datatype* is a bsim or mpi4py
+    datatype, a typecode string, or None (bytes).
+    """
+    if in_simulation():
+        return Buffer(count, datatype)
+    typechar = getattr(datatype, "typechar", None)   # a real mpi4py datatype
+    if typechar is not None and not isinstance(datatype, Datatype):
+        return np.zeros(count, dtype=np.dtype(typechar))
+    dt = _BYTE if datatype is None else _as_datatype(datatype)
+    np_dtype = dt.dtype if dt.dtype is not None else np.dtype(("u1", dt.size))
+    return np.zeros(count, dtype=np_dtype)
+
+
+def _as_datatype(datatype: Any) -> Datatype:
+    if isinstance(datatype, Datatype):
+        return datatype
+    if isinstance(datatype, str):
+        return from_typecode(datatype)
+    raise TypeError(f"expected an MPI datatype or a typecode string, got {datatype!r}")
+
+
+def _raw(buf: Any) -> tuple[memoryview | None, int, Datatype]:
+    """(byte view or None, element count, datatype) of a bare buffer object."""
+    if buf is None or buf.__class__.__name__ == "_Bottom":   # None or MPI.BOTTOM: no data
+        return None, 0, _BYTE
+    if isinstance(buf, Buffer):
+        return None, buf.count, buf.datatype
+    if isinstance(buf, np.ndarray):
+        if not buf.flags.c_contiguous:
+            raise ValueError("buffer must be C-contiguous")
+        view = memoryview(buf)  # type: ignore[arg-type]   # ndarray exports the buffer protocol
+        return view.cast("B") if buf.nbytes else None, buf.size, from_numpy(buf.dtype)
+    try:
+        view = memoryview(buf)
+    except TypeError:
+        raise TypeError(f"expected a buffer, a bsim.Buffer or a [buf, count, datatype] spec, "
+                        f"got {type(buf).__name__}") from None
+    fmt = view.format
+    dt = from_typecode(fmt) if fmt not in ("B", "b", "c") else _BYTE
+    count = view.nbytes // max(dt.size, 1)
+    return (view.cast("B") if view.nbytes else None), count, dt
+
+
+def parse_bufspec(spec: Any) -> BufInfo:
+    """Reduce a BufSpec to a :class:`BufInfo`.  Raises ``TypeError``/``ValueError``."""
+    if spec.__class__ is Buffer:   # fast path: a placeholder is already parsed
+        return spec
+    if isinstance(spec, (list, tuple)):
+        if not 1 <= len(spec) <= 3:
+            raise ValueError(f"buffer spec must have 1 to 3 items, got {len(spec)}")
+        buf = spec[0]
+        mem, count, dt = _raw(buf)
+        given_count: int | None = None
+        if len(spec) == 2:
+            if isinstance(spec[1], (Datatype, str)):
+                dt = _as_datatype(spec[1])
+                if mem is not None:
+                    count = mem.nbytes // max(dt.size, 1)
+            else:
+                given_count = spec[1]
+        elif len(spec) == 3:
+            given_count, dt = spec[1], _as_datatype(spec[2])
+        if given_count is not None:
+            if not isinstance(given_count, (int, np.integer)) or given_count < 0:
+                raise ValueError(f"count must be an int >= 0, got {given_count!r}")
+            count = int(given_count)
+        elif mem is None and not isinstance(buf, Buffer):
+            raise ValueError("a None or BOTTOM buffer needs a count: [None, count, datatype]")
+        nbytes = count * dt.size
+        if mem is not None:
+            if nbytes > mem.nbytes:
+                raise ValueError(f"count {count} x {dt.name} = {nbytes} bytes exceeds the "
+                                 f"buffer's {mem.nbytes} bytes")
+            mem = mem[:nbytes]
+        return BufInfo(nbytes, count, dt, mem)
+    mem, count, dt = _raw(spec)
+    if spec is None:
+        raise ValueError("a None buffer needs a count: [None, count, datatype]")
+    nbytes = mem.nbytes if mem is not None else count * dt.size
+    return BufInfo(nbytes, count, dt, mem)
+
+
+class BufInfoV:
+    """A parsed vector spec: memory (or None), counts and displacements in elements.
+
+    A placeholder split in equal blocks keeps only its total (``counts`` and
+    ``displs`` None): nothing is moved, so no per-rank lists are built.
+    """
+
+    __slots__ = ("mem", "counts", "displs", "datatype", "_nbytes", "_nblocks")
+
+    def __init__(self, mem: memoryview | None, counts: list[int] | None,
+                 displs: list[int] | None, datatype: Datatype, nbytes: int = -1,
+                 nblocks: int = 1) -> None:
+        self.mem = mem
+        self.counts = counts
+        self.displs = displs
+        self.datatype = datatype
+        self._nbytes = nbytes
+        self._nblocks = nblocks
+
+    @property
+    def nbytes(self) -> int:
+        """Total bytes of all blocks."""
+        if self._nbytes >= 0:
+            return self._nbytes
+        return sum(self.counts) * self.datatype.size  # type: ignore[arg-type]
+
+    def block(self, i: int) -> tuple[int, int]:
+        """Byte offset and byte length of block *i*."""
+        counts, displs = self.counts, self.displs
+        if counts is None or displs is None:   # equal-block placeholder
+            per = self._nbytes // self._nblocks
+            return i * per, per
+        size = self.datatype.size
+        return displs[i] * size, counts[i] * size
+
+
+def parse_bufspecw(spec: Any, nblocks: int) -> BufInfoV:
+    """Reduce a BufSpecW (``[buf, counts, displs, datatypes]`` or
+    ``[buf, (counts, displs), datatypes]``; displacements in **bytes**, one datatype
+    per block) to a :class:`BufInfoV` over bytes."""
+    items = list(spec)
+    if len(items) == 3 and isinstance(items[1], tuple):
+        items = [items[0], items[1][0], items[1][1], items[2]]
+    if len(items) != 4:
+        raise ValueError("Alltoallw buffers are [buf, counts, displs, datatypes]")
+    buf, counts, displs, types = items
+    counts, displs = [int(c) for c in counts], [int(d) for d in displs]
+    dts = [_as_datatype(t) for t in types]
+    if not len(counts) == len(displs) == len(dts) == nblocks:
+        raise ValueError(f"need {nblocks} counts, displacements and datatypes")
+    if any(c < 0 for c in counts) or any(d < 0 for d in displs):
+        raise ValueError("counts and displacements must be >= 0")
+    sizes = [c * dt.size for c, dt in zip(counts, dts)]
+    mem, _, _ = _raw(buf)
+    if mem is not None:
+        end = max((d + n for d, n in zip(displs, sizes)), default=0)
+        if end > mem.nbytes:
+            raise ValueError(f"blocks reach byte {end} past the buffer's {mem.nbytes} bytes")
+    # a byte-typed vector: block i is sizes[i] bytes at byte displs[i]
+    return BufInfoV(mem, sizes, displs, _BYTE)
+
+
+def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:
+    """Reduce a BufSpecV (``buf``, ``[buf, counts]``, ``[buf, (counts, displs)]``,
+    ``[buf, counts, displs]``, each optionally ending with a datatype) for *nblocks* ranks.
+
+    Without counts the buffer is split in *nblocks* equal blocks.  Displacements
+    default to the running sum of counts.
+    """
+    if spec.__class__ is Buffer:   # fast path: a placeholder in equal blocks
+        if spec.count % nblocks:
+            raise ValueError(f"buffer of {spec.count} elements does not split into {nblocks} "
+                             f"equal blocks")
+        return BufInfoV(None, None, None, spec.datatype, spec.nbytes, nblocks)
+    items = list(spec) if isinstance(spec, (list, tuple)) else [spec]
+    if (len(items) == 3 and items[0] is None and isinstance(items[1], (int, np.integer))
+            and isinstance(items[2], (Datatype, str))):   # [None, count, datatype]
+        dt = _as_datatype(items[2])
+        if items[1] < 0:
+            raise ValueError(f"need counts >= 0, got {items[1]}")
+        return BufInfoV(None, None, None, dt, int(items[1]) * nblocks * dt.size, nblocks)
+    datatype: Datatype | None = None
+    if len(items) > 1 and isinstance(items[-1], (Datatype, str)):
+        datatype = _as_datatype(items.pop())
+    buf = items[0]
+    mem, count, dt = _raw(buf)
+    if datatype is not None:
+        dt = datatype
+        if mem is not None:
+            count = mem.nbytes // max(dt.size, 1)
+    counts: list[int] | None = None
+    displs: list[int] | None = None
+    if len(items) == 2:
+        second = items[1]
+        if isinstance(second, tuple) and len(second) == 2 and not isinstance(second[0], int):
+            counts, displs = list(second[0]), (list(second[1]) if second[1] is not None else None)
+        elif isinstance(second, (int, np.integer)):
+            counts = [int(second)] * nblocks
+        else:
+            counts = list(second)
+    elif len(items) == 3:
+        counts, displs = list(items[1]), list(items[2])
+    elif len(items) > 3:
+        raise ValueError(f"vector buffer spec has too many items ({len(spec)})")
+    if counts is None:
+        if buf is None:
+            raise ValueError("a None buffer needs counts: [None, counts, datatype]")
+        if count % nblocks:
+            raise ValueError(f"buffer of {count} elements does not split into {nblocks} "
+                             f"equal blocks")
+        counts = [count // nblocks] * nblocks
+    counts = [int(c) for c in counts]
+    if len(counts) != nblocks or any(c < 0 for c in counts):
+        raise ValueError(f"need {nblocks} counts >= 0, got {counts}")
+    if displs is None:
+        displs, acc = [], 0
+        for c in counts:
+            displs.append(acc)
+            acc += c
+    displs = [int(d) for d in displs]
+    if len(displs) != nblocks:
+        raise ValueError(f"need {nblocks} displacements, got {displs}")
+    if mem is not None:
+        end = max((d + c) * dt.size for d, c in zip(displs, counts)) if counts else 0
+        if end > mem.nbytes:
+            raise ValueError(f"counts/displacements reach byte {end} past the buffer's "
+                             f"{mem.nbytes} bytes")
+    return BufInfoV(mem, counts, displs, dt)

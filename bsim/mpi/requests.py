@@ -1,0 +1,395 @@
+"""``Request`` and ``Status``: mpi4py's handles for nonblocking operations.
+
+A request knows, once its partner has acted, three times that drive the
+timing rule of :meth:`VirtualRank.settle`:
+
+* ``avail``: when the operation can complete at the earliest (``bsim``: the
+  send time; ``loggp``: the arrival of the data or the end of injection);
+* ``cost``: the time the owner still spends after ``avail`` (``bsim``: the
+  whole message cost; ``loggp``: the receive overhead ``o``);
+* ``partner``: when the partner called its matching operation (what is wait).
+
+Until then ``avail`` is ``None``.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import TYPE_CHECKING, Any
+
+from ..engine.rank import current
+from ..errors import MPIUsageError
+
+if TYPE_CHECKING:
+    from ..engine.rank import VirtualRank
+    from .buffers import BufInfo
+
+__all__ = ["Request", "Prequest", "Status", "REQUEST_NULL", "ANY_SOURCE", "ANY_TAG",
+           "PROC_NULL"]
+
+ANY_SOURCE = -1
+ANY_TAG = -1
+PROC_NULL = -2
+COLLECTIVE = -3   # the _src of a collective's request (for reports)
+
+SEND, RECV, DONE = 0, 1, 2
+
+
+class Status:
+    """Source, tag and size of a received message (mpi4py's ``MPI.Status``)."""
+
+    __slots__ = ("source", "tag", "count", "error", "cancelled")
+
+    def __init__(self) -> None:
+        self.source = ANY_SOURCE
+        self.tag = ANY_TAG
+        self.count = 0      # bytes
+        self.error = 0
+        self.cancelled = False
+
+    def Get_source(self) -> int:
+        """Rank of the sender in the communicator of the receive."""
+        return self.source
+
+    def Get_tag(self) -> int:
+        """Tag of the message."""
+        return self.tag
+
+    def Get_count(self, datatype: Any = None) -> int:
+        """Number of elements of *datatype* received (bytes by default)."""
+        if datatype is None:
+            return self.count
+        size = datatype.Get_size()
+        return self.count // size if size else 0
+
+    def Get_elements(self, datatype: Any) -> int:
+        """Number of basic elements received."""
+        return self.Get_count(datatype)
+
+    def Get_error(self) -> int:
+        """Error code (always 0: errors raise)."""
+        return self.error
+
+    def Is_cancelled(self) -> bool:
+        """Whether the request was cancelled."""
+        return bool(self.cancelled)
+
+    def Set_source(self, source: int) -> None:
+        """Set the source."""
+        self.source = source
+
+    def Set_tag(self, tag: int) -> None:
+        """Set the tag."""
+        self.tag = tag
+
+    def Set_error(self, error: int) -> None:
+        """Set the error code."""
+        self.error = error
+
+    def _fill(self, source: int, tag: int, nbytes: int) -> None:
+        self.source, self.tag, self.count = source, tag, nbytes
+
+    def __repr__(self) -> str:
+        return f"<Status source={self.source} tag={self.tag} count={self.count}>"
+
+
+class Request:
+    """Handle of a nonblocking operation (mpi4py's ``MPI.Request``).
+
+    Truthy while pending, falsy once completed (then it is ``REQUEST_NULL``).
+    """
+
+    __slots__ = ("_owner", "_kind", "_call", "_ctx", "_src", "_tag", "_avail", "_cost",
+                 "_partner", "_t_post", "_waited", "_status", "_payload", "_lower",
+                 "_rinfo", "_error", "_post", "_flow", "_cancelled")
+
+    def __init__(self, owner: VirtualRank | None, kind: int, call: str) -> None:
+        self._owner = owner
+        self._kind = kind
+        self._call = call
+        self._ctx: Any = 0      # communicator context: an int or a tuple
+        self._src = ANY_SOURCE
+        self._tag = ANY_TAG
+        self._avail: float | None = None
+        self._cost = 0.0
+        self._partner = 0.0
+        self._t_post = 0.0
+        self._waited = False
+        self._status: tuple[int, int, int] | None = None
+        self._payload: Any = None
+        self._lower = False
+        self._rinfo: BufInfo | None = None
+        self._error: BaseException | None = None
+        self._post: Any = None   # nonblocking collectives: computes the result at completion
+        self._flow: Any = None   # tracing: the matched Message
+        self._cancelled = False
+
+    # -- engine side -------------------------------------------------------
+    def _resolve(self, avail: float, cost: float, partner: float) -> None:
+        self._avail = avail
+        self._cost = cost
+        self._partner = partner
+        if self._waited:
+            self._owner.on_resolve(self)  # type: ignore[union-attr]
+
+    def _finish(self, status: Status | None) -> Any:
+        """Mark completed; fill *status*; return the received object (lowercase)."""
+        self._kind = DONE
+        if self._error is not None:
+            err, self._error = self._error, None
+            raise err
+        st = self._status
+        if status is not None and st is not None:
+            status._fill(*st)
+        if status is not None:
+            status.cancelled = self._cancelled
+        if self._post is not None:
+            post, self._post = self._post, None
+            return post()
+        if self._lower:
+            payload, self._payload = self._payload, None
+            return pickle.loads(payload) if payload is not None else None
+        return None
+
+    # -- mpi4py surface ----------------------------------------------------
+    def __bool__(self) -> bool:
+        return self._kind != DONE
+
+    def Wait(self, status: Status | None = None) -> bool:
+        """Wait for completion."""
+        self.wait(status)
+        return True
+
+    def wait(self, status: Status | None = None) -> Any:
+        """Wait for completion; return the received object (lowercase receives)."""
+        if self._kind == DONE:
+            return None
+        owner = _check_owner(self, "Wait")
+        owner.ops += 1
+        owner.settle([self], self._call + ".Wait")
+        return self._finish(status)
+
+    def Test(self, status: Status | None = None) -> bool:
+        """Test for completion."""
+        return self.test(status)[0]
+
+    def test(self, status: Status | None = None) -> tuple[bool, Any]:
+        """Test for completion; return ``(flag, object or None)``."""
+        if self._kind == DONE:
+            return True, None
+        owner = _check_owner(self, "Test")
+        owner.ops += 1
+        owner.sync(self._call + ".Test")
+        if self._avail is not None and self._avail <= owner.engine._now:
+            owner.settle([self], self._call + ".Test")
+            return True, self._finish(status)
+        owner.engine.protocol.poll(owner, self._call + ".Test")
+        return False, None
+
+    def Get_status(self, status: Status | None = None) -> bool:
+        """Whether complete (fills *status* if so) without completing it."""
+        if self._kind == DONE:
+            return True
+        done = self._avail is not None and self._avail <= current().engine._now
+        if done and status is not None and self._status is not None:
+            status._fill(*self._status)
+        return done
+
+    def Cancel(self) -> None:
+        """Cancel a pending receive that no message has matched yet.
+
+        The request then completes at once with ``status.cancelled`` set.  Sends,
+        and receives already matched, are not cancelled (MPI allows a cancel to
+        fail): they complete normally and report ``cancelled == False``.
+        """
+        if self._kind != RECV or self._avail is not None:
+            return
+        owner = _check_owner(self, "Cancel")
+        box = owner.box
+        if box is not None and self in box.posted:
+            box.posted.remove(self)
+            self._cancelled = True
+            self._status = (ANY_SOURCE, ANY_TAG, 0)
+            self._resolve(owner.clock, 0.0, owner.clock)
+
+    def Free(self) -> None:
+        """Release the handle; the operation still completes."""
+        self._kind = DONE
+
+    # class methods over lists --------------------------------------------
+    @classmethod
+    def Waitall(cls, requests: list[Request], statuses: list[Status] | None = None) -> bool:
+        """Wait for all requests."""
+        cls.waitall(requests, statuses)
+        return True
+
+    @classmethod
+    def waitall(cls, requests: list[Request], statuses: list[Status] | None = None) -> list[Any]:
+        """Wait for all requests; return the received objects."""
+        active = [r for r in requests if r._kind != DONE]
+        if active:
+            owner = _check_owner(active[0], "Waitall")
+            owner.ops += 1
+            owner.settle(active, "Waitall")
+        out = []
+        for i, r in enumerate(requests):
+            st = statuses[i] if statuses is not None and i < len(statuses) else None
+            out.append(r._finish(st) if r._kind != DONE else None)
+        return out
+
+    @classmethod
+    def Waitany(cls, requests: list[Request], status: Status | None = None) -> int:
+        """Wait for any request; return its index (``UNDEFINED`` if none is active)."""
+        return cls.waitany(requests, status)[0]
+
+    @classmethod
+    def waitany(cls, requests: list[Request], status: Status | None = None) -> tuple[int, Any]:
+        """Wait for any request; return ``(index, object)``."""
+        idx = [i for i, r in enumerate(requests) if r._kind != DONE]
+        if not idx:
+            return UNDEFINED, None
+        owner = _check_owner(requests[idx[0]], "Waitany")
+        owner.ops += 1
+        k = owner.settle_any([requests[i] for i in idx], "Waitany")
+        i = idx[k]
+        return i, requests[i]._finish(status)
+
+    @classmethod
+    def Waitsome(cls, requests: list[Request],
+                 statuses: list[Status] | None = None) -> list[int] | None:
+        """Wait for at least one request; return the indices completed."""
+        first, _ = cls.waitany(requests)
+        if first == UNDEFINED:
+            return None
+        done = [first]
+        now = current().engine._now
+        for i, r in enumerate(requests):
+            if i != first and r._kind != DONE and r._avail is not None and r._avail <= now:
+                r.wait()
+                done.append(i)
+        return sorted(done)
+
+    @classmethod
+    def Testall(cls, requests: list[Request], statuses: list[Status] | None = None) -> bool:
+        """Test whether all requests are complete; if so complete them."""
+        return cls.testall(requests, statuses)[0]
+
+    @classmethod
+    def testall(cls, requests: list[Request],
+                statuses: list[Status] | None = None) -> tuple[bool, list[Any] | None]:
+        """``(flag, objects)``: complete all requests if all can complete now."""
+        active = [r for r in requests if r._kind != DONE]
+        if not active:
+            return True, [None] * len(requests)
+        owner = _check_owner(active[0], "Testall")
+        owner.ops += 1
+        owner.sync("Testall")
+        now = owner.engine._now
+        if all(r._avail is not None and r._avail <= now for r in active):
+            return True, cls.waitall(requests, statuses)
+        owner.engine.protocol.poll(owner, "Testall")
+        return False, None
+
+    @classmethod
+    def Testany(cls, requests: list[Request], status: Status | None = None) -> tuple[int, bool]:
+        """``(index, flag)``: complete one request if one can complete now."""
+        i, flag, _ = cls.testany(requests, status)
+        return i, flag
+
+    @classmethod
+    def testany(cls, requests: list[Request],
+                status: Status | None = None) -> tuple[int, bool, Any]:
+        """``(index, flag, object)``."""
+        active = [r for r in requests if r._kind != DONE]
+        if not active:
+            return UNDEFINED, True, None
+        owner = _check_owner(active[0], "Testany")
+        owner.sync("Testany")
+        now = owner.engine._now
+        for i, r in enumerate(requests):
+            if r._kind != DONE and r._avail is not None and r._avail <= now:
+                return i, True, r.wait(status)
+        owner.ops += 1
+        owner.engine.protocol.poll(owner, "Testany")
+        return UNDEFINED, False, None
+
+    def describe(self) -> str:
+        """The call with its matching arguments, e.g. ``Irecv(source=3, tag=7)`` (world ranks)."""
+        if self._kind == RECV and self._src == COLLECTIVE:
+            return f"{self._call} (collective)"
+        if self._kind == RECV:
+            src = "ANY_SOURCE" if self._src == ANY_SOURCE else f"world {self._src}"
+            tag = "ANY_TAG" if self._tag == ANY_TAG else self._tag
+            return f"{self._call}(source={src}, tag={tag})"
+        return self._call
+
+    def __repr__(self) -> str:
+        state = "done" if self._kind == DONE else "pending"
+        return f"<Request {self.describe()} {state}>"
+
+
+UNDEFINED = -32766
+
+
+class Prequest(Request):
+    """A persistent request (``Send_init``/``Recv_init``): ``Start`` it, wait, start again.
+
+    Created inactive; an inactive request is ignored by ``Wait``/``Waitall`` and
+    stays truthy until ``Free`` (mpi4py semantics for persistent handles).
+    """
+
+    __slots__ = ("_issue", "_freed")
+
+    def __init__(self, owner: VirtualRank, kind: int, call: str, issue: Any) -> None:
+        super().__init__(owner, DONE, call)
+        self._issue = issue        # issue(self): posts the operation into this request
+        self._freed = False
+
+    def __bool__(self) -> bool:
+        return not self._freed
+
+    def Start(self) -> None:
+        """Start the operation (the request must be inactive)."""
+        me = current()
+        if self._owner is not me:
+            raise MPIUsageError(f"rank {me.rank}: Start: request {self!r} belongs to rank "
+                                f"{self._owner.rank if self._owner else '?'}")
+        if self._kind != DONE:
+            raise MPIUsageError(f"rank {me.rank}: Start: {self._call} is already active")
+        if self._freed:
+            raise MPIUsageError(f"rank {me.rank}: Start: {self._call} was freed")
+        self._issue(self)
+
+    @classmethod
+    def Startall(cls, requests: list[Prequest]) -> None:
+        """Start every request of the list."""
+        for r in requests:
+            r.Start()
+
+    def Free(self) -> None:
+        """Release the persistent request."""
+        self._freed = True
+        self._kind = DONE
+
+    def _reset(self, kind: int) -> None:
+        """Make this request carry a new instance of its operation."""
+        self._kind = kind
+        self._avail = None
+        self._cost = 0.0
+        self._partner = 0.0
+        self._waited = False
+        self._status = None
+        self._payload = None
+        self._error = None
+        self._flow = None
+
+
+def _check_owner(req: Request, call: str) -> VirtualRank:
+    me = current()
+    if req._owner is not me:
+        owner = req._owner.rank if req._owner is not None else "?"
+        raise MPIUsageError(f"rank {me.rank}: {call}: request {req!r} belongs to rank {owner}")
+    return me
+
+
+REQUEST_NULL = Request(None, DONE, "REQUEST_NULL")

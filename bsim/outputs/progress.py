@@ -1,0 +1,104 @@
+"""A progress line on stderr for long simulations (the engine's ``progress`` hook).
+
+The engine calls the hook every ``bsim.engine.hooks.PROGRESS_EVERY`` events with
+itself.  :class:`ProgressBar` stays silent for the first *delay* host seconds
+(short runs print nothing), then redraws at most every *interval* seconds::
+
+    bsim [=====>    ] t=12.345 ms  ranks 3/4096 done  ops 1,234,567  events 2,345,678
+    412,000 ev/s  6.1 s          (one line on the terminal)
+
+``t`` is the simulated time reached: the largest rank clock (ranks run ahead
+of the engine's ``now`` between synchronisations; ``now`` is shown when it is
+larger).  The bar is the fraction of finished ranks.  :func:`make_progress`
+returns None (no hook at all) with ``quiet`` or when the stream is not a
+terminal, so logs and pipes never see carriage returns.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+__all__ = ["ProgressBar", "make_progress"]
+
+
+class ProgressBar:
+    """The ``progress`` hook: a one-line status on *stream* after *delay* host seconds."""
+
+    def __init__(self, stream: TextIO | None = None, delay: float = 3.0,
+                 interval: float = 0.25, width: int = 20) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.delay, self.interval, self.width = float(delay), float(interval), int(width)
+        self.shown = False
+        self.last_draw = -1.0
+        self.started = time.perf_counter()
+        self.last_len = 0
+
+    def __call__(self, engine: Any) -> None:
+        """Called by the engine with itself; redraws when due."""
+        host = engine.host_seconds
+        if host < self.delay or host - self.last_draw < self.interval:
+            return
+        self.last_draw = host
+        self.draw(self.line(engine))
+
+    @staticmethod
+    def stats(engine: Any) -> dict[str, float]:
+        """Simulated time reached, finished ranks, operations, events, event rate."""
+        ranks = engine.ranks
+        clock = max((r.clock for r in ranks), default=0.0)
+        now = float(engine.now)
+        done = sum(1 for r in ranks if r.finished)
+        ops = sum(r.ops for r in ranks)
+        host = engine.host_seconds
+        return {"time": max(clock, now), "done": done, "ranks": len(ranks), "ops": ops,
+                "events": engine.events, "host": host,
+                "rate": engine.events / host if host > 0 else 0.0}
+
+    def line(self, engine: Any) -> str:
+        """The status line for *engine*'s current state."""
+        s = self.stats(engine)
+        frac = s["done"] / s["ranks"] if s["ranks"] else 0.0
+        fill = int(frac * self.width)
+        bar = "=" * fill + (">" if fill < self.width else "") + " " * (self.width - fill - 1)
+        return (f"bsim [{bar[:self.width]}] t={_fmt(s['time'])}  ranks {s['done']}/{s['ranks']} "
+                f"done  ops {s['ops']:,}  events {s['events']:,}  {s['rate']:,.0f} ev/s  "
+                f"{s['host']:.1f} s")
+
+    def draw(self, text: str) -> None:
+        """Overwrite the current line with *text*."""
+        pad = " " * max(self.last_len - len(text), 0)
+        self.stream.write("\r" + text + pad)
+        self.stream.flush()
+        self.last_len = len(text)
+        self.shown = True
+
+    def close(self) -> None:
+        """Erase the line if one was drawn (call after the run)."""
+        if self.shown:
+            self.stream.write("\r" + " " * self.last_len + "\r")
+            self.stream.flush()
+            self.shown = False
+
+
+def make_progress(quiet: bool = False, stream: TextIO | None = None,
+                  delay: float = 3.0) -> ProgressBar | None:
+    """A :class:`ProgressBar` for *stream* (stderr), or None when *quiet* or not a terminal."""
+    stream = stream if stream is not None else sys.stderr
+    if quiet or stream is None:
+        return None
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return ProgressBar(stream, delay=delay) if tty else None
+
+
+def _fmt(seconds: float) -> str:
+    a = abs(seconds)
+    if a >= 1 or a == 0:
+        return f"{seconds:.4f} s"
+    if a >= 1e-3:
+        return f"{seconds * 1e3:.3f} ms"
+    return f"{seconds * 1e6:.3f} us"

@@ -1,0 +1,194 @@
+"""``Result``: what a simulation predicts, per rank and in total.
+
+Per-rank numpy arrays ``finish``, ``calc``, ``wait``, ``comm`` (seconds) with
+``finish == calc + wait + comm``, and counts ``ops``, ``messages``,
+``bytes``.  ``elapsed`` is the predicted run time: the latest finish.
+JSON and CSV outputs are written atomically; two runs of the same input give
+identical JSON except the ``host`` section (wall time, events per second, and for
+a run over K host processes ``distributed``: processes, partition, windows,
+events shipped), whatever the number of host processes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .files import atomic_write_text
+
+__all__ = ["Result"]
+
+FORMAT = "bsim-result/1"
+
+
+@dataclass
+class Result:
+    """The outcome of :func:`bsim.simulate` (see module docstring)."""
+
+    ranks: int
+    finish: np.ndarray
+    calc: np.ndarray
+    wait: np.ndarray
+    comm: np.ndarray
+    ops: np.ndarray
+    messages: np.ndarray
+    bytes: np.ndarray
+    network: str = ""
+    protocol: str = ""
+    collectives: str = ""
+    contention: str = "none"
+    program: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    events: int = 0
+    host_seconds: float = 0.0
+    returns: list[Any] = field(default_factory=list, repr=False)
+    distributed: dict[str, Any] = field(default_factory=dict)   # host processes, windows
+
+    # -- summaries -----------------------------------------------------------
+    @property
+    def elapsed(self) -> float:
+        """Predicted run time: the latest rank's finish, in seconds."""
+        return float(self.finish.max()) if self.ranks else 0.0
+
+    @property
+    def total_ops(self) -> int:
+        """MPI calls and ``add_time`` calls over all ranks."""
+        return int(self.ops.sum())
+
+    @property
+    def total_messages(self) -> int:
+        """Point-to-point messages sent over all ranks."""
+        return int(self.messages.sum())
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes sent in point-to-point messages over all ranks."""
+        return int(self.bytes.sum())
+
+    @property
+    def ops_per_second(self) -> float:
+        """Simulated operations per host second."""
+        return self.total_ops / self.host_seconds if self.host_seconds > 0 else 0.0
+
+    def summary(self) -> str:
+        """A human-readable table: elapsed time and the calc/wait/comm breakdown."""
+        out = io.StringIO()
+        out.write(f"bsim prediction: {self.program or 'program'} on {self.ranks} ranks\n")
+        if self.network:
+            out.write(f"  network   {self.network}\n  protocol  {self.protocol}\n")
+            if self.collectives:
+                out.write(f"  collectives {self.collectives}\n")
+            if self.contention != "none":
+                out.write(f"  contention {self.contention}\n")
+        if self.params:
+            out.write("  params    " + ", ".join(f"{k}={v}" for k, v in self.params.items())
+                      + "\n")
+        out.write(f"  elapsed   {_fmt_time(self.elapsed)}  (latest rank finish)\n\n")
+        out.write(f"  {'':8}{'mean':>12}{'min':>12}{'max':>12}{'% of elapsed':>14}\n")
+        el = self.elapsed or 1.0
+        for label, arr in (("calc", self.calc), ("wait", self.wait), ("comm", self.comm),
+                           ("finish", self.finish)):
+            out.write(f"  {label:<8}{_fmt_time(arr.mean()):>12}{_fmt_time(arr.min()):>12}"
+                      f"{_fmt_time(arr.max()):>12}{100 * arr.mean() / el:>13.1f}%\n")
+        out.write(f"\n  operations {self.total_ops:,}   messages {self.total_messages:,}   "
+                  f"bytes {self.total_bytes:,}\n")
+        out.write(f"  host time {self.host_seconds:.3f} s   events {self.events:,}   "
+                  f"{self.ops_per_second:,.0f} ops/s\n")
+        if self.distributed:
+            d = self.distributed
+            out.write(f"  host processes {d['processes']} ({d['partition']})   windows "
+                      f"{d['windows']:,}   events shipped {d['shipped']:,}\n")
+        return out.getvalue()
+
+    # -- serialisation --------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; floats are exact (Python's shortest round-trip repr)."""
+        return {
+            "format": FORMAT,
+            "program": self.program,
+            "ranks": self.ranks,
+            "network": self.network,
+            "protocol": self.protocol,
+            "collectives": self.collectives,
+            "contention": self.contention,
+            "params": self.params,
+            "elapsed": self.elapsed,
+            "totals": {
+                "calc": float(self.calc.sum()), "wait": float(self.wait.sum()),
+                "comm": float(self.comm.sum()), "ops": self.total_ops,
+                "messages": self.total_messages, "bytes": self.total_bytes,
+            },
+            "per_rank": {
+                "finish": self.finish.tolist(), "calc": self.calc.tolist(),
+                "wait": self.wait.tolist(), "comm": self.comm.tolist(),
+                "ops": self.ops.tolist(), "messages": self.messages.tolist(),
+                "bytes": self.bytes.tolist(),
+            },
+            "host": {"seconds": self.host_seconds, "events": self.events,
+                     "ops_per_second": self.ops_per_second,
+                     **({"distributed": self.distributed} if self.distributed else {})},
+        }
+
+    def to_json(self, path: str | Path) -> Path:
+        """Write the result as JSON (atomically)."""
+        return atomic_write_text(path, json.dumps(self.to_dict(), indent=1) + "\n")
+
+    def to_csv(self, path: str | Path) -> Path:
+        """Write one row per rank: rank, finish, calc, wait, comm, ops, messages, bytes."""
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["rank", "finish", "calc", "wait", "comm", "ops", "messages", "bytes"])
+        for r in range(self.ranks):
+            w.writerow([r, repr(float(self.finish[r])), repr(float(self.calc[r])),
+                        repr(float(self.wait[r])), repr(float(self.comm[r])),
+                        int(self.ops[r]), int(self.messages[r]), int(self.bytes[r])])
+        return atomic_write_text(path, buf.getvalue())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        """Rebuild a result from :meth:`to_dict` output."""
+        if data.get("format") != FORMAT:
+            raise ValueError(f"not a bsim result (format {data.get('format')!r}, "
+                             f"expected {FORMAT!r})")
+        pr = data["per_rank"]
+        host = data.get("host", {})
+        return cls(
+            ranks=data["ranks"], finish=np.array(pr["finish"], float),
+            calc=np.array(pr["calc"], float), wait=np.array(pr["wait"], float),
+            comm=np.array(pr["comm"], float), ops=np.array(pr["ops"], np.int64),
+            messages=np.array(pr["messages"], np.int64), bytes=np.array(pr["bytes"], np.int64),
+            network=data.get("network", ""), protocol=data.get("protocol", ""),
+            collectives=data.get("collectives", ""),
+            contention=data.get("contention", "none"),
+            program=data.get("program", ""), params=data.get("params", {}),
+            events=host.get("events", 0), host_seconds=host.get("seconds", 0.0),
+            distributed=host.get("distributed", {}))
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> Result:
+        """Read a result written by :meth:`to_json`."""
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def __repr__(self) -> str:
+        return (f"<Result ranks={self.ranks} elapsed={self.elapsed:.6g}s "
+                f"ops={self.total_ops} host={self.host_seconds:.3f}s>")
+
+
+def _fmt_time(seconds: float) -> str:
+    s = float(seconds)
+    if s == 0:
+        return "0 s"
+    a = abs(s)
+    if a >= 1:
+        return f"{s:.4f} s"
+    if a >= 1e-3:
+        return f"{s * 1e3:.4f} ms"
+    if a >= 1e-6:
+        return f"{s * 1e6:.4f} us"
+    return f"{s * 1e9:.4f} ns"

@@ -1,0 +1,747 @@
+"""Collective-cost models: the time ``T(op, P, nbytes)`` of one MPI collective.
+
+The engine asks a collective model how long one collective takes once every
+rank has arrived (``docs/collectives.md``; DESIGN.md, "Collectives").  Three
+sources are registered by name and built from spec strings:
+
+* ``analytic``: named algorithms (binomial tree, recursive doubling,
+  Rabenseifner, ring, Bruck, ...) costed from the point-to-point time of one
+  uncontended message, with MPICH's default choice per size;
+* ``clog``: seed 000's ``T(P) = c + d*log2(P)`` (Sec. III-C, "Collective
+  Communication");
+* ``table``: measured times interpolated linearly in process count and size
+  (seed 004, Sec. 3.C, the PRIMEQUEST method).
+
+**Size convention** (Chan et al. 2007; Thakur, Rabenseifner, Gropp 2005):
+``nbytes`` is the size of the whole vector the collective works on --
+the bcast buffer; the reduce/allreduce/scan vector; the root's buffer of
+gather/scatter (``P`` blocks); one rank's receive buffer of allgather and
+send buffer of alltoall (``P`` blocks); the input vector of reduce_scatter
+(each rank keeps ``nbytes/P``).  The v-variants (gatherv, allgatherv, ...)
+are costed as their plain op with the same total bytes.  barrier ignores it.
+
+``p2p`` is the time of one uncontended message as a function of its size:
+a callable ``(nbytes) -> seconds``, an object with ``latency`` and
+``bandwidth`` (Hockney ``l + s/w``), or a network model (its
+``cost(0, 1, nbytes)``).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from abc import ABC, abstractmethod
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+__all__ = [
+    "OPS", "ALGORITHMS", "DEFAULT_THRESHOLDS", "CLOG_MACHINES", "CollectiveSpecError",
+    "CollectiveModel", "COLLECTIVE_MODELS", "register_collective", "Analytic", "CLog", "Table",
+    "canonical_op", "as_p2p", "ceil_log2", "floor_pow2", "is_pow2", "share", "bruck_blocks",
+    "resolve_algorithm", "default_algorithm", "critical_path", "chain",
+    "build_collective_model", "describe_collective_models",
+]
+
+SimTime = float
+P2P = Callable[[float], float]
+#: The critical path of an algorithm: (message bytes, how many in a row).
+Steps = list[tuple[float, int]]
+
+OPS = ("barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgather",
+       "alltoall", "reduce_scatter", "scan", "exscan")
+_ALIASES = {"gatherv": "gather", "scatterv": "scatter", "allgatherv": "allgather",
+            "alltoallv": "alltoall", "alltoallw": "alltoall",
+            "reduce_scatter_block": "reduce_scatter"}
+
+#: Algorithms per op; the first of each is only a listing order, not the default.
+ALGORITHMS: dict[str, tuple[str, ...]] = {
+    "barrier": ("dissemination", "linear"),
+    "bcast": ("binomial", "scatter_doubling_allgather", "scatter_ring_allgather", "linear"),
+    "reduce": ("binomial", "rabenseifner", "linear"),
+    "allreduce": ("recursive_doubling", "rabenseifner", "ring", "reduce_bcast"),
+    "gather": ("binomial", "linear"),
+    "scatter": ("binomial", "linear"),
+    "allgather": ("recursive_doubling", "bruck", "ring"),
+    "alltoall": ("bruck", "pairwise"),
+    "reduce_scatter": ("recursive_halving", "pairwise", "ring"),
+    "scan": ("recursive_doubling", "linear"),
+    "exscan": ("recursive_doubling", "linear"),
+}
+
+#: MPICH 3.x defaults of the MPIR_CVAR_* size thresholds (bytes) used by
+#: :func:`default_algorithm`.
+DEFAULT_THRESHOLDS = {
+    "bcast_short": 12288, "bcast_long": 524288, "bcast_min_procs": 8,
+    "reduce_short": 2048, "allreduce_short": 2048,
+    "allgather_short": 81920, "allgather_long": 524288,
+    "alltoall_short": 256, "alltoall_min_procs": 8,
+    "redscat_long": 524288,
+}
+
+
+class CollectiveSpecError(ValueError):
+    """A collective model, op, algorithm or parameter is unknown or invalid."""
+
+
+# -- small shared arithmetic (also used by netmodels.collective_schedules) --------------
+
+def ceil_log2(n: int) -> int:
+    """``ceil(log2 n)`` for ``n >= 1`` (0 for 1), exact on integers."""
+    return (n - 1).bit_length()
+
+
+def floor_pow2(n: int) -> int:
+    """The largest power of two ``<= n`` (``n >= 1``)."""
+    return 1 << (n.bit_length() - 1)
+
+
+def is_pow2(n: int) -> bool:
+    """True if *n* is a power of two (1 included)."""
+    return n > 0 and n & (n - 1) == 0
+
+
+def share(nbytes: float, parts: int, whole: int) -> int | float:
+    """``nbytes * parts / whole``: an int when exact, else a float."""
+    if isinstance(nbytes, int):
+        q, r = divmod(nbytes * parts, whole)
+        if r == 0:
+            return q
+    return nbytes * parts / whole
+
+
+def bruck_blocks(nprocs: int, k: int) -> int:
+    """How many of the indices ``0 .. nprocs-1`` have bit *k* set (Bruck alltoall round k)."""
+    period = 1 << (k + 1)
+    return (nprocs // period) * (1 << k) + max(0, nprocs % period - (1 << k))
+
+
+def canonical_op(op: str) -> str:
+    """The op name in :data:`OPS` for *op* (case-insensitive; ``MPI_`` prefix and
+    v-variants accepted: ``"Allgatherv"`` -> ``"allgather"``)."""
+    if not isinstance(op, str):
+        raise CollectiveSpecError(f"collective op must be a string, got {op!r}")
+    name = op.strip().lower()
+    if name.startswith("mpi_"):
+        name = name[4:]
+    name = _ALIASES.get(name, name)
+    if name not in OPS:
+        raise CollectiveSpecError(
+            f"unknown collective op {op!r}; valid: {', '.join(OPS)} (and {', '.join(_ALIASES)})")
+    return name
+
+
+def as_p2p(p2p: Any) -> P2P:
+    """Normalise *p2p* to a callable ``(nbytes) -> seconds`` (see module docstring)."""
+    if callable(p2p):
+        return p2p
+    if hasattr(p2p, "latency") and hasattr(p2p, "bandwidth"):
+        latency, bandwidth = float(p2p.latency), float(p2p.bandwidth)
+        return lambda nbytes: latency + nbytes / bandwidth
+    if hasattr(p2p, "cost"):
+        return lambda nbytes: p2p.cost(0, 1, nbytes)
+    raise CollectiveSpecError(
+        f"p2p must be a callable (nbytes) -> seconds, an object with latency and bandwidth, "
+        f"or a network model; got {p2p!r}")
+
+
+def _check_call(nprocs: int, nbytes: float) -> None:
+    if isinstance(nprocs, bool) or not isinstance(nprocs, int) or nprocs < 1:
+        raise CollectiveSpecError(f"nprocs must be an int >= 1, got {nprocs!r}")
+    if (isinstance(nbytes, bool) or not isinstance(nbytes, (int, float))
+            or not math.isfinite(nbytes) or nbytes < 0):
+        raise CollectiveSpecError(f"nbytes must be a finite number >= 0, got {nbytes!r}")
+
+
+# -- algorithms: choice and critical path ---------------------------------------------
+
+def resolve_algorithm(op: str, algorithm: str, nprocs: int) -> str:
+    """The algorithm actually run for *algorithm* on *nprocs* ranks.
+
+    Raises :class:`CollectiveSpecError` for an unknown algorithm.  Two
+    power-of-two-only algorithms fall back as MPICH's selection would:
+    allgather ``recursive_doubling`` -> ``bruck`` and bcast
+    ``scatter_doubling_allgather`` -> ``scatter_ring_allgather``.
+    """
+    op = canonical_op(op)
+    if algorithm not in ALGORITHMS[op]:
+        raise CollectiveSpecError(
+            f"unknown {op} algorithm {algorithm!r}; valid: {', '.join(ALGORITHMS[op])}")
+    if not is_pow2(nprocs):
+        if op == "allgather" and algorithm == "recursive_doubling":
+            return "bruck"
+        if op == "bcast" and algorithm == "scatter_doubling_allgather":
+            return "scatter_ring_allgather"
+    return algorithm
+
+
+def default_algorithm(op: str, nprocs: int, nbytes: float) -> str:
+    """MPICH 3.x's default algorithm for *op* (thresholds in :data:`DEFAULT_THRESHOLDS`).
+
+    bcast: binomial if ``nbytes < 12288`` or ``P < 8``; else scatter +
+    recursive-doubling allgather if ``nbytes < 524288`` and ``P`` is a power of
+    two; else scatter + ring allgather.  reduce: rabenseifner if
+    ``nbytes > 2048`` and ``nbytes >= pof2(P)`` (MPICH: ``count >= pof2``;
+    we count bytes), else binomial.  allreduce: recursive doubling if
+    ``nbytes <= 2048`` or ``nbytes < pof2(P)``, else rabenseifner.  allgather
+    (total bytes): recursive doubling if ``< 524288`` and ``P`` a power of two,
+    else bruck if ``< 81920``, else ring.  alltoall (bytes per destination):
+    bruck if ``<= 256`` and ``P >= 8``, else pairwise (MPICH's medium
+    isend/irecv algorithm has the same contention-free cost).
+    reduce_scatter: recursive halving if ``nbytes < 524288``, else pairwise.
+    barrier: dissemination; gather/scatter: binomial; scan/exscan: recursive
+    doubling.
+    """
+    op = canonical_op(op)
+    _check_call(nprocs, nbytes)
+    th, P, n = DEFAULT_THRESHOLDS, nprocs, nbytes
+    if op == "bcast":
+        if n < th["bcast_short"] or P < th["bcast_min_procs"]:
+            return "binomial"
+        if n < th["bcast_long"] and is_pow2(P):
+            return "scatter_doubling_allgather"
+        return "scatter_ring_allgather"
+    if op == "reduce":
+        return "rabenseifner" if n > th["reduce_short"] and n >= floor_pow2(P) else "binomial"
+    if op == "allreduce":
+        if n <= th["allreduce_short"] or n < floor_pow2(P):
+            return "recursive_doubling"
+        return "rabenseifner"
+    if op == "allgather":
+        if n < th["allgather_long"] and is_pow2(P):
+            return "recursive_doubling"
+        return "bruck" if n < th["allgather_short"] else "ring"
+    if op == "alltoall":
+        block = n / P
+        return "bruck" if block <= th["alltoall_short"] and P >= th["alltoall_min_procs"] \
+            else "pairwise"
+    if op == "reduce_scatter":
+        return "recursive_halving" if n < th["redscat_long"] else "pairwise"
+    return {"barrier": "dissemination", "gather": "binomial", "scatter": "binomial",
+            "scan": "recursive_doubling", "exscan": "recursive_doubling"}[op]
+
+
+def critical_path(op: str, algorithm: str, nprocs: int, nbytes: float) -> Steps:
+    """The messages on the critical path of *algorithm*, in order, run-length coded.
+
+    The cost of the collective on a contention-free network is the sum of
+    ``p2p(size)`` over this list (:func:`chain`).  It is exactly the finish
+    time of the round-by-round evaluation of the twin schedule in
+    :mod:`netmodels.collective_schedules`.  Notation: ``K = ceil(log2 P)``,
+    ``P2 = floor_pow2(P)``, ``K2 = log2 P2``, ``b = nbytes/P``; non-powers
+    of two fold ``r = P - P2`` ranks into partners first (``fold``).
+    """
+    op = canonical_op(op)
+    _check_call(nprocs, nbytes)
+    alg = resolve_algorithm(op, algorithm, nprocs)
+    P, n = nprocs, nbytes
+    if P == 1:
+        return []
+    K = ceil_log2(P)
+    P2 = floor_pow2(P)
+    K2 = P2.bit_length() - 1
+    b = share(n, 1, P)
+    fold: Steps = [(n, 1)] if P != P2 else []
+    halving: Steps = [(share(n, 1, 1 << k), 1) for k in range(1, K2 + 1)]
+    subtrees: Steps = [(share(n, min(1 << i, P - (1 << i)), P), 1) for i in range(K)]
+    if alg == "linear":
+        if op == "barrier":
+            return [(0, 2 * (P - 1))]
+        return [(b if op in ("gather", "scatter") else n, P - 1)]
+    if (op, alg) in (("bcast", "binomial"), ("reduce", "binomial"),
+                     ("scan", "recursive_doubling"), ("exscan", "recursive_doubling")):
+        return [(n, K)]
+    if op == "barrier":                                      # dissemination
+        return [(0, K)]
+    if op == "gather" or (op, alg) == ("allgather", "bruck"):
+        return subtrees
+    if op == "scatter":
+        return subtrees[::-1]
+    if op == "bcast":
+        if alg == "scatter_ring_allgather":
+            return subtrees[::-1] + [(b, P - 1)]
+        return subtrees[::-1] + [(share(n, 1 << i, P), 1) for i in range(K)]
+    if op == "allgather":
+        if alg == "ring":
+            return [(b, P - 1)]
+        return [(share(n, 1 << i, P), 1) for i in range(K)]   # recursive doubling
+    if op == "alltoall":
+        if alg == "pairwise":
+            return [(b, P - 1)]
+        # Bruck: round k forwards every block whose index has bit k set.
+        return [(share(n, bruck_blocks(P, k), P), 1) for k in range(K)]
+    if op == "reduce_scatter":
+        if alg in ("pairwise", "ring"):
+            return [(b, P - 1)]
+        return fold + halving + ([(b, 1)] if fold else [])  # recursive halving
+    if op == "reduce":                                      # rabenseifner
+        return fold + halving + halving[::-1]
+    # allreduce
+    if alg == "recursive_doubling":
+        return fold + [(n, K2)] + fold
+    if alg == "rabenseifner":
+        return fold + halving + halving[::-1] + fold
+    if alg == "ring":
+        return [(b, 2 * (P - 1))]
+    return [(n, 2 * K)]                                      # reduce_bcast
+
+
+def chain(steps: Steps, p2p: Any) -> SimTime:
+    """Sum ``p2p(size)`` along *steps*, left to right (the order the evaluator adds)."""
+    cost = as_p2p(p2p)
+    t = 0.0
+    for size, count in steps:
+        c = cost(size)
+        for _ in range(count):
+            t += c
+    return t
+
+
+# -- models -----------------------------------------------------------------------------
+
+COLLECTIVE_MODELS: dict[str, type[CollectiveModel]] = {}
+
+
+def register_collective(cls: type[CollectiveModel]) -> type[CollectiveModel]:
+    """Class decorator: make *cls* buildable by its ``name`` from a spec string."""
+    if cls.name in COLLECTIVE_MODELS:
+        raise ValueError(f"collective model {cls.name!r} registered twice")
+    COLLECTIVE_MODELS[cls.name] = cls
+    return cls
+
+
+class CollectiveModel(ABC):
+    """Base class of collective-cost sources.
+
+    Subclasses set ``name``, ``parameters`` (spec key -> description) and
+    implement :meth:`time`, :meth:`from_items` and :meth:`spec`.
+    """
+
+    name: ClassVar[str] = ""
+    parameters: ClassVar[dict[str, str]] = {}
+
+    @abstractmethod
+    def time(self, op: str, nprocs: int, nbytes: float, p2p: Any = None) -> SimTime:
+        """Seconds one *op* takes on *nprocs* ranks for *nbytes* (see module docstring)."""
+
+    @classmethod
+    @abstractmethod
+    def from_items(cls, items: dict[str, str]) -> CollectiveModel:
+        """Build from the raw ``KEY=VALUE`` items of a spec string."""
+
+    @abstractmethod
+    def spec(self) -> str:
+        """The spec string that rebuilds this model."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec()}>"
+
+
+@register_collective
+class Analytic(CollectiveModel):
+    """Named algorithms costed from the p2p time of one message (Hockney ``a + s*b``).
+
+    With ``K = ceil(log2 P)``, ``P2 = floor_pow2(P)``, ``b = n/P`` and
+    ``t(s) = p2p(s)``; Hockney closed forms for ``P`` a power of two:
+
+    =====================  =================================  ==========================
+    algorithm              time                               Hockney, P = 2^K
+    =====================  =================================  ==========================
+    binomial bcast/reduce  ``K t(n)``                         ``K(a + n b)``
+    binomial gather/scat.  ``sum_i t(n min(2^i,P-2^i)/P)``    ``Ka + (P-1)/P n b``
+    linear                 ``(P-1) t(n)`` (``t(b)`` g/s)      root serialises
+    dissemination barrier  ``K t(0)``                         ``K a``
+    rec. doubling allred.  ``K t(n)`` (+2 t(n) folding)       ``K(a + n b)``
+    rabenseifner allred.   halving + doubling (+2 t(n))       ``2Ka + 2(P-1)/P n b``
+    ring allreduce         ``2(P-1) t(b)``                    ``2(P-1)a + 2(P-1)/P n b``
+    reduce_bcast           ``2K t(n)``                        ``2K(a + n b)``
+    rec. doubling allg.    ``sum_i t(2^i b)``                 ``Ka + (P-1)/P n b``
+    bruck allgather        as binomial gather                 ``Ka + (P-1)/P n b``
+    ring allgather         ``(P-1) t(b)``                     ``(P-1)a + (P-1)/P n b``
+    pairwise alltoall      ``(P-1) t(b)``                     ``(P-1)a + (P-1)/P n b``
+    bruck alltoall         ``sum_k t(b #{i<P: bit k of i})``  ``Ka + K n/2 b``
+    rec. halving red_sc.   ``sum_k t(n/2^k)`` (+fold)         ``Ka + (P-1)/P n b``
+    scan rec. doubling     ``K t(n)``                         ``K(a + n b)``
+    =====================  =================================  ==========================
+
+    bcast ``scatter_ring_allgather`` / ``scatter_doubling_allgather`` add the
+    binomial scatter and the ring / recursive-doubling allgather of the blocks
+    (van de Geijn's long-message bcast).  Full table: ``docs/collectives.md``.
+
+    Sources: Thakur, Rabenseifner, Gropp, "Optimization of collective
+    communication operations in MPICH" (IJHPCA 2005); Chan et al.,
+    "Collective communication: theory, practice, and experience" (CCPE 2007);
+    Bruck et al. (IEEE TPDS 1997).  Non-powers of two: recursive doubling,
+    Rabenseifner and recursive halving first fold the ``r = P - P2`` extra
+    ranks into partners with one full-size message and, for allreduce and
+    reduce_scatter, send the result back at the end (MPICH's scheme); the
+    tree, ring, pairwise, Bruck and dissemination algorithms work for any P.
+    Reduction arithmetic is not charged.  *algorithms* maps op -> algorithm
+    to override :func:`default_algorithm`.
+    """
+
+    name = "analytic"
+    parameters = {op: f"algorithm: {'|'.join(algs)}" for op, algs in ALGORITHMS.items()}
+
+    def __init__(self, algorithms: Mapping[str, str] | None = None) -> None:
+        self.algorithms: dict[str, str] = {}
+        for op, alg in (algorithms or {}).items():
+            name = canonical_op(op)
+            resolve_algorithm(name, alg, 1)                  # validates the name
+            self.algorithms[name] = alg
+
+    @classmethod
+    def from_items(cls, items: dict[str, str]) -> Analytic:
+        return cls(items)
+
+    def algorithm(self, op: str, nprocs: int, nbytes: float) -> str:
+        """The algorithm this model runs for *op* (override or MPICH default, resolved)."""
+        name = canonical_op(op)
+        chosen = self.algorithms.get(name) or default_algorithm(name, nprocs, nbytes)
+        return resolve_algorithm(name, chosen, nprocs)
+
+    def time(self, op: str, nprocs: int, nbytes: float, p2p: Any = None) -> SimTime:
+        if p2p is None:
+            raise CollectiveSpecError("the analytic collective model needs p2p (message time)")
+        alg = self.algorithm(op, nprocs, nbytes)
+        return chain(critical_path(op, alg, nprocs, nbytes), p2p)
+
+    def spec(self) -> str:
+        items = ",".join(f"{op}={alg}" for op, alg in self.algorithms.items())
+        return f"analytic:{items}" if items else "analytic"
+
+
+#: Seed 000's fitted allreduce parameters ``(c, d)`` in seconds.
+CLOG_MACHINES: dict[str, tuple[float, float]] = {
+    "power5": (0.0, 3.65e-6),      # seed 000, Sec. III (POWER5+): c = 0, d = 3.65 us
+    "xt5": (238e-6, 51e-6),        # seed 000, Sec. V-B (Cray XT5): a = 238 us, b = 51 us
+    "xe6": (21.5e-6, 8.5e-6),      # seed 000, Sec. V-C (Cray XE6): a = 21.5 us, b = 8.5 us
+}
+
+
+@register_collective
+class CLog(CollectiveModel):
+    """Seed 000's small-message collective: ``T(P) = c + d*log2(P)`` (seconds).
+
+    ``c`` is the startup overhead and ``d`` the time per tree level (seed 000,
+    Sec. III-C "Collective Communication"; fitted to allreduce).  The size is
+    ignored.  ``c``/``d`` apply to every op; ``per_op`` (``{"allreduce":
+    {"c": .., "d": ..}}``) overrides them per op; ``machine`` (power5, xt5,
+    xe6) sets allreduce's pair from the seed.  An op with no ``c`` or no
+    ``d`` raises an error naming the op.  ``P = 1`` gives ``c``.
+    """
+
+    name = "clog"
+    parameters = {"c": "seconds, startup (all ops)", "d": "seconds per log2 level (all ops)",
+                  "OP.c": "c for one op", "OP.d": "d for one op",
+                  "machine": f"allreduce c,d of seed 000: {', '.join(CLOG_MACHINES)}"}
+
+    def __init__(self, c: float | None = None, d: float | None = None,
+                 per_op: Mapping[str, Mapping[str, float]] | None = None,
+                 machine: str | None = None) -> None:
+        self.c, self.d, self.machine = c, d, machine
+        self.per_op: dict[str, dict[str, float]] = {}
+        if machine is not None:
+            if machine not in CLOG_MACHINES:
+                raise CollectiveSpecError(
+                    f"clog: unknown machine {machine!r}; valid: {', '.join(CLOG_MACHINES)}")
+            mc, md = CLOG_MACHINES[machine]
+            self.per_op["allreduce"] = {"c": mc, "d": md}
+        for op, params in (per_op or {}).items():
+            name = canonical_op(op)
+            for key, value in params.items():
+                if key not in ("c", "d"):
+                    raise CollectiveSpecError(f"clog: unknown parameter {op}.{key}; valid: c, d")
+                self.per_op.setdefault(name, {})[key] = value
+        checks: list[tuple[str, float | None]] = [("c", c), ("d", d)]
+        checks += [(f"{op}.{k}", v) for op, p in self.per_op.items() for k, v in p.items()]
+        for where, val in checks:
+            if val is not None and (not isinstance(val, (int, float))
+                                    or not math.isfinite(val) or val < 0):
+                raise CollectiveSpecError(f"clog: {where} must be a finite number >= 0, "
+                                          f"got {val!r}")
+
+    @classmethod
+    def from_items(cls, items: dict[str, str]) -> CLog:
+        kwargs: dict[str, Any] = {}
+        per_op: dict[str, dict[str, float]] = {}
+        for key, value in items.items():
+            if key == "machine":
+                kwargs["machine"] = value
+            elif key in ("c", "d"):
+                kwargs[key] = _float("clog", key, value)
+            elif "." in key:
+                op, _, param = key.partition(".")
+                per_op.setdefault(op, {})[param] = _float("clog", key, value)
+            else:
+                raise CollectiveSpecError(f"clog: unknown parameter {key!r}; valid: "
+                                          + ", ".join(cls.parameters))
+        return cls(per_op=per_op, **kwargs)
+
+    def coefficients(self, op: str) -> tuple[float, float]:
+        """``(c, d)`` for *op*; raises naming the op if either is missing."""
+        name = canonical_op(op)
+        own = self.per_op.get(name, {})
+        c, d = own.get("c", self.c), own.get("d", self.d)
+        if c is None or d is None:
+            missing = " and ".join(k for k, v in (("c", c), ("d", d)) if v is None)
+            raise CollectiveSpecError(f"clog: no {missing} for op {name!r}; give {name}.c/"
+                                      f"{name}.d or global c/d")
+        return float(c), float(d)
+
+    def time(self, op: str, nprocs: int, nbytes: float, p2p: Any = None) -> SimTime:
+        _check_call(nprocs, nbytes)
+        c, d = self.coefficients(op)
+        return c + d * math.log2(nprocs)
+
+    def spec(self) -> str:
+        items = [f"{k}={v}" for k, v in (("c", self.c), ("d", self.d)) if v is not None]
+        if self.machine:
+            items.append(f"machine={self.machine}")
+        machine_pair = CLOG_MACHINES.get(self.machine or "")
+        for op, params in self.per_op.items():
+            for k, v in params.items():
+                if not (op == "allreduce" and machine_pair
+                        and v == machine_pair[0 if k == "c" else 1]):
+                    items.append(f"{op}.{k}={v}")
+        return "clog:" + ",".join(items) if items else "clog"
+
+
+def _float(model: str, key: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise CollectiveSpecError(f"{model}: {key} must be a number, got {text!r}") from None
+
+
+_OUTSIDE = ("extrapolate", "clamp", "error")
+
+
+def _interp(xs: list[float], ys: list[float], x: float, outside: str, what: str) -> float:
+    """Piecewise-linear ``y(x)`` through sorted *xs*; *outside* rules beyond the ends."""
+    if len(xs) == 1:
+        return ys[0]
+    if x < xs[0] or x > xs[-1]:
+        if outside == "error":
+            raise CollectiveSpecError(f"table: {what} {x} outside measured range "
+                                      f"[{xs[0]}, {xs[-1]}]")
+        if outside == "clamp":
+            return ys[0] if x < xs[0] else ys[-1]
+        i = 0 if x < xs[0] else len(xs) - 2
+    else:
+        i = min(bisect_right(xs, x) - 1, len(xs) - 2)
+    w = (x - xs[i]) / (xs[i + 1] - xs[i])
+    return ys[i] * (1.0 - w) + ys[i + 1] * w        # exact at both segment ends
+
+
+@register_collective
+class Table(CollectiveModel):
+    """Measured collective times, interpolated linearly in size and in P (seed 004, Sec. 3.C).
+
+    The PRIMEQUEST method: each collective was timed "varying the data size
+    and the number of processes" and the measurements "linearly
+    interpolated".  For each op, each measured process count is a row of
+    ``(nbytes, seconds)`` points; a query interpolates linearly in size within
+    the two rows whose P bracket the query, then linearly in P between them
+    (bilinear on a full grid; rows may have different sizes).  Beyond the
+    measured range ``outside`` decides: ``extrapolate`` (default; the end
+    segment's line, floored at 0 s), ``clamp`` (the end value) or ``error``.
+
+    CSV columns (header required, any order, extra columns ignored): ``op,
+    nprocs, nbytes, seconds``; ``#`` lines are comments.  Errors (naming file
+    and line): missing columns, bad numbers, duplicate ``(op, nprocs,
+    nbytes)``, times that fall with growing size while ``monotone`` is true,
+    fewer than 2 process counts per op or 2 sizes per row (barrier rows may
+    have one point: its size is ignored), and queries for ops not in the table.
+    """
+
+    name = "table"
+    parameters = {"path": "CSV file with columns op,nprocs,nbytes,seconds",
+                  "outside": "extrapolate|clamp|error beyond the measured range",
+                  "monotone": "true|false: require time non-decreasing in size"}
+
+    def __init__(self, path: str | Path | None = None, *,
+                 points: Iterable[tuple[str, int, float, float]] | None = None,
+                 outside: str = "extrapolate", monotone: bool = True) -> None:
+        if outside not in _OUTSIDE:
+            raise CollectiveSpecError(f"table: outside must be one of {', '.join(_OUTSIDE)}, "
+                                      f"got {outside!r}")
+        if (path is None) == (points is None):
+            raise CollectiveSpecError("table: give exactly one of path and points")
+        self.path = None if path is None else str(path)
+        self.outside, self.monotone = outside, bool(monotone)
+        where = self.path or "points"
+        rows = _read_csv(Path(path)) if path is not None else [
+            (f"{where}[{i}]", *p) for i, p in enumerate(points or [])]
+        self._ops = self._build(rows, where)
+
+    @classmethod
+    def from_items(cls, items: dict[str, str]) -> Table:
+        unknown = sorted(set(items) - set(cls.parameters))
+        if unknown:
+            raise CollectiveSpecError(f"table: unknown parameter(s) {', '.join(unknown)}; "
+                                      f"valid: {', '.join(cls.parameters)}")
+        if "path" not in items:
+            raise CollectiveSpecError("table: missing path=FILE.csv")
+        mono = items.get("monotone", "true").strip().lower()
+        if mono not in ("true", "false"):
+            raise CollectiveSpecError(f"table: monotone must be true or false, got {mono!r}")
+        return cls(items["path"], outside=items.get("outside", "extrapolate"),
+                   monotone=mono == "true")
+
+    def _build(self, rows: list[tuple[str, str, int, float, float]], where: str
+               ) -> dict[str, tuple[list[int], list[tuple[list[float], list[float]]]]]:
+        seen: dict[tuple[str, int, float], str] = {}
+        grid: dict[str, dict[int, list[tuple[float, float]]]] = {}
+        for loc, op, nprocs, nbytes, seconds in rows:
+            try:
+                name = canonical_op(op)
+            except CollectiveSpecError as exc:
+                raise CollectiveSpecError(f"{loc}: {exc}") from None
+            if isinstance(nprocs, bool) or not isinstance(nprocs, int) or nprocs < 1:
+                raise CollectiveSpecError(f"{loc}: nprocs must be an int >= 1, got {nprocs!r}")
+            for key, value in (("nbytes", nbytes), ("seconds", seconds)):
+                if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                    raise CollectiveSpecError(f"{loc}: {key} must be a finite number >= 0, "
+                                              f"got {value!r}")
+            key3 = (name, nprocs, float(nbytes))
+            if key3 in seen:
+                raise CollectiveSpecError(f"{loc}: duplicate point {name} nprocs={nprocs} "
+                                          f"nbytes={nbytes} (first at {seen[key3]})")
+            seen[key3] = loc
+            grid.setdefault(name, {}).setdefault(nprocs, []).append((float(nbytes),
+                                                                     float(seconds)))
+        if not grid:
+            raise CollectiveSpecError(f"table {where}: no points")
+        ops = {}
+        for name, by_p in grid.items():
+            if len(by_p) < 2:
+                raise CollectiveSpecError(
+                    f"table {where}: too few points for {name}: need >= 2 process counts, "
+                    f"got {sorted(by_p)}")
+            rows_out = []
+            for nprocs in sorted(by_p):
+                pts = sorted(by_p[nprocs])
+                if len(pts) < 2 and name != "barrier":
+                    raise CollectiveSpecError(
+                        f"table {where}: too few points for {name} nprocs={nprocs}: need >= 2 "
+                        f"sizes, got {len(pts)}")
+                if self.monotone:
+                    for (s0, t0), (s1, t1) in zip(pts, pts[1:], strict=False):
+                        if t1 < t0:
+                            raise CollectiveSpecError(
+                                f"table {where}: non-monotone {name} nprocs={nprocs}: "
+                                f"{t0} s at {s0:g} B but {t1} s at {s1:g} B (monotone=false "
+                                f"to allow)")
+                rows_out.append(([s for s, _ in pts], [t for _, t in pts]))
+            ops[name] = (sorted(by_p), rows_out)
+        return ops
+
+    @property
+    def ops(self) -> list[str]:
+        """The ops this table has measurements for."""
+        return sorted(self._ops)
+
+    def time(self, op: str, nprocs: int, nbytes: float, p2p: Any = None) -> SimTime:
+        name = canonical_op(op)
+        _check_call(nprocs, nbytes)
+        if name not in self._ops:
+            raise CollectiveSpecError(f"table {self.path or 'points'}: no measurements for "
+                                      f"{name}; it has {', '.join(self.ops)}")
+        ps, rows = self._ops[name]
+        # The one or two rows that bracket nprocs (end rows when outside).
+        j = min(max(bisect_right(ps, nprocs) - 1, 0), len(ps) - 2)
+        pair = [j, j + 1]
+        if self.outside == "clamp" and (nprocs <= ps[0] or nprocs >= ps[-1]):
+            pair = [0] if nprocs <= ps[0] else [len(ps) - 1]
+        per_row = [_interp(*rows[k], float(nbytes), self.outside, f"{name} nbytes")
+                   for k in pair]
+        value = _interp([float(ps[k]) for k in pair], per_row, float(nprocs), self.outside,
+                        f"{name} nprocs")
+        return max(value, 0.0)
+
+    def spec(self) -> str:
+        if self.path is None:
+            raise CollectiveSpecError("table built from points has no spec string")
+        return f"table:path={self.path},outside={self.outside}," \
+               f"monotone={str(self.monotone).lower()}"
+
+
+def _read_csv(path: Path) -> list[tuple[str, str, int, float, float]]:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise CollectiveSpecError(f"table: cannot read {path}: {exc.strerror}") from None
+    lines = [(i, ln) for i, ln in enumerate(text.splitlines(), 1)
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    if not lines:
+        raise CollectiveSpecError(f"table {path}: empty file")
+    reader = csv.reader([ln for _, ln in lines])
+    header = [h.strip().lower() for h in next(reader)]
+    need = ("op", "nprocs", "nbytes", "seconds")
+    missing = [c for c in need if c not in header]
+    if missing:
+        raise CollectiveSpecError(f"{path}:{lines[0][0]}: missing column(s) {', '.join(missing)}"
+                                  f"; need {', '.join(need)}")
+    col = {c: header.index(c) for c in need}
+    out = []
+    for (lineno, _), fields in zip(lines[1:], reader, strict=False):
+        loc = f"{path}:{lineno}"
+        try:
+            op = fields[col["op"]].strip()
+            raw = {c: fields[col[c]].strip() for c in need[1:]}
+        except IndexError:
+            raise CollectiveSpecError(f"{loc}: expected {len(header)} fields, got "
+                                      f"{len(fields)}") from None
+        try:
+            nprocs_f, nbytes, seconds = (float(raw[c]) for c in need[1:])
+        except ValueError:
+            raise CollectiveSpecError(f"{loc}: nprocs, nbytes and seconds must be numbers, "
+                                      f"got {list(raw.values())}") from None
+        if not nprocs_f.is_integer():
+            raise CollectiveSpecError(f"{loc}: nprocs must be an integer, got {raw['nprocs']}")
+        out.append((loc, op, int(nprocs_f), nbytes, seconds))
+    return out
+
+
+# -- spec strings -----------------------------------------------------------------------
+
+def build_collective_model(spec: str | CollectiveModel) -> CollectiveModel:
+    """Build a collective model from ``NAME[:KEY=VALUE[,KEY=VALUE]...]`` (or return *spec*).
+
+    ``analytic`` (``analytic:allreduce=ring,bcast=binomial``), ``clog``
+    (``clog:c=1e-6,d=2e-6,allreduce.d=3.65e-6`` or ``clog:machine=xt5``),
+    ``table`` (``table:path=coll.csv,outside=clamp,monotone=false``).
+    Values are not parsed until the model reads them; a path may not contain
+    a comma.  Errors list the valid names and keys.
+    """
+    if isinstance(spec, CollectiveModel):
+        return spec
+    if not isinstance(spec, str):
+        raise CollectiveSpecError(f"collective model must be a spec string or a "
+                                  f"CollectiveModel, got {spec!r}")
+    name, _, rest = spec.strip().partition(":")
+    name = name.strip().lower()
+    cls = COLLECTIVE_MODELS.get(name)
+    if cls is None:
+        raise CollectiveSpecError(f"unknown collective model {name!r}; valid: "
+                                  f"{', '.join(sorted(COLLECTIVE_MODELS))}")
+    items: dict[str, str] = {}
+    for item in filter(str.strip, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise CollectiveSpecError(f"collective spec {spec!r}: expected KEY=VALUE, "
+                                      f"got {item!r}")
+        items[key.strip()] = value.strip()
+    return cls.from_items(items)
+
+
+def describe_collective_models() -> str:
+    """One block per registered collective model: its name, formula line and keys."""
+    lines = []
+    for name in sorted(COLLECTIVE_MODELS):
+        cls = COLLECTIVE_MODELS[name]
+        lines.append(f"{name}: {(cls.__doc__ or '').strip().splitlines()[0]}")
+        lines.extend(f"    {key:<16} {text}" for key, text in cls.parameters.items())
+    return "\n".join(lines)

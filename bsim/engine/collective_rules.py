@@ -287,20 +287,20 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
         _run_algorithm(vr, comm, key, inst, me, cop, alg, nbytes)
         return inst, me, None
     req = Request(vr, RECV, op)
-    req._src = COLLECTIVE
+    req.src = COLLECTIVE
     inst.reqs[me] = req
     T_of = inst.cost_fn  # type: ignore[assignment]
     if size == 1:
-        req._resolve(t, T_of(me), t)
+        req.resolve(t, T_of(me), t)
         return inst, me, req
     if kind == FANOUT:
         if me == root:
-            req._resolve(t, T_of(me), t)
+            req.resolve(t, T_of(me), t)
         elif inst.root_known:
             rt: float = inst.root_t  # type: ignore[assignment]
-            req._resolve(rt, T_of(me), rt)
+            req.resolve(rt, T_of(me), rt)
     elif kind == FANIN and me != root:
-        req._resolve(t, T_of(me), t)
+        req.resolve(t, T_of(me), t)
     _schedule_completion(eng, inst)
     return inst, me, req
 
@@ -329,18 +329,18 @@ def _complete(inst: CollInstance) -> None:
         m = inst.max_t
         for r, req in enumerate(reqs):
             if req is not None:
-                req._resolve(m, T_of(r), m)  # type: ignore[misc]
+                req.resolve(m, T_of(r), m)  # type: ignore[misc]
     elif kind == FANOUT:
         inst.root_known = True
         rt: float = inst.root_t  # type: ignore[assignment]
         for r, req in enumerate(reqs):
             if req is not None and r != root:
-                req._resolve(rt, T_of(r), rt)  # type: ignore[misc]
+                req.resolve(rt, T_of(r), rt)  # type: ignore[misc]
     else:
         req = reqs[root]
         if req is not None:
             m = inst.max_t
-            req._resolve(m, T_of(root), m)  # type: ignore[misc]
+            req.resolve(m, T_of(root), m)  # type: ignore[misc]
 
 
 def finalize(vr: VirtualRank, comm: Comm, inst: CollInstance) -> None:
@@ -455,8 +455,8 @@ def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: Coll
         reqs = []
         for src, _size in recvs:   # receive sizes are implied by the matching sends
             req = Request(vr, RECV, inst.op)
-            req._ctx, req._src, req._tag = ctx, comm._world(src, vr), k
-            req._t_post = vr.clock
+            req.ctx, req.src, req.tag = ctx, comm._world(src, vr), k
+            req.t_post = vr.clock
             post_receive(vr, req)
             reqs.append(req)
         for dst, n in sends:

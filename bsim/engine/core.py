@@ -319,8 +319,8 @@ class Engine(simpy.Environment):
             if not vr.finished:
                 call = vr.pending or "?"
                 if vr.waitset:
-                    waiting = [r.describe() for r in vr.waitset if r._avail is None]
-                    if len(vr.waitset) == 1 and vr.waitset[0]._call == call:
+                    waiting = [r.describe() for r in vr.waitset if r.avail is None]
+                    if len(vr.waitset) == 1 and vr.waitset[0].call == call:
                         call = waiting[0] if waiting else call
                     else:
                         call += " on " + ", ".join(waiting)

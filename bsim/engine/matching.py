@@ -92,8 +92,8 @@ def mailbox(vr: VirtualRank) -> Mailbox:
 
 
 def _matches(req: Request, msg: Message) -> bool:
-    return (req._ctx == msg.ctx and (req._src == ANY_SOURCE or req._src == msg.src)
-            and (req._tag == ANY_TAG or req._tag == msg.tag))
+    return (req.ctx == msg.ctx and (req.src == ANY_SOURCE or req.src == msg.src)
+            and (req.tag == ANY_TAG or req.tag == msg.tag))
 
 
 def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
@@ -104,11 +104,11 @@ def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
         box = dst.box = Mailbox()
     posted = box.posted
     for i, req in enumerate(posted):
-        if (req._ctx == msg.ctx and (req._src == ANY_SOURCE or req._src == msg.src)
-                and (req._tag == ANY_TAG or req._tag == msg.tag)):
+        if (req.ctx == msg.ctx and (req.src == ANY_SOURCE or req.src == msg.src)
+                and (req.tag == ANY_TAG or req.tag == msg.tag)):
             del posted[i]
             if dst.engine.tracer is not None:
-                req._flow = msg
+                req.flow = msg
             dst.engine.protocol.matched(req, msg)
             return
     box.unexpected.append(msg)
@@ -116,7 +116,7 @@ def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
         for req in list(box.probers):
             if _matches(req, msg):
                 box.probers.remove(req)
-                req._resolve(now, 0.0, msg.t_send)
+                req.resolve(now, 0.0, msg.t_send)
 
 
 def post_receive(vr: VirtualRank, req: Request) -> None:
@@ -124,11 +124,11 @@ def post_receive(vr: VirtualRank, req: Request) -> None:
     box = mailbox(vr)
     unexpected = box.unexpected
     for i, msg in enumerate(unexpected):
-        if (req._ctx == msg.ctx and (req._src == ANY_SOURCE or req._src == msg.src)
-                and (req._tag == ANY_TAG or req._tag == msg.tag)):
+        if (req.ctx == msg.ctx and (req.src == ANY_SOURCE or req.src == msg.src)
+                and (req.tag == ANY_TAG or req.tag == msg.tag)):
             del unexpected[i]
             if vr.engine.tracer is not None:
-                req._flow = msg
+                req.flow = msg
             vr.engine.protocol.matched(req, msg)
             return
     box.posted.append(req)

@@ -63,19 +63,19 @@ __all__ = ["Protocol", "BsimProtocol", "LogGPProtocol", "build_protocol", "PROTO
 
 def transfer_payload(req: Request, msg: Message) -> None:
     """Fill the receive request's status and data from the matched message."""
-    req._status = (msg.src_crank, msg.tag, msg.nbytes)
-    info = req._rinfo
+    req.envelope = (msg.src_crank, msg.tag, msg.nbytes)
+    info = req.rinfo
     if info is not None:
         if msg.nbytes > info.nbytes:
-            req._error = TruncationError(
-                f"rank {req._owner.rank}: {req._call}: message of {msg.nbytes} bytes from "  # type: ignore[union-attr]
+            req.error = TruncationError(
+                f"rank {req.owner.rank}: {req.call}: message of {msg.nbytes} bytes from "  # type: ignore[union-attr]
                 f"rank {msg.src_crank} (tag {msg.tag}) truncated: receive buffer holds "
                 f"{info.nbytes} bytes")
             return
         if info.mem is not None and msg.payload is not None and not msg.lower:
             info.mem[:msg.nbytes] = msg.payload
     elif msg.lower:
-        req._payload = msg.payload
+        req.payload = msg.payload
 
 
 class Protocol(ABC):
@@ -182,8 +182,8 @@ class BsimProtocol(Protocol):
             vr.comm += sc
             vr.clock = t + sc
             if vr.engine.tracer is not None:
-                vr.engine.tracer.span(vr.rank, "comm", req._call, t, t + sc)
-        req._resolve(t, 0.0, t)
+                vr.engine.tracer.span(vr.rank, "comm", req.call, t, t + sc)
+        req.resolve(t, 0.0, t)
 
     def matched(self, req: Request, msg: Message) -> None:
         transfer_payload(req, msg)
@@ -192,9 +192,9 @@ class BsimProtocol(Protocol):
             if cost is None:
                 self._flow_wait[msg] = req   # resolved when the flow ends
             else:
-                req._resolve(msg.t_send, cost, msg.t_send)
+                req.resolve(msg.t_send, cost, msg.t_send)
             return
-        req._resolve(msg.t_send, self.net.cost(msg.src, msg.dst, msg.nbytes),  # type: ignore[union-attr]
+        req.resolve(msg.t_send, self.net.cost(msg.src, msg.dst, msg.nbytes),  # type: ignore[union-attr]
                      msg.t_send)
 
     def _flow_done(self, done: float, delay: float, start: float, msg: Message) -> None:
@@ -206,7 +206,7 @@ class BsimProtocol(Protocol):
         if req is None:
             self._flow_cost[msg] = cost
         else:
-            req._resolve(msg.t_send, cost, msg.t_send)
+            req.resolve(msg.t_send, cost, msg.t_send)
 
 
 class LogGPProtocol(Protocol):
@@ -257,7 +257,7 @@ class LogGPProtocol(Protocol):
         vr.clock = t + o
         eng = vr.engine
         if o and eng.tracer is not None:
-            eng.tracer.span(vr.rank, "comm", req._call, t, t + o)
+            eng.tracer.span(vr.rank, "comm", req.call, t, t + o)
         if n <= self.eager_limit and not synchronous:
             start = t + o
             if vr.nic_free > start:
@@ -266,11 +266,11 @@ class LogGPProtocol(Protocol):
             if self.fabric is not None:
                 self.fabric.start_flow(start, vr.rank, dst.rank, n, self._on_eager, msg,
                                        ordered=True)
-                req._resolve(t + o, 0.0, t)
+                req.resolve(t + o, 0.0, t)
                 return
             arrival = self._fifo(vr, dst.rank, start + net.wire(vr.rank, dst.rank, n))  # type: ignore[union-attr]
             self._deliver_at(vr, dst.rank, msg, arrival)
-            req._resolve(t + o, 0.0, t)
+            req.resolve(t + o, 0.0, t)
         else:
             msg.rendezvous = True
             msg.sreq = req
@@ -286,12 +286,12 @@ class LogGPProtocol(Protocol):
         net = self.net
         o_r = net.recv_overhead(msg.nbytes)  # type: ignore[union-attr]
         if not msg.rendezvous:
-            req._resolve(msg.visible, o_r, msg.t_send)
+            req.resolve(msg.visible, o_r, msg.t_send)
             return
         # clear-to-send leaves when both the request-to-send and the receive are there
-        cts_leave = max(msg.visible, req._t_post)
+        cts_leave = max(msg.visible, req.t_post)
         cts_arrival = cts_leave + net.wire(msg.dst, msg.src, 0)  # type: ignore[union-attr]
-        receiver = req._owner
+        receiver = req.owner
         assert receiver is not None
         receiver.seq += 1
         key = receiver.keybase | receiver.seq
@@ -310,7 +310,7 @@ class LogGPProtocol(Protocol):
         gap = net.gap(src, nbytes)  # type: ignore[union-attr]
         sender.nic_free = start + gap
         sreq = cts.sreq if cts.sreq is not None else eng.handles.pop(cts.msg_key)
-        sreq._resolve(start + gap, 0.0, cts.t_post)
+        sreq.resolve(start + gap, 0.0, cts.t_post)
         if self.fabric is not None:
             self.fabric.start_flow(start, src, dst, nbytes, self._data_done,
                                    (cts.req, cts.msg, cts.o_r))
@@ -338,7 +338,7 @@ class LogGPProtocol(Protocol):
         arrival = start + self.net.wire(msg.src, msg.dst, msg.nbytes) + delay  # type: ignore[union-attr]
         if arrival < done:
             arrival = done
-        req._resolve(arrival, o_r, msg.t_send)
+        req.resolve(arrival, o_r, msg.t_send)
 
 
 class ClearToSend(NetEvent):
@@ -359,7 +359,7 @@ class ClearToSend(NetEvent):
             self.t_send, self.msg_key, self.sreq = msg.t_send, msg.key, msg.sreq
         self.msg = msg
         self.req = req
-        self.t_post = req._t_post if req is not None else 0.0
+        self.t_post = req.t_post if req is not None else 0.0
         self.o_r = o_r
         self.key = key
 
@@ -390,7 +390,7 @@ class DataArrival(NetEvent):
 
     def run(self, engine: Engine) -> None:
         req = self.req if self.req is not None else engine.handles.pop(self.key)
-        req._resolve(self.arrival, self.o_r, self.t_send)
+        req.resolve(self.arrival, self.o_r, self.t_send)
 
     def to_wire(self, engine: Engine) -> tuple[Any, ...]:
         return ("D", self.key, self.arrival, self.o_r, self.t_send)

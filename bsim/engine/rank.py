@@ -126,7 +126,7 @@ class VirtualRank:
             if self.unknown == 0:
                 self.wake(max(self.engine._now, self.clock))
         elif mode == 2:
-            avail: float = req._avail  # type: ignore[assignment]   # resolved: a float
+            avail: float = req.avail  # type: ignore[assignment]   # resolved: a float
             # a bsim receive resolves when its message becomes visible, after avail
             t = max(self.clock, avail, self.engine._now)
             if t < self.wake_at:
@@ -146,8 +146,8 @@ class VirtualRank:
         """
         unknown = 0
         for r in reqs:
-            if r._avail is None:
-                r._waited = True
+            if r.avail is None:
+                r.waited = True
                 unknown += 1
         if unknown:
             self.waitset = reqs
@@ -157,17 +157,17 @@ class VirtualRank:
             self.wait_mode = 0
             self.waitset = None
             for r in reqs:
-                r._waited = False
+                r.waited = False
         if len(reqs) > 1:
             reqs = sorted(reqs, key=_avail_of)
         t = self.clock
         wait = comm = 0.0
         tracer = self.engine.tracer
         for r in reqs:
-            avail: float = r._avail  # type: ignore[assignment]   # every request is resolved here
+            avail: float = r.avail  # type: ignore[assignment]   # every request is resolved here
             if avail > t:
                 idle = avail - t
-                w = r._partner - t
+                w = r.partner - t
                 if w > idle:
                     w = idle
                 if w > 0.0:
@@ -178,13 +178,13 @@ class VirtualRank:
                 if tracer is not None:
                     _trace_idle(tracer, self.rank, call, t, max(w, 0.0), avail)
                 t = avail
-            t += r._cost
-            comm += r._cost
+            t += r.cost
+            comm += r.cost
             if tracer is not None:
-                if r._cost > 0.0:
-                    tracer.span(self.rank, "comm", call, t - r._cost, t)
-                if r._flow is not None:
-                    m = r._flow
+                if r.cost > 0.0:
+                    tracer.span(self.rank, "comm", call, t - r.cost, t)
+                if r.flow is not None:
+                    m = r.flow
                     tracer.message(m.src, m.dst, m.nbytes, m.tag, m.t_send, t)
         self.wait += wait
         self.comm += comm
@@ -203,14 +203,14 @@ class VirtualRank:
             best = -1
             best_avail = math.inf
             for i, r in enumerate(reqs):
-                a = r._avail
+                a = r.avail
                 if a is not None and a < best_avail:
                     best, best_avail = i, a
             when = max(self.clock, best_avail)
             if best >= 0 and when <= self.engine._now:
                 break
             for r in reqs:
-                r._waited = True
+                r.waited = True
             self.waitset = reqs
             self.wait_mode = 2
             self.wake_at = math.inf
@@ -220,7 +220,7 @@ class VirtualRank:
             self.wait_mode = 0
             self.waitset = None
             for r in reqs:
-                r._waited = False
+                r.waited = False
         self.settle([reqs[best]], call)
         return best
 
@@ -244,7 +244,7 @@ def _trace_idle(tracer: Any, rank: int, call: str, t: float, w: float, avail: fl
 
 
 def _avail_of(r: Request) -> float:
-    return r._avail  # type: ignore[return-value]
+    return r.avail  # type: ignore[return-value]
 
 
 def current_or_none() -> VirtualRank | None:

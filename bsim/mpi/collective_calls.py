@@ -107,7 +107,7 @@ class CollectiveMethods:
                      post: Any) -> Request:
         """Wrap a nonblocking collective's request; *post()* runs at completion."""
         assert req is not None
-        req._post = lambda: self._done(vr, inst, post())
+        req.post = lambda: self._done(vr, inst, post())
         return req
 
     # -- barrier and broadcast ----------------------------------------------

@@ -199,11 +199,11 @@ class Comm(CollectiveMethods, CommManagement):
         if req is None:
             req = Request(vr, SEND, call)
         else:
-            req._reset(SEND)  # type: ignore[attr-defined]   # a started Prequest
+            req.reset(SEND)  # type: ignore[attr-defined]   # a started Prequest
         if dest.__class__ is not int or tag.__class__ is not int:
             dest, tag = _as_int(dest), _as_int(tag)
         if dest == PROC_NULL:
-            req._resolve(vr.clock, 0.0, vr.clock)
+            req.resolve(vr.clock, 0.0, vr.clock)
             return req
         self._check_dest(vr, dest, tag, call)
         dst = vr.engine.ranks[self._world(dest, vr)]
@@ -219,22 +219,22 @@ class Comm(CollectiveMethods, CommManagement):
         if req is None:
             req = Request(vr, RECV, call)
         else:
-            req._reset(RECV)  # type: ignore[attr-defined]   # a started Prequest
-        req._lower = lower
+            req.reset(RECV)  # type: ignore[attr-defined]   # a started Prequest
+        req.lower = lower
         if source.__class__ is not int or tag.__class__ is not int:
             source, tag = _as_int(source), _as_int(tag)
         if source == PROC_NULL:
-            req._status = (PROC_NULL, ANY_TAG, 0)
-            req._resolve(vr.clock, 0.0, vr.clock)
+            req.envelope = (PROC_NULL, ANY_TAG, 0)
+            req.resolve(vr.clock, 0.0, vr.clock)
             return req
         self._check_source(vr, source, tag, call)
-        req._ctx = self._ctx
-        req._src = source if source == ANY_SOURCE else self._world(source, vr)
-        req._tag = tag
-        req._rinfo = info
+        req.ctx = self._ctx
+        req.src = source if source == ANY_SOURCE else self._world(source, vr)
+        req.tag = tag
+        req.rinfo = info
         if source == ANY_SOURCE or tag == ANY_TAG:
             vr.sync(call)  # which message matches depends on what arrived by now
-        req._t_post = vr.clock
+        req.t_post = vr.clock
         post_receive(vr, req)
         return req
 
@@ -270,9 +270,9 @@ class Comm(CollectiveMethods, CommManagement):
 
     @staticmethod
     def _complete(req: Request, status: Status | None, call: str) -> Any:
-        vr = req._owner
+        vr = req.owner
         vr.settle([req], call)  # type: ignore[union-attr]
-        return req._finish(status)
+        return req.finish(status)
 
     # -- lowercase: Python objects ------------------------------------------
     def send(self, obj: Any, dest: int, tag: int = 0) -> None:
@@ -323,8 +323,8 @@ class Comm(CollectiveMethods, CommManagement):
         rreq = self._irecv(vr, None, True, source, recvtag, call)
         sreq = self._obj_send(sendobj, dest, sendtag, call)
         vr.settle([sreq, rreq], call)
-        sreq._finish(None)
-        return rreq._finish(status)
+        sreq.finish(None)
+        return rreq.finish(status)
 
     def probe(self, source: int = ANY_SOURCE, tag: int = ANY_TAG,
               status: Status | None = None) -> bool:
@@ -397,8 +397,8 @@ class Comm(CollectiveMethods, CommManagement):
         rreq = self._irecv(vr, info, False, source, recvtag, call)
         sreq = self._buf_send(sendbuf, dest, sendtag, call)
         vr.settle([sreq, rreq], call)
-        sreq._finish(None)
-        rreq._finish(status)
+        sreq.finish(None)
+        rreq.finish(status)
 
     def Sendrecv_replace(self, buf: Any, dest: int, sendtag: int = 0,
                          source: int = ANY_SOURCE, recvtag: int = ANY_TAG,
@@ -409,8 +409,8 @@ class Comm(CollectiveMethods, CommManagement):
         sreq = self._buf_send(buf, dest, sendtag, call)   # payload copied before receiving
         rreq = self._irecv(vr, self._bufinfo(vr, buf, call), False, source, recvtag, call)
         vr.settle([sreq, rreq], call)
-        sreq._finish(None)
-        rreq._finish(status)
+        sreq.finish(None)
+        rreq.finish(status)
 
     def _probe(self, vr: VirtualRank, source: int, tag: int, call: str,
                blocking: bool) -> Message | None:
@@ -425,7 +425,7 @@ class Comm(CollectiveMethods, CommManagement):
         msg = find_unexpected(vr, self._ctx, src, tag)
         if msg is None and blocking:
             req = Request(vr, RECV, call)
-            req._ctx, req._src, req._tag = self._ctx, src, tag
+            req.ctx, req.src, req.tag = self._ctx, src, tag
             mailbox(vr).probers.append(req)
             vr.settle([req], call)
             msg = find_unexpected(vr, self._ctx, src, tag)

@@ -37,23 +37,23 @@ class MatchedMessage:
         vr = current()
         if self._msg is None:   # MESSAGE_NO_PROC: a receive from PROC_NULL
             req = Request(vr, RECV, call)
-            req._status = (PROC_NULL, ANY_TAG, 0)
-            req._lower = lower
-            req._resolve(vr.clock, 0.0, vr.clock)
+            req.envelope = (PROC_NULL, ANY_TAG, 0)
+            req.lower = lower
+            req.resolve(vr.clock, 0.0, vr.clock)
             return req
         if self._used or vr is not self._vr:
             raise MPIUsageError(f"rank {vr.rank}: {call}: this message was already received "
                                 f"or belongs to another rank")
         self._used = True
         req = Request(vr, RECV, call)
-        req._lower = lower
+        req.lower = lower
         if buf is not None:
             from .buffers import parse_bufspec
             try:
-                req._rinfo = parse_bufspec(buf)
+                req.rinfo = parse_bufspec(buf)
             except (TypeError, ValueError) as exc:
                 raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
-        req._t_post = vr.clock
+        req.t_post = vr.clock
         vr.ops += 1
         vr.engine.protocol.matched(req, self._msg)
         return req
@@ -61,8 +61,8 @@ class MatchedMessage:
     def recv(self, status: Status | None = None) -> Any:
         """Receive the probed message as a Python object."""
         req = self._receive(None, True, "Message.recv")
-        req._owner.settle([req], "Message.recv")  # type: ignore[union-attr]
-        return req._finish(status)
+        req.owner.settle([req], "Message.recv")  # type: ignore[union-attr]
+        return req.finish(status)
 
     def irecv(self) -> Request:
         """Nonblocking receive of the probed object."""
@@ -71,8 +71,8 @@ class MatchedMessage:
     def Recv(self, buf: Any, status: Status | None = None) -> None:
         """Receive the probed message into *buf*."""
         req = self._receive(buf, False, "Message.Recv")
-        req._owner.settle([req], "Message.Recv")  # type: ignore[union-attr]
-        req._finish(status)
+        req.owner.settle([req], "Message.Recv")  # type: ignore[union-attr]
+        req.finish(status)
 
     def Irecv(self, buf: Any) -> Request:
         """Nonblocking receive of the probed message into *buf*."""

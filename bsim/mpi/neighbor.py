@@ -71,10 +71,10 @@ def exchange(vr: VirtualRank, cart: Cartcomm, outgoing: list[tuple[int, Any]],
             recvs.append(None)
             continue
         req = Request(vr, RECV, call)
-        req._ctx = ctx
-        req._src, req._tag = cart._world(nb, vr), k ^ 1
-        req._t_post = vr.clock
-        req._lower = True      # keep the payload on the request
+        req.ctx = ctx
+        req.src, req.tag = cart._world(nb, vr), k ^ 1
+        req.t_post = vr.clock
+        req.lower = True      # keep the payload on the request
         post_receive(vr, req)
         recvs.append(req)
         reqs.append(req)
@@ -96,9 +96,9 @@ def exchange(vr: VirtualRank, cart: Cartcomm, outgoing: list[tuple[int, Any]],
         if rreq is None:
             out.append(None)
         else:
-            st = rreq._status
-            out.append((st[2] if st else 0, rreq._payload))
-            rreq._kind = 2   # done
+            st = rreq.envelope
+            out.append((st[2] if st else 0, rreq.payload))
+            rreq.kind = 2   # done
     return out
 
 

@@ -99,61 +99,61 @@ class Request:
     Truthy while pending, falsy once completed (then it is ``REQUEST_NULL``).
     """
 
-    __slots__ = ("_owner", "_kind", "_call", "_ctx", "_src", "_tag", "_avail", "_cost",
-                 "_partner", "_t_post", "_waited", "_status", "_payload", "_lower",
-                 "_rinfo", "_error", "_post", "_flow", "_cancelled")
+    __slots__ = ("owner", "kind", "call", "ctx", "src", "tag", "avail", "cost",
+                 "partner", "t_post", "waited", "envelope", "payload", "lower",
+                 "rinfo", "error", "post", "flow", "cancelled")
 
     def __init__(self, owner: VirtualRank | None, kind: int, call: str) -> None:
-        self._owner = owner
-        self._kind = kind
-        self._call = call
-        self._ctx: Any = 0      # communicator context: an int or a tuple
-        self._src = ANY_SOURCE
-        self._tag = ANY_TAG
-        self._avail: float | None = None
-        self._cost = 0.0
-        self._partner = 0.0
-        self._t_post = 0.0
-        self._waited = False
-        self._status: tuple[int, int, int] | None = None
-        self._payload: Any = None
-        self._lower = False
-        self._rinfo: BufInfo | None = None
-        self._error: BaseException | None = None
-        self._post: Any = None   # nonblocking collectives: computes the result at completion
-        self._flow: Any = None   # tracing: the matched Message
-        self._cancelled = False
+        self.owner = owner
+        self.kind = kind
+        self.call = call
+        self.ctx: Any = 0      # communicator context: an int or a tuple
+        self.src = ANY_SOURCE
+        self.tag = ANY_TAG
+        self.avail: float | None = None
+        self.cost = 0.0
+        self.partner = 0.0
+        self.t_post = 0.0
+        self.waited = False
+        self.envelope: tuple[int, int, int] | None = None
+        self.payload: Any = None
+        self.lower = False
+        self.rinfo: BufInfo | None = None
+        self.error: BaseException | None = None
+        self.post: Any = None   # nonblocking collectives: computes the result at completion
+        self.flow: Any = None   # tracing: the matched Message
+        self.cancelled = False
 
     # -- engine side -------------------------------------------------------
-    def _resolve(self, avail: float, cost: float, partner: float) -> None:
-        self._avail = avail
-        self._cost = cost
-        self._partner = partner
-        if self._waited:
-            self._owner.on_resolve(self)  # type: ignore[union-attr]
+    def resolve(self, avail: float, cost: float, partner: float) -> None:
+        self.avail = avail
+        self.cost = cost
+        self.partner = partner
+        if self.waited:
+            self.owner.on_resolve(self)  # type: ignore[union-attr]
 
-    def _finish(self, status: Status | None) -> Any:
+    def finish(self, status: Status | None) -> Any:
         """Mark completed; fill *status*; return the received object (lowercase)."""
-        self._kind = DONE
-        if self._error is not None:
-            err, self._error = self._error, None
+        self.kind = DONE
+        if self.error is not None:
+            err, self.error = self.error, None
             raise err
-        st = self._status
+        st = self.envelope
         if status is not None and st is not None:
             status._fill(*st)
         if status is not None:
-            status.cancelled = self._cancelled
-        if self._post is not None:
-            post, self._post = self._post, None
+            status.cancelled = self.cancelled
+        if self.post is not None:
+            post, self.post = self.post, None
             return post()
-        if self._lower:
-            payload, self._payload = self._payload, None
+        if self.lower:
+            payload, self.payload = self.payload, None
             return pickle.loads(payload) if payload is not None else None
         return None
 
     # -- mpi4py surface ----------------------------------------------------
     def __bool__(self) -> bool:
-        return self._kind != DONE
+        return self.kind != DONE
 
     def Wait(self, status: Status | None = None) -> bool:
         """Wait for completion."""
@@ -162,12 +162,12 @@ class Request:
 
     def wait(self, status: Status | None = None) -> Any:
         """Wait for completion; return the received object (lowercase receives)."""
-        if self._kind == DONE:
+        if self.kind == DONE:
             return None
         owner = _check_owner(self, "Wait")
         owner.ops += 1
-        owner.settle([self], self._call + ".Wait")
-        return self._finish(status)
+        owner.settle([self], self.call + ".Wait")
+        return self.finish(status)
 
     def Test(self, status: Status | None = None) -> bool:
         """Test for completion."""
@@ -175,24 +175,24 @@ class Request:
 
     def test(self, status: Status | None = None) -> tuple[bool, Any]:
         """Test for completion; return ``(flag, object or None)``."""
-        if self._kind == DONE:
+        if self.kind == DONE:
             return True, None
         owner = _check_owner(self, "Test")
         owner.ops += 1
-        owner.sync(self._call + ".Test")
-        if self._avail is not None and self._avail <= owner.engine._now:
-            owner.settle([self], self._call + ".Test")
-            return True, self._finish(status)
-        owner.engine.protocol.poll(owner, self._call + ".Test")
+        owner.sync(self.call + ".Test")
+        if self.avail is not None and self.avail <= owner.engine._now:
+            owner.settle([self], self.call + ".Test")
+            return True, self.finish(status)
+        owner.engine.protocol.poll(owner, self.call + ".Test")
         return False, None
 
     def Get_status(self, status: Status | None = None) -> bool:
         """Whether complete (fills *status* if so) without completing it."""
-        if self._kind == DONE:
+        if self.kind == DONE:
             return True
-        done = self._avail is not None and self._avail <= current().engine._now
-        if done and status is not None and self._status is not None:
-            status._fill(*self._status)
+        done = self.avail is not None and self.avail <= current().engine._now
+        if done and status is not None and self.envelope is not None:
+            status._fill(*self.envelope)
         return done
 
     def Cancel(self) -> None:
@@ -202,19 +202,19 @@ class Request:
         and receives already matched, are not cancelled (MPI allows a cancel to
         fail): they complete normally and report ``cancelled == False``.
         """
-        if self._kind != RECV or self._avail is not None:
+        if self.kind != RECV or self.avail is not None:
             return
         owner = _check_owner(self, "Cancel")
         box = owner.box
         if box is not None and self in box.posted:
             box.posted.remove(self)
-            self._cancelled = True
-            self._status = (ANY_SOURCE, ANY_TAG, 0)
-            self._resolve(owner.clock, 0.0, owner.clock)
+            self.cancelled = True
+            self.envelope = (ANY_SOURCE, ANY_TAG, 0)
+            self.resolve(owner.clock, 0.0, owner.clock)
 
     def Free(self) -> None:
         """Release the handle; the operation still completes."""
-        self._kind = DONE
+        self.kind = DONE
 
     # class methods over lists --------------------------------------------
     @classmethod
@@ -226,7 +226,7 @@ class Request:
     @classmethod
     def waitall(cls, requests: list[Request], statuses: list[Status] | None = None) -> list[Any]:
         """Wait for all requests; return the received objects."""
-        active = [r for r in requests if r._kind != DONE]
+        active = [r for r in requests if r.kind != DONE]
         if active:
             owner = _check_owner(active[0], "Waitall")
             owner.ops += 1
@@ -234,7 +234,7 @@ class Request:
         out = []
         for i, r in enumerate(requests):
             st = statuses[i] if statuses is not None and i < len(statuses) else None
-            out.append(r._finish(st) if r._kind != DONE else None)
+            out.append(r.finish(st) if r.kind != DONE else None)
         return out
 
     @classmethod
@@ -245,14 +245,14 @@ class Request:
     @classmethod
     def waitany(cls, requests: list[Request], status: Status | None = None) -> tuple[int, Any]:
         """Wait for any request; return ``(index, object)``."""
-        idx = [i for i, r in enumerate(requests) if r._kind != DONE]
+        idx = [i for i, r in enumerate(requests) if r.kind != DONE]
         if not idx:
             return UNDEFINED, None
         owner = _check_owner(requests[idx[0]], "Waitany")
         owner.ops += 1
         k = owner.settle_any([requests[i] for i in idx], "Waitany")
         i = idx[k]
-        return i, requests[i]._finish(status)
+        return i, requests[i].finish(status)
 
     @classmethod
     def Waitsome(cls, requests: list[Request],
@@ -264,7 +264,7 @@ class Request:
         done = [first]
         now = current().engine._now
         for i, r in enumerate(requests):
-            if i != first and r._kind != DONE and r._avail is not None and r._avail <= now:
+            if i != first and r.kind != DONE and r.avail is not None and r.avail <= now:
                 r.wait()
                 done.append(i)
         return sorted(done)
@@ -278,14 +278,14 @@ class Request:
     def testall(cls, requests: list[Request],
                 statuses: list[Status] | None = None) -> tuple[bool, list[Any] | None]:
         """``(flag, objects)``: complete all requests if all can complete now."""
-        active = [r for r in requests if r._kind != DONE]
+        active = [r for r in requests if r.kind != DONE]
         if not active:
             return True, [None] * len(requests)
         owner = _check_owner(active[0], "Testall")
         owner.ops += 1
         owner.sync("Testall")
         now = owner.engine._now
-        if all(r._avail is not None and r._avail <= now for r in active):
+        if all(r.avail is not None and r.avail <= now for r in active):
             return True, cls.waitall(requests, statuses)
         owner.engine.protocol.poll(owner, "Testall")
         return False, None
@@ -300,14 +300,14 @@ class Request:
     def testany(cls, requests: list[Request],
                 status: Status | None = None) -> tuple[int, bool, Any]:
         """``(index, flag, object)``."""
-        active = [r for r in requests if r._kind != DONE]
+        active = [r for r in requests if r.kind != DONE]
         if not active:
             return UNDEFINED, True, None
         owner = _check_owner(active[0], "Testany")
         owner.sync("Testany")
         now = owner.engine._now
         for i, r in enumerate(requests):
-            if r._kind != DONE and r._avail is not None and r._avail <= now:
+            if r.kind != DONE and r.avail is not None and r.avail <= now:
                 return i, True, r.wait(status)
         owner.ops += 1
         owner.engine.protocol.poll(owner, "Testany")
@@ -315,16 +315,16 @@ class Request:
 
     def describe(self) -> str:
         """The call with its matching arguments, e.g. ``Irecv(source=3, tag=7)`` (world ranks)."""
-        if self._kind == RECV and self._src == COLLECTIVE:
-            return f"{self._call} (collective)"
-        if self._kind == RECV:
-            src = "ANY_SOURCE" if self._src == ANY_SOURCE else f"world {self._src}"
-            tag = "ANY_TAG" if self._tag == ANY_TAG else self._tag
-            return f"{self._call}(source={src}, tag={tag})"
-        return self._call
+        if self.kind == RECV and self.src == COLLECTIVE:
+            return f"{self.call} (collective)"
+        if self.kind == RECV:
+            src = "ANY_SOURCE" if self.src == ANY_SOURCE else f"world {self.src}"
+            tag = "ANY_TAG" if self.tag == ANY_TAG else self.tag
+            return f"{self.call}(source={src}, tag={tag})"
+        return self.call
 
     def __repr__(self) -> str:
-        state = "done" if self._kind == DONE else "pending"
+        state = "done" if self.kind == DONE else "pending"
         return f"<Request {self.describe()} {state}>"
 
 
@@ -351,13 +351,13 @@ class Prequest(Request):
     def Start(self) -> None:
         """Start the operation (the request must be inactive)."""
         me = current()
-        if self._owner is not me:
+        if self.owner is not me:
             raise MPIUsageError(f"rank {me.rank}: Start: request {self!r} belongs to rank "
-                                f"{self._owner.rank if self._owner else '?'}")
-        if self._kind != DONE:
-            raise MPIUsageError(f"rank {me.rank}: Start: {self._call} is already active")
+                                f"{self.owner.rank if self.owner else '?'}")
+        if self.kind != DONE:
+            raise MPIUsageError(f"rank {me.rank}: Start: {self.call} is already active")
         if self._freed:
-            raise MPIUsageError(f"rank {me.rank}: Start: {self._call} was freed")
+            raise MPIUsageError(f"rank {me.rank}: Start: {self.call} was freed")
         self._issue(self)
 
     @classmethod
@@ -369,25 +369,25 @@ class Prequest(Request):
     def Free(self) -> None:
         """Release the persistent request."""
         self._freed = True
-        self._kind = DONE
+        self.kind = DONE
 
-    def _reset(self, kind: int) -> None:
+    def reset(self, kind: int) -> None:
         """Make this request carry a new instance of its operation."""
-        self._kind = kind
-        self._avail = None
-        self._cost = 0.0
-        self._partner = 0.0
-        self._waited = False
-        self._status = None
-        self._payload = None
-        self._error = None
-        self._flow = None
+        self.kind = kind
+        self.avail = None
+        self.cost = 0.0
+        self.partner = 0.0
+        self.waited = False
+        self.envelope = None
+        self.payload = None
+        self.error = None
+        self.flow = None
 
 
 def _check_owner(req: Request, call: str) -> VirtualRank:
     me = current()
-    if req._owner is not me:
-        owner = req._owner.rank if req._owner is not None else "?"
+    if req.owner is not me:
+        owner = req.owner.rank if req.owner is not None else "?"
         raise MPIUsageError(f"rank {me.rank}: {call}: request {req!r} belongs to rank {owner}")
     return me
 

@@ -11,10 +11,10 @@
    P (each launch: one warm-up run, then ``--repeat`` timed runs, loop time
    max over ranks).  Steps 2 and 3 alternate ``--rounds`` times, so a change
    of machine load affects kernel data and runs alike; the median of all
-   runs is reported.  ``bsim fit kernel --model cache2`` (seed 000's Eq. 1:
+   runs is reported.  ``bsim fit kernel --model cache2`` (MILC paper's Eq. 1:
    the update slows down once two arrays no longer fit in the caches;
    ``--model`` to change) fits the kernel rows into ``[kernels.jacobi2d]
-   step``; the same timing run on every core at once (seed 000 takes kernel
+   step``; the same timing run on every core at once (MILC paper takes kernel
    data "from runs using a full node", so shared memory bandwidth is in it)
    into ``step_node``; and the 1-process rows timed with
    ``time.process_time`` into ``step_cpu``.
@@ -166,7 +166,7 @@ def main(n: int = 1024, iterations: int = 100, nprocs: tuple[int, ...] = (1, 2, 
     print(f"\njacobi2d n={n}, {iterations} iterations, {cores} cores, kernel model {model}, "
           f"network {spec.split(',')[0]}...")
     print("measured: wall clock, median (min..max) of all runs.  Predicted with the kernel "
-          "fitted on\n1 process ('1-proc'), on every core at once ('node', seed 000's "
+          "fitted on\n1 process ('1-proc'), on every core at once ('node', the MILC paper's "
           "full-node kernel data),\nand the node kernel x P/cores when ranks outnumber cores "
           "('P/cores').  CPU: process_time,\nmax over ranks, against the 1-process CPU-time "
           "kernel.")

@@ -1,12 +1,12 @@
-"""HPL at seed 004's petascale size: N = 1,310,720, NB = 512, P = Q = 64 on the 16x16x16 torus.
+"""HPL at the BSIM paper's petascale size: N = 1,310,720, NB = 512, P = Q = 64 on the 16x16x16 torus.
 
 The machine is ``bsim/machines/petascale_torus.toml``: 4096 nodes of 8
 cores (512 GFlop/s each) on a 16x16x16 torus at 10 GB/s per link direction,
 one HPL process per node (the preset's ``cores = 1``: P x Q = 4096 processes,
-seed 004 Sec. IV.B), kernel times from its ``[kernels.hpl_blas]`` (dgemm at
+the BSIM paper Sec. IV.B), kernel times from its ``[kernels.hpl_blas]`` (dgemm at
 63% of node peak).  Prints the predicted time and PFlop/s (HPL's
 ``2/3 N^3 + 3/2 N^2`` flops / T), the calc / wait / comm split, host wall
-and CPU time and peak RSS.  The seed predicted "over 1 PFlop/s", about 50%
+and CPU time and peak RSS.  The BSIM paper predicted "over 1 PFlop/s", about 50%
 of the 2.1 PFlop/s peak (Sec. IV.D).
 
 The default settings use the skeleton's speed variants (``pivot=panel``,

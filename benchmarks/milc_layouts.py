@@ -1,24 +1,24 @@
-"""MILC CG time per iteration for every NodeVolume layout of seed 001's case.
+"""MILC CG time per iteration for every NodeVolume layout of the layout paper's case.
 
-Lattice L = 12x12x12x24 on 4 nodes x 32 cores (128 ranks), as in seed 001,
+Lattice L = 12x12x12x24 on 4 nodes x 32 cores (128 ranks), as in the layout paper,
 Fig. 3.  Every process grid Q (prod Q = 128, Q_i | L_i) and every NodeVolume
 N (prod N = 32, N_i | Q_i; NodeCut C = Q/N) is simulated with ``milc_cg``
 (``--param px..pt=Q, layout=N``) on a two-level network with ds1-like
-parameters (the seed's cluster):
+parameters (the layout paper's cluster):
 
 * inter-node: Hockney 1.5 us, 2.46 GiB/s per node (ds1's measured latency and
-  link bandwidth, seed 000 Sec. IV-D), one NIC per node shared by its 32 ranks
+  link bandwidth, the MILC paper Sec. IV-D), one NIC per node shared by its 32 ranks
   (``nics=1`` is ASSUMED) under the fluid contention layer;
 * intra-node: Hockney 0.5 us, 5 GB/s (ASSUMED shared-memory figures);
 * CG kernel of the ``ds1`` preset (b1 = 0.71 us/site, V = 324 sites);
 * allreduce ``c + d log2 P`` with c = 0, d = one 16-byte inter-node message
-  (ASSUMED: seed 000 has no ds1 fit), the same for every layout.
+  (ASSUMED: the MILC paper has no ds1 fit), the same for every layout.
 
-TPI (time per CG iteration, the seed's metric) is ``(T(3 iterations) -
+TPI (time per CG iteration, the layout paper's metric) is ``(T(3 iterations) -
 T(1 iteration)) / 2``: the invocation's start-up cancels.  For each layout the
-table gives ISP and SSN (seed 001, Sec. 3.2-3.3), TPI with NIC contention and
+table gives ISP and SSN (layout paper, Sec. 3.2-3.3), TPI with NIC contention and
 TPI without it; then the best and worst layouts, the gain, and the
-least-squares fit ``TPI = a + b ISP + c SSN`` (the seed's linear model).
+least-squares fit ``TPI = a + b ISP + c SSN`` (the layout paper's linear model).
 
     python benchmarks/milc_layouts.py
 """
@@ -42,7 +42,7 @@ from netmodels.layouts import isp, node_shapes, ssn  # noqa: E402
 
 LATTICE = (12, 12, 12, 24)
 NODES, CORES = 4, 32
-INTER_LAT, INTER_BW = 1.5e-6, 2641404887.0      # ds1, seed 000 Sec. IV-D
+INTER_LAT, INTER_BW = 1.5e-6, 2641404887.0      # ds1, the MILC paper Sec. IV-D
 INTRA_LAT, INTRA_BW = 0.5e-6, 5e9               # ASSUMED
 NETWORK = (f"twolevel:cores={CORES},nics=1,"
            f"intra=hockney:latency={INTRA_LAT!r};bandwidth={INTRA_BW!r},"
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
           f"TPI={best[5] * 1e6:.2f} us")
     print(f"worst: Q={fmt(worst[0])} N={fmt(worst[1])} ISP={worst[3]} SSN={worst[4]} "
           f"TPI={worst[5] * 1e6:.2f} us")
-    print(f"the best layout is {gain:.1%} faster than the worst (seed 001 reports ~31%)")
+    print(f"the best layout is {gain:.1%} faster than the worst (layout paper reports ~31%)")
     a = np.array([[1.0, r[3], r[4]] for r in rows])
     y = np.array([r[5] for r in rows])
     coef, *_ = np.linalg.lstsq(a, y, rcond=None)

@@ -1,9 +1,9 @@
-"""MILC skeletons against seed 000's model: BG/P at P = 64, 2048 and 4096.
+"""MILC skeletons against the MILC paper's model: BG/P at P = 64, 2048 and 4096.
 
 Weak scaling at V = 8^4 sites per rank (MILC's balanced grids: 32x32x16x16 on
 4x4x2x2, 64x64x64x32 on 8x8x8x4, 64^4 on 8x8x8x8), f = 4 bytes, the BG/P
 kernel table, and per P the preset's effective Hockney fit (``network_spec
-("bgp", "pN")``, seed 000 Sec. IV-A).  Seed 000 gives no allreduce fit for
+("bgp", "pN")``, the MILC paper Sec. IV-A).  The MILC paper gives no allreduce fit for
 BG/P: we ASSUME ``c = 0`` and ``d`` = one 16-byte message on the preset's
 nearest-neighbour network (9.8 us + 16 B / 562.5 MiB/s), passed as
 ``clog:allreduce.c=..,allreduce.d=..``.

@@ -1,6 +1,6 @@
 """Speed of the topology network models, and the static contention estimate vs the fluid solver.
 
-Prints: build time of the seed-004 16x16x16 torus and of a 4,608-node fat-tree
+Prints: build time of the BSIM paper's 16x16x16 torus and of a 4,608-node fat-tree
 (target < 2 s each), cost() and route() calls per second on random rank pairs,
 the error of the tutorial's static contention count ``C * S / B`` against
 the exact max-min fluid answer on small hand cases, and the host cost per

@@ -1,4 +1,4 @@
-"""OS noise at scale: the ASCI Q lesson (seed 002, "Computational Noise").
+"""OS noise at scale: the ASCI Q lesson (modeling tutorial, "Computational Noise").
 
 A bulk-synchronous skeleton (compute 1 ms, then an 8-byte allreduce; 50
 iterations) runs on 16 to 4,096 ranks, 4 ranks per node, without noise and

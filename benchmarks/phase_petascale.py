@@ -1,14 +1,14 @@
-"""PHASE at seed 004's petascale size: a 10,000-atom-class system on 4096 nodes of the 2 PF torus.
+"""PHASE at the BSIM paper's petascale size: a 10,000-atom-class system on 4096 nodes of the 2 PF torus.
 
-Seed 004 (Sec. IV.B) gives the system class (10k atoms, about 108 PFlop per
+The BSIM paper (Sec. IV.B) gives the system class (10k atoms, about 108 PFlop per
 SCF iteration) but not the inputs; we ASSUME 20,480 bands and 2^24
 plane-wave coefficients, run by the skeleton as a small input (``ne=640``,
-``nf=2^18``) with the seed's scale factors ``Nescale = 32``, ``Nfscale = 64``
+``nf=2^18``) with the BSIM paper's scale factors ``Nescale = 32``, ``Nfscale = 64``
 (Sec. III.C), on a 64 x 64 grid of band groups x wavenumber slices, one rank
 per node of the ``petascale_torus`` preset.  Kernel times are the PRIMEQUEST
 fits (Fig. 3 zgemm, 1 ns per FFT flop) divided by ``speedup = 8 x 6.9``
 (8 cores, Table V's SIMD dgemm factor; ASSUMED for every kernel).  Prints,
-for an even band distribution and for the uneven one the seed blames for its
+for an even band distribution and for the uneven one the BSIM paper blames for its
 lower PHASE performance, the predicted iteration time, the mean calc / wait /
 comm split, and host wall time and peak RSS.
 

@@ -1,4 +1,4 @@
-"""Sweep3D skeleton against the tutorial's pipeline model (seed 002), ES40 parameters.
+"""Sweep3D skeleton against the tutorial's pipeline model (modeling tutorial), ES40 parameters.
 
 Every rank holds it = jt = 10 columns of nz = 100 cells; mm = 6 angles per
 octant in blocks of mmi = 3; Tcell = 120 ns, Ts = 11 us, TB = 3.4 ns/B (the
@@ -12,7 +12,7 @@ Two protocols:
   This is the tutorial's accounting (``d = 4``: an interior process pays two
   receives and two sends per wavefront), so its ``Tcomp + Tcomm`` is the
   reference.
-* ``receiver`` (bsim's default, seed 004): sends are free, a receive costs
+* ``receiver`` (bsim's default, the BSIM paper): sends are free, a receive costs
   Tmsg.  Then one octant takes exactly
   ``(px+py+N-2) Tcpu + (px+N-2)(Ti+Tj) + (py-1) Tj`` (the longest path of
   ``docs/skeletons.md``), about ``Tcomp + Tcomm/2``.

@@ -2,7 +2,7 @@
 
 Inside a simulation ``from mpi4py import MPI`` resolves to this module, so
 unmodified mpi4py programs run on virtual ranks.  Names, keywords and
-constants follow mpi4py (see ``shared/MPI_API.md``); ``Wtime()`` returns the
+constants follow mpi4py (``docs/architecture.md``); ``Wtime()`` returns the
 calling rank's simulated clock.
 """
 

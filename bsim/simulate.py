@@ -61,7 +61,7 @@ def simulate(main: Callable[..., Any], ranks: int,
     """Run ``main(*args, **kwargs)`` on *ranks* virtual ranks; return a :class:`Result`.
 
     *network* is a model or a spec string (``"hockney:latency=1e-6,bandwidth=1e9"``,
-    see ``bsim list networks``); *protocol* is ``"bsim"`` (the seed's rules) or
+    see ``bsim list networks``); *protocol* is ``"bsim"`` (the BSIM paper's rules) or
     ``"loggp"`` (see ``docs/protocols.md``).  *collectives* chooses the cost
     source of collectives: ``"analytic"`` (default), ``"clog:c=..,d=.."``,
     ``"table:path=FILE"``, ``"algorithmic"`` (expanded into point-to-point

@@ -5,7 +5,7 @@ A network model answers one question for the engine: how long does a message of
 two shapes, one per point-to-point protocol (see ``docs/protocols.md``):
 
 * ``cost(src, dst, nbytes)``: the whole end-to-end time of one message, charged
-  at the receiver by the ``bsim`` protocol (seed 004: ``l + s/w``).
+  at the receiver by the ``bsim`` protocol (BSIM paper: ``l + s/w``).
 * the LogGP decomposition used by the ``loggp`` protocol:
   ``send_overhead`` (o_s, CPU time of the sender), ``gap`` (how long the
   sender's NIC is busy injecting the message; the next message of that NIC

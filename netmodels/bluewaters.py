@@ -1,6 +1,6 @@
-"""Blue Waters (IBM PERCS) as described in the modelling tutorial (seed 002).
+"""Blue Waters (IBM PERCS) as described in the modeling tutorial.
 
-Everything here comes from seed 002, "II: Novel Architectures: Blue Waters"
+Everything here comes from the modeling tutorial, "II: Novel Architectures: Blue Waters"
 (slides "Processor Hierarchy", "Communication Hierarchy provided by Hubs",
 "Our (current) assumed communication parameters", "Routing
 Considerations", "Communication Cost [with striping]", "Communication
@@ -81,7 +81,7 @@ D_PER_HUB = 16            # "D (max 16): distant SN"
 
 
 def percs_cost(nbytes: float, hops: Sequence[tuple[float, float, float, float]]) -> float:
-    """Tutorial (seed 002, "Communication Pattern Cost"): ``sum L_i + max(C_i*(S/N_i)/B_i)``.
+    """Tutorial (modeling tutorial, "Communication Pattern Cost"): ``sum L_i + max(C_i*(S/N_i)/B_i)``.
 
     *hops* lists ``(latency L_i, bandwidth B_i, channels N_i, contention C_i)``
     per link class of the route; the MPI stack latency is not included.
@@ -94,7 +94,7 @@ def percs_cost(nbytes: float, hops: Sequence[tuple[float, float, float, float]])
 
 @register
 class BlueWaters(TopologyModel):
-    """Blue Waters / PERCS: ``T = latency + sum L_i + max((S / N_i) / B_i)`` (seed 002)."""
+    """Blue Waters / PERCS: ``T = latency + sum L_i + max((S / N_i) / B_i)`` (modeling tutorial)."""
 
     name = "bluewaters"
     parameters = {
@@ -246,7 +246,7 @@ class BlueWaters(TopologyModel):
 
 
 class GridMapping2D(Mapping):
-    """The tutorial's 2-D process-grid mapping onto Blue Waters (seed 002, "2D Example").
+    """The tutorial's 2-D process-grid mapping onto Blue Waters (modeling tutorial, "2D Example").
 
     A ``px x py`` grid (rank = x + px*y) is tiled hierarchically: ``chip``
     ranks per P7 chip (default 4x2), ``qcm`` chips per QCM (2x2, so 8x4

@@ -1,16 +1,16 @@
 """Collective-cost models: the time ``T(op, P, nbytes)`` of one MPI collective.
 
 The engine asks a collective model how long one collective takes once every
-rank has arrived (``docs/collectives.md``; DESIGN.md, "Collectives").  Three
+rank has arrived (``docs/collectives.md``).  Three
 sources are registered by name and built from spec strings:
 
 * ``analytic``: named algorithms (binomial tree, recursive doubling,
   Rabenseifner, ring, Bruck, ...) costed from the point-to-point time of one
   uncontended message, with MPICH's default choice per size;
-* ``clog``: seed 000's ``T(P) = c + d*log2(P)`` (Sec. III-C, "Collective
+* ``clog``: the MILC paper's ``T(P) = c + d*log2(P)`` (Sec. III-C, "Collective
   Communication");
 * ``table``: measured times interpolated linearly in process count and size
-  (seed 004, Sec. 3.C, the PRIMEQUEST method).
+  (BSIM paper, Sec. 3.C, the PRIMEQUEST method).
 
 **Size convention** (Chan et al. 2007; Thakur, Rabenseifner, Gropp 2005):
 ``nbytes`` is the size of the whole vector the collective works on --
@@ -412,30 +412,30 @@ class Analytic(CollectiveModel):
         return f"analytic:{items}" if items else "analytic"
 
 
-#: Seed 000's fitted allreduce parameters ``(c, d)`` in seconds.
+#: The MILC paper's fitted allreduce parameters ``(c, d)`` in seconds.
 CLOG_MACHINES: dict[str, tuple[float, float]] = {
-    "power5": (0.0, 3.65e-6),      # seed 000, Sec. III (POWER5+): c = 0, d = 3.65 us
-    "xt5": (238e-6, 51e-6),        # seed 000, Sec. V-B (Cray XT5): a = 238 us, b = 51 us
-    "xe6": (21.5e-6, 8.5e-6),      # seed 000, Sec. V-C (Cray XE6): a = 21.5 us, b = 8.5 us
+    "power5": (0.0, 3.65e-6),      # the MILC paper, Sec. III (POWER5+): c = 0, d = 3.65 us
+    "xt5": (238e-6, 51e-6),        # the MILC paper, Sec. V-B (Cray XT5): a = 238 us, b = 51 us
+    "xe6": (21.5e-6, 8.5e-6),      # the MILC paper, Sec. V-C (Cray XE6): a = 21.5 us, b = 8.5 us
 }
 
 
 @register_collective
 class CLog(CollectiveModel):
-    """Seed 000's small-message collective: ``T(P) = c + d*log2(P)`` (seconds).
+    """The MILC paper's small-message collective: ``T(P) = c + d*log2(P)`` (seconds).
 
-    ``c`` is the startup overhead and ``d`` the time per tree level (seed 000,
+    ``c`` is the startup overhead and ``d`` the time per tree level (MILC paper,
     Sec. III-C "Collective Communication"; fitted to allreduce).  The size is
     ignored.  ``c``/``d`` apply to every op; ``per_op`` (``{"allreduce":
     {"c": .., "d": ..}}``) overrides them per op; ``machine`` (power5, xt5,
-    xe6) sets allreduce's pair from the seed.  An op with no ``c`` or no
+    xe6) sets allreduce's pair from the MILC paper.  An op with no ``c`` or no
     ``d`` raises an error naming the op.  ``P = 1`` gives ``c``.
     """
 
     name = "clog"
     parameters = {"c": "seconds, startup (all ops)", "d": "seconds per log2 level (all ops)",
                   "OP.c": "c for one op", "OP.d": "d for one op",
-                  "machine": f"allreduce c,d of seed 000: {', '.join(CLOG_MACHINES)}"}
+                  "machine": f"allreduce c,d of the MILC paper: {', '.join(CLOG_MACHINES)}"}
 
     def __init__(self, c: float | None = None, d: float | None = None,
                  per_op: Mapping[str, Mapping[str, float]] | None = None,
@@ -537,7 +537,7 @@ def _interp(xs: list[float], ys: list[float], x: float, outside: str, what: str)
 
 @register_collective
 class Table(CollectiveModel):
-    """Measured collective times, interpolated linearly in size and in P (seed 004, Sec. 3.C).
+    """Measured collective times, interpolated linearly in size and in P (BSIM paper, Sec. 3.C).
 
     The PRIMEQUEST method: each collective was timed "varying the data size
     and the number of processes" and the measurements "linearly

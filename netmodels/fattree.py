@@ -9,16 +9,16 @@ switches on level ``l``.
 * k-ary n-tree: ``m = (k,)*n``, ``w = (1,) + (k,)*(n-1)``: ``k^n`` nodes and
   ``n*k^(n-1)`` switches.  With ``k = 4`` it is the Quadrics quaternary
   fat-tree of dimension n: "4^n processing nodes and n.4^(n-1) switches
-  interconnected as a delta network" (seed 003, Sec. 2, Fig. 1).
-* Oversubscribed leaves (seed 000, Sec. V "ds1": 36-port leaves, 3:1 between
+  interconnected as a delta network" (installation paper, Sec. 2, Fig. 1).
+* Oversubscribed leaves (MILC paper, Sec. V "ds1": 36-port leaves, 3:1 between
   leaves and spine): a leaf of ``leaf_ports = 36`` ports at
   ``oversubscription = 3`` has ``36*3/4 = 27`` down and ``9`` up ports;
   with ``leaves = L`` it is the two-level XGFT(2; 27, L; 1, 9): ``27*L``
   nodes, ``L`` leaves and 9 spines (one link from every leaf to every spine).
 * ``rails = R`` independent copies of the network, one NIC per rail per node
-  (seed 003, Sec. 2: the ASCI Q system "contains two rails ... two Elan cards
+  (installation paper, Sec. 2: the ASCI Q system "contains two rails ... two Elan cards
   per node").  ``rail_policy=assign`` (default) sends each message whole on
-  rail ``core_of(src) % R`` (seed 003, Sec. 5: "Individual messages are not
+  rail ``core_of(src) % R`` (installation paper, Sec. 5: "Individual messages are not
   striped across channels"); ``rail_policy=stripe`` splits every message in
   ``R`` equal parts, one per rail, so the bandwidth term is ``s/(R*bw)``.
 """
@@ -43,8 +43,8 @@ class FatTree(TopologyModel):
     else 1.  Every link has ``link_bandwidth`` per direction.
 
     Topology (exactly one of): ``k`` and ``n`` (k-ary n-tree; default 4-ary
-    3-tree); ``quaternary = n`` (Quadrics, seed 003); ``leaf_ports``,
-    ``oversubscription`` and ``leaves`` (two levels, seed 000's ds1); or
+    3-tree); ``quaternary = n`` (Quadrics, the installation paper); ``leaf_ports``,
+    ``oversubscription`` and ``leaves`` (two levels, the MILC paper's ds1); or
     ``down = m_1x..xm_h`` and ``up = w_1x..xw_h`` (any XGFT).
 
     Numbering.  Node ``p`` has base-``m`` digits ``a_1..a_h`` (``a_1``
@@ -87,7 +87,7 @@ class FatTree(TopologyModel):
     parameters = {
         "k": "k-ary n-tree: switch arity (k down, k up)",
         "n": "k-ary n-tree: number of switch levels",
-        "quaternary": "Quadrics quaternary fat-tree of this dimension (seed 003)",
+        "quaternary": "Quadrics quaternary fat-tree of this dimension (installation paper)",
         "leaf_ports": "two-level tree: ports per leaf switch (e.g. 36)",
         "oversubscription": "two-level tree: leaf down:up ratio (e.g. 3 for 3:1)",
         "leaves": "two-level tree: number of leaf switches",

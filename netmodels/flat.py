@@ -16,7 +16,7 @@ __all__ = ["Hockney", "LogGP", "Zero"]
 class Hockney(NetworkModel):
     """Hockney's model: ``T(s) = latency + s / bandwidth``.
 
-    Seed 004 (Sec. 3.C) models the PRIMEQUEST receive time as ``l + s/w`` with
+    The BSIM paper (Sec. 3.C) models the PRIMEQUEST receive time as ``l + s/w`` with
     ``l = 40 us`` and ``w = 100 MB/s``.  Under the ``loggp`` protocol the model
     has no CPU overheads, the NIC is busy ``s / bandwidth`` per message and the
     wire time is ``latency + s / bandwidth``.
@@ -53,7 +53,7 @@ class Hockney(NetworkModel):
 
 @register
 class LogGP(NetworkModel):
-    """LogGP (Alexandrov et al. 1995) as used by seed 000 (Sec. IV, Table IV).
+    """LogGP (Alexandrov et al. 1995) as used by the MILC paper (Sec. IV, Table IV).
 
     * ``L``: wire latency (seconds), ``o``: CPU overhead per send and per
       receive (seconds), ``g``: minimum gap between two injections (seconds),

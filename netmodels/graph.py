@@ -13,7 +13,7 @@ Cost of an uncontended message over path ``e_1..e_h``::
 
     latency + sum_e latency_e + nbytes / min_e bandwidth_e
 
-(the tutorial's single-message form ``sum L_i + max(S / B_i)``, seed 002,
+(the tutorial's single-message form ``sum L_i + max(S / B_i)``, the modeling tutorial,
 "Communication Cost").  Link ids are ``(u, v)``, directed.  A three-host
 line with a switch, route h0 -> h2::
 

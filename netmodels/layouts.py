@@ -1,6 +1,6 @@
-"""NodeVolume layouts of 4-D process grids and their ISP and SSN metrics (seed 001).
+"""NodeVolume layouts of 4-D process grids and their ISP and SSN metrics (layout paper).
 
-Notation of seed 001 (He et al., ScalA'11, Sec. 3.1), all 4-tuples over the
+Notation of the layout paper (He et al., ScalA'11, Sec. 3.1), all 4-tuples over the
 directions x, y, z, t:
 
 * ``L``: lattice size in sites; ``S``: subvolume size in sites (one per rank);
@@ -8,9 +8,9 @@ directions x, y, z, t:
 * ``C``: NodeCut, number of NodeVolumes (nodes) in each direction;
 * ``Q``: the process grid, ``Q_i = N_i * C_i`` subvolumes in direction i.
 
-(Beware: seed 001 calls the *process grid* ``Q``; the node shape is ``N``.)
+(Beware: the layout paper calls the *process grid* ``Q``; the node shape is ``N``.)
 
-Metrics (seed 001, Sec. 3.2 and 3.3)::
+Metrics (layout paper, Sec. 3.2 and 3.3)::
 
     ISP = sum_i k_i * c_i * prod_{j != i} q_j,   k_i = 1 if c_i > 1 else 0
     nvs = N * S  (element-wise: NodeVolume size in sites)
@@ -18,12 +18,12 @@ Metrics (seed 001, Sec. 3.2 and 3.3)::
 
 ISP counts the pairs of neighbouring subvolumes that sit on different nodes
 (periodic lattice: ``c_i`` node boundaries per ring, each crossed by
-``prod_{j != i} q_j`` pairs).  The seed's worked example ``Q=(4,4,2,1),
+``prod_{j != i} q_j`` pairs).  The layout paper's worked example ``Q=(4,4,2,1),
 C=(1,1,2,2)`` gives ``4*4*2*1 + 4*4*2*2 = 32 + 64 = 96`` (its text writes
 ``16x2 + 32x2``; the example has ``q_t < c_t`` and so is not itself a
 realisable layout, which is why :func:`isp` checks nothing).  The extracted
 Eq. (2) repeats its last term; a 4-D box has four face orientations and we sum
-four terms.  The seed's cost model is ``alpha*ISP + (1-alpha)*SSN``
+four terms.  The layout paper's cost model is ``alpha*ISP + (1-alpha)*SSN``
 (:func:`layout_cost`).
 
 Ranks are numbered over the process grid with x fastest (MILC's
@@ -67,9 +67,9 @@ def _prod_except(values: Sequence[int], i: int) -> int:
 
 
 def isp(q: Sequence[int], c: Sequence[int]) -> int:
-    """Inter-node subvolume communication paths (seed 001, Sec. 3.2).
+    """Inter-node subvolume communication paths (layout paper, Sec. 3.2).
 
-    *q* is the process grid (seed's ``Q``), *c* the NodeCut (``C``).
+    *q* is the process grid (the paper's ``Q``), *c* the NodeCut (``C``).
     ``ISP = sum_i [c_i > 1] * c_i * prod_{j != i} q_j``.
     """
     if len(q) != len(c):
@@ -78,7 +78,7 @@ def isp(q: Sequence[int], c: Sequence[int]) -> int:
 
 
 def ssn(n: Sequence[int], s: Sequence[int]) -> int:
-    """Sites on the surfaces of a NodeVolume (seed 001, Eq. 2).
+    """Sites on the surfaces of a NodeVolume (layout paper, Eq. 2).
 
     *n* is the NodeVolume in subvolumes (``N``), *s* the subvolume in sites
     (``S``); ``nvs = N*S`` and ``SSN = sum_i prod_{j != i} nvs_j``.
@@ -90,7 +90,7 @@ def ssn(n: Sequence[int], s: Sequence[int]) -> int:
 
 
 def layout_cost(isp_value: float, ssn_value: float, alpha: float) -> float:
-    """Seed 001 Sec. 3.4: ``cost = alpha*ISP + (1 - alpha)*SSN``, ``0 <= alpha <= 1``."""
+    """The layout paper Sec. 3.4: ``cost = alpha*ISP + (1 - alpha)*SSN``, ``0 <= alpha <= 1``."""
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"layout_cost: alpha must be in [0, 1], got {alpha!r}")
     return alpha * isp_value + (1.0 - alpha) * ssn_value
@@ -121,7 +121,7 @@ def node_shapes(grid: Sequence[int], cores_per_node: int) -> Iterator[Shape]:
 
 
 class NodeVolumeMapping(Mapping):
-    """Rank -> node induced by a NodeVolume layout (seed 001, Sec. 3.1).
+    """Rank -> node induced by a NodeVolume layout (layout paper, Sec. 3.1).
 
     Rank ``r`` has grid coordinates ``x`` (x fastest); its node is the NodeCut
     coordinate ``x // N`` numbered x fastest over ``C = Q / N``, its core the

@@ -16,7 +16,7 @@ explicit(list)      list[rank]               ranks before it on that node
 
 Spec strings (:func:`build_mapping`): ``block``, ``block:cores=8``,
 ``roundrobin``, ``roundrobin:nodes=4``, ``file:PATH`` (one node id per line)
-and ``nodevolume:grid=8x8x4x4;node=4x4x2x1`` (seed 001 layouts, see
+and ``nodevolume:grid=8x8x4x4;node=4x4x2x1`` (layout paper layouts, see
 :mod:`netmodels.layouts`).  Keys of one mapping spec are separated by ``;`` so
 that a mapping can sit inside a network spec, whose keys are separated by ``,``
 (``torus:dims=4x4x4,cores=8,mapping=roundrobin:nodes=64``).

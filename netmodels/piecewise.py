@@ -3,10 +3,10 @@
 All three are topology-free: any two ranks on different nodes cost the same.
 
 * ``piecewise``: the tutorial's piecewise-linear ``Tmsg(L) = t0 + L*tB`` with
-  one ``(t0, tB)`` per size range (seed 002, "A Time-Based View of
+  one ``(t0, tB)`` per size range (modeling tutorial, "A Time-Based View of
   Communication").
 * ``loggp_ranges``: LogGP whose ``L, o, g, G`` change with the message size
-  (seed 000, Sec. III-C, the Netgauge table: one row per size range).
+  (MILC paper, Sec. III-C, the Netgauge table: one row per size range).
 * ``twolevel``: one flat model for ranks on one node and another between
   nodes; ranks are placed on nodes by a :mod:`netmodels.mapping` spec.  Under
   the fluid contention layer (``bsim run --contention fluid``) the ranks of a
@@ -113,7 +113,7 @@ class _Ranged:
 class Piecewise(_Ranged, NetworkModel):
     """Piecewise-linear ``Tmsg(L) = t0[i] + L * tb[i]`` for ``L`` in size range ``i``.
 
-    Source: the tutorial (seed 002, "A Time-Based View of Communication"):
+    Source: the tutorial (modeling tutorial, "A Time-Based View of Communication"):
     ``0 <= L <= 32``: 5 us; ``64 <= L <= 1024``: 5 us + 15 ns * L;
     ``L > 1024``: 10 us + 3.4 ns * L (the defaults; sizes 33..63, which the
     slide skips, take the middle piece).  Under ``loggp`` there are no CPU
@@ -156,7 +156,7 @@ class Piecewise(_Ranged, NetworkModel):
 class LogGPRanges(_Ranged, NetworkModel):
     """LogGP with one ``(L, o, g, G)`` row per size range: ``2o + (s-1)G + L``.
 
-    Source: seed 000, Sec. III-C (Netgauge LogGP table of the POWER5+ cluster;
+    Source: the MILC paper, Sec. III-C (Netgauge LogGP table of the POWER5+ cluster;
     rows ``0 < S <= 32768`` and ``S > 32768``).  The defaults are its
     inter-node rows: ``L = 5.8 us``, ``o = 14 / 40 us``, ``g = 3.3 us``,
     ``G = 0.0013 / 0.0011 us/B``; the intra-node rows are
@@ -214,7 +214,7 @@ class LogGPRanges(_Ranged, NetworkModel):
 
 
 POWER5_INTRA = "loggp_ranges:breaks=32768;L=2.7e-6;o=3.5e-6/33.5e-6;g=3e-6;G=6.8e-10/4.5e-10"
-"""Seed 000's intra-node LogGP rows of the POWER5+ cluster (Sec. III-C), as a nested spec."""
+"""The MILC paper's intra-node LogGP rows of the POWER5+ cluster (Sec. III-C), as a nested spec."""
 
 
 def _inner(which: str, spec: str | NetworkModel) -> NetworkModel:
@@ -234,9 +234,9 @@ class TwoLevel(NetworkModel):
 
     ``cost(src, dst, s)`` is ``intra.cost`` when the mapping puts both ranks
     on one node, else ``inter.cost`` (a rank to itself: ``intra``'s rule).
-    Source: seed 000, Sec. III-C (separate intra- and inter-node LogGP rows;
+    Source: the MILC paper, Sec. III-C (separate intra- and inter-node LogGP rows;
     the defaults are the POWER5+ node: 16 cores, 2 NICs).  The tutorial
-    (seed 002, "Other Factors Affecting Communication Performance") lists
+    (modeling tutorial, "Other Factors Affecting Communication Performance") lists
     intra- vs inter-node performance and NIC contention as separate effects.
 
     Under ``loggp``: the engine asks for CPU overheads by size only, so the

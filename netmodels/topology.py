@@ -178,7 +178,7 @@ def link_loads(model: TopologyModel, pairs: Iterable[tuple[Rank, Rank]]) -> Coun
     """Number of messages crossing each link when every (src, dst) pair sends once.
 
     This is the contention count ``C_i`` of the tutorial's
-    ``T = sum L_i + max(C_i * (S / N_i) / B_i)`` (seed 002, "Communication
+    ``T = sum L_i + max(C_i * (S / N_i) / B_i)`` (modeling tutorial, "Communication
     Pattern Cost").
     """
     loads: Counter[LinkId] = Counter()

@@ -1,6 +1,6 @@
 """k-ary n-cube torus with dimension-order routing.
 
-Seed 004 (Sec. 4.A) designs a petascale system of 4096 8-core nodes in a
+The BSIM paper (Sec. 4.A) designs a petascale system of 4096 8-core nodes in a
 16x16x16 3-D torus with 10 GB/s per direction per link, and charges a receive
 ``l + s/w`` with ``l`` "calculated along the shortest route between the two
 nodes in the 3D torus" (Sec. 4.D).  That machine is::
@@ -23,7 +23,7 @@ __all__ = ["Torus"]
 class Torus(TopologyModel):
     """k-ary n-cube torus: ``cost = latency + hops*hop_latency + s/link_bandwidth``.
 
-    The formula is the uncontended receive time of seed 004 (Sec. 3.C, 4.D:
+    The formula is the uncontended receive time of the BSIM paper (Sec. 3.C, 4.D:
     ``l + s/w`` with ``l`` along the shortest route) with the latency split
     into an end-point part and a per-hop part.  ``hops`` is the closed form
     ``sum_d min(|a_d - b_d|, k_d - |a_d - b_d|)``.  Ranks on one node pay

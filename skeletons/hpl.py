@@ -30,7 +30,7 @@ column-major rank order), followed by a backward substitution.  Per panel of
    probes (``Test``) for the next panel between chunks, forwarding it as
    soon as it is seen (HPL_pdupdate with ``PBCST``).
 
-Kernel times come from a :class:`KernelModel` (``kernel`` spec): the seed-004
+Kernel times come from a :class:`KernelModel` (``kernel`` spec): the BSIM paper's
 piecewise dgemm fit of a machine preset (``[kernels.hpl_blas]`` of
 ``bsim/machines/<name>.toml``), a flat rate (``flat:rate=1e9``) or a
 user table (``table:path=FILE.csv``).  No matrix is allocated: a rank keeps a
@@ -71,7 +71,7 @@ class KernelModel:
     ``KernelModel.build(spec)`` accepts:
 
     * a machine name or ``.toml`` path (``"primequest"``): its ``[kernels.hpl_blas]``
-      table, one entry per kernel, either ``{rate = flop/s}`` or seed 004's
+      table, one entry per kernel, either ``{rate = flop/s}`` or the BSIM paper's
       piecewise fit ``{slope_small, slope_large, break_flops}`` (s/flop below
       and above ``break_flops``, continuous at the break);
     * ``"flat:rate=R"`` (flop/s) or ``"flat:seconds_per_flop=G"``: every kernel

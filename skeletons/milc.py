@@ -1,4 +1,4 @@
-"""milc_cg and milc_rmd: MILC's conjugate gradient and su3_rmd (seeds 000 and 001).
+"""milc_cg and milc_rmd: MILC's conjugate gradient and su3_rmd (MILC paper and 001).
 
 The global ``nx x ny x nz x nt`` lattice is split over a 4-D process grid
 ``px x py x pz x pt`` (MILC's balanced choice, :func:`balanced_grid`, unless
@@ -9,7 +9,7 @@ given); rank ``= x + px*(y + py*(z + pz*t))`` (x fastest, MILC's
 A *gather* along direction ``k`` (dimension ``k % 4``, ``+`` for ``k < 4``)
 receives the face of the neighbour in that direction and sends the own face
 to the opposite neighbour.  A face normal to dimension ``d`` has ``V / L_d``
-sites, so the message sizes are (seed 000, Sec. II-D, generalised to unequal
+sites, so the message sizes are (MILC paper, Sec. II-D, generalised to unequal
 extents as in :mod:`skeletons.models.milc`, choice 4)::
 
     A_d = 18 f V / L_d      su3 matrices, one-deep halo (LL, FL, GF, FF)
@@ -27,7 +27,7 @@ directions ``+`` and ``-`` alternating).
     16 gathers of A_d/6; allreduce of 2 doubles          (start: r = b - M x, |r|^2)
     per iteration: 16 gathers of A_d/2; add_time(T(CG, V)); allreduce of 2 doubles
 
-``niters`` is the total number of iterations (seed 000's meta parameter),
+``niters`` is the total number of iterations (MILC paper's meta parameter),
 spread over the invocations as evenly as possible (the first ones get the
 remainder).  ``T(B, V) = b1 min(s, V) + b2 max(0, V - s)`` (Eq. 1) with the
 kernel table of ``machine`` (a preset name or a ``.toml`` path).
@@ -40,11 +40,11 @@ trajectory past the warm-ups::
     measurement: LL, FL, CG, CG, 2 allreduces (the measurement's global sums)
 
 with per call ``add_time(T(B, V))`` and gathers of size ``A_d``: LL 8, FL 288,
-GF 828, FF 1616 (seed 000, Sec. II-D table).  These are exactly the call,
+GF 828, FF 1616 (MILC paper, Sec. II-D table).  These are exactly the call,
 gather and allreduce counts of Eqs. 2-4; the order inside a step is ours (it
 does not change the time: all ranks run in lockstep).
 
-``layout`` (seed 001) places the ranks on nodes: a NodeVolume shape
+``layout`` (layout paper) places the ranks on nodes: a NodeVolume shape
 ``AxBxCxD`` (ranks per node in each direction, dividing the process grid)
 becomes the mapping ``nodevolume:grid=QxQxQxQ;node=AxBxCxD`` of the network
 model (:func:`layout_mapping`; ``bsim run`` applies it to the network spec).
@@ -73,7 +73,7 @@ PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53)
 """MILC's ``prime[]`` table (``layout_hyper_prime.c``)."""
 
 GATHERS = {"LL": 8, "FL": 288, "GF": 828, "FF": 1616}
-"""Gathers of size ``A`` per call (seed 000, Sec. II-D)."""
+"""Gathers of size ``A`` per call (MILC paper, Sec. II-D)."""
 CG_GATHERS = 16
 """Gathers per CG iteration (``A/2``) and per CG start (``A/6``)."""
 
@@ -342,7 +342,7 @@ MILC_CG = register(Skeleton(
     name="milc_cg",
     main=cg_main,
     description="MILC ks_congrad: 16 4-D halo gathers + T(CG, V) + allreduce per iteration "
-                "(seed 000)",
+                "(MILC paper)",
     params={**_GEOMETRY,
             "niters": Param(100, "CG iterations in all invocations together"),
             "invocations": Param(1, "CG calls (16 gathers of A/6 and an allreduce each)"),
@@ -356,7 +356,7 @@ MILC_RMD = register(Skeleton(
     name="milc_rmd",
     main=rmd_main,
     description="MILC su3_rmd: LL, FL, GF, FF and CG with the call and gather counts of "
-                "seed 000, Eqs. 2-4",
+                "the MILC paper, Eqs. 2-4",
     params={**_GEOMETRY,
             "warms": Param(0, "warm-up trajectories"),
             "trajecs": Param(1, "trajectories"),

@@ -1,6 +1,6 @@
 """phase: first-principles MD (DFT, Car-Parrinello) parallelized over bands and wavenumbers.
 
-PHASE (seed 004, Sec. III.B-C) distributes the bands and the plane-wave
+PHASE (BSIM paper, Sec. III.B-C) distributes the bands and the plane-wave
 coefficients (wavenumbers) over a ``pb x pf`` process grid: rank
 ``g * pf + f`` holds band group ``g`` and wavenumber slice ``f`` (``nfp = nf /
 pf`` coefficients).  Band group ``g`` holds ``nblk`` blocks of ``nep_g`` bands
@@ -23,16 +23,16 @@ One self-consistent (SCF) iteration runs three kernels:
    against ``nproj`` projectors (inner dimension ``nfp``), ``Allreduce`` of
    the ``bands x nproj`` projections on the wavenumber communicator,
    ``zgemm`` back.
-3. **Gram-Schmidt orthogonalization** (seed 004, Fig. 2/3): for each global
+3. **Gram-Schmidt orthogonalization** (BSIM paper, Fig. 2/3): for each global
    block ``s``, its owner group normalizes it (a ``zgemm`` of one block and
    an ``Allreduce`` of ``nep^2``) and ``Bcast``-s it (``PSI2``, ``nfp nep``
    elements) on the band communicator; every group with blocks after ``s``
-   (from local block ``nbsn`` on) computes ``CC = PSI2^H PSI`` with the seed's
+   (from local block ``nbsn`` on) computes ``CC = PSI2^H PSI`` with the BSIM paper's
    zgemm block time, ``Allreduce``-s ``CC`` (``nep^2 (nblk - nbsn + 1)``
    elements) on the wavenumber communicator and updates its blocks
    (``PSI -= PSI2 CC``, the same zgemm time).
 
-Sizes are multiplied by the seed's scale factors: ``nescale`` on band
+Sizes are multiplied by the BSIM paper's scale factors: ``nescale`` on band
 counts, ``nfscale`` on wavenumber counts, in both message sizes and kernel
 times (Sec. III.C), so a small skeleton input stands for a large problem.
 Times: the Fig. 3 zgemm block time (``skeletons.models.phase``) for the
@@ -89,7 +89,7 @@ def zgemm_time(m: int, n: int, k: int) -> float:
 
     ``(7.9e-8 + mx (0.512e-6 jx + 1.141e-6 nx + 0.666e-6 jx nx)) / 2`` with
     ``mx = (m-1)//32 + 1``, ``nx = ((n-1)//256 + 1) * 8``, ``jx = (k-1)//32 + 1``:
-    the seed's zgemm block time for one block (Fig. 3 has ``m = n = Nep``,
+    the BSIM paper's zgemm block time for one block (Fig. 3 has ``m = n = Nep``,
     ``k = Nfp``); other shapes are an ASSUMED extension.
     """
     if m <= 0 or n <= 0 or k <= 0:
@@ -241,7 +241,7 @@ SKELETON = register(Skeleton(
     name="phase",
     main=main,
     description="PHASE (DFT): 3-D FFTs with transposes, pseudo-potential zgemm + allreduce, "
-                "Gram-Schmidt (seed 004 Fig. 2/3) over bands x wavenumbers",
+                "Gram-Schmidt (BSIM paper Fig. 2/3) over bands x wavenumbers",
     params={
         "ne": Param(64, "bands in the skeleton input (times nescale: the real count)"),
         "nf": Param(4096, "wavenumbers (plane-wave coefficients) in the skeleton input"),

@@ -1,4 +1,4 @@
-"""sweep3d: the pipelined-wavefront S_N transport sweep of the tutorial (seed 002).
+"""sweep3d: the pipelined-wavefront S_N transport sweep of the modeling tutorial.
 
 The global ``nx x ny x nz`` grid is split over a ``px x py`` process grid
 (rank ``= j*px + i``; ``it = nx/px``, ``jt = ny/py`` columns, all ``nz``
@@ -46,7 +46,7 @@ from .registry import Param, Skeleton, register
 __all__ = ["main", "SKELETON", "T_CELL_ES40", "octant_directions"]
 
 T_CELL_ES40: float = float(load_machine("es40").kernels["sweep3d"]["tcell"])
-"""Seconds per cell-angle update on the ES40 (seed 002), read from the preset."""
+"""Seconds per cell-angle update on the ES40 (modeling tutorial), read from the preset."""
 
 TAG_I, TAG_J = 1, 2
 
@@ -118,7 +118,7 @@ def main(nx: int = 256, ny: int = 256, nz: int = 400, px: int = 16, py: int = 16
 SKELETON = register(Skeleton(
     name="sweep3d",
     main=main,
-    description="Sweep3D S_N transport: 2-D pipelined wavefronts over 8 octants (seed 002)",
+    description="Sweep3D S_N transport: 2-D pipelined wavefronts over 8 octants (modeling tutorial)",
     params={
         "nx": Param(256, "global cells in i"),
         "ny": Param(256, "global cells in j"),

@@ -53,7 +53,7 @@ def test_list_machines_shows_name_description_source_and_network(capsys):
     for name in list_machines():
         assert f"\n{name}: " in "\n" + out
         assert network_spec(name) in out
-    assert "source         seed 000, Sec. IV-A" in out
+    assert "source         the MILC paper, Sec. IV-A" in out
 
 
 def test_contention_flag_runs_and_needs_a_routable_model(tmp_path, capsys):
@@ -90,7 +90,7 @@ def test_machine_feeds_the_skeletons_kernel_times(tmp_path):
     """bsim run milc_cg --machine xt5 takes XT5's [kernels.milc], not the BG/P default.
 
     Same network and collectives for both runs; only the kernel table differs, so the
-    calc time per rank must equal niters * T(CG, V) of each machine (seed 000, Eq. 1).
+    calc time per rank must equal niters * T(CG, V) of each machine (MILC paper, Eq. 1).
     """
     import json
 

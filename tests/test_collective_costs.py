@@ -1,4 +1,4 @@
-"""Collective-cost models: analytic algorithms, seed 000's c + d*log2 P, measured tables."""
+"""Collective-cost models: analytic algorithms, the MILC paper's c + d*log2 P, measured tables."""
 
 from __future__ import annotations
 
@@ -277,7 +277,7 @@ def test_analytic_default_uses_selection():
     assert Analytic().time("allreduce", 8, 8000, hockney) == pytest.approx(20e-6, rel=1e-12)
 
 
-# -- clog (seed 000) ---------------------------------------------------------------------
+# -- clog (MILC paper) ---------------------------------------------------------------------
 
 def test_clog_formula():
     """clog charges c + d*log2 P whatever the size."""
@@ -306,7 +306,7 @@ def test_clog_missing_op_names_it():
 
 
 def test_clog_machine_presets():
-    """machine=xt5 sets allreduce to seed 000's a=238 us, b=51 us."""
+    """machine=xt5 sets allreduce to the MILC paper's a=238 us, b=51 us."""
     model = build_collective_model("clog:machine=xt5")
     # P=64: 238e-6 + 51e-6*6 = 544e-6
     assert model.time("allreduce", 64, 16) == pytest.approx(544e-6, rel=1e-12)
@@ -326,7 +326,7 @@ def test_clog_rejects_bad_values():
         build_collective_model("clog:e=1")
 
 
-# -- tables (seed 004, PRIMEQUEST) --------------------------------------------------------
+# -- tables (BSIM paper, PRIMEQUEST) --------------------------------------------------------
 
 GRID = """\
 op,nprocs,nbytes,seconds

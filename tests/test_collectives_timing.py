@@ -112,7 +112,7 @@ def test_barrier_is_dissemination(P):
 
 @pytest.mark.parametrize("P", [2, 64, 4096])
 def test_clog_source_is_c_plus_d_log2_P(P):
-    """Seed 000's allreduce model: T = c + d*log2(P), independent of size."""
+    """The MILC paper's allreduce model: T = c + d*log2(P), independent of size."""
     cc, d = 5e-6, 3e-6
 
     def main():
@@ -138,7 +138,7 @@ def test_per_operation_override_of_the_source():
 
 
 def test_measured_table_interpolates_in_P_and_size(tmp_path):
-    """The seed's PRIMEQUEST method: bilinear interpolation of a (P, bytes) table."""
+    """The BSIM paper's PRIMEQUEST method: bilinear interpolation of a (P, bytes) table."""
     table = tmp_path / "allreduce.csv"
     table.write_text("op,nprocs,nbytes,seconds\n"
                      "allreduce,2,0,10e-6\nallreduce,2,1000,20e-6\n"

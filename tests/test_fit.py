@@ -86,7 +86,7 @@ def test_hockney_exact_and_noisy():
 
 
 def tutorial_tmsg(s):
-    """Seed 002: 5 us up to 32 B; 5 us + 15 ns/B up to 1024 B; 10 us + 3.4 ns/B above."""
+    """The modeling tutorial: 5 us up to 32 B; 5 us + 15 ns/B up to 1024 B; 10 us + 3.4 ns/B above."""
     s = np.asarray(s, float)
     return np.where(s <= 32, 5e-6, np.where(s <= 1024, 5e-6 + 15e-9 * s, 10e-6 + 3.4e-9 * s))
 
@@ -106,7 +106,7 @@ def test_piecewise_recovers_tutorial_breaks():
 
 
 def test_loggp_two_ranges_recovered():
-    """Synthetic LogGP per range (seed 000's POWER5+ intra rows) comes back within 5 %."""
+    """Synthetic LogGP per range (MILC paper's POWER5+ intra rows) comes back within 5 %."""
     rows = {"small": dict(L=2.7e-6, o=3.5e-6, g=3.0e-6, G=0.68e-9),
             "large": dict(L=2.7e-6, o=3.5e-6, g=3.0e-6, G=0.45e-9)}
     s = np.array([0, 64, 1024, 8192, 32768, 65536, 262144, 1 << 20])
@@ -148,7 +148,7 @@ def test_linear_flop_rate():
 
 
 def test_piecewise_seed004_dgemm():
-    """0.173 / 0.165 ns/flop split at 10 MFlop (seed 004): slopes within 1 %, break within 25 %."""
+    """0.173 / 0.165 ns/flop split at 10 MFlop (BSIM paper): slopes within 1 %, break within 25 %."""
     f = np.repeat(np.geomspace(1e5, 1e9, 17), 3)
     t = np.where(f <= 1e7, 0.173e-9 * f, 0.173e-9 * 1e7 + 0.165e-9 * (f - 1e7))
     fit = fit_kernel(f, noisy(t, 0.005, 7), "piecewise", unit="flops")
@@ -190,11 +190,11 @@ def test_kernel_time_reads_preset_tables():
     from bsim.machines import load_machine
     from skeletons.models import hpl, milc
     dgemm = load_machine("primequest").kernels["flops"]["dgemm"]
-    # seed 004: 0.173 ns/flop for the first 10 MFlop, 0.165 ns/flop beyond
+    # the BSIM paper: 0.173 ns/flop for the first 10 MFlop, 0.165 ns/flop beyond
     assert kernel_time(dgemm, 3e7) == pytest.approx(0.173e-9 * 1e7 + 0.165e-9 * 2e7, rel=1e-12)
     assert kernel_time(dgemm, 3e7) == pytest.approx(hpl.dgemm_time(3e7), rel=1e-12)
     cg = load_machine("power5").kernels["milc"]["CG"]
-    # seed 000 Eq. 1, POWER5+ CG: 1200 sites at 0.425 us, the other 2896 at 0.483 us
+    # the MILC paper Eq. 1, POWER5+ CG: 1200 sites at 0.425 us, the other 2896 at 0.483 us
     assert kernel_time(cg, 4096) == pytest.approx(0.425e-6 * 1200 + 0.483e-6 * 2896, rel=1e-12)
     assert kernel_time(cg, 4096) == pytest.approx(milc.kernel_time(0.425e-6, 0.483e-6, 1200,
                                                                    4096), rel=1e-12)

@@ -1,4 +1,4 @@
-"""Seed 001 NodeVolume layouts: ISP, SSN, node shapes and the rank->node map they induce."""
+"""The layout paper NodeVolume layouts: ISP, SSN, node shapes and the rank->node map they induce."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from netmodels.mapping import MappingError
 
 
 def test_isp_seed001_worked_example():
-    """Q=(4,4,2,1), C=(1,1,2,2): z: 4*4*2*1 = 32, t: 4*4*2*2 = 64; ISP = 96 (seed 001 3.2)."""
+    """Q=(4,4,2,1), C=(1,1,2,2): z: 4*4*2*1 = 32, t: 4*4*2*2 = 64; ISP = 96 (layout paper 3.2)."""
     assert isp((4, 4, 2, 1), (1, 1, 2, 2)) == 96
 
 
@@ -67,7 +67,7 @@ def test_mapping_ranks_to_nodes():
 @pytest.mark.parametrize("grid, node", [
     ((4, 4, 2, 2), (4, 4, 1, 1)),     # ISP = 2*4*4*2 + 2*4*4*2 = 128
     ((4, 4, 4, 4), (2, 2, 2, 2)),
-    ((2, 4, 2, 8), (2, 4, 2, 2)),     # seed 001 Fig. 3 grid on 4 nodes of 32 cores
+    ((2, 4, 2, 8), (2, 4, 2, 2)),     # the layout paper Fig. 3 grid on 4 nodes of 32 cores
     ((6, 2, 3, 2), (3, 1, 3, 2)),
     ((2, 2, 2, 2), (1, 1, 1, 1)),     # every neighbour pair is inter-node: 4 * 16
 ])

@@ -1,4 +1,4 @@
-"""Machine presets: every TOML loads, gives a spec string, and carries the seeds' numbers."""
+"""Machine presets: every TOML loads, gives a spec string, and carries the papers' numbers."""
 
 from __future__ import annotations
 
@@ -170,7 +170,7 @@ def test_milc_kernel_tables_complete(name):
 @pytest.mark.parametrize("name,cores,node_gib,expected_mib", [
     ("xt5", 12, 3.2, 266), ("xe6", 24, 7.0, 292), ("ds1", 32, 2.46, 77)])
 def test_ideal_bandwidth_is_per_core_injection_share(name, cores, node_gib, expected_mib):
-    """Default network bandwidth = node injection / cores (seed 000 rounds GiB as 1000 MiB)."""
+    """Default network bandwidth = node injection / cores (MILC paper rounds GiB as 1000 MiB)."""
     m = load_machine(name)
     assert m.cores_per_node == cores
     assert m.network["bandwidth"] == expected_mib * MIB
@@ -178,12 +178,12 @@ def test_ideal_bandwidth_is_per_core_injection_share(name, cores, node_gib, expe
 
 
 def test_bgp_ideal_bandwidth():
-    """375 MiB/s x 6 directions / 4 cores = 562.5 MiB/s per core (seed 000, Sec. V-A)."""
+    """375 MiB/s x 6 directions / 4 cores = 562.5 MiB/s per core (MILC paper, Sec. V-A)."""
     assert load_machine("bgp").network["bandwidth"] == 375 * 6 / 4 * MIB
 
 
 def test_collective_spec_matches_netmodels():
-    """[collectives] gives the clog spec with seed 000's allreduce c, d."""
+    """[collectives] gives the clog spec with the MILC paper's allreduce c, d."""
     from netmodels.collective_costs import CLOG_MACHINES, build_collective_model
     for name in ("power5", "xt5", "xe6"):
         spec = collective_spec(name)

@@ -1,10 +1,10 @@
-"""milc_cg and milc_rmd skeletons against seed 000's Eqs. 1-5 and seed 001's layouts.
+"""milc_cg and milc_rmd skeletons against the MILC paper's Eqs. 1-5 and the layout paper's layouts.
 
 Hand-checked cases use a 16-rank run of an 8^4 lattice on MILC's balanced grid
 2x2x2x2 (local 4^4, V = 256 sites), f = 4 bytes, so the su3 gathers are
 A = 18*4*64 = 4608 B, A/2 = 2304 B and A/6 = 768 B in every dimension, on
 Hockney l = 10 us, w = 1e8 B/s (m(x) = 10 us + x * 10 ns) with the allreduce
-``c + d log2 P`` = 5 + 2*4 = 13 us.  BG/P kernels (seed 000, Sec. IV-A) are
+``c + d log2 P`` = 5 + 2*4 = 13 us.  BG/P kernels (MILC paper, Sec. IV-A) are
 all in cache at V = 256: T(B) = b1 * 256.
 """
 
@@ -141,7 +141,7 @@ BGP_P64 = BGP.network_variants["p64"]
 
 
 def bgp_allreduce() -> tuple[float, float]:
-    """ASSUMED BG/P allreduce (seed 000 has no fit): c = 0, d = one 16-byte message."""
+    """ASSUMED BG/P allreduce (MILC paper has no fit): c = 0, d = one 16-byte message."""
     return 0.0, BGP.network["latency"] + 16 / BGP.network["bandwidth"]
 
 
@@ -172,7 +172,7 @@ def test_bgp_p64_equals_eq5(which):
     assert res.elapsed == pytest.approx(expected, rel=1e-12)
 
 
-# -- layouts (seed 001) -------------------------------------------------------------
+# -- layouts (layout paper) -------------------------------------------------------------
 
 TWO = ("twolevel:cores=8,intra=hockney:latency=1e-06;bandwidth=1000000000.0,"
        "inter=hockney:latency=1e-05;bandwidth=100000000.0")

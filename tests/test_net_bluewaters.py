@@ -1,4 +1,4 @@
-"""Blue Waters (PERCS) model from the tutorial (seed 002): hierarchy, routes, costs, contention."""
+"""Blue Waters (PERCS) model from the modeling tutorial: hierarchy, routes, costs, contention."""
 
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ def test_diameter_petascale():
 
 
 def test_petascale_spec_seed004():
-    """Seed 004's design: 4096 nodes x 8 cores = 32768 ranks at 10 GB/s per direction."""
+    """The BSIM paper's design: 4096 nodes x 8 cores = 32768 ranks at 10 GB/s per direction."""
     t = build_network(PETASCALE)
     assert isinstance(t, Torus)
     assert t.num_nodes() == 4096 and t.cores == 8 and t.link_bandwidth == 1e10

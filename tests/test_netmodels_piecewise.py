@@ -1,4 +1,4 @@
-"""Flat families: piecewise Tmsg(L) (seed 002), LogGP by size range (seed 000), two-level."""
+"""Flat families: piecewise Tmsg(L) (modeling tutorial), LogGP by size range (MILC paper), two-level."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def close(a: float, b: float) -> bool:
     (1025, 10e-6 + 1025 * 3.4e-9), (12000, 10e-6 + 12000 * 3.4e-9),   # 10 us + 3.4 ns L
 ])
 def test_piecewise_defaults_are_the_tutorials_three_pieces(size, expected):
-    """Seed 002, 'A Time-Based View of Communication': the slide's Tmsg(L)."""
+    """The modeling tutorial, 'A Time-Based View of Communication': the slide's Tmsg(L)."""
     m = build_network("piecewise")
     assert close(m.cost(0, 1, size), expected)
     assert m.cost(3, 3, size) == 0.0
@@ -59,7 +59,7 @@ def test_bad_lists_raise_naming_the_key(spec, match):
 @pytest.mark.parametrize("size,o,G", [(1, 14e-6, 1.3e-9), (32768, 14e-6, 1.3e-9),
                                       (32769, 40e-6, 1.1e-9), (10**6, 40e-6, 1.1e-9)])
 def test_loggp_ranges_defaults_are_power5_inter_rows(size, o, G):
-    """Seed 000 Table (Netgauge, inter-node): L 5.8 us, g 3.3 us, o and G per range."""
+    """The MILC paper Table (Netgauge, inter-node): L 5.8 us, g 3.3 us, o and G per range."""
     m = LogGPRanges()
     L, g = 5.8e-6, 3.3e-6
     assert close(m.cost(0, 1, size), 2 * o + (size - 1) * G + L)

@@ -1,4 +1,4 @@
-"""Point-to-point timing under the ``bsim`` protocol (seed 004's rules), derived by hand."""
+"""Point-to-point timing under the ``bsim`` protocol (BSIM paper's rules), derived by hand."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The papers' closed-form models: Sweep3D (seed 002), MILC (000), HPL and PHASE (004)."""
+"""The papers' closed-form models: Sweep3D (modeling tutorial), MILC (MILC paper), HPL and PHASE (BSIM paper)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from bsim.machines import load_machine
 from skeletons.models import hpl, milc, phase, sweep3d
 
-# -- Sweep3D (seed 002) --------------------------------------------------------------
+# -- Sweep3D (modeling tutorial) --------------------------------------------------------------
 
 
 def test_nsweep_counts_k_and_angle_blocks():
@@ -116,7 +116,7 @@ def test_sweep3d_time_scales_with_iterations():
         sweep3d.sweep3d_time(21, 18, 100, 4, 3, 10, 6, 3)
 
 
-# -- MILC su3_rmd (seed 000) ------------------------------------------------------
+# -- MILC su3_rmd (MILC paper) ------------------------------------------------------
 
 
 def test_kernel_time_two_level_cache():
@@ -242,7 +242,7 @@ def test_power5_mixed_model_bandwidth():
 
 
 def test_machine_tables_match_paper_statements():
-    """Seed 000, Sec. V: XT5 beats XE6 in cache on force kernels but loses out of cache."""
+    """The MILC paper, Sec. V: XT5 beats XE6 in cache on force kernels but loses out of cache."""
     xt5 = load_machine("xt5").kernels["milc"]
     xe6 = load_machine("xe6").kernels["milc"]
     for name in ("FF", "GF", "FL"):
@@ -252,7 +252,7 @@ def test_machine_tables_match_paper_statements():
 
 
 def test_bgp_core_slower_than_x86_in_cache():
-    """Seed 000, Sec. V: a BG/P core is roughly 4-7x slower in cache than the x86 cores."""
+    """The MILC paper, Sec. V: a BG/P core is roughly 4-7x slower in cache than the x86 cores."""
     bgp = load_machine("bgp").kernels["milc"]
     for other in ("xt5", "xe6", "ds1"):
         k = load_machine(other).kernels["milc"]
@@ -260,7 +260,7 @@ def test_bgp_core_slower_than_x86_in_cache():
             assert 4.0 <= bgp[name]["b1"] / k[name]["b1"] <= 7.5
 
 
-# -- HPL (netlib scalability page, seed 004) -------------------------------------------
+# -- HPL (netlib scalability page, the BSIM paper) -------------------------------------------
 
 
 def test_hpl_flops():
@@ -269,12 +269,12 @@ def test_hpl_flops():
 
 
 def test_petascale_hpl_is_about_1_5_exaflop():
-    """Seed 004, Sec. IV.B: N = 1310720 needs about 1.5 EFlop."""
+    """The BSIM paper, Sec. IV.B: N = 1310720 needs about 1.5 EFlop."""
     assert hpl.hpl_flops(1_310_720) == pytest.approx(1.5e18, rel=0.01)
 
 
 def test_dgemm_fit_piecewise():
-    """0.173 ns/flop up to 10 MFlop, 0.165 above (seed 004, Fig. 4)."""
+    """0.173 ns/flop up to 10 MFlop, 0.165 above (BSIM paper, Fig. 4)."""
     assert hpl.dgemm_time(1e6) == pytest.approx(1.73e-4)
     assert hpl.dgemm_time(1e7) == pytest.approx(1.73e-3)
     assert hpl.dgemm_time(2e7) == pytest.approx(1.73e-3 + 1.65e-3)
@@ -317,7 +317,7 @@ def test_hpl_time_machine_converts_bandwidth_to_words():
         hpl.hpl_time(1000, 100, 2, 2, 1e-5, 1e-8, 1e-9))
 
 
-# -- PHASE zgemm block (seed 004, Fig. 3) -----------------------------------------------
+# -- PHASE zgemm block (BSIM paper, Fig. 3) -----------------------------------------------
 
 
 def test_zgemm_block_time_smallest_tiles():

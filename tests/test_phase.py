@@ -93,7 +93,7 @@ def test_fft_mesh():
 
 
 def test_uneven_bands_grow_wait_time():
-    """Seed 004 Sec. IV.D: an uneven band distribution shows up as wait (load imbalance).
+    """The BSIM paper Sec. IV.D: an uneven band distribution shows up as wait (load imbalance).
 
     Same total bands (64) on 4 groups: 16 each vs 28/12/12/12.  Scale factors
     make the block sizes span several zgemm tiles so work follows band counts.

@@ -1,4 +1,4 @@
-"""sweep3d skeleton: wavefront timing against the tutorial's pipeline model (seed 002).
+"""sweep3d skeleton: wavefront timing against the tutorial's pipeline model (modeling tutorial).
 
 Common case unless a test says otherwise: it = jt = 2 cells per rank, nz = 10,
 mm = 2 angles per octant in blocks of mmi = 1, t_cell = 1 us, so
@@ -128,7 +128,7 @@ def test_octant_order_is_the_tutorials():
 
 
 def test_es40_preset_is_the_default_t_cell():
-    """t_cell defaults to the ES40 preset's Tcell = 120 ns (seed 002)."""
+    """t_cell defaults to the ES40 preset's Tcell = 120 ns (modeling tutorial)."""
     assert T_CELL_ES40 == 120e-9
 
 

@@ -7,8 +7,8 @@ Modules, one job each:
 * :mod:`~bsim.calibration.sampling`: repeat a timed MPI operation under that rule;
 * :mod:`~bsim.calibration.lsq`: input checks and bounded least squares;
 * :mod:`~bsim.calibration.netfit`: Hockney, three-piece ``Tmsg(L)`` and LogGP fits;
-* :mod:`~bsim.calibration.kernels`: kernel fits (linear, seed 004 piecewise,
-  seed 000 Eq. 1) and :func:`~bsim.calibration.kernels.kernel_time`;
+* :mod:`~bsim.calibration.kernels`: kernel fits (linear, the BSIM paper piecewise,
+  the MILC paper Eq. 1) and :func:`~bsim.calibration.kernels.kernel_time`;
 * :mod:`~bsim.calibration.network_bench`, :mod:`~bsim.calibration.collective_bench`:
   the mpi4py microbenchmarks (``bsim calibrate network|collectives``);
 * :mod:`~bsim.calibration.netprofile`: network fits -> profile tables and CSV;

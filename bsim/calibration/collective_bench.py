@@ -1,4 +1,4 @@
-"""``bsim calibrate collectives``: the measured table of seed 004's PRIMEQUEST method.
+"""``bsim calibrate collectives``: the measured table of the BSIM paper's PRIMEQUEST method.
 
 Run under ``mpiexec -n P``::
 
@@ -225,6 +225,6 @@ def calibrate_collectives(comm: Any = None, *, ops: Sequence[str] = DEFAULT_OPS,
         update_profile(profile, tables={"collectives": {
             "model": "table", "path": str(Path(csv_path).resolve()),
             "monotone": monotone}},
-            comments={"collectives.path": "bsim calibrate collectives (seed 004 table method)"})
+            comments={"collectives.path": "bsim calibrate collectives (BSIM paper table method)"})
         cal.profile = Path(profile)
     return cal

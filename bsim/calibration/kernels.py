@@ -1,4 +1,4 @@
-"""Fit kernel timings to the compute models of the seeds.
+"""Fit kernel timings to the compute models of the papers.
 
 The data: a CSV file with a header naming a work column and ``seconds``
 (``#`` lines are comments, extra columns ignored, rows sorted by work with
@@ -13,16 +13,16 @@ Models (``MODELS``), all fitted by :func:`scipy.optimize.least_squares`
 with non-negative parameters on every measurement (not on medians):
 
 * ``linear``: ``T(x) = t0 + slope x`` (a flop or cell rate; ``rate = 1/slope``);
-* ``piecewise``: seed 004's dgemm fit, ``slope_small`` per unit up to
+* ``piecewise``: the BSIM paper's dgemm fit, ``slope_small`` per unit up to
   ``break_flops``, ``slope_large`` above (0.173 / 0.165 ns/flop split at 10
   MFlop): continuous ``slope_small min(x, B) + slope_large max(0, x - B)``
   as ``skeletons.models.hpl.dgemm_time`` evaluates it, or with
   ``continuous=False`` the proportional reading (``slope_large x`` above B);
-* ``cache2``: seed 000's Eq. 1, ``T(V) = b1 min(s, V) + b2 max(0, V - s)``.
+* ``cache2``: the MILC paper's Eq. 1, ``T(V) = b1 min(s, V) + b2 max(0, V - s)``.
 
 Continuous breakpoints (``piecewise``, ``cache2``) start from a grid search
 over the measured sizes (for a fixed break the model is linear) and are then
-refined with the break free.  Reported as seed 000 reports them: parameters,
+refined with the break free.  Reported as the MILC paper reports them: parameters,
 the relative residual ``mean(|fit - t| / t)``, each parameter's variation
 (relative standard error ``Std. Error / Estimate`` of the fit, ``*_var``) and
 the measurement variation (median over sizes of ``IQR / median``).
@@ -49,9 +49,9 @@ MODELS = ("linear", "piecewise", "cache2")
 WORK_COLUMNS = ("flops", "sites", "cells", "size", "bytes", "n", "x")
 _FORMULAS = {
     "linear": "T(x) = t0 + slope*x",
-    "piecewise": "T(x) = slope_small*min(x,B) + slope_large*max(0,x-B)  (seed 004, dgemm)",
-    "piecewise_proportional": "T(x) = slope_small*x (x <= B), slope_large*x (x > B)  (seed 004)",
-    "cache2": "T(V) = b1*min(s,V) + b2*max(0,V-s)  (seed 000, Eq. 1)",
+    "piecewise": "T(x) = slope_small*min(x,B) + slope_large*max(0,x-B)  (BSIM paper, dgemm)",
+    "piecewise_proportional": "T(x) = slope_small*x (x <= B), slope_large*x (x > B)  (BSIM paper)",
+    "cache2": "T(V) = b1*min(s,V) + b2*max(0,V-s)  (MILC paper, Eq. 1)",
 }
 
 
@@ -140,7 +140,7 @@ class KernelFit:
         return out
 
     def report(self) -> str:
-        """Parameters, relative residual and variation, as seed 000 reports a fit."""
+        """Parameters, relative residual and variation, as the MILC paper reports a fit."""
         key = "piecewise_proportional" if self.model == "piecewise" and not self.continuous \
             else self.model
         lines = [f"model {self.model}: {_FORMULAS[key]}",
@@ -254,8 +254,8 @@ def kernel_time(entry: Mapping[str, Any], x: float) -> float:
     """Seconds of one call with work *x* for a ``[kernels.APP] KERNEL`` table.
 
     Understands the tables this module writes (``model`` key) and the presets'
-    untagged ones: ``b1/b2/s`` (seed 000, Eq. 1) and
-    ``slope_small/slope_large/break_flops`` (seed 004).  Raises
+    untagged ones: ``b1/b2/s`` (MILC paper, Eq. 1) and
+    ``slope_small/slope_large/break_flops`` (BSIM paper).  Raises
     :class:`FitError` for a negative *x* or an unknown table.
     """
     if x < 0:

@@ -5,13 +5,13 @@
   sizes out of order);
 * :func:`weights` gives the residual weights: ``relative`` (``1/t``: every
   point counts by its relative error, the default because timings span
-  decades) or ``absolute`` (equal weighting, seed 000's ``nls`` choice);
+  decades) or ``absolute`` (equal weighting, the MILC paper's ``nls`` choice);
 * :func:`linear_fit` solves a bounded linear least-squares problem with
   :func:`scipy.optimize.lsq_linear` and returns relative standard errors;
 * :func:`rel_errors` turns a Jacobian into relative standard errors of the
   parameters, as R's ``nls`` reports them (``Std. Error / Estimate``):
   ``cov = s^2 (J^T J)^-1`` with ``s^2 = RSS / (n - p)``;
-* :func:`rel_residual`: seed 000's figure of merit, "the average of all
+* :func:`rel_residual`: the MILC paper's figure of merit, "the average of all
   relative residuals for all measurement values": ``mean(|fit - t| / t)``.
 """
 
@@ -116,5 +116,5 @@ def linear_fit(design: np.ndarray, seconds: np.ndarray, weighting: str = "relati
 
 
 def rel_residual(predicted: np.ndarray, seconds: np.ndarray) -> float:
-    """Seed 000's relative residual: ``mean(|predicted - t| / t)``."""
+    """The MILC paper's relative residual: ``mean(|predicted - t| / t)``."""
     return float(np.mean(np.abs(predicted - seconds) / seconds))

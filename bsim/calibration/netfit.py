@@ -5,9 +5,9 @@ time of each (seconds; half a ping-pong round trip).  All three fits
 minimise weighted squared residuals (``relative`` by default, see
 :mod:`bsim.calibration.lsq`) with non-negative parameters.
 
-* :func:`fit_hockney`: ``T(s) = latency + s / bandwidth`` (seed 004's
+* :func:`fit_hockney`: ``T(s) = latency + s / bandwidth`` (BSIM paper's
   ``l + s/w``).
-* :func:`fit_piecewise`: the tutorial's three-piece ``Tmsg(L)`` (seed 002):
+* :func:`fit_piecewise`: the tutorial's three-piece ``Tmsg(L)`` (modeling tutorial):
   piece ``i`` costs ``t0[i] + s * tb[i]`` up to ``breaks[i]`` bytes, the last
   piece is unbounded.  The breakpoints are chosen by least squares: every
   split of the sorted sizes into consecutive groups of >= 2 points is
@@ -52,7 +52,7 @@ __all__ = ["HockneyFit", "PiecewiseFit", "LogGPRange", "fit_hockney", "fit_piece
 
 @dataclass(frozen=True)
 class HockneyFit:
-    """``latency + s / bandwidth``, with relative standard errors and seed 000's residual."""
+    """``latency + s / bandwidth``, with relative standard errors and the MILC paper's residual."""
 
     latency: float
     bandwidth: float

@@ -76,7 +76,7 @@ def profile_parts(cal: NetworkCalibration, data: Path | None, name: str | None,
         if fits.piecewise:
             variants[f"piecewise_{kind}"] = fits.piecewise.table()
             comments[f"network_variants.piecewise_{kind}"] = (
-                "three-piece Tmsg(L) (seed 002): t0[i] + L*tb[i] up to breaks[i] bytes; "
+                "three-piece Tmsg(L) (modeling tutorial): t0[i] + L*tb[i] up to breaks[i] bytes; "
                 f"rel. residual {fits.piecewise.rel_residual:.3g}")
         if fits.loggp_all:
             variants[f"loggp_{kind}"] = fits.loggp_all.table()

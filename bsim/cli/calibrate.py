@@ -103,15 +103,15 @@ def add_parsers(subparsers: Any) -> None:
 
     fit = subparsers.add_parser("fit", help="fit measurements to models")
     fitsub = fit.add_subparsers(dest="fit_what", required=True)
-    ker = fitsub.add_parser("kernel", help="kernel timings -> linear, seed 004 piecewise or "
-                            "seed 000 two-level cache model")
+    ker = fitsub.add_parser("kernel", help="kernel timings -> linear, the BSIM paper piecewise or "
+                            "the MILC paper two-level cache model")
     ker.add_argument("data", help="CSV with a work column (flops, sites, cells, size, bytes, "
                      "n or x) and seconds; repeated rows are repetitions")
     ker.add_argument("--model", required=True, choices=("linear", "piecewise", "cache2"))
     ker.add_argument("--discontinuous", action="store_true",
                      help="piecewise: slope_large*x above the break (default: continuous)")
     ker.add_argument("--weighting", choices=("relative", "absolute"), default="relative",
-                     help="relative (default: residual/t) or absolute (seed 000's nls)")
+                     help="relative (default: residual/t) or absolute (MILC paper's nls)")
     ker.add_argument("--profile", default=None, help="write [kernels.APP] KERNEL = {...} here")
     ker.add_argument("--app", default=None, help="application table (default: DATA's stem)")
     ker.add_argument("--kernel", default="kernel", help="kernel name (default 'kernel')")

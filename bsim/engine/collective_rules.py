@@ -3,7 +3,7 @@
 Every collective call on a communicator is the k-th collective of the calling
 rank on that communicator; the calls with the same k form one *instance*
 (:class:`CollInstance`), where ranks register their arrival time (their clock)
-and contribution.  Timing follows DESIGN.md "Collectives" (after seed 004,
+and contribution.  Timing follows ``docs/collectives.md`` (after the BSIM paper,
 Sec. 2.C):
 
 * **all** (barrier, allreduce, allgather, alltoall, reduce_scatter, scan,
@@ -15,8 +15,8 @@ Sec. 2.C):
   at ``max(arrivals) + T``.
 
 ``T = T(op, P, nbytes)`` comes from the run's collective cost source
-(:class:`CollectiveCosts`): ``analytic`` formulas, seed 000's ``clog``
-(``c + d*log2 P``), a measured ``table`` (seed 004's PRIMEQUEST method), or
+(:class:`CollectiveCosts`): ``analytic`` formulas, the MILC paper's ``clog``
+(``c + d*log2 P``), a measured ``table`` (BSIM paper's PRIMEQUEST method), or
 ``algorithmic``: the collective is expanded into the point-to-point messages
 of a named algorithm (``netmodels.collective_schedules``) which go through the network
 model, so topology, contention and the protocol act on them and the rules

@@ -5,7 +5,7 @@ LMPI call schedules a wake-up (or waits for someone to schedule one) and
 switches to the engine's greenlet, which pops the next event and switches back
 into the rank it wakes.
 
-Event order (the determinism contract, DESIGN.md "Engine"): the queue is
+Event order (the determinism contract, ``docs/architecture.md``): the queue is
 ordered by ``(time, priority, key)``.  Priority 0 is network events (message
 arrivals), priority 1 rank wake-ups, so a rank acting at time t sees every
 message that arrived at t.  ``key`` is ``(owner world rank << 32) | owner's

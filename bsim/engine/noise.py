@@ -19,7 +19,7 @@ all ranks of a node see the same noise (a daemon stops the node).
 
 Both are exact: work *w* started at *t* ends at the first time *E* with
 ``t + w + busy([t, E)) = E``, where ``busy`` is the daemon/detour time
-overlapping the interval (seed 002, "Computational Noise"; Petrini et al.,
+overlapping the interval (modeling tutorial, "Computational Noise"; Petrini et al.,
 SC03).  For the periodic model this is closed-form (:meth:`PeriodicNoise.end`).
 
 Determinism: random draws come from a counter-based generator

@@ -1,15 +1,15 @@
 """Point-to-point protocols: when a message is visible, and what each side is charged.
 
-Two protocols, selected per run (DESIGN.md "Point-to-point timing"); the
+Two protocols, selected per run (``docs/protocols.md``); the
 formulas are written out in ``docs/protocols.md``.
 
-``bsim`` (seed 004, Sec. 2.C and 3.C): sends are asynchronous and cost
+``bsim`` (BSIM paper, Sec. 2.C and 3.C): sends are asynchronous and cost
 ``send_cost`` (default 0).  A message is visible to the receiver at its send
 time ``ts``.  A receive that blocks at ``tp`` completes at
 ``max(tp, ts) + cost(src, dst, s)``; ``max(0, ts - tp)`` is wait and ``cost``
 is comm.  ``irecv`` + ``wait`` is a receive blocking at the time of ``wait``.
 
-``loggp`` (LogGP, Alexandrov et al.; seed 000 Sec. IV): the sender pays
+``loggp`` (LogGP, Alexandrov et al.; the MILC paper Sec. IV): the sender pays
 ``o_s``; an eager message (``s <= eager_limit``) departs at
 ``max(ts + o_s, NIC free)``, keeps the NIC busy ``gap`` (``max(g, (s-1)G)``)
 and arrives ``wire`` later; the receive completes at
@@ -133,10 +133,10 @@ class Protocol(ABC):
 
 
 class BsimProtocol(Protocol):
-    """The seed's rules: asynchronous sends, whole message cost charged at the receiver."""
+    """The BSIM paper's rules: asynchronous sends, whole message cost charged at the receiver."""
 
     name = "bsim"
-    parameters = {"send_cost": "seconds charged to every send (seed 004: 0), or 'network': "
+    parameters = {"send_cost": "seconds charged to every send (BSIM paper: 0), or 'network': "
                                "the message's network cost, as the tutorial's models count",
                   "poll_time": "seconds charged to a test/iprobe that finds nothing"}
 

@@ -7,7 +7,7 @@ engine's ``now``: ``add_time`` and fully determined waits only move the clock
 ranks did up to that instant: a send under the ``bsim`` protocol, a
 wildcard receive, a probe, a test.  Whenever a rank runs, ``clock >= now``.
 
-Accounting (DESIGN.md "Engine"): every advance of the clock is charged to
+Accounting (``docs/protocols.md``): every advance of the clock is charged to
 exactly one of ``calc`` (``add_time``), ``wait`` (blocked because a partner had
 not yet called its matching operation) or ``comm`` (the modeled cost of the
 operation), so ``finish == calc + wait + comm``.
@@ -142,7 +142,7 @@ class VirtualRank:
         up to the partner's call time ``partner`` and comm after it; ``cost``
         is comm.  Under ``loggp`` ``cost`` is the receive overhead, so
         transfers overlap each other and preceding ``add_time``; under ``bsim``
-        ``cost`` is the whole message cost (the seed's receive rule).
+        ``cost`` is the whole message cost (the BSIM paper's receive rule).
         """
         unknown = 0
         for r in reqs:
@@ -273,7 +273,7 @@ def current() -> VirtualRank:
 
 
 def add_time(seconds: float) -> None:
-    """Charge *seconds* of calculation to the calling rank (BSIM_Add_time, seed 004).
+    """Charge *seconds* of calculation to the calling rank (BSIM_Add_time, the BSIM paper).
 
     Outside a simulation (the same skeleton under real ``mpiexec``) the
     behaviour is set by ``bsim.realmode`` (default: do nothing).

@@ -1,4 +1,4 @@
-"""Machine presets: the machines of the seeds as TOML data.
+"""Machine presets: the machines of the papers as TOML data.
 
 Each ``<name>.toml`` beside this module describes one machine (schema in
 ``docs/machines.md``)::

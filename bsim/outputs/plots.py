@@ -3,7 +3,7 @@
 * :func:`breakdown`: per-rank stacked calc / wait / comm bars from a
   :class:`~bsim.outputs.result.Result` (or its JSON file).
 * :func:`timeline`: a Gantt chart of a rank set from a Chrome trace written by
-  :mod:`bsim.outputs.trace`, in the style of the tutorial's trace figures (seed 002,
+  :mod:`bsim.outputs.trace`, in the style of the tutorial's trace figures (modeling tutorial,
   "Trace Analysis with One Wavefront"): one row per rank, calc / wait / comm
   coloured, messages as thin lines from sender to receiver.
 * :func:`scaling`: predicted time vs ranks (log-log, with the ideal line) and

@@ -1,4 +1,4 @@
-"""HPL's scalability model (netlib "HPL Scalability Analysis") and seed 004's dgemm fit.
+"""HPL's scalability model (netlib "HPL Scalability Analysis") and the BSIM paper's dgemm fit.
 
 Machine model of the HPL documentation: sending ``L`` double-precision words
 between two processes takes ``alpha + beta * L`` (so ``beta`` is seconds per
@@ -23,9 +23,9 @@ spread phase are trees over ``P`` processes, so we use ``log2``.
 
 HPL reports ``2/3 N^3 + 3/2 N^2`` flops for a problem of order ``N``.
 
-Seed 004 (Sec. III.C, Fig. 4) fits the time of one dgemm on a 1.6 GHz
+The BSIM paper (Sec. III.C, Fig. 4) fits the time of one dgemm on a 1.6 GHz
 Itanium 2 node of PRIMEQUEST against its flop count: slope 0.173 ns/flop up
-to 10 MFlop and 0.165 ns/flop above.  The seed gives slopes only; we make the
+to 10 MFlop and 0.165 ns/flop above.  The BSIM paper gives slopes only; we make the
 fit continuous at the break (``continuous=True``) so that a larger call never
 takes less time; ``continuous=False`` gives the plain proportional reading.
 """
@@ -42,11 +42,11 @@ __all__ = [
 ]
 
 DGEMM_SLOPE_SMALL = 0.173e-9
-"""Seconds per flop of dgemm up to 10 MFlop (seed 004, Fig. 4)."""
+"""Seconds per flop of dgemm up to 10 MFlop (BSIM paper, Fig. 4)."""
 DGEMM_SLOPE_LARGE = 0.165e-9
-"""Seconds per flop of dgemm above 10 MFlop (seed 004, Fig. 4)."""
+"""Seconds per flop of dgemm above 10 MFlop (BSIM paper, Fig. 4)."""
 DGEMM_BREAK_FLOPS = 10e6
-"""Flop count where the seed-004 fit changes slope."""
+"""Flop count where the BSIM paper's fit changes slope."""
 
 
 def hpl_flops(n: int) -> float:
@@ -62,7 +62,7 @@ def dgemm_flops(m: int, n: int, k: int) -> float:
 def dgemm_time(flops: float, *, slope_small: float = DGEMM_SLOPE_SMALL,
                slope_large: float = DGEMM_SLOPE_LARGE,
                break_flops: float = DGEMM_BREAK_FLOPS, continuous: bool = True) -> float:
-    """Seconds of one dgemm of *flops* flops (seed 004's piecewise fit).
+    """Seconds of one dgemm of *flops* flops (BSIM paper's piecewise fit).
 
     ``slope_small * flops`` up to *break_flops*; above it
     ``slope_small * break + slope_large * (flops - break)`` when *continuous*,

@@ -1,4 +1,4 @@
-"""Seed 000's semi-analytic model of MILC ``su3_rmd`` (Bauer, Gottlieb, Hoefler).
+"""The MILC paper's semi-analytic model of MILC ``su3_rmd`` (Bauer, Gottlieb, Hoefler).
 
 Five kernels dominate: ``LL`` (load_longlinks), ``FL`` (load_fatlinks),
 ``GF`` (imp_gauge_force), ``FF`` (eo_fermion_force_twoterms) and ``CG``
@@ -75,7 +75,7 @@ __all__ = [
 
 KERNELS = ("LL", "FL", "GF", "FF", "CG")
 GATHERS_PER_CALL = {"FF": 1616, "GF": 828, "LL": 8, "FL": 288}
-"""Gathers of size A per call of FF, GF (once per step), LL and FL (seed 000, Sec. II-D)."""
+"""Gathers of size A per call of FF, GF (once per step), LL and FL (MILC paper, Sec. II-D)."""
 CG_GATHERS_PER_ITER = 16
 """CG gathers of size A/2 per iteration: 8 directions x (even, odd), three-deep halo."""
 CG_GATHERS_PER_CALL = 16
@@ -371,7 +371,7 @@ def power5_message_time(nbytes: float, table: Sequence[Mapping[str, float]] | No
 
 
 _POWER5_INTER = (
-    # seed 000, Sec. III-C table, inter-node rows
+    # the MILC paper, Sec. III-C table, inter-node rows
     {"max_bytes": 32768.0, "L": 5.8e-6, "o": 14e-6, "G": 0.0013e-6},
     {"max_bytes": math.inf, "L": 5.8e-6, "o": 40e-6, "G": 0.0011e-6},
 )

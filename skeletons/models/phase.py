@@ -1,10 +1,10 @@
-"""Seed 004's PHASE kernel model: the zgemm block time of Fig. 3, with scale factors.
+"""The BSIM paper's PHASE kernel model: the zgemm block time of Fig. 3, with scale factors.
 
 PHASE distributes ``Ne`` bands and the wave numbers over a 2-D process grid;
 each process holds ``Nep`` bands and ``Nfp`` wave-number coefficients.  The
 skeleton runs a small input and multiplies sizes by two scale factors,
 ``Nescale`` (bands) and ``Nfscale`` (wave numbers), to stand for the large
-problem (seed 004, Sec. III.C).  In the Gram-Schmidt step the loop of
+problem (BSIM paper, Sec. III.C).  In the Gram-Schmidt step the loop of
 ``Nblk`` zgemm calls ``CC(:,:,nb) = PSI2^H * PSI(:,:,nb)`` (``Nep x Nep``
 result, inner dimension ``Nfp``) becomes one ``BSIM_Add_time`` of (Fig. 3)::
 
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 ZGEMM_C0 = 7.9e-8
-"""Constant term, seconds (seed 004, Fig. 3)."""
+"""Constant term, seconds (BSIM paper, Fig. 3)."""
 ZGEMM_CJ = 0.512e-6
 """Seconds per (mx, jx) tile pair (Fig. 3)."""
 ZGEMM_CN = 1.141e-6

@@ -1,4 +1,4 @@
-"""The tutorial's pipelined-wavefront model of Sweep3D (seed 002).
+"""The tutorial's pipelined-wavefront model of Sweep3D (modeling tutorial).
 
 Sweep3D decomposes an ``nx x ny x nz`` grid over a ``px x py`` process grid
 (``it = nx/px``, ``jt = ny/py`` columns per process, all ``nz`` planes).  For
@@ -7,7 +7,7 @@ each k block (``mk`` planes), a process receives its upstream i and j faces,
 computes ``it * jt * mk * mmi`` cell-angle updates and sends its downstream
 faces.  The blocks are wavefronts that scan the process grid.
 
-Model (seed 002, "Basic Pipeline Model", "Computation Pipeline",
+Model (modeling tutorial, "Basic Pipeline Model", "Computation Pipeline",
 "Communication Pipeline", "Combining Pipelines")::
 
     Nsweep = (nz / mk) * (mm / mmi)                  wavefronts per octant
@@ -17,7 +17,7 @@ Model (seed 002, "Basic Pipeline Model", "Computation Pipeline",
     Tmsg   = Ts + L * TB
     T      = Tcomp + Tcomm
 
-Validation constants (seed 002, "Validation: Multiple Octant Processing",
+Validation constants (modeling tutorial, "Validation: Multiple Octant Processing",
 Compaq ES40 with QsNet): ``Tcell = 120 ns``, ``Ts = 11 us``, ``TB = 3.4 ns``
 per byte (fitted at 12000-byte messages).
 
@@ -66,11 +66,11 @@ __all__ = [
 ]
 
 TCELL_ES40 = 120e-9
-"""Seconds per cell-angle update on the ES40 (seed 002, validation slide)."""
+"""Seconds per cell-angle update on the ES40 (modeling tutorial, validation slide)."""
 TS_ES40 = 11e-6
-"""Message start-up time on ES40/QsNet, seconds (seed 002, validation slide)."""
+"""Message start-up time on ES40/QsNet, seconds (modeling tutorial, validation slide)."""
 TB_ES40 = 3.4e-9
-"""Seconds per byte on ES40/QsNet at 12000-byte messages (seed 002)."""
+"""Seconds per byte on ES40/QsNet at 12000-byte messages (modeling tutorial)."""
 BYTES_PER_DOUBLE = 8
 
 # The tutorial's "Multiple Octant Processing" table, in sweep order.  Each
@@ -114,7 +114,7 @@ def _check_grid(px: int, py: int) -> None:
 
 
 def nsweep(nz: int, mk: int, mm: int, mmi: int) -> int:
-    """Wavefronts per octant, ``(nz / mk) * (mm / mmi)`` (seed 002).
+    """Wavefronts per octant, ``(nz / mk) * (mm / mmi)`` (modeling tutorial).
 
     Raises :class:`ValueError` unless ``mk`` divides ``nz`` and ``mmi``
     divides ``mm`` (all positive ints).
@@ -135,7 +135,7 @@ def tcpu(it: int, jt: int, mk: int, mmi: int, tcell: float = TCELL_ES40) -> floa
 
 
 def tmsg(nbytes: float, ts: float = TS_ES40, tb: float = TB_ES40) -> float:
-    """Seconds for one message, ``Ts + L * TB`` (seed 002)."""
+    """Seconds for one message, ``Ts + L * TB`` (modeling tutorial)."""
     return ts + nbytes * tb
 
 
@@ -162,7 +162,7 @@ def sweep_steps(px: int, py: int, nz: int, mk: int, mm: int, mmi: int) -> int:
 
 def octant_time_nocomm(px: int, py: int, nz: int, mk: int, mm: int, mmi: int,
                        it: int, jt: int, tcell: float = TCELL_ES40) -> float:
-    """One octant with free communication: ``sweep_steps * Tcpu`` (seed 002 Tcomp)."""
+    """One octant with free communication: ``sweep_steps * Tcpu`` (modeling tutorial Tcomp)."""
     return sweep_steps(px, py, nz, mk, mm, mmi) * tcpu(it, jt, mk, mmi, tcell)
 
 
@@ -171,7 +171,7 @@ octant_comp_time = octant_time_nocomm
 
 def octant_comm_time(px: int, py: int, nz: int, mk: int, mm: int, mmi: int,
                      it: int, jt: int, ts: float = TS_ES40, tb: float = TB_ES40) -> float:
-    """Communication pipeline of one octant (seed 002 Tcomm, split by direction).
+    """Communication pipeline of one octant (modeling tutorial Tcomm, split by direction).
 
     ``2 (px - 1) Tmsg_i + 2 (py - 1) Tmsg_j + 2 (Nsweep - 1) (Tmsg_i + Tmsg_j)``;
     equal to ``(2 (px + py - 2) + 4 (Nsweep - 1)) Tmsg`` when ``it == jt`` and
@@ -185,7 +185,7 @@ def octant_comm_time(px: int, py: int, nz: int, mk: int, mm: int, mmi: int,
 
 def octant_time(px: int, py: int, nz: int, mk: int, mm: int, mmi: int, it: int, jt: int,
                 tcell: float = TCELL_ES40, ts: float = TS_ES40, tb: float = TB_ES40) -> float:
-    """One octant, ``Tcomp + Tcomm`` (seed 002, "Combining Pipelines")."""
+    """One octant, ``Tcomp + Tcomm`` (modeling tutorial, "Combining Pipelines")."""
     return (octant_time_nocomm(px, py, nz, mk, mm, mmi, it, jt, tcell)
             + octant_comm_time(px, py, nz, mk, mm, mmi, it, jt, ts, tb))
 

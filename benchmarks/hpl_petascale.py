@@ -1,4 +1,5 @@
-"""HPL at the BSIM paper's petascale size: N = 1,310,720, NB = 512, P = Q = 64 on the 16x16x16 torus.
+"""HPL at the BSIM paper's petascale size:
+N = 1,310,720, NB = 512, P = Q = 64 on the 16x16x16 torus.
 
 The machine is ``bsim/machines/petascale_torus.toml``: 4096 nodes of 8
 cores (512 GFlop/s each) on a 16x16x16 torus at 10 GB/s per link direction,

@@ -1,4 +1,4 @@
-"""PHASE at the BSIM paper's petascale size: a 10,000-atom-class system on 4096 nodes of the 2 PF torus.
+"""PHASE at the BSIM paper's petascale size: a 10,000-atom-class system, 2 PF torus.
 
 The BSIM paper (Sec. IV.B) gives the system class (10k atoms, about 108 PFlop per
 SCF iteration) but not the inputs; we ASSUME 20,480 bands and 2^24

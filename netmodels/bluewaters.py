@@ -81,7 +81,7 @@ D_PER_HUB = 16            # "D (max 16): distant SN"
 
 
 def percs_cost(nbytes: float, hops: Sequence[tuple[float, float, float, float]]) -> float:
-    """Tutorial (modeling tutorial, "Communication Pattern Cost"): ``sum L_i + max(C_i*(S/N_i)/B_i)``.
+    """Modeling tutorial, "Communication Pattern Cost": ``sum L_i + max(C_i*(S/N_i)/B_i)``.
 
     *hops* lists ``(latency L_i, bandwidth B_i, channels N_i, contention C_i)``
     per link class of the route; the MPI stack latency is not included.
@@ -94,7 +94,7 @@ def percs_cost(nbytes: float, hops: Sequence[tuple[float, float, float, float]])
 
 @register
 class BlueWaters(TopologyModel):
-    """Blue Waters / PERCS: ``T = latency + sum L_i + max((S / N_i) / B_i)`` (modeling tutorial)."""
+    """Blue Waters / PERCS: ``T = latency + sum L_i + max((S / N_i) / B_i)`` (tutorial)."""
 
     name = "bluewaters"
     parameters = {

@@ -118,7 +118,7 @@ def main(nx: int = 256, ny: int = 256, nz: int = 400, px: int = 16, py: int = 16
 SKELETON = register(Skeleton(
     name="sweep3d",
     main=main,
-    description="Sweep3D S_N transport: 2-D pipelined wavefronts over 8 octants (modeling tutorial)",
+    description="Sweep3D S_N transport: 2-D pipelined wavefronts over 8 octants (tutorial)",
     params={
         "nx": Param(256, "global cells in i"),
         "ny": Param(256, "global cells in j"),

@@ -86,7 +86,7 @@ def test_hockney_exact_and_noisy():
 
 
 def tutorial_tmsg(s):
-    """The modeling tutorial: 5 us up to 32 B; 5 us + 15 ns/B up to 1024 B; 10 us + 3.4 ns/B above."""
+    """Modeling tutorial: 5 us up to 32 B; 5 us + 15 ns/B up to 1024 B; 10 us + 3.4 ns/B above."""
     s = np.asarray(s, float)
     return np.where(s <= 32, 5e-6, np.where(s <= 1024, 5e-6 + 15e-9 * s, 10e-6 + 3.4e-9 * s))
 
@@ -148,7 +148,7 @@ def test_linear_flop_rate():
 
 
 def test_piecewise_seed004_dgemm():
-    """0.173 / 0.165 ns/flop split at 10 MFlop (BSIM paper): slopes within 1 %, break within 25 %."""
+    """0.173 / 0.165 ns/flop split at 10 MFlop (BSIM paper): slopes to 1 %, break within 25 %."""
     f = np.repeat(np.geomspace(1e5, 1e9, 17), 3)
     t = np.where(f <= 1e7, 0.173e-9 * f, 0.173e-9 * 1e7 + 0.165e-9 * (f - 1e7))
     fit = fit_kernel(f, noisy(t, 0.005, 7), "piecewise", unit="flops")

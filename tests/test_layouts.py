@@ -1,4 +1,4 @@
-"""The layout paper NodeVolume layouts: ISP, SSN, node shapes and the rank->node map they induce."""
+"""NodeVolume layouts of the layout paper: ISP, SSN, node shapes and their rank->node map."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Flat families: piecewise Tmsg(L) (modeling tutorial), LogGP by size range (MILC paper), two-level."""
+"""Flat families: piecewise Tmsg(L) (tutorial), LogGP by size range (MILC paper), two-level."""
 
 from __future__ import annotations
 

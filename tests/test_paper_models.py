@@ -1,4 +1,4 @@
-"""The papers' closed-form models: Sweep3D (modeling tutorial), MILC (MILC paper), HPL and PHASE (BSIM paper)."""
+"""The papers' closed-form models: Sweep3D (tutorial), MILC, HPL and PHASE (BSIM paper)."""
 
 from __future__ import annotations
 

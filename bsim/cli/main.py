@@ -24,7 +24,7 @@ from typing import Any
 
 __all__ = ["main", "build_parser"]
 
-DEFAULT_NETWORK = "hockney:latency=4e-05,bandwidth=1e8"   # the BSIM paper, PRIMEQUEST receive model
+DEFAULT_NETWORK = "hockney:latency=4e-05,bandwidth=1e8"   # BSIM paper: PRIMEQUEST receive
 
 
 def _param(text: str) -> tuple[str, str]:

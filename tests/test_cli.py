@@ -69,6 +69,24 @@ def test_console_script_runs_as_module():
     assert "ring total 3" in proc.stdout
 
 
+def test_declared_console_script_is_the_cli_entry_point():
+    """pyproject's ``bsim = "module:function"`` names a function that runs the CLI."""
+    import importlib
+    try:
+        import tomllib
+    except ImportError:   # Python 3.10
+        import tomli as tomllib
+
+    from conftest import ROOT
+    spec = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["bsim"]
+    module, _, attr = spec.partition(":")
+    entry = getattr(importlib.import_module(module), attr)
+    assert callable(entry) and entry is main
+    with pytest.raises(SystemExit) as exc:
+        entry(["--version"])
+    assert exc.value.code == 0
+
+
 @pytest.mark.parametrize("program,ranks,expected", [
     ("cpi.py", 4, "pi is approximately 3.14159265"),
     ("cart_halo.py", 6, "halo exchange on [3, 2] grid: ok"),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 from bsim.outputs.compare import compare, group_differences, phase_table
@@ -68,10 +66,10 @@ def test_different_rank_counts_use_fractions():
 
 def test_compare_command(tmp_path, capsys):
     """`bsim compare A.json B.json` prints the report."""
-    from bsim.cli import output_commands as cli_extra
+    from bsim.cli.main import build_parser
     a, b = A.to_json(tmp_path / "a.json"), B.to_json(tmp_path / "b.json")
-    p = argparse.ArgumentParser()
-    cli_extra.add_parsers(p.add_subparsers(dest="command"))
-    assert cli_extra.run(p.parse_args(["compare", str(a), str(b), "--groups", "4"])) == 0
+    p = build_parser()
+    ns = p.parse_args(["compare", str(a), str(b), "--groups", "4"])
+    assert ns.handler(ns) == 0
     out = capsys.readouterr().out
     assert "wait total" in out and str(a) in out and "6-7" in out

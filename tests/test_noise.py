@@ -211,16 +211,16 @@ def test_spec_strings_and_run_options():
         build_noise("jitter:x=1")
     with pytest.raises(ValueError, match="period"):
         build_noise("periodic:period=1e-3,duration=2e-3")
-    from bsim.cli import output_commands as cli_extra
+    from bsim.cli import options
     p = argparse.ArgumentParser()
     p.add_argument("target")
     p.add_argument("--network", default=NET)
-    cli_extra.run_options(p)
+    options.add_timeline_options(p)
     ns = p.parse_args(["x", "--noise", "periodic:period=1e-3,duration=1e-4",
                        "--noise", "net:mean=1e-6"])
-    kw = cli_extra.apply_run_options(ns)
+    kw = options.apply_run_options(ns)
     assert isinstance(kw["noise"], PeriodicNoise)
-    assert isinstance(cli_extra.wrap_network(ns, ns.network), NoisyNetwork)
+    assert isinstance(options.wrap_network(ns, ns.network), NoisyNetwork)
     assert "progress" not in kw   # stderr is not a terminal under pytest
 
 

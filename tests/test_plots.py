@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
 import bsim
@@ -77,15 +75,14 @@ def test_scaling_plot_time_and_efficiency(tmp_path):
 
 @pytest.mark.parametrize("kind", ["breakdown", "timeline"])
 def test_bsim_plot_command(tmp_path, result_and_trace, kind, capsys):
-    """`bsim plot FILE --kind K -o FILE.png` (through cli_extra) writes the image."""
-    from bsim.cli import output_commands as cli_extra
+    """`bsim plot FILE --kind K -o FILE.png`  writes the image."""
+    from bsim.cli.main import build_parser
     rjson, tjson, _ = result_and_trace
-    p = argparse.ArgumentParser()
-    cli_extra.add_parsers(p.add_subparsers(dest="command"))
+    p = build_parser()
     src = rjson if kind == "breakdown" else tjson
     out = tmp_path / f"{kind}.png"
     ns = p.parse_args(["plot", str(src), "-o", str(out)])   # kind from the file's format
-    assert cli_extra.run(ns) == 0
+    assert ns.handler(ns) == 0
     assert out.stat().st_size > 0 and "wrote" in capsys.readouterr().out
     ns = p.parse_args(["plot", str(src), "--kind", kind, "-o", str(out)])
-    assert cli_extra.run(ns) == 0
+    assert ns.handler(ns) == 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 
@@ -57,9 +56,8 @@ def test_grid_sweep_rows_serial_equals_parallel():
 
 def test_sweep_command_writes_csv_json_and_plot(tmp_path, capsys):
     """`bsim sweep halo2d --mode strong ...` writes one row per point and a plot."""
-    from bsim.cli import output_commands as cli_extra
-    p = argparse.ArgumentParser()
-    cli_extra.add_parsers(p.add_subparsers(dest="command"))
+    from bsim.cli.main import build_parser
+    p = build_parser()
     prefix = tmp_path / "sw"
     argv = ["sweep", "halo2d", "--param", "px=1,2,4", "--param", "py=1,1,2",
             *[x for s in SMALL for x in ("--param", s)], "--mode", "strong",
@@ -70,7 +68,7 @@ def test_sweep_command_writes_csv_json_and_plot(tmp_path, capsys):
     except ImportError:   # the plot extra is optional
         pass
     ns = p.parse_args(argv)
-    assert cli_extra.run(ns) == 0
+    assert ns.handler(ns) == 0
     out = capsys.readouterr()
     assert "[3/3]" in out.err and "wrote" in out.out
     with open(f"{prefix}.csv") as fh:

@@ -188,18 +188,18 @@ def test_parse_ranks_and_window():
 
 
 def test_run_options_build_a_tracer_and_write_it(tmp_path):
-    """--trace/--trace-ranks through cli_extra: kwargs carry a tracer; finish writes it."""
-    from bsim.cli import output_commands as cli_extra
+    """--trace/--trace-ranks through the run options: kwargs carry a tracer; finish writes it."""
+    from bsim.cli import options
     p = argparse.ArgumentParser()
     p.add_argument("target")
     p.add_argument("--network", default=NET)
-    cli_extra.run_options(p)
+    options.add_timeline_options(p)
     out = tmp_path / "run.json"
     ns = p.parse_args(["x", "--trace", str(out), "--trace-ranks", "0-1", "--quiet"])
-    kw = cli_extra.apply_run_options(ns)
+    kw = options.apply_run_options(ns)
     assert set(kw) == {"tracer"}
     res = bsim.simulate(exchange, ranks=2, network=ns.network, **kw)
-    cli_extra.finish_run_options(ns, res)
+    options.finish_run_options(ns, res)
     validate(json.loads(out.read_text()))
 
 

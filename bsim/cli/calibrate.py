@@ -4,8 +4,8 @@
     mpiexec -n 2 bsim calibrate collectives [--profile FILE] [--csv FILE] [--ops LIST] ...
     bsim fit kernel DATA.csv --model {linear,piecewise,cache2} [--profile FILE --app A --kernel K]
 
-``bsim/cli/main.py`` hooks these in with :func:`add_parsers` and dispatches the
-parsed namespace to :func:`run`.  ``python -m bsim.calibration ...`` runs the
+``bsim/cli/main.py`` hooks these in with :func:`add_parsers`, which sets :func:`run`
+as their handler.  ``python -m bsim.calibration ...`` runs the
 same commands without the main CLI.
 """
 
@@ -65,6 +65,7 @@ def add_parsers(subparsers: Any) -> None:
     """Register ``calibrate {network,collectives}`` and ``fit kernel`` on *subparsers*."""
     cal = subparsers.add_parser("calibrate", help="measure this machine under mpiexec "
                                 "(network, collectives) into a machine profile")
+    cal.set_defaults(handler=run)
     calsub = cal.add_subparsers(dest="calibrate_what", required=True)
 
     net = calsub.add_parser("network", help="ping-pong and streams: Hockney, piecewise, LogGP")
@@ -102,6 +103,7 @@ def add_parsers(subparsers: Any) -> None:
     _repetition_options(col)
 
     fit = subparsers.add_parser("fit", help="fit measurements to models")
+    fit.set_defaults(handler=run)
     fitsub = fit.add_subparsers(dest="fit_what", required=True)
     ker = fitsub.add_parser("kernel", help="kernel timings -> linear, the BSIM paper piecewise or "
                             "the MILC paper two-level cache model")

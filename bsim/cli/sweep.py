@@ -27,12 +27,14 @@ results keep the point order, so the files do not depend on *jobs*.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import itertools
 import json
 import multiprocessing
 import os
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,8 +44,9 @@ from netmodels.spec import parse_value
 
 from ..outputs.files import atomic_write_text
 
-__all__ = ["parse_param_lists", "points", "run_point", "run_sweep", "add_efficiency",
-           "write_csv", "write_json", "read_rows", "default_jobs", "FORMAT", "MODES", "COLUMNS"]
+__all__ = ["add_parser", "command", "parse_param_lists", "points", "run_point", "run_sweep",
+           "add_efficiency", "write_csv", "write_json", "read_rows", "default_jobs", "FORMAT",
+           "MODES", "COLUMNS"]
 
 FORMAT = "bsim-sweep/1"
 MODES = ("grid", "strong", "weak")
@@ -131,7 +134,7 @@ def add_efficiency(rows: list[dict[str, Any]], mode: str) -> None:
 
 def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs: int = 1,
               network: str = "hockney", protocol: str = "bsim",
-              collectives: str | None = None, contention: str | None = None,
+              collectives: str | dict[str, str] | None = None, contention: str | None = None,
               log: Any = None, machine: str | None = None) -> list[dict[str, Any]]:
     """Run every point of the sweep (over *jobs* processes); return rows in point order.
 
@@ -215,3 +218,57 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:   # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+# -- the bsim sweep command ---------------------------------------------------------------
+def add_parser(subparsers: Any) -> None:
+    """Register ``sweep`` on the ``bsim`` subparsers (the model options are ``run``'s)."""
+    from . import options
+    sw = subparsers.add_parser(
+        "sweep", help="run a skeleton over a parameter grid (strong/weak scaling)",
+        description="Run TARGET for every point of the parameter lists; write one CSV and "
+                    "one JSON row per point.  grid: product of the lists; strong/weak: the "
+                    "lists are zipped (problem fixed / problem per rank fixed).")
+    sw.add_argument("target", help="skeleton name or path to a Python file")
+    sw.add_argument("--param", action="append", default=[], metavar="K=V1,V2,...",
+                    help="parameter values (repeatable); 'ranks' sets -n for files")
+    sw.add_argument("--mode", choices=MODES, default="grid")
+    sw.add_argument("--jobs", "-j", type=int, default=default_jobs(),
+                    help="host processes running points in parallel (default: host cores)")
+    options.add_model_options(sw)
+    sw.add_argument("-o", "--output", default=None, metavar="PREFIX",
+                    help="write PREFIX.csv and PREFIX.json (default: sweep_TARGET)")
+    sw.add_argument("--plot", metavar="FILE.png", help="also plot time and efficiency vs ranks")
+    sw.add_argument("--quiet", action="store_true", help="no per-point log, no table")
+    sw.set_defaults(handler=command)
+
+
+def command(ns: argparse.Namespace) -> int:
+    """Run the sweep *ns* describes; write PREFIX.csv and PREFIX.json; print the table."""
+    from . import options
+    network = options.network_spec(ns)
+    lists = parse_param_lists(ns.param)
+    rows = run_sweep(ns.target, lists, mode=ns.mode, jobs=ns.jobs, network=network,
+                     protocol=ns.protocol, contention=ns.contention,
+                     collectives=options.collectives(ns),
+                     log=None if ns.quiet else sys.stderr, machine=ns.machine)
+    prefix = ns.output or f"sweep_{Path(ns.target).stem}"
+    csv_path = write_csv(rows, f"{prefix}.csv")
+    json_path = write_json(rows, f"{prefix}.json", target=ns.target, mode=ns.mode,
+                           network=network, protocol=ns.protocol,
+                           params={k: v for k, v in lists.items()})
+    if not ns.quiet:
+        keys = list(lists)
+        print("  ".join(f"{k:>8}" for k in keys) + f"{'ranks':>8}{'elapsed (s)':>14}"
+              f"{'calc':>12}{'wait':>12}{'comm':>12}{'eff.':>7}")
+        for r in rows:
+            print("  ".join(f"{r.get(k, '')!s:>8}" for k in keys) +
+                  f"{r['ranks']:>8}{r['elapsed']:>14.6g}{r['calc']:>12.4g}{r['wait']:>12.4g}"
+                  f"{r['comm']:>12.4g}{r['efficiency']:>7.3f}")
+        print(f"wrote {csv_path} and {json_path}")
+    if ns.plot:
+        from ..outputs.plots import scaling
+        scaling(json_path, out=ns.plot)
+        if not ns.quiet:
+            print(f"wrote {ns.plot}")
+    return 0

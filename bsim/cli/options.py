@@ -1,0 +1,153 @@
+"""Options shared by the commands that run simulations (``bsim run`` and ``bsim sweep``).
+
+Model options (:func:`add_model_options`): ``--machine``, ``--network``,
+``--protocol``, ``--contention``, ``--collectives``, ``--collective OP=SPEC``.
+The network is ``--network`` if given, else the ``[network]`` table of
+``--machine`` (a preset of ``bsim list machines`` or a TOML file), else
+:data:`DEFAULT_NETWORK`; the collective model likewise (:func:`collectives`).
+
+Timeline and noise options of ``bsim run`` (:func:`add_timeline_options`):
+``--trace``, ``--trace-ranks``, ``--trace-window``, ``--trace-max-events``,
+``--noise``.  :func:`apply_run_options` turns them into ``simulate`` keyword
+arguments, :func:`wrap_network` applies ``--noise net:...`` to the resolved
+network and :func:`finish_run_options` erases the progress line and writes
+the trace after the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["DEFAULT_NETWORK", "param_pair", "add_model_options", "network_spec", "collectives",
+           "add_timeline_options", "apply_run_options", "wrap_network", "finish_run_options"]
+
+DEFAULT_NETWORK = "hockney:latency=4e-05,bandwidth=1e8"   # BSIM paper: PRIMEQUEST receive
+
+
+def param_pair(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` as an argparse type: ``(key, value)``, both stripped."""
+    key, eq, value = text.partition("=")
+    if not eq or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value.strip()
+
+
+# -- the models of a run ------------------------------------------------------------------
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """Add the machine, network, protocol, contention and collective options to *parser*."""
+    parser.add_argument("--machine", metavar="NAME|FILE.toml",
+                        help="machine preset whose [network] to use (bsim list machines)")
+    parser.add_argument("--network", default=None,
+                        help=f"network model spec; overrides --machine (default: "
+                             f"{DEFAULT_NETWORK})")
+    parser.add_argument("--protocol", default="bsim",
+                        help="bsim (the BSIM paper's rules) or loggp")
+    parser.add_argument("--contention", choices=["none", "fluid"], default="none",
+                        help="fluid: messages in flight share link bandwidth max-min fairly "
+                             "(topology models, twolevel)")
+    parser.add_argument("--collectives", default=None, metavar="SPEC",
+                        help="collective cost source: analytic (default), clog:c=..,d=.., "
+                             "table:path=FILE, algorithmic[:op=alg] (docs/collectives.md)")
+    parser.add_argument("--collective", action="append", type=param_pair, default=[],
+                        metavar="OP=SPEC", help="cost source for one operation (repeatable)")
+
+
+def network_spec(ns: argparse.Namespace) -> str:
+    """``--network`` if given, else the ``--machine`` preset's network, else the default."""
+    if ns.network is not None:
+        return str(ns.network)
+    if ns.machine is not None:
+        from ..machines import network_spec as machine_network
+        return machine_network(ns.machine)
+    return DEFAULT_NETWORK
+
+
+def collectives(ns: argparse.Namespace) -> str | dict[str, str] | None:
+    """``--collectives`` (else the ``--machine`` preset's ``[collectives]``), with the
+    ``--collective OP=SPEC`` overrides: the *collectives* argument of ``simulate``."""
+    default = ns.collectives
+    if default is None and ns.machine is not None:
+        from ..machines import collective_spec
+        default = collective_spec(ns.machine)
+    if not ns.collective:
+        return default
+    specs = {"default": default or "analytic"}
+    specs.update(dict(ns.collective))
+    return specs
+
+
+# -- timeline, noise and progress of bsim run ---------------------------------------------
+def add_timeline_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--trace``, ``--trace-ranks``, ``--trace-window``, ``--trace-max-events``,
+    ``--noise`` and (if absent) ``--quiet`` to *parser*."""
+    from ..engine.noise import NOISE_KINDS
+    from ..outputs.trace import DEFAULT_MAX_EVENTS
+    g = parser.add_argument_group("timeline and noise")
+    g.add_argument("--trace", metavar="FILE",
+                   help="write a Chrome trace (open in https://ui.perfetto.dev)")
+    g.add_argument("--trace-ranks", metavar="LIST", default=None,
+                   help="record only these ranks, e.g. 0-63,100 (default: all)")
+    g.add_argument("--trace-window", metavar="START:END", default=None,
+                   help="record only this simulated time window, in seconds")
+    g.add_argument("--trace-max-events", type=int, default=DEFAULT_MAX_EVENTS, metavar="N",
+                   help=f"stop recording after N events (default {DEFAULT_MAX_EVENTS:,})")
+    g.add_argument("--noise", action="append", default=[], metavar="SPEC",
+                   help="OS/network noise, repeatable: " +
+                   "; ".join(f"{k}:{v}" for k, v in NOISE_KINDS.items()))
+    if "--quiet" not in parser._option_string_actions:
+        parser.add_argument("--quiet", action="store_true",
+                            help="no summary and no progress bar")
+
+
+def apply_run_options(ns: argparse.Namespace, stream: Any = None) -> dict[str, Any]:
+    """``simulate`` keyword arguments (``tracer``, ``noise``, ``progress``) from *ns*.
+
+    Keeps what :func:`wrap_network` and :func:`finish_run_options` need on
+    *ns*.  Raises ValueError for a bad noise spec, rank list or window.
+    """
+    from ..engine.noise import build_noise
+    from ..outputs.progress import make_progress
+    from ..outputs.trace import ChromeTracer
+    kwargs: dict[str, Any] = {}
+    tracer = None
+    if getattr(ns, "trace", None):
+        tracer = ChromeTracer(ranks=ns.trace_ranks, window=ns.trace_window,
+                              max_events=ns.trace_max_events, program=str(ns.target))
+        kwargs["tracer"] = tracer
+    elif getattr(ns, "trace_ranks", None) or getattr(ns, "trace_window", None):
+        raise ValueError("--trace-ranks and --trace-window need --trace FILE")
+    compute, net = build_noise(getattr(ns, "noise", None) or None)
+    if compute is not None:
+        kwargs["noise"] = compute
+    progress = make_progress(bool(getattr(ns, "quiet", False)), stream)
+    if progress is not None:
+        kwargs["progress"] = progress
+    ns.run_state = {"tracer": tracer, "progress": progress, "net_noise": net}
+    return kwargs
+
+
+def wrap_network(ns: argparse.Namespace, network: Any) -> Any:
+    """*network* (spec or model) wrapped in a NoisyNetwork if ``--noise net:...`` was given."""
+    net = (getattr(ns, "run_state", None) or {}).get("net_noise")
+    if net is None:
+        return network
+    from netmodels.spec import build_network
+
+    from ..engine.noise import NoisyNetwork
+    return NoisyNetwork(build_network(network), **net)
+
+
+def finish_run_options(ns: argparse.Namespace, result: Any = None) -> None:
+    """After the run: erase the progress line and write the trace file."""
+    state = getattr(ns, "run_state", None) or {}
+    if state.get("progress") is not None:
+        state["progress"].close()
+    tracer = state.get("tracer")
+    if tracer is not None:
+        path = tracer.write(ns.trace)
+        if not getattr(ns, "quiet", False):
+            note = f" ({tracer.warning()})" if tracer.truncated_at is not None else ""
+            print(f"trace: {path} ({len(tracer.spans):,} spans, {len(tracer.messages):,} "
+                  f"messages){note}", file=sys.stderr)

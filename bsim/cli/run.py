@@ -1,0 +1,86 @@
+"""``bsim run TARGET``: simulate a registered skeleton or an mpi4py program file.
+
+    bsim run TARGET [-n N] [--machine NAME|FILE.toml] [--network SPEC] [--protocol P]
+                    [--contention {none,fluid}] [--collectives SPEC] [--collective OP=SPEC]...
+                    [--compute {ignore,measure}] [--compute-scale X] [--param k=v]...
+                    [--json FILE] [--csv FILE] [--trace FILE] [--noise SPEC] [--quiet]
+                    [-- PROGRAM ARGS...]
+
+TARGET is a registered skeleton (``bsim list skeletons``) or a Python file
+whose top-level code runs once per virtual rank.  Under ``mpiexec -n K`` the
+virtual ranks are spread over the K host processes (``docs/distributed.md``);
+host process 0 prints and writes the outputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from . import options
+
+__all__ = ["add_parser", "command", "HOST"]
+
+HOST = {"rank": 0}   # this process's rank among mpiexec's host processes
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``run`` on the ``bsim`` subparsers."""
+    run = subparsers.add_parser("run", help="simulate a skeleton or an mpi4py program")
+    run.add_argument("target", help="skeleton name or path to a Python file")
+    run.add_argument("-n", "--ranks", type=int, default=None,
+                     help="virtual ranks (default: the skeleton's own count)")
+    options.add_model_options(run)
+    run.add_argument("--compute", choices=["ignore", "measure"], default="ignore",
+                     help="measure: charge host time between MPI calls as calc (unmodified "
+                          "programs)")
+    run.add_argument("--compute-scale", type=float, default=1.0, metavar="X",
+                     help="multiply measured host compute by X (target/host speed ratio)")
+    run.add_argument("--param", action="append", type=options.param_pair, default=[],
+                     metavar="K=V", help="skeleton parameter (repeatable)")
+    run.add_argument("--partition", choices=["block", "node"], default="block",
+                     help="under mpiexec -n K: how virtual ranks are spread over the K "
+                          "host processes (contiguous blocks, or whole simulated nodes)")
+    run.add_argument("--json", metavar="FILE", help="write the result as JSON")
+    run.add_argument("--csv", metavar="FILE", help="write per-rank rows as CSV")
+    run.add_argument("--quiet", action="store_true", help="do not print the summary")
+    options.add_timeline_options(run)
+    run.set_defaults(handler=command)
+
+
+def command(ns: argparse.Namespace) -> int:
+    """Run the simulation *ns* describes; print the summary and write the outputs."""
+    from ..engine.distributed import host_processes
+    from ..simulate import simulate
+    from .targets import load_target
+    hosts = host_processes()   # under mpiexec -n K > 1: a distributed run
+    if hosts is not None:
+        HOST["rank"] = hosts.Get_rank()
+        if HOST["rank"]:
+            ns.quiet = True    # host process 0 prints and writes the outputs
+    target = load_target(ns.target, dict(ns.param), ns.program_args, ns.machine)
+    ranks = ns.ranks if ns.ranks is not None else target.ranks
+    if ranks is None:
+        raise SystemExit(f"bsim run: {ns.target} needs -n RANKS")
+    if target.ranks is not None and ns.ranks is not None and ns.ranks != target.ranks:
+        raise SystemExit(f"bsim run: {target.name} with these parameters runs on "
+                         f"{target.ranks} ranks, not -n {ns.ranks}")
+    extra = options.apply_run_options(ns)                       # trace, noise, progress bar
+    network = target.network_for(options.network_spec(ns))     # a skeleton's layout: mapping
+    network = options.wrap_network(ns, network)                 # network noise
+    result = simulate(target.main, ranks, network=network, protocol=ns.protocol,
+                      kwargs=target.params, name=target.name, params=target.params,
+                      contention=ns.contention, collectives=options.collectives(ns),
+                      compute=ns.compute, compute_scale=ns.compute_scale,
+                      hosts=hosts, partition=ns.partition, **extra)
+    options.finish_run_options(ns, result)
+    if HOST["rank"]:
+        return 0
+    if not ns.quiet:
+        sys.stdout.write(result.summary())
+    if ns.json:
+        result.to_json(ns.json)
+    if ns.csv:
+        result.to_csv(ns.csv)
+    return 0

@@ -8,19 +8,17 @@
     bsim calibrate | fit ...        bsim.cli.calibrate
 
 Each module's ``add_parser(subparsers)`` registers its subcommand and sets
-``handler``; :func:`main` parses, calls the handler and turns a user error
-into one line on stderr and exit status 2.
+``handler``; :func:`main` parses, calls the handler and turns a user-side
+failure into one line on stderr and an exit status (:mod:`bsim.cli.failures`).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from .. import __version__
-from ..errors import BsimError
-from . import calibrate, compare, listing, plot, run, sweep
+from . import calibrate, compare, failures, listing, plot, run, sweep
 
 __all__ = ["main", "build_parser"]
 
@@ -30,6 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="bsim", description="Predict MPI application performance "
                                 "by simulating skeletons (BSIM method).")
     p.add_argument("--version", action="version", version=f"bsim {__version__}")
+    p.add_argument("--debug", action="store_true",
+                   help="show full tracebacks (also BSIM_DEBUG=1)")
     sub = p.add_subparsers(dest="command", required=True)
     for module in (run, listing, sweep, plot, compare):
         module.add_parser(sub)
@@ -47,9 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
     ns.program_args = program_args
     try:
-        return int(ns.handler(ns))
-    except (BsimError, ValueError, KeyError, FileNotFoundError) as exc:
-        msg: Any = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        if not run.HOST["rank"]:   # in a distributed run every host raises the same error
-            print(f"bsim: error: {msg}", file=sys.stderr)
-        return 2
+        status = int(ns.handler(ns))
+        sys.stdout.flush()   # a closed pipe shows here, not at interpreter exit
+        return status
+    except BaseException as exc:   # user-side failures: one line; anything else re-raised
+        if isinstance(exc, SystemExit):
+            raise
+        # in a distributed run every host raises the same error: host 0 reports it
+        return failures.report(exc, ns, quiet=bool(run.HOST["rank"]))

@@ -47,6 +47,8 @@ def kind_of(path: str) -> str:
 def command(ns: argparse.Namespace) -> int:
     """Draw the figure of *ns.input* into *ns.output*."""
     from ..outputs import plots
+    from .failures import check_outputs
+    check_outputs(("-o", ns.output))
     kind = ns.kind or kind_of(ns.input)
     if kind == "breakdown":
         plots.breakdown(ns.input, out=ns.output, title=ns.title)

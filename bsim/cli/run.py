@@ -53,7 +53,10 @@ def command(ns: argparse.Namespace) -> int:
     """Run the simulation *ns* describes; print the summary and write the outputs."""
     from ..engine.distributed import host_processes
     from ..simulate import simulate
+    from .failures import check_outputs
     from .targets import load_target
+    # before the run, so that its result is not lost at the end
+    check_outputs(("--json", ns.json), ("--csv", ns.csv), ("--trace", ns.trace))
     hosts = host_processes()   # under mpiexec -n K > 1: a distributed run
     if hosts is not None:
         HOST["rank"] = hosts.Get_rank()

@@ -246,13 +246,15 @@ def add_parser(subparsers: Any) -> None:
 def command(ns: argparse.Namespace) -> int:
     """Run the sweep *ns* describes; write PREFIX.csv and PREFIX.json; print the table."""
     from . import options
+    from .failures import check_outputs
     network = options.network_spec(ns)
     lists = parse_param_lists(ns.param)
+    prefix = ns.output or f"sweep_{Path(ns.target).stem}"
+    check_outputs(("-o", f"{prefix}.csv"), ("-o", f"{prefix}.json"), ("--plot", ns.plot))
     rows = run_sweep(ns.target, lists, mode=ns.mode, jobs=ns.jobs, network=network,
                      protocol=ns.protocol, contention=ns.contention,
                      collectives=options.collectives(ns),
                      log=None if ns.quiet else sys.stderr, machine=ns.machine)
-    prefix = ns.output or f"sweep_{Path(ns.target).stem}"
     csv_path = write_csv(rows, f"{prefix}.csv")
     json_path = write_json(rows, f"{prefix}.json", target=ns.target, mode=ns.mode,
                            network=network, protocol=ns.protocol,

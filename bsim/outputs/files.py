@@ -10,7 +10,38 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write_text"]
+__all__ = ["atomic_write_text", "check_writable", "OutputPathError"]
+
+
+class OutputPathError(ValueError):
+    """An output file cannot be written where the user asked (checked before a run)."""
+
+
+def check_writable(path: str | os.PathLike[str]) -> Path:
+    """Raise :class:`OutputPathError` unless :func:`atomic_write_text` can write *path*.
+
+    Checked before a long run so that its result is not lost at the end: *path*
+    must not be a directory, and its nearest existing ancestor must be a
+    directory (missing folders are created) in which this process can create a
+    file: a probe file is created there and removed, which also catches
+    read-only and special file systems that permission bits do not show.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise OutputPathError(f"{path}: is a directory")
+    folder = target.parent if str(target.parent) else Path(".")
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise OutputPathError(f"{path}: {folder} is a file, not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".bsim-probe.", dir=folder)
+    except OSError as exc:
+        raise OutputPathError(f"{path}: cannot create files in {folder} "
+                              f"({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
+    return target
 
 
 def _umask() -> int:

@@ -113,7 +113,7 @@ class CollectiveCosts:
         see the intra/inter-node and near/far distinction of topologies
         without a P-sized scan.
         """
-        key = comm._cctx
+        key = comm.coll_ctx
         fn = self._p2p_cache.get(key)
         if fn is None:
             net = engine.network
@@ -135,7 +135,7 @@ class CollectiveCosts:
         P = len(group)
         if P <= 1:
             return 0.0
-        key = (comm._cctx, op, nbytes)
+        key = (comm.coll_ctx, op, nbytes)
         t = self._cost_cache.get(key)
         if t is None:
             entry = self._entry(op)
@@ -215,8 +215,8 @@ def _mismatch(vr: VirtualRank, comm: Comm, seq: int, inst: CollInstance,
               sig: tuple[Any, ...]) -> CollectiveMismatchError:
     return CollectiveMismatchError(
         f"collective mismatch on {comm!r} at its collective #{seq}: rank "
-        f"{inst.sig_rank} called {_show(inst.sig)}, rank {comm._me(vr)} called "  # type: ignore[arg-type]
-        f"{_show(sig)} (world ranks {comm._world(inst.sig_rank, vr)} and {vr.rank})")
+        f"{inst.sig_rank} called {_show(inst.sig)}, rank {comm.rank_of(vr)} called "  # type: ignore[arg-type]
+        f"{_show(sig)} (world ranks {comm.world_rank(inst.sig_rank, vr)} and {vr.rank})")
 
 
 def _owner(root: int) -> int:
@@ -247,15 +247,15 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     """
     cop = cost_op or op
     eng = vr.engine
-    cctx = comm._cctx_of(vr)
+    cctx = comm.coll_context(vr)
     seqs = vr.coll_seq
     if seqs is None:
         seqs = vr.coll_seq = {}
     seq = seqs.get(cctx, 0)
     seqs[cctx] = seq + 1
     key = (cctx, seq)
-    me = comm._me(vr)
-    size = comm._size(vr)
+    me = comm.rank_of(vr)
+    size = comm.size_of(vr)
     inst = eng.colls.get(key)
     sig = (op, root, extra)
     if inst is None:
@@ -266,7 +266,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     costs = eng.collective_costs
     if inst.local < 0:
         _count_local(eng, inst, comm, vr)
-        members = comm._members(vr)
+        members = comm.members(vr)
 
         def T_of(rank: int) -> float:
             nb = cost_bytes(inst, rank) if cost_bytes is not None else inst.nbytes[rank]
@@ -358,7 +358,7 @@ def _count_local(eng: Engine, inst: CollInstance, comm: Comm, vr: VirtualRank) -
     if host_of is None:
         inst.local = inst.expect = inst.size
         return
-    members = comm._members(vr)
+    members = comm.members(vr)
     here = eng.host
     local = sum(1 for w in members if host_of[w] == here)
     inst.local = local
@@ -374,11 +374,11 @@ def _count_local(eng: Engine, inst: CollInstance, comm: Comm, vr: VirtualRank) -
 def _hosts_of(eng: Engine, comm: Comm, vr: VirtualRank) -> tuple[int, ...]:
     """The host processes running members of *comm* (cached per communicator)."""
     cache = eng.comm_hosts
-    cctx = comm._cctx_of(vr)
+    cctx = comm.coll_context(vr)
     hosts = cache.get(cctx)
     if hosts is None:
         host_of = eng.host_of
-        hosts = cache[cctx] = tuple(sorted({host_of[w] for w in comm._members(vr)}))  # type: ignore[index]
+        hosts = cache[cctx] = tuple(sorted({host_of[w] for w in comm.members(vr)}))  # type: ignore[index]
     return hosts
 
 
@@ -391,7 +391,7 @@ def _ship_arrival(eng: Engine, comm: Comm, vr: VirtualRank, inst: CollInstance, 
     if kind == FANIN:
         if me == root:
             return
-        dests: tuple[int, ...] = (eng.host_of[comm._world(root, vr)],)  # type: ignore[index]
+        dests: tuple[int, ...] = (eng.host_of[comm.world_rank(root, vr)],)  # type: ignore[index]
     else:
         dests = _hosts_of(eng, comm, vr)
     info = ("A", inst.key, inst.op, kind, root, inst.size, inst.sig, me, vr.rank, t, value,
@@ -455,12 +455,12 @@ def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: Coll
         reqs = []
         for src, _size in recvs:   # receive sizes are implied by the matching sends
             req = Request(vr, RECV, inst.op)
-            req.ctx, req.src, req.tag = ctx, comm._world(src, vr), k
+            req.ctx, req.src, req.tag = ctx, comm.world_rank(src, vr), k
             req.t_post = vr.clock
             post_receive(vr, req)
             reqs.append(req)
         for dst, n in sends:
-            world = comm._world(dst, vr)
+            world = comm.world_rank(dst, vr)
             req = Request(vr, SEND, inst.op)
             msg = Message(ctx, vr.rank, world, me, k, n, None, False)
             vr.msgs += 1

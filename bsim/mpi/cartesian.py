@@ -64,7 +64,7 @@ class Cartcomm(Intracomm):
         if not 0 <= direction < len(self._dims):
             raise MPIUsageError(f"Shift({direction}, {disp}): direction out of range "
                                 f"0..{len(self._dims) - 1}")
-        me = self._coords_of(self._me(current()))
+        me = self._coords_of(self.rank_of(current()))
 
         def neighbour(step: int) -> int:
             c = list(me)
@@ -81,7 +81,7 @@ class Cartcomm(Intracomm):
         if len(remain_dims) != len(self._dims):
             raise MPIUsageError(f"Sub({list(remain_dims)}): need {len(self._dims)} flags")
         vr = current()
-        me = self._me(vr)
+        me = self.rank_of(vr)
         coords = self._coords_of(me)
         color = 0
         for c, d, keep in zip(coords, self._dims, remain_dims):
@@ -154,7 +154,7 @@ class Cartcomm(Intracomm):
 
     def Get_topo(self) -> tuple[list[int], list[bool], list[int]]:
         """``(dims, periods, coords)`` of the calling rank."""
-        return list(self._dims), list(self._periods), self._coords_of(self._me(current()))
+        return list(self._dims), list(self._periods), self._coords_of(self.rank_of(current()))
 
     def Get_dim(self) -> int:
         """Number of dimensions."""
@@ -177,7 +177,7 @@ class Cartcomm(Intracomm):
     @property
     def coords(self) -> list[int]:
         """Coordinates of the calling rank."""
-        return self._coords_of(self._me(current()))
+        return self._coords_of(self.rank_of(current()))
 
     @property
     def ndim(self) -> int:
@@ -194,11 +194,11 @@ class Cartcomm(Intracomm):
 
 def _as_cart(vr: Any, comm: Any, dims: list[int], periods: list[bool]) -> Cartcomm:
     """The shared Cartcomm with *comm*'s context and group."""
-    ctx = ("cart", comm._ctx)
+    ctx = ("cart", comm.context)
     cart = vr.engine.comms.get(ctx)
     if cart is None:
         from .comm import _KIND_GROUP
-        cart = Cartcomm(ctx, _KIND_GROUP, comm._members(vr), name=f"{comm.Get_name()}.cart")
+        cart = Cartcomm(ctx, _KIND_GROUP, comm.members(vr), name=f"{comm.Get_name()}.cart")
         cart._dims = tuple(dims)
         cart._periods = tuple(bool(p) for p in periods)
         vr.engine.comms[ctx] = cart
@@ -216,11 +216,11 @@ def create_cart(comm: Intracomm, dims: Sequence[int], periods: Sequence[bool] | 
     if len(periods) != len(dims):
         raise ValueError(f"Create_cart: {len(periods)} periods for {len(dims)} dims")
     need = math.prod(dims)
-    size = comm._size(vr)
+    size = comm.size_of(vr)
     if any(d < 1 for d in dims) or need > size:
         raise MPIUsageError(f"rank {vr.rank}: Create_cart(dims={dims}): needs {need} ranks, "
                             f"communicator has {size}")
-    me = comm._me(vr)
+    me = comm.rank_of(vr)
     sub = CommManagement.Split(comm, 0 if me < need else MPI.UNDEFINED, me)
     if not sub:
         return MPI.COMM_NULL

@@ -84,7 +84,7 @@ class CollectiveMethods:
             raise MPIUsageError(f"rank {vr.rank}: {call}: bad vector buffer: {exc}") from None
 
     def _root(self, vr: VirtualRank, root: Any, call: str) -> int:
-        size = self._size(vr)  # type: ignore[attr-defined]
+        size = self.size_of(vr)  # type: ignore[attr-defined]
         if not isinstance(root, (int, np.integer)) or not 0 <= root < size:
             raise MPIUsageError(f"rank {vr.rank}: {call}(root={root!r}): invalid root for "
                                 f"{self!r} (valid: 0..{size - 1})")
@@ -131,7 +131,7 @@ class CollectiveMethods:
         """Broadcast a Python object from *root*."""
         vr = current()
         root = self._root(vr, root, "bcast")
-        me = self._me(vr)  # type: ignore[attr-defined]
+        me = self.rank_of(vr)  # type: ignore[attr-defined]
         payload = _dumps(obj) if me == root else None
         inst, me, _ = self._go(vr, "bcast", FANOUT, root, len(payload or b""), payload)
         return self._done(vr, inst, obj if me == root else pickle.loads(inst.values[root]))
@@ -139,7 +139,7 @@ class CollectiveMethods:
     def _bcast_args(self, vr: VirtualRank, buf: Any, root: int, call: str) -> tuple[Any, ...]:
         root = self._root(vr, root, call)
         info = self._buf(vr, buf, call)
-        raw = bytes(info.mem) if info.mem is not None and self._me(vr) == root else None  # type: ignore[attr-defined]
+        raw = bytes(info.mem) if info.mem is not None and self.rank_of(vr) == root else None  # type: ignore[attr-defined]
         return root, info, raw
 
     def Bcast(self, buf: Any, root: int = 0) -> None:
@@ -301,7 +301,7 @@ class CollectiveMethods:
         vr = current()
         fn = as_op(op)
         rinfo, value, nbytes = self._red_args(vr, sendbuf, recvbuf, "Reduce_scatter_block")
-        size = self._size(vr)  # type: ignore[attr-defined]
+        size = self.size_of(vr)  # type: ignore[attr-defined]
         inst, me, _ = self._go(vr, "reduce_scatter", ALL, -1, nbytes, value,
                                (("op", fn.name), ("nbytes", nbytes)))
         if inst.result is None:
@@ -317,7 +317,7 @@ class CollectiveMethods:
         """Reduce, then scatter blocks of ``recvcounts`` elements."""
         vr = current()
         fn = as_op(op)
-        size = self._size(vr)  # type: ignore[attr-defined]
+        size = self.size_of(vr)  # type: ignore[attr-defined]
         rinfo, value, nbytes = self._red_args(vr, sendbuf, recvbuf, "Reduce_scatter")
         inst, me, _ = self._go(vr, "reduce_scatter", ALL, -1, nbytes, value,
                                (("op", fn.name), ("nbytes", nbytes)))
@@ -337,7 +337,7 @@ class CollectiveMethods:
         vr = current()
         root = self._root(vr, root, "gather")
         payload = _dumps(sendobj)
-        size = self._size(vr)  # type: ignore[attr-defined]
+        size = self.size_of(vr)  # type: ignore[attr-defined]
         inst, me, _ = self._go(vr, "gather", FANIN, root, len(payload) * size, payload,
                                cost_bytes=lambda i, r: sum(i.nbytes) / size
                                if r == root else i.nbytes[r])
@@ -348,8 +348,8 @@ class CollectiveMethods:
         """Scatter a list of Python objects from *root*."""
         vr = current()
         root = self._root(vr, root, "scatter")
-        size = self._size(vr)  # type: ignore[attr-defined]
-        me = self._me(vr)  # type: ignore[attr-defined]
+        size = self.size_of(vr)  # type: ignore[attr-defined]
+        me = self.rank_of(vr)  # type: ignore[attr-defined]
         payload = None
         nbytes = 0
         if me == root:
@@ -372,7 +372,7 @@ class CollectiveMethods:
     def alltoall(self, sendobj: Any) -> list[Any]:
         """Each rank sends item j of its sequence to rank j."""
         vr = current()
-        size = self._size(vr)  # type: ignore[attr-defined]
+        size = self.size_of(vr)  # type: ignore[attr-defined]
         if sendobj is None or len(sendobj) != size:
             raise MPIUsageError(f"rank {vr.rank}: alltoall: pass a sequence of {size} objects")
         payload = [_dumps(x) for x in sendobj]
@@ -386,8 +386,8 @@ class CollectiveMethods:
         vr = current()
         call = ("Gatherv" if vector else "Gather") if blocking else "Igather"
         root = self._root(vr, root, call)
-        size = self._size(vr)  # type: ignore[attr-defined]
-        me = self._me(vr)  # type: ignore[attr-defined]
+        size = self.size_of(vr)  # type: ignore[attr-defined]
+        me = self.rank_of(vr)  # type: ignore[attr-defined]
         rinfo = self._bufv(vr, recvbuf, size, call) if me == root and recvbuf is not None \
             else None
         if sendbuf is IN_PLACE:
@@ -428,8 +428,8 @@ class CollectiveMethods:
         vr = current()
         call = "Scatterv" if vector else "Scatter"
         root = self._root(vr, root, call)
-        size = self._size(vr)  # type: ignore[attr-defined]
-        me = self._me(vr)  # type: ignore[attr-defined]
+        size = self.size_of(vr)  # type: ignore[attr-defined]
+        me = self.rank_of(vr)  # type: ignore[attr-defined]
         sinfo = self._bufv(vr, sendbuf, size, call) if me == root else None
         rinfo = None if recvbuf is IN_PLACE else self._buf(vr, recvbuf, call)
         value = None
@@ -457,8 +457,8 @@ class CollectiveMethods:
         from ..MPI import IN_PLACE
         vr = current()
         call = ("Allgatherv" if vector else "Allgather") if blocking else "Iallgather"
-        size = self._size(vr)  # type: ignore[attr-defined]
-        me = self._me(vr)  # type: ignore[attr-defined]
+        size = self.size_of(vr)  # type: ignore[attr-defined]
+        me = self.rank_of(vr)  # type: ignore[attr-defined]
         rinfo = self._bufv(vr, recvbuf, size, call)
         if sendbuf is IN_PLACE:
             off, n = rinfo.block(me)
@@ -496,7 +496,7 @@ class CollectiveMethods:
         vr = current()
         call = ("Alltoallw" if typed else "Alltoallv" if vector else "Alltoall") if blocking \
             else "Ialltoall"
-        size = self._size(vr)  # type: ignore[attr-defined]
+        size = self.size_of(vr)  # type: ignore[attr-defined]
         if typed:
             try:
                 rinfo = parse_bufspecw(recvbuf, size)

@@ -39,21 +39,21 @@ class Comm(CollectiveMethods, CommManagement):
     ``Dup``/``Split``/``Create_cart``); programs do not build them directly.
     """
 
-    __slots__ = ("_ctx", "_cctx", "_kind", "_group", "_index", "_name", "__weakref__")
+    __slots__ = ("context", "coll_ctx", "kind", "_group", "_index", "_name", "__weakref__")
 
     def __init__(self, ctx: Any, kind: int, group: tuple[int, ...] | None = None,
                  name: str = "") -> None:
-        self._ctx = ctx
-        self._cctx = ctx + 1 if isinstance(ctx, int) else (ctx, "c")   # collectives' context
-        self._kind = kind
+        self.context = ctx
+        self.coll_ctx = ctx + 1 if isinstance(ctx, int) else (ctx, "c")   # collectives' context
+        self.kind = kind
         self._group = group
         self._index = {w: i for i, w in enumerate(group)} if group is not None else None
         self._name = name
 
     # -- identity --------------------------------------------------------
-    def _me(self, vr: VirtualRank) -> int:
+    def rank_of(self, vr: VirtualRank) -> int:
         """The rank of *vr* in this communicator."""
-        kind = self._kind
+        kind = self.kind
         if kind == _KIND_WORLD:
             return vr.rank
         if kind == _KIND_SELF:
@@ -65,8 +65,8 @@ class Comm(CollectiveMethods, CommManagement):
         except KeyError:
             raise MPIUsageError(f"rank {vr.rank} is not a member of {self!r}") from None
 
-    def _size(self, vr: VirtualRank) -> int:
-        kind = self._kind
+    def size_of(self, vr: VirtualRank) -> int:
+        kind = self.kind
         if kind == _KIND_WORLD:
             return vr.engine.nranks
         if kind == _KIND_SELF:
@@ -75,22 +75,22 @@ class Comm(CollectiveMethods, CommManagement):
             raise MPIUsageError(f"rank {vr.rank}: operation on COMM_NULL")
         return len(self._group)  # type: ignore[arg-type]
 
-    def _world(self, crank: int, vr: VirtualRank) -> int:
+    def world_rank(self, crank: int, vr: VirtualRank) -> int:
         """World rank of communicator rank *crank*."""
-        kind = self._kind
+        kind = self.kind
         if kind == _KIND_WORLD:
             return crank
         if kind == _KIND_SELF:
             return vr.rank
         return self._group[crank]  # type: ignore[index]
 
-    def _cctx_of(self, vr: VirtualRank) -> Any:
+    def coll_context(self, vr: VirtualRank) -> Any:
         """Context of this communicator's collectives (COMM_SELF: one per rank)."""
-        return ("self", vr.rank) if self._kind == _KIND_SELF else self._cctx
+        return ("self", vr.rank) if self.kind == _KIND_SELF else self.coll_ctx
 
-    def _members(self, vr: VirtualRank) -> tuple[int, ...]:
+    def members(self, vr: VirtualRank) -> tuple[int, ...]:
         """World ranks of the members, in communicator rank order."""
-        kind = self._kind
+        kind = self.kind
         if kind == _KIND_WORLD:
             return vr.engine.world_group
         if kind == _KIND_SELF:
@@ -106,21 +106,21 @@ class Comm(CollectiveMethods, CommManagement):
 
     def Get_rank(self) -> int:
         """Rank of the calling process in the communicator."""
-        return self._me(current())
+        return self.rank_of(current())
 
     def Get_size(self) -> int:
         """Number of processes in the communicator."""
-        return self._size(current())
+        return self.size_of(current())
 
     @property
     def rank(self) -> int:
         """Rank of the calling process in the communicator."""
-        return self._me(current())
+        return self.rank_of(current())
 
     @property
     def size(self) -> int:
         """Number of processes in the communicator."""
-        return self._size(current())
+        return self.size_of(current())
 
     def Get_name(self) -> str:
         """The communicator's name."""
@@ -144,12 +144,12 @@ class Comm(CollectiveMethods, CommManagement):
         return True
 
     def __bool__(self) -> bool:
-        return self._kind != _KIND_NULL
+        return self.kind != _KIND_NULL
 
     def __repr__(self) -> str:
-        if self._kind == _KIND_NULL:
+        if self.kind == _KIND_NULL:
             return "<Intracomm COMM_NULL>"
-        label = self._name or f"ctx={self._ctx}"
+        label = self._name or f"ctx={self.context}"
         try:
             size = f" size={self.Get_size()}"
         except Exception:  # outside a simulation the world's size is not known
@@ -158,7 +158,7 @@ class Comm(CollectiveMethods, CommManagement):
 
     # -- argument checks ---------------------------------------------------
     def _check_dest(self, vr: VirtualRank, dest: Any, tag: Any, call: str) -> None:
-        size = self._size(vr)
+        size = self.size_of(vr)
         if dest.__class__ is int and tag.__class__ is int and 0 <= dest < size \
                 and 0 <= tag <= TAG_UB:
             return   # the common case, without conversions
@@ -172,7 +172,7 @@ class Comm(CollectiveMethods, CommManagement):
                                 f"tag {tag!r} (valid: 0..{TAG_UB})")
 
     def _check_source(self, vr: VirtualRank, source: Any, tag: Any, call: str) -> None:
-        size = self._size(vr)
+        size = self.size_of(vr)
         if source.__class__ is int and tag.__class__ is int and -1 <= source < size \
                 and -1 <= tag <= TAG_UB:
             return   # the common case (ANY_SOURCE = ANY_TAG = -1), without conversions
@@ -206,8 +206,8 @@ class Comm(CollectiveMethods, CommManagement):
             req.resolve(vr.clock, 0.0, vr.clock)
             return req
         self._check_dest(vr, dest, tag, call)
-        dst = vr.engine.ranks[self._world(dest, vr)]
-        msg = Message(self._ctx, vr.rank, dst.rank, self._me(vr), tag, nbytes, payload, lower)
+        dst = vr.engine.ranks[self.world_rank(dest, vr)]
+        msg = Message(self.context, vr.rank, dst.rank, self.rank_of(vr), tag, nbytes, payload, lower)
         vr.msgs += 1
         vr.nbytes += nbytes
         vr.engine.protocol.send(vr, dst, msg, req, synchronous)
@@ -228,8 +228,8 @@ class Comm(CollectiveMethods, CommManagement):
             req.resolve(vr.clock, 0.0, vr.clock)
             return req
         self._check_source(vr, source, tag, call)
-        req.ctx = self._ctx
-        req.src = source if source == ANY_SOURCE else self._world(source, vr)
+        req.ctx = self.context
+        req.src = source if source == ANY_SOURCE else self.world_rank(source, vr)
         req.tag = tag
         req.rinfo = info
         if source == ANY_SOURCE or tag == ANY_TAG:
@@ -420,15 +420,15 @@ class Comm(CollectiveMethods, CommManagement):
         if source == PROC_NULL:
             return None
         self._check_source(vr, source, tag, call)
-        src = source if source == ANY_SOURCE else self._world(source, vr)
+        src = source if source == ANY_SOURCE else self.world_rank(source, vr)
         vr.sync(call)
-        msg = find_unexpected(vr, self._ctx, src, tag)
+        msg = find_unexpected(vr, self.context, src, tag)
         if msg is None and blocking:
             req = Request(vr, RECV, call)
-            req.ctx, req.src, req.tag = self._ctx, src, tag
+            req.ctx, req.src, req.tag = self.context, src, tag
             mailbox(vr).probers.append(req)
             vr.settle([req], call)
-            msg = find_unexpected(vr, self._ctx, src, tag)
+            msg = find_unexpected(vr, self.context, src, tag)
         elif msg is None:
             vr.engine.protocol.poll(vr, call)
         return msg

@@ -46,7 +46,7 @@ class CommManagement:
 
     def _collective_create(self, vr: VirtualRank, call: str, value: Any, cost_op: str,
                            nbytes: int, extra: tuple[Any, ...] = ()) -> tuple[Any, int, int]:
-        seq = (vr.coll_seq or {}).get(self._cctx_of(vr), 0)  # type: ignore[attr-defined]
+        seq = (vr.coll_seq or {}).get(self.coll_context(vr), 0)  # type: ignore[attr-defined]
         inst, me, req = arrive(vr, self, call, ALL, -1, nbytes, value, extra,  # type: ignore[arg-type]
                                cost_op=cost_op)
         if req is not None:
@@ -55,7 +55,7 @@ class CommManagement:
 
     def Get_group(self) -> Group:
         """The group of the communicator."""
-        return Group(self._members(current()))  # type: ignore[attr-defined]
+        return Group(self.members(current()))  # type: ignore[attr-defined]
 
     @property
     def group(self) -> Group:
@@ -66,8 +66,8 @@ class CommManagement:
         """Duplicate: same group, new context (collective)."""
         vr = current()
         inst, me, seq = self._collective_create(vr, "Dup", None, "allreduce", 8)
-        ctx = ("dup", self._cctx_of(vr), seq)  # type: ignore[attr-defined]
-        comm = self._new_comm(vr, ctx, self._members(vr), f"{self.Get_name()}.Dup")  # type: ignore[attr-defined]
+        ctx = ("dup", self.coll_context(vr), seq)  # type: ignore[attr-defined]
+        comm = self._new_comm(vr, ctx, self.members(vr), f"{self.Get_name()}.Dup")  # type: ignore[attr-defined]
         finalize(vr, self, inst)  # type: ignore[arg-type]
         return comm
 
@@ -82,20 +82,20 @@ class CommManagement:
         if not isinstance(color, int) or (color < 0 and color != UNDEFINED):
             raise MPIUsageError(f"rank {vr.rank}: Split(color={color!r}): color must be an "
                                 f"int >= 0 or UNDEFINED")
-        size = self._size(vr)  # type: ignore[attr-defined]
+        size = self.size_of(vr)  # type: ignore[attr-defined]
         inst, me, seq = self._collective_create(vr, "Split", (color, key), "allgather",
                                                 8 * size)
         if color == UNDEFINED:
             finalize(vr, self, inst)  # type: ignore[arg-type]
             return MPI.COMM_NULL
         if inst.result is None:   # computed once per instance: color -> ordered members
-            members = self._members(vr)  # type: ignore[attr-defined]
+            members = self.members(vr)  # type: ignore[attr-defined]
             parts: dict[int, list[tuple[int, int]]] = {}
             for r, (c, k) in enumerate(inst.values):
                 parts.setdefault(c, []).append((k, r))
             inst.result = {c: tuple(members[r] for _, r in sorted(v)) for c, v in parts.items()}
         group = inst.result[color]
-        ctx = ("split", self._cctx_of(vr), seq, color)  # type: ignore[attr-defined]
+        ctx = ("split", self.coll_context(vr), seq, color)  # type: ignore[attr-defined]
         comm = self._new_comm(vr, ctx, group, f"{self.Get_name()}.Split({color})")  # type: ignore[attr-defined]
         finalize(vr, self, inst)  # type: ignore[arg-type]
         return comm
@@ -120,7 +120,7 @@ class CommManagement:
         vr = current()
         inst, me, seq = self._collective_create(vr, "Create", None, "allreduce", 8,
                                                 (("group", hash(group.members)),))
-        ctx = ("create", self._cctx_of(vr), seq)  # type: ignore[attr-defined]
+        ctx = ("create", self.coll_context(vr), seq)  # type: ignore[attr-defined]
         finalize(vr, self, inst)  # type: ignore[arg-type]
         if vr.rank not in group._index:
             return MPI.COMM_NULL
@@ -132,7 +132,7 @@ class CommManagement:
         vr = current()
         if vr.rank not in group._index:
             raise MPIUsageError(f"rank {vr.rank}: Create_group: the caller is not in the group")
-        base = ("cgroup", self._cctx_of(vr), group.members, tag)  # type: ignore[attr-defined]
+        base = ("cgroup", self.coll_context(vr), group.members, tag)  # type: ignore[attr-defined]
         scratch = Intracomm(base, _KIND_GROUP, group.members, name="Create_group")
         inst, me, seq = scratch._collective_create(vr, "Create_group", None, "allreduce", 8)
         comm = self._new_comm(vr, ("cg", base, seq), group.members,
@@ -145,7 +145,7 @@ class CommManagement:
         vr = current()
         if comm is self:
             return IDENT
-        a, b = self._members(vr), comm._members(vr)  # type: ignore[attr-defined]
+        a, b = self.members(vr), comm.members(vr)  # type: ignore[attr-defined]
         if a == b:
             return CONGRUENT
         if set(a) == set(b):

@@ -55,11 +55,11 @@ def exchange(vr: VirtualRank, cart: Cartcomm, outgoing: list[tuple[int, Any]],
     seqs = vr.coll_seq
     if seqs is None:
         seqs = vr.coll_seq = {}
-    key = ("nbr", cart._cctx_of(vr))
+    key = ("nbr", cart.coll_context(vr))
     count = seqs.get(key, 0)
     seqs[key] = count + 1
     ctx = (key, count)
-    me = cart._me(vr)
+    me = cart.rank_of(vr)
     nbrs = neighbors(cart, me)
     eng = vr.engine
     proto = eng.protocol
@@ -72,7 +72,7 @@ def exchange(vr: VirtualRank, cart: Cartcomm, outgoing: list[tuple[int, Any]],
             continue
         req = Request(vr, RECV, call)
         req.ctx = ctx
-        req.src, req.tag = cart._world(nb, vr), k ^ 1
+        req.src, req.tag = cart.world_rank(nb, vr), k ^ 1
         req.t_post = vr.clock
         req.lower = True      # keep the payload on the request
         post_receive(vr, req)
@@ -82,7 +82,7 @@ def exchange(vr: VirtualRank, cart: Cartcomm, outgoing: list[tuple[int, Any]],
         if nb == PROC_NULL:
             continue
         nbytes, payload = outgoing[k]
-        world = cart._world(nb, vr)
+        world = cart.world_rank(nb, vr)
         req = Request(vr, SEND, call)
         msg = Message(ctx, vr.rank, world, me, k, nbytes, payload, True)
         vr.msgs += 1

@@ -9,18 +9,37 @@ calling rank's simulated clock.
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from .constants import (
+    ANY_SOURCE,
+    ANY_TAG,
+    BOTTOM,
+    CART,
+    COMM_TYPE_SHARED,
+    CONGRUENT,
+    DIST_GRAPH,
+    ERR_OTHER,
+    GRAPH,
+    IDENT,
+    IN_PLACE,
+    KEYVAL_INVALID,
+    PROC_NULL,
+    ROOT,
+    SIMILAR,
+    SUCCESS,
+    TAG_UB,
+    THREAD_FUNNELED,
+    THREAD_MULTIPLE,
+    THREAD_SERIALIZED,
+    THREAD_SINGLE,
+    UNDEFINED,
+    UNEQUAL,
+)
 from .engine.rank import current
 from .errors import MPIUsageError
-from .mpi.cartesian import CART, Cartcomm
-from .mpi.comm import _KIND_NULL as _NULL
-from .mpi.comm import _KIND_SELF as _SELF
-from .mpi.comm import _KIND_WORLD as _WORLD
-from .mpi.comm import SELF_CONTEXT, TAG_UB, WORLD_CONTEXT, Comm, Intracomm
+from .mpi.comm import COMM_NULL, COMM_SELF, COMM_WORLD, Cartcomm, Comm, Intracomm
 from .mpi.datatypes import PREDEFINED, Datatype
-from .mpi.groups import CONGRUENT, GROUP_EMPTY, IDENT, SIMILAR, UNEQUAL, Group
-from .mpi.management import COMM_TYPE_SHARED
+from .mpi.groups import GROUP_EMPTY, Group
 from .mpi.message import MESSAGE_NO_PROC
 from .mpi.message import MatchedMessage as Message
 from .mpi.ops import (
@@ -41,16 +60,8 @@ from .mpi.ops import (
     SUM,
     Op,
 )
-from .mpi.requests import (
-    ANY_SOURCE,
-    ANY_TAG,
-    PROC_NULL,
-    REQUEST_NULL,
-    UNDEFINED,
-    Prequest,
-    Request,
-    Status,
-)
+from .mpi.requests import REQUEST_NULL, Prequest, Request, Status
+from .version import __version__
 
 __all__ = [
     "COMM_WORLD", "COMM_SELF", "COMM_NULL", "REQUEST_NULL", "Comm", "Intracomm", "Request",
@@ -65,37 +76,9 @@ __all__ = [
     "DIST_GRAPH", "Cartcomm", "KEYVAL_INVALID",
 ] + list(PREDEFINED)
 
-GRAPH, DIST_GRAPH = 2, 3
-KEYVAL_INVALID = -1
-
-COMM_WORLD = Intracomm(WORLD_CONTEXT, _WORLD, name="WORLD")
-COMM_SELF = Intracomm(SELF_CONTEXT, _SELF, name="SELF")
-COMM_NULL = Intracomm(-1, _NULL, name="COMM_NULL")
-
-ROOT = -3
-TAG_UB = TAG_UB
 
 
-class _InPlace:
-    __slots__ = ()
 
-    def __repr__(self) -> str:
-        return "MPI.IN_PLACE"
-
-
-class _Bottom:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MPI.BOTTOM"
-
-
-IN_PLACE = _InPlace()
-BOTTOM = _Bottom()
-
-THREAD_SINGLE, THREAD_FUNNELED, THREAD_SERIALIZED, THREAD_MULTIPLE = 0, 1, 2, 3
-SUCCESS = 0
-ERR_OTHER = 16
 Exception = MPIUsageError  # mpi4py's MPI.Exception: our usage errors
 
 globals().update(PREDEFINED)
@@ -199,16 +182,9 @@ def Get_version() -> tuple[int, int]:
 
 def Get_library_version() -> str:
     """Name of the MPI library: bsim."""
-    from . import __version__
     return f"bsim {__version__} (simulated MPI)"
 
 
 def Query_thread() -> int:
     """The thread level: THREAD_MULTIPLE (greenlets never preempt)."""
     return THREAD_MULTIPLE
-
-
-def _comm_of(obj: Any) -> Comm:  # pragma: no cover - helper for later modules
-    if not isinstance(obj, Comm):
-        raise TypeError(f"expected a communicator, got {obj!r}")
-    return obj

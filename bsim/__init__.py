@@ -19,8 +19,6 @@ breakdown of every rank.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from . import MPI
 from .engine.rank import add_time
 from .errors import (
@@ -37,6 +35,7 @@ from .errors import (
 from .mpi.buffers import Buffer, buffer, in_simulation
 from .outputs.result import Result
 from .simulate import simulate
+from .version import __version__
 
 __all__ = [
     "MPI", "simulate", "add_time", "Buffer", "buffer", "in_simulation", "Result",

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from bsim.cli.sweep import add_efficiency, parse_param_lists, points, read_rows, run_sweep
+from bsim.cli.sweep import parse_param_lists, points, run_sweep
+from bsim.outputs.scaling import add_efficiency, read_rows
 
 NET = "hockney:latency=2e-6,bandwidth=1e9"
 SMALL = ["nx=64", "ny=64", "iterations=2"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import __version__
+from ..version import __version__
 from . import calibrate, compare, failures, listing, plot, run, sweep
 
 __all__ = ["main", "build_parser"]

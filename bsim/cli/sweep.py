@@ -28,10 +28,7 @@ results keep the point order, so the files do not depend on *jobs*.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import itertools
-import json
 import multiprocessing
 import os
 import sys
@@ -40,18 +37,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from netmodels.spec import parse_value
-
-from ..outputs.files import atomic_write_text
+from ..outputs.scaling import add_efficiency, write_csv, write_json
 
 __all__ = ["add_parser", "command", "parse_param_lists", "points", "run_point", "run_sweep",
-           "add_efficiency", "write_csv", "write_json", "read_rows", "default_jobs", "FORMAT",
-           "MODES", "COLUMNS"]
+           "default_jobs", "MODES"]
 
-FORMAT = "bsim-sweep/1"
 MODES = ("grid", "strong", "weak")
-COLUMNS = ["ranks", "elapsed", "calc", "wait", "comm", "host_seconds", "events", "ops",
-           "speedup", "efficiency"]
 
 
 def parse_param_lists(items: Sequence[str | tuple[str, str]]) -> dict[str, list[str]]:
@@ -117,21 +108,6 @@ def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any
     return row
 
 
-def add_efficiency(rows: list[dict[str, Any]], mode: str) -> None:
-    """Fill ``speedup`` and ``efficiency`` of *rows* (in place) as defined for *mode*."""
-    if not rows:
-        return
-    p0 = min(r["ranks"] for r in rows)
-    t0 = min(r["elapsed"] for r in rows if r["ranks"] == p0)
-    for r in rows:
-        t, p = r["elapsed"], r["ranks"]
-        r["speedup"] = t0 / t if t > 0 else float("nan")
-        if mode == "weak":
-            r["efficiency"] = t0 / t if t > 0 else float("nan")
-        else:
-            r["efficiency"] = r["speedup"] * p0 / p
-
-
 def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs: int = 1,
               network: str = "hockney", protocol: str = "bsim",
               collectives: str | dict[str, str] | None = None, contention: str | None = None,
@@ -170,46 +146,6 @@ def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs
         log.write(f"sweep: {len(rows)} points in {time.perf_counter() - start:.1f} s "
                   f"({jobs} job{'s' if jobs > 1 else ''})\n")
     return rows
-
-
-def _columns(rows: list[dict[str, Any]]) -> list[str]:
-    keys = [k for k in rows[0] if k not in COLUMNS] if rows else []
-    return keys + COLUMNS
-
-
-def write_csv(rows: list[dict[str, Any]], path: str | Path) -> Path:
-    """One row per point: parameters first, then :data:`COLUMNS` (floats exact)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    cols = _columns(rows)
-    w.writerow(cols)
-    for r in rows:
-        w.writerow([repr(r[c]) if isinstance(r.get(c), float) else r.get(c, "") for c in cols])
-    return atomic_write_text(path, buf.getvalue())
-
-
-def write_json(rows: list[dict[str, Any]], path: str | Path, **meta: Any) -> Path:
-    """``{"format": "bsim-sweep/1", ...meta, "rows": [...]}`` written atomically."""
-    data = {"format": FORMAT, **meta, "rows": rows}
-    return atomic_write_text(path, json.dumps(data, indent=1) + "\n")
-
-
-def read_rows(path: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Rows and metadata of a sweep written by :func:`write_csv` or :func:`write_json`."""
-    p = Path(path)
-    text = p.read_text(encoding="utf-8")
-    if text.lstrip().startswith("{"):
-        data = json.loads(text)
-        if data.get("format") != FORMAT:
-            raise ValueError(f"{p}: not a bsim sweep (format {data.get('format')!r})")
-        meta = {k: v for k, v in data.items() if k != "rows"}
-        return data["rows"], meta
-    rows = []
-    for rec in csv.DictReader(io.StringIO(text)):
-        rows.append({k: parse_value(v) for k, v in rec.items()})
-    if rows and not {"ranks", "elapsed"} <= set(rows[0]):
-        raise ValueError(f"{p}: a sweep CSV needs 'ranks' and 'elapsed' columns")
-    return rows, {}
 
 
 def default_jobs() -> int:

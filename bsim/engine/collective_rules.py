@@ -39,8 +39,9 @@ from netmodels.collective_costs import (
 from netmodels.collective_costs import default_algorithm as _default_algorithm
 from netmodels.collective_schedules import schedule as _schedule
 
+from ..constants import COLLECTIVE
 from ..errors import CollectiveMismatchError
-from ..mpi.requests import COLLECTIVE, RECV, SEND, Request
+from ..mpi.requests import RECV, SEND, Request
 from .core import Call
 from .matching import Message, post_receive
 from .rank import PRIO_NET

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..mpi.requests import ANY_SOURCE, ANY_TAG
+from ..constants import ANY_SOURCE, ANY_TAG
 
 if TYPE_CHECKING:
     from ..mpi.requests import Request

@@ -68,7 +68,7 @@ def transfer_payload(req: Request, msg: Message) -> None:
     if info is not None:
         if msg.nbytes > info.nbytes:
             req.error = TruncationError(
-                f"rank {req.owner.rank}: {req.call}: message of {msg.nbytes} bytes from "  # type: ignore[union-attr]
+                f"rank {req.owner.rank}: {req.call}: message of {msg.nbytes} bytes from "
                 f"rank {msg.src_crank} (tag {msg.tag}) truncated: receive buffer holds "
                 f"{info.nbytes} bytes")
             return

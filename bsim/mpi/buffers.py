@@ -14,13 +14,19 @@ unmodified mpi4py programs compute correct values.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..constants import BOTTOM
+from ..errors import MPIUsageError
 from .datatypes import PREDEFINED, Datatype, from_numpy, from_typecode
 
-__all__ = ["Buffer", "buffer", "BufInfo", "parse_bufspec", "in_simulation"]
+__all__ = ["Buffer", "buffer", "BufInfo", "parse_bufspec", "parse_buffer", "parse_vector_buffer",
+           "in_simulation"]
+
+if TYPE_CHECKING:
+    from ..engine.rank import VirtualRank
 
 _BYTE = PREDEFINED["BYTE"]
 
@@ -101,7 +107,7 @@ def _as_datatype(datatype: Any) -> Datatype:
 
 def _raw(buf: Any) -> tuple[memoryview | None, int, Datatype]:
     """(byte view or None, element count, datatype) of a bare buffer object."""
-    if buf is None or buf.__class__.__name__ == "_Bottom":   # None or MPI.BOTTOM: no data
+    if buf is None or buf is BOTTOM:   # None or MPI.BOTTOM: no data
         return None, 0, _BYTE
     if isinstance(buf, Buffer):
         return None, buf.count, buf.datatype
@@ -288,3 +294,20 @@ def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:
             raise ValueError(f"counts/displacements reach byte {end} past the buffer's "
                              f"{mem.nbytes} bytes")
     return BufInfoV(mem, counts, displs, dt)
+
+
+def parse_buffer(vr: VirtualRank, spec: Any, call: str) -> BufInfo:
+    """:func:`parse_bufspec` for an MPI call: a bad spec is an :class:`MPIUsageError`
+    naming the rank and the call."""
+    try:
+        return parse_bufspec(spec)
+    except (TypeError, ValueError) as exc:
+        raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
+
+
+def parse_vector_buffer(vr: VirtualRank, spec: Any, nblocks: int, call: str) -> BufInfoV:
+    """:func:`parse_bufspecv` for an MPI call (errors name the rank and the call)."""
+    try:
+        return parse_bufspecv(spec, nblocks)
+    except (TypeError, ValueError) as exc:
+        raise MPIUsageError(f"rank {vr.rank}: {call}: bad vector buffer: {exc}") from None

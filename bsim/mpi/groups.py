@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..constants import IDENT, SIMILAR, UNDEFINED, UNEQUAL
 from ..engine.rank import current
 
-__all__ = ["Group", "IDENT", "CONGRUENT", "SIMILAR", "UNEQUAL", "GROUP_EMPTY"]
+__all__ = ["Group", "GROUP_EMPTY"]
 
-IDENT, CONGRUENT, SIMILAR, UNEQUAL = 0, 1, 2, 3
-UNDEFINED = -32766
 
 
 class Group:

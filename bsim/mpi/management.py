@@ -5,160 +5,142 @@ rule) priced as MPICH implements it: ``Dup``/``Create`` as an allreduce of one
 8-byte context id, ``Split`` as an allgather of the (color, key) pairs.  The
 new communicator object is shared by its members; its context is derived
 from the parent's context and the call's sequence number, so it is the same
-in every run and on every partition.
+in every run and on every partition.  The functions are bound as methods of
+:class:`bsim.mpi.comm.Comm`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..engine.collective_rules import ALL, arrive, finalize
+from ..constants import COMM_TYPE_SHARED, CONGRUENT, IDENT, SIMILAR, UNDEFINED, UNEQUAL
+from ..engine.collective_rules import ALL, CollInstance, arrive, finalize
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError, SimulationError
-from .groups import CONGRUENT, IDENT, SIMILAR, UNEQUAL, Group
+from .groups import Group
 
 if TYPE_CHECKING:
-    from .comm import Comm
+    from .comm import Comm, Intracomm
 
-__all__ = ["CommManagement", "COMM_TYPE_SHARED"]
-
-COMM_TYPE_SHARED = 1
-UNDEFINED = -32766
+__all__ = ["Get_group", "Dup", "Clone", "Split", "Split_type", "Create", "Create_group",
+           "Compare", "Free", "Abort", "Get_topology"]
 
 
-class CommManagement:
-    """Mixin of :class:`bsim.mpi.comm.Comm`: creating and comparing communicators."""
+def _collective_create(comm: Comm, vr: VirtualRank, call: str, value: Any, cost_op: str,
+                       nbytes: int, extra: tuple[Any, ...] = ()
+                       ) -> tuple[CollInstance, int, int]:
+    """Arrive at the creating collective on *comm*; ``(instance, my rank, sequence)``."""
+    seq = (vr.coll_seq or {}).get(comm.coll_context(vr), 0)
+    inst, me, req = arrive(vr, comm, call, ALL, -1, nbytes, value, extra, cost_op=cost_op)
+    if req is not None:
+        vr.settle([req], call)
+    return inst, me, seq
 
-    __slots__ = ()
 
-    def _new_comm(self, vr: VirtualRank, ctx: Any, members: tuple[int, ...],
-                  name: str, cls: Any = None, **attrs: Any) -> Comm:
-        """The shared communicator with context *ctx* (created by its first member)."""
-        from .comm import _KIND_GROUP, Intracomm
-        comms = vr.engine.comms
-        comm = comms.get(ctx)
-        if comm is None:
-            comm = (cls or Intracomm)(ctx, _KIND_GROUP, members, name=name)
-            for k, v in attrs.items():
-                setattr(comm, k, v)
-            comms[ctx] = comm
-        return comm
+def Get_group(comm: Comm) -> Group:
+    """The group of the communicator."""
+    return Group(comm.members(current()))
 
-    def _collective_create(self, vr: VirtualRank, call: str, value: Any, cost_op: str,
-                           nbytes: int, extra: tuple[Any, ...] = ()) -> tuple[Any, int, int]:
-        seq = (vr.coll_seq or {}).get(self.coll_context(vr), 0)  # type: ignore[attr-defined]
-        inst, me, req = arrive(vr, self, call, ALL, -1, nbytes, value, extra,  # type: ignore[arg-type]
-                               cost_op=cost_op)
-        if req is not None:
-            vr.settle([req], call)
-        return inst, me, seq
 
-    def Get_group(self) -> Group:
-        """The group of the communicator."""
-        return Group(self.members(current()))  # type: ignore[attr-defined]
+def Dup(comm: Comm, info: Any = None) -> Intracomm:
+    """Duplicate: same group, new context (collective)."""
+    vr = current()
+    inst, me, seq = _collective_create(comm, vr, "Dup", None, "allreduce", 8)
+    ctx = ("dup", comm.coll_context(vr), seq)
+    new = comm.derive(vr, ctx, comm.members(vr), f"{comm.Get_name()}.Dup")
+    finalize(vr, comm, inst)
+    return new
 
-    @property
-    def group(self) -> Group:
-        """The group of the communicator."""
-        return self.Get_group()
 
-    def Dup(self, info: Any = None) -> Comm:
-        """Duplicate: same group, new context (collective)."""
-        vr = current()
-        inst, me, seq = self._collective_create(vr, "Dup", None, "allreduce", 8)
-        ctx = ("dup", self.coll_context(vr), seq)  # type: ignore[attr-defined]
-        comm = self._new_comm(vr, ctx, self.members(vr), f"{self.Get_name()}.Dup")  # type: ignore[attr-defined]
-        finalize(vr, self, inst)  # type: ignore[arg-type]
-        return comm
+def Clone(comm: Comm) -> Intracomm:
+    """Same as Dup."""
+    return Dup(comm)
 
-    def Clone(self) -> Comm:
-        """Same as Dup."""
-        return self.Dup()
 
-    def Split(self, color: int = 0, key: int = 0) -> Comm:
-        """Split by *color*, ordering each part by (*key*, old rank) (collective)."""
-        from .. import MPI
-        vr = current()
-        if not isinstance(color, int) or (color < 0 and color != UNDEFINED):
-            raise MPIUsageError(f"rank {vr.rank}: Split(color={color!r}): color must be an "
-                                f"int >= 0 or UNDEFINED")
-        size = self.size_of(vr)  # type: ignore[attr-defined]
-        inst, me, seq = self._collective_create(vr, "Split", (color, key), "allgather",
-                                                8 * size)
-        if color == UNDEFINED:
-            finalize(vr, self, inst)  # type: ignore[arg-type]
-            return MPI.COMM_NULL
-        if inst.result is None:   # computed once per instance: color -> ordered members
-            members = self.members(vr)  # type: ignore[attr-defined]
-            parts: dict[int, list[tuple[int, int]]] = {}
-            for r, (c, k) in enumerate(inst.values):
-                parts.setdefault(c, []).append((k, r))
-            inst.result = {c: tuple(members[r] for _, r in sorted(v)) for c, v in parts.items()}
-        group = inst.result[color]
-        ctx = ("split", self.coll_context(vr), seq, color)  # type: ignore[attr-defined]
-        comm = self._new_comm(vr, ctx, group, f"{self.Get_name()}.Split({color})")  # type: ignore[attr-defined]
-        finalize(vr, self, inst)  # type: ignore[arg-type]
-        return comm
+def Split(comm: Comm, color: int = 0, key: int = 0) -> Intracomm:
+    """Split by *color*, ordering each part by (*key*, old rank) (collective)."""
+    vr = current()
+    if not isinstance(color, int) or (color < 0 and color != UNDEFINED):
+        raise MPIUsageError(f"rank {vr.rank}: Split(color={color!r}): color must be an "
+                            f"int >= 0 or UNDEFINED")
+    size = comm.size_of(vr)
+    inst, me, seq = _collective_create(comm, vr, "Split", (color, key), "allgather", 8 * size)
+    if color == UNDEFINED:
+        finalize(vr, comm, inst)
+        return comm.derive(vr, None, None, "")   # COMM_NULL
+    if inst.result is None:   # computed once per instance: color -> ordered members
+        members = comm.members(vr)
+        parts: dict[int, list[tuple[int, int]]] = {}
+        for r, (c, k) in enumerate(inst.values):
+            parts.setdefault(c, []).append((k, r))
+        inst.result = {c: tuple(members[r] for _, r in sorted(v)) for c, v in parts.items()}
+    group = inst.result[color]
+    ctx = ("split", comm.coll_context(vr), seq, color)
+    new = comm.derive(vr, ctx, group, f"{comm.Get_name()}.Split({color})")
+    finalize(vr, comm, inst)
+    return new
 
-    def Split_type(self, split_type: int, key: int = 0, info: Any = None) -> Comm:
-        """``COMM_TYPE_SHARED``: one communicator per simulated node."""
-        from .. import MPI
-        vr = current()
-        if split_type == UNDEFINED:
-            return self.Split(UNDEFINED, key)
-        if split_type != COMM_TYPE_SHARED:
-            raise MPIUsageError(f"rank {vr.rank}: Split_type({split_type!r}): only "
-                                f"COMM_TYPE_SHARED is supported")
-        node_of = getattr(vr.engine.network, "node_of", None)
-        node = node_of(vr.rank) if node_of is not None else vr.rank
-        comm = self.Split(int(node), key)
-        return comm if comm else MPI.COMM_NULL
 
-    def Create(self, group: Group) -> Comm:
-        """A communicator of *group*'s members (collective over this communicator)."""
-        from .. import MPI
-        vr = current()
-        inst, me, seq = self._collective_create(vr, "Create", None, "allreduce", 8,
-                                                (("group", hash(group.members)),))
-        ctx = ("create", self.coll_context(vr), seq)  # type: ignore[attr-defined]
-        finalize(vr, self, inst)  # type: ignore[arg-type]
-        if vr.rank not in group._index:
-            return MPI.COMM_NULL
-        return self._new_comm(vr, ctx, group.members, f"{self.Get_name()}.Create")  # type: ignore[attr-defined]
+def Split_type(comm: Comm, split_type: int, key: int = 0, info: Any = None) -> Intracomm:
+    """``COMM_TYPE_SHARED``: one communicator per simulated node."""
+    vr = current()
+    if split_type == UNDEFINED:
+        return Split(comm, UNDEFINED, key)
+    if split_type != COMM_TYPE_SHARED:
+        raise MPIUsageError(f"rank {vr.rank}: Split_type({split_type!r}): only "
+                            f"COMM_TYPE_SHARED is supported")
+    node_of = getattr(vr.engine.network, "node_of", None)
+    node = node_of(vr.rank) if node_of is not None else vr.rank
+    return Split(comm, int(node), key)
 
-    def Create_group(self, group: Group, tag: int = 0) -> Comm:
-        """A communicator of *group*, collective over the group's members only."""
-        from .comm import _KIND_GROUP, Intracomm
-        vr = current()
-        if vr.rank not in group._index:
-            raise MPIUsageError(f"rank {vr.rank}: Create_group: the caller is not in the group")
-        base = ("cgroup", self.coll_context(vr), group.members, tag)  # type: ignore[attr-defined]
-        scratch = Intracomm(base, _KIND_GROUP, group.members, name="Create_group")
-        inst, me, seq = scratch._collective_create(vr, "Create_group", None, "allreduce", 8)
-        comm = self._new_comm(vr, ("cg", base, seq), group.members,
-                              f"{self.Get_name()}.Create_group")  # type: ignore[attr-defined]
-        finalize(vr, scratch, inst)
-        return comm
 
-    def Compare(self, comm: Comm) -> int:
-        """``IDENT``, ``CONGRUENT``, ``SIMILAR`` or ``UNEQUAL``."""
-        vr = current()
-        if comm is self:
-            return IDENT
-        a, b = self.members(vr), comm.members(vr)  # type: ignore[attr-defined]
-        if a == b:
-            return CONGRUENT
-        if set(a) == set(b):
-            return SIMILAR
-        return UNEQUAL
+def Create(comm: Comm, group: Group) -> Intracomm:
+    """A communicator of *group*'s members (collective over this communicator)."""
+    vr = current()
+    inst, me, seq = _collective_create(comm, vr, "Create", None, "allreduce", 8,
+                                       (("group", hash(group.members)),))
+    ctx = ("create", comm.coll_context(vr), seq)
+    finalize(vr, comm, inst)
+    if vr.rank not in group._index:
+        return comm.derive(vr, None, None, "")   # COMM_NULL
+    return comm.derive(vr, ctx, group.members, f"{comm.Get_name()}.Create")
 
-    def Free(self) -> None:
-        """Release the handle (a no-op: the object is shared by the members)."""
 
-    def Abort(self, errorcode: int = 0) -> None:
-        """Abort the whole simulation."""
-        raise SimulationError(f"rank {current().rank} called Abort({errorcode})")
+def Create_group(comm: Comm, group: Group, tag: int = 0) -> Intracomm:
+    """A communicator of *group*, collective over the group's members only."""
+    vr = current()
+    if vr.rank not in group._index:
+        raise MPIUsageError(f"rank {vr.rank}: Create_group: the caller is not in the group")
+    base = ("cgroup", comm.coll_context(vr), group.members, tag)
+    scratch = comm.derive(vr, base, group.members, "Create_group")   # the group's collective
+    inst, me, seq = _collective_create(scratch, vr, "Create_group", None, "allreduce", 8)
+    new = comm.derive(vr, ("cg", base, seq), group.members, f"{comm.Get_name()}.Create_group")
+    finalize(vr, scratch, inst)
+    return new
 
-    def Get_topology(self) -> int:
-        """``UNDEFINED`` for a plain intracommunicator."""
-        return UNDEFINED
+
+def Compare(this: Comm, comm: Comm) -> int:
+    """``IDENT``, ``CONGRUENT``, ``SIMILAR`` or ``UNEQUAL``."""
+    vr = current()
+    if comm is this:
+        return IDENT
+    a, b = this.members(vr), comm.members(vr)
+    if a == b:
+        return CONGRUENT
+    if set(a) == set(b):
+        return SIMILAR
+    return UNEQUAL
+
+
+def Free(comm: Comm) -> None:
+    """Release the handle (a no-op: the object is shared by the members)."""
+
+
+def Abort(comm: Comm, errorcode: int = 0) -> None:
+    """Abort the whole simulation."""
+    raise SimulationError(f"rank {current().rank} called Abort({errorcode})")
+
+
+def Get_topology(comm: Comm) -> int:
+    """``UNDEFINED`` for a plain intracommunicator."""
+    return UNDEFINED

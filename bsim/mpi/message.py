@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..constants import ANY_TAG, PROC_NULL
 from ..errors import MPIUsageError
-from .requests import ANY_TAG, PROC_NULL, RECV, Request, Status
+from .requests import RECV, Request, Status
 
 if TYPE_CHECKING:
     from ..engine.matching import Message
@@ -61,7 +62,7 @@ class MatchedMessage:
     def recv(self, status: Status | None = None) -> Any:
         """Receive the probed message as a Python object."""
         req = self._receive(None, True, "Message.recv")
-        req.owner.settle([req], "Message.recv")  # type: ignore[union-attr]
+        req.owner.settle([req], "Message.recv")
         return req.finish(status)
 
     def irecv(self) -> Request:
@@ -71,7 +72,7 @@ class MatchedMessage:
     def Recv(self, buf: Any, status: Status | None = None) -> None:
         """Receive the probed message into *buf*."""
         req = self._receive(buf, False, "Message.Recv")
-        req.owner.settle([req], "Message.Recv")  # type: ignore[union-attr]
+        req.owner.settle([req], "Message.Recv")
         req.finish(status)
 
     def Irecv(self, buf: Any) -> Request:

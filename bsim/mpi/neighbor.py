@@ -18,27 +18,34 @@ unambiguous.
 from __future__ import annotations
 
 import pickle
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..constants import PROC_NULL
 from ..engine.matching import Message, post_receive
-from .requests import PROC_NULL, RECV, SEND, Request
+from ..engine.rank import current
+from ..errors import MPIUsageError
+from .buffers import parse_bufspec, parse_bufspecv
+from .cartesian import coords_of
+from .requests import RECV, SEND, Request
 
 if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
-    from .cartesian import Cartcomm
+    from .comm import Cartcomm
 
-__all__ = ["neighbors", "exchange"]
+__all__ = ["neighbors", "exchange", "neighbor_allgather", "neighbor_alltoall",
+           "Neighbor_allgather", "Neighbor_alltoall"]
 
 
 def neighbors(cart: Cartcomm, me: int) -> list[int]:
     """Communicator ranks of the ``2 * ndim`` neighbors of rank *me* (PROC_NULL past edges)."""
-    coords = cart._coords_of(me)
+    coords = coords_of(cart, me)
     out = []
-    for d in range(len(cart._dims)):
+    for d in range(len(cart.cart_dims)):
         for step in (-1, 1):
             c = list(coords)
             c[d] += step
-            if not cart._periods[d] and not 0 <= c[d] < cart._dims[d]:
+            if not cart.cart_periods[d] and not 0 <= c[d] < cart.cart_dims[d]:
                 out.append(PROC_NULL)
             else:
                 out.append(cart.Get_cart_rank(c))
@@ -105,3 +112,65 @@ def exchange(vr: VirtualRank, cart: Cartcomm, outgoing: list[tuple[int, Any]],
 def dumps(obj: Any) -> bytes:
     """Pickle for a lowercase neighbor collective."""
     return pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+
+
+# -- the neighborhood collectives, bound as Cartcomm methods -------------------------------
+def _nbr_count(cart: Cartcomm) -> int:
+    return 2 * len(cart.cart_dims)
+
+
+def neighbor_allgather(cart: Cartcomm, sendobj: Any) -> list[Any]:
+    """Each neighbor's object (None from a PROC_NULL neighbor)."""
+    payload = dumps(sendobj)
+    got = exchange(current(), cart, [(len(payload), payload)] * _nbr_count(cart),
+                   "neighbor_allgather")
+    return [None if g is None else pickle.loads(g[1]) for g in got]
+
+
+def neighbor_alltoall(cart: Cartcomm, sendobj: Sequence[Any]) -> list[Any]:
+    """Send item k to neighbor k; return what each neighbor sent to this rank."""
+    vr = current()
+    n = _nbr_count(cart)
+    if sendobj is None or len(sendobj) != n:
+        raise MPIUsageError(f"rank {vr.rank}: neighbor_alltoall: pass {n} objects, one "
+                            f"per neighbor")
+    out = [(len(p), p) for p in map(dumps, sendobj)]
+    got = exchange(vr, cart, out, "neighbor_alltoall")
+    return [None if g is None else pickle.loads(g[1]) for g in got]
+
+
+def _neighbor_buffers(cart: Cartcomm, sendbuf: Any, recvbuf: Any, call: str,
+                      alltoall: bool) -> None:
+    vr = current()
+    n = _nbr_count(cart)
+    try:
+        rinfo = parse_bufspecv(recvbuf, n)
+        if alltoall:
+            sv = parse_bufspecv(sendbuf, n)
+            out = []
+            for k in range(n):
+                off, size = sv.block(k)
+                out.append((size, bytes(sv.mem[off:off + size]) if sv.mem is not None
+                            else None))
+        else:
+            si = parse_bufspec(sendbuf)
+            raw = bytes(si.mem) if si.mem is not None else None
+            out = [(si.nbytes, raw)] * n
+    except (TypeError, ValueError) as exc:
+        raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
+    got = exchange(vr, cart, out, call)
+    if rinfo.mem is not None:
+        for k, g in enumerate(got):
+            if g is not None and g[1] is not None:
+                off, size = rinfo.block(k)
+                rinfo.mem[off:off + min(size, len(g[1]))] = g[1][:size]
+
+
+def Neighbor_allgather(cart: Cartcomm, sendbuf: Any, recvbuf: Any) -> None:
+    """Gather one block from each neighbor (block k of recvbuf from neighbor k)."""
+    _neighbor_buffers(cart, sendbuf, recvbuf, "Neighbor_allgather", False)
+
+
+def Neighbor_alltoall(cart: Cartcomm, sendbuf: Any, recvbuf: Any) -> None:
+    """Send block k of sendbuf to neighbor k; receive block k from neighbor k."""
+    _neighbor_buffers(cart, sendbuf, recvbuf, "Neighbor_alltoall", True)

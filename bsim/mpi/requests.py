@@ -15,8 +15,9 @@ Until then ``avail`` is ``None``.
 from __future__ import annotations
 
 import pickle
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from ..constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, PROC_NULL, UNDEFINED, ReqKind
 from ..engine.rank import current
 from ..errors import MPIUsageError
 
@@ -27,12 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["Request", "Prequest", "Status", "REQUEST_NULL", "ANY_SOURCE", "ANY_TAG",
            "PROC_NULL"]
 
-ANY_SOURCE = -1
-ANY_TAG = -1
-PROC_NULL = -2
-COLLECTIVE = -3   # the _src of a collective's request (for reports)
-
-SEND, RECV, DONE = 0, 1, 2
+SEND, RECV, DONE = ReqKind.SEND, ReqKind.RECV, ReqKind.DONE
 
 
 class Status:
@@ -103,8 +99,8 @@ class Request:
                  "partner", "t_post", "waited", "envelope", "payload", "lower",
                  "rinfo", "error", "post", "flow", "cancelled")
 
-    def __init__(self, owner: VirtualRank | None, kind: int, call: str) -> None:
-        self.owner = owner
+    def __init__(self, owner: VirtualRank, kind: int, call: str) -> None:
+        self.owner = owner   # the rank that posted it (None only for REQUEST_NULL)
         self.kind = kind
         self.call = call
         self.ctx: Any = 0      # communicator context: an int or a tuple
@@ -130,7 +126,7 @@ class Request:
         self.cost = cost
         self.partner = partner
         if self.waited:
-            self.owner.on_resolve(self)  # type: ignore[union-attr]
+            self.owner.on_resolve(self)
 
     def finish(self, status: Status | None) -> Any:
         """Mark completed; fill *status*; return the received object (lowercase)."""
@@ -328,7 +324,6 @@ class Request:
         return f"<Request {self.describe()} {state}>"
 
 
-UNDEFINED = -32766
 
 
 class Prequest(Request):
@@ -392,4 +387,4 @@ def _check_owner(req: Request, call: str) -> VirtualRank:
     return me
 
 
-REQUEST_NULL = Request(None, DONE, "REQUEST_NULL")
+REQUEST_NULL = Request(cast("VirtualRank", None), DONE, "REQUEST_NULL")   # never waited on

@@ -188,7 +188,7 @@ def timeline(source: Any, ranks: Iterable[int] | str | None = None,
 
 def scaling(source: Any, out: str | Path | None = None, title: str | None = None) -> Any:
     """Time vs ranks (log-log, ideal line) and efficiency vs ranks from sweep rows or a file."""
-    from ..cli.sweep import add_efficiency, read_rows
+    from .scaling import add_efficiency, read_rows
     meta: dict[str, Any] = {}
     if isinstance(source, (str, Path)):
         rows, meta = read_rows(source)

@@ -1,0 +1,80 @@
+"""MPI's constants and bsim's handle kinds, in one leaf module (it imports nothing of bsim).
+
+The engine (matching, collective rules) and the mpi4py surface (``bsim.MPI``,
+``bsim.mpi``) both use these, so they live below both.  Values follow MPICH
+where a program could notice them (``ANY_SOURCE = -1`` in mpi4py's ``MPI``
+module too); ``bsim.MPI`` re-exports every name here with mpi4py's spelling.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+__all__ = [
+    "ANY_SOURCE", "ANY_TAG", "PROC_NULL", "ROOT", "UNDEFINED", "TAG_UB", "COLLECTIVE",
+    "WORLD_CONTEXT", "SELF_CONTEXT", "COMM_TYPE_SHARED", "CART", "GRAPH", "DIST_GRAPH",
+    "IDENT", "CONGRUENT", "SIMILAR", "UNEQUAL", "THREAD_SINGLE", "THREAD_FUNNELED",
+    "THREAD_SERIALIZED", "THREAD_MULTIPLE", "SUCCESS", "ERR_OTHER", "KEYVAL_INVALID",
+    "IN_PLACE", "BOTTOM", "CommKind", "ReqKind",
+]
+
+# -- point-to-point wildcards and null process --------------------------------------------
+ANY_SOURCE = -1
+ANY_TAG = -1
+PROC_NULL = -2
+ROOT = -3
+TAG_UB = 2**31 - 1
+UNDEFINED = -32766
+COLLECTIVE = -3          # the source of a collective's request, in reports
+
+# -- communicators -------------------------------------------------------------------------
+WORLD_CONTEXT = 0        # point-to-point context of COMM_WORLD (its collectives use 1)
+SELF_CONTEXT = 2
+COMM_TYPE_SHARED = 1
+CART, GRAPH, DIST_GRAPH = 1, 2, 3          # Get_topology(); UNDEFINED for none
+IDENT, CONGRUENT, SIMILAR, UNEQUAL = 0, 1, 2, 3   # Comm.Compare, Group.Compare
+
+# -- environment ---------------------------------------------------------------------------
+THREAD_SINGLE, THREAD_FUNNELED, THREAD_SERIALIZED, THREAD_MULTIPLE = 0, 1, 2, 3
+SUCCESS = 0
+ERR_OTHER = 16
+KEYVAL_INVALID = -1
+
+
+class _InPlace:
+    """``MPI.IN_PLACE``: the receive buffer is also the send buffer."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MPI.IN_PLACE"
+
+
+class _Bottom:
+    """``MPI.BOTTOM``: absolute addresses; a placeholder of ``count`` elements in bsim."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MPI.BOTTOM"
+
+
+IN_PLACE = _InPlace()
+BOTTOM = _Bottom()
+
+
+class CommKind(IntEnum):
+    """Which ranks a communicator object stands for (see ``bsim.mpi.comm.Comm``)."""
+
+    WORLD = 0    # every rank, in world order
+    SELF = 1     # the calling rank alone
+    GROUP = 2    # an explicit group of world ranks (Dup, Split, Create...)
+    NULL = 3     # COMM_NULL
+
+
+class ReqKind(IntEnum):
+    """What a request stands for: a send, a receive, or nothing left to do."""
+
+    SEND = 0
+    RECV = 1
+    DONE = 2

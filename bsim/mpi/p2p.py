@@ -1,0 +1,396 @@
+"""Point-to-point operations of communicators, mpi4py's names and keywords.
+
+Every function takes the communicator first and is bound as a method of
+:class:`bsim.mpi.comm.Comm` (``Comm.Isend = p2p.Isend``).  A send hands a
+:class:`~bsim.engine.matching.Message` to the run's protocol
+(``docs/protocols.md``); a receive posts a request that the engine matches in
+MPI's order (``bsim.engine.matching``); blocking calls settle their requests
+on the calling rank's clock (:meth:`bsim.engine.rank.VirtualRank.settle`).
+This is the engine's hottest path: argument checks take a fast branch for
+plain ints in range before any conversion.
+"""
+
+from __future__ import annotations
+
+import operator
+import pickle
+from typing import TYPE_CHECKING, Any
+
+from ..constants import ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB
+from ..engine.matching import Message, find_unexpected, mailbox, post_receive
+from ..engine.rank import VirtualRank, current
+from ..errors import MPIUsageError
+from .buffers import BufInfo, parse_buffer
+from .message import MESSAGE_NO_PROC, MatchedMessage
+from .requests import RECV, SEND, Prequest, Request, Status
+
+if TYPE_CHECKING:
+    from .comm import Comm
+
+__all__ = ["Send", "Recv", "Isend", "Irecv", "Sendrecv", "Probe", "Iprobe", "Mprobe",
+           "Improbe", "send", "recv", "isend", "irecv", "sendrecv"]
+
+
+def _check_dest(comm: Comm, vr: VirtualRank, dest: Any, tag: Any, call: str) -> None:
+    size = comm.size_of(vr)
+    if dest.__class__ is int and tag.__class__ is int and 0 <= dest < size \
+            and 0 <= tag <= TAG_UB:
+        return   # the common case, without conversions
+    dest, tag = _as_int(dest), _as_int(tag)
+    if not isinstance(dest, int) or not (0 <= dest < size):
+        raise MPIUsageError(f"rank {vr.rank}: {call}(dest={dest!r}, tag={tag!r}): invalid "
+                            f"dest {dest!r} for {comm!r} "
+                            f"(valid: 0..{size - 1} or PROC_NULL)")
+    if not isinstance(tag, int) or not (0 <= tag <= TAG_UB):
+        raise MPIUsageError(f"rank {vr.rank}: {call}(dest={dest!r}, tag={tag!r}): invalid "
+                            f"tag {tag!r} (valid: 0..{TAG_UB})")
+
+
+def _check_source(comm: Comm, vr: VirtualRank, source: Any, tag: Any, call: str) -> None:
+    size = comm.size_of(vr)
+    if source.__class__ is int and tag.__class__ is int and -1 <= source < size \
+            and -1 <= tag <= TAG_UB:
+        return   # the common case (ANY_SOURCE = ANY_TAG = -1), without conversions
+    source, tag = _as_int(source), _as_int(tag)
+    if not isinstance(source, int) or not (0 <= source < size or source == ANY_SOURCE):
+        raise MPIUsageError(f"rank {vr.rank}: {call}(source={source!r}, tag={tag!r}): "
+                            f"invalid source {source!r} for "
+                            f"{comm!r} (valid: 0..{size - 1}, ANY_SOURCE or PROC_NULL)")
+    if not isinstance(tag, int) or not (0 <= tag <= TAG_UB or tag == ANY_TAG):
+        raise MPIUsageError(f"rank {vr.rank}: {call}(source={source!r}, tag={tag!r}): "
+                            f"invalid tag {tag!r} (valid: 0..{TAG_UB} or ANY_TAG)")
+
+
+def _isend(comm: Comm, vr: VirtualRank, nbytes: int, payload: Any, lower: bool, dest: int,
+           tag: int, call: str, synchronous: bool = False,
+           started: Prequest | None = None) -> Request:
+    vr.ops += 1
+    req: Request
+    if started is None:
+        req = Request(vr, SEND, call)
+    else:
+        started.reset(SEND)   # a started Prequest
+        req = started
+    if dest.__class__ is not int or tag.__class__ is not int:
+        dest, tag = _as_int(dest), _as_int(tag)
+    if dest == PROC_NULL:
+        req.resolve(vr.clock, 0.0, vr.clock)
+        return req
+    _check_dest(comm, vr, dest, tag, call)
+    dst = vr.engine.ranks[comm.world_rank(dest, vr)]
+    msg = Message(comm.context, vr.rank, dst.rank, comm.rank_of(vr), tag, nbytes, payload, lower)
+    vr.msgs += 1
+    vr.nbytes += nbytes
+    vr.engine.protocol.send(vr, dst, msg, req, synchronous)
+    return req
+
+
+def _irecv(comm: Comm, vr: VirtualRank, info: BufInfo | None, lower: bool, source: int,
+           tag: int, call: str, started: Prequest | None = None) -> Request:
+    vr.ops += 1
+    req: Request
+    if started is None:
+        req = Request(vr, RECV, call)
+    else:
+        started.reset(RECV)   # a started Prequest
+        req = started
+    req.lower = lower
+    if source.__class__ is not int or tag.__class__ is not int:
+        source, tag = _as_int(source), _as_int(tag)
+    if source == PROC_NULL:
+        req.envelope = (PROC_NULL, ANY_TAG, 0)
+        req.resolve(vr.clock, 0.0, vr.clock)
+        return req
+    _check_source(comm, vr, source, tag, call)
+    req.ctx = comm.context
+    req.src = source if source == ANY_SOURCE else comm.world_rank(source, vr)
+    req.tag = tag
+    req.rinfo = info
+    if source == ANY_SOURCE or tag == ANY_TAG:
+        vr.sync(call)  # which message matches depends on what arrived by now
+    req.t_post = vr.clock
+    post_receive(vr, req)
+    return req
+
+
+def _obj_send(comm: Comm, obj: Any, dest: int, tag: int, call: str,
+              synchronous: bool = False) -> Request:
+    vr = current()
+    payload = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+    return _isend(comm, vr, len(payload), payload, True, dest, tag, call, synchronous)
+
+
+def _buf_send(comm: Comm, buf: Any, dest: int, tag: int, call: str,
+              synchronous: bool = False, req: Prequest | None = None) -> Request:
+    vr = current()
+    info = parse_buffer(vr, buf, call)
+    payload = bytes(info.mem) if info.mem is not None else None
+    return _isend(comm, vr, info.nbytes, payload, False, dest, tag, call, synchronous, req)
+
+
+def Send_init(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Prequest:
+    """Persistent standard-mode send (start with ``Start``)."""
+    return Prequest(current(), SEND, "Send_init",
+                    lambda req: _buf_send(comm, buf, dest, tag, "Send_init", False, req))
+
+
+def Ssend_init(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Prequest:
+    """Persistent synchronous-mode send."""
+    return Prequest(current(), SEND, "Ssend_init",
+                    lambda req: _buf_send(comm, buf, dest, tag, "Ssend_init", True, req))
+
+
+def Recv_init(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Prequest:
+    """Persistent receive (start with ``Start``)."""
+    vr = current()
+    info = parse_buffer(vr, buf, "Recv_init")
+    return Prequest(vr, RECV, "Recv_init",
+                    lambda req: _irecv(comm, vr, info, False, source, tag, "Recv_init", req))
+
+
+def _complete(req: Request, status: Status | None, call: str) -> Any:
+    vr = req.owner
+    vr.settle([req], call)
+    return req.finish(status)
+
+
+def send(comm: Comm, obj: Any, dest: int, tag: int = 0) -> None:
+    """Send in standard mode."""
+    _complete(_obj_send(comm, obj, dest, tag, "send"), None,
+                   "send")
+
+
+def bsend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> None:
+    """Send in buffered mode."""
+    _complete(_obj_send(comm, obj, dest, tag, "bsend"), None,
+                   "bsend")
+
+
+def ssend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> None:
+    """Send in synchronous mode."""
+    call = "ssend"
+    _complete(_obj_send(comm, obj, dest, tag, call, True), None, call)
+
+
+def isend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> Request:
+    """Nonblocking send."""
+    return _obj_send(comm, obj, dest, tag, "isend")
+
+
+def ibsend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> Request:
+    """Nonblocking send in buffered mode."""
+    return _obj_send(comm, obj, dest, tag, "ibsend")
+
+
+def issend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> Request:
+    """Nonblocking send in synchronous mode."""
+    return _obj_send(comm, obj, dest, tag, "issend", True)
+
+
+def recv(comm: Comm, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+         status: Status | None = None) -> Any:
+    """Receive."""
+    vr = current()
+    call = "recv"
+    return _complete(_irecv(comm, vr, None, True, source, tag, call), status, call)
+
+
+def irecv(comm: Comm, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
+    """Nonblocking receive."""
+    vr = current()
+    return _irecv(comm, vr, None, True, source, tag, "irecv")
+
+
+def sendrecv(comm: Comm, sendobj: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,
+             source: int = ANY_SOURCE, recvtag: int = ANY_TAG,
+             status: Status | None = None) -> Any:
+    """Send and receive."""
+    vr = current()
+    call = "sendrecv"
+    rreq = _irecv(comm, vr, None, True, source, recvtag, call)
+    sreq = _obj_send(comm, sendobj, dest, sendtag, call)
+    vr.settle([sreq, rreq], call)
+    sreq.finish(None)
+    return rreq.finish(status)
+
+
+def probe(comm: Comm, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+          status: Status | None = None) -> bool:
+    """Blocking test for a message."""
+    return comm.Probe(source, tag, status)
+
+
+def iprobe(comm: Comm, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+           status: Status | None = None) -> bool:
+    """Nonblocking test for a message."""
+    return comm.Iprobe(source, tag, status)
+
+
+def Send(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
+    """Blocking send."""
+    call = "Send"
+    _complete(_buf_send(comm, buf, dest, tag, call), None, call)
+
+
+def Bsend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
+    """Blocking send in buffered mode."""
+    call = "Bsend"
+    _complete(_buf_send(comm, buf, dest, tag, call), None, call)
+
+
+def Rsend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
+    """Blocking send in ready mode."""
+    call = "Rsend"
+    _complete(_buf_send(comm, buf, dest, tag, call), None, call)
+
+
+def Ssend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
+    """Blocking send in synchronous mode."""
+    call = "Ssend"
+    _complete(_buf_send(comm, buf, dest, tag, call, True), None, call)
+
+
+def Isend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
+    """Nonblocking send."""
+    return _buf_send(comm, buf, dest, tag, "Isend")
+
+
+def Ibsend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
+    """Nonblocking send in buffered mode."""
+    return _buf_send(comm, buf, dest, tag, "Ibsend")
+
+
+def Irsend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
+    """Nonblocking send in ready mode."""
+    return _buf_send(comm, buf, dest, tag, "Irsend")
+
+
+def Issend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
+    """Nonblocking send in synchronous mode."""
+    return _buf_send(comm, buf, dest, tag, "Issend", True)
+
+
+def Recv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+         status: Status | None = None) -> None:
+    """Blocking receive."""
+    vr = current()
+    call = "Recv"
+    info = parse_buffer(vr, buf, call)
+    _complete(_irecv(comm, vr, info, False, source, tag, call), status, call)
+
+
+def Irecv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
+    """Nonblocking receive."""
+    vr = current()
+    call = "Irecv"
+    return _irecv(comm, vr, parse_buffer(vr, buf, call), False, source, tag, call)
+
+
+def Sendrecv(comm: Comm, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,
+             source: int = ANY_SOURCE, recvtag: int = ANY_TAG,
+             status: Status | None = None) -> None:
+    """Send and receive."""
+    vr = current()
+    call = "Sendrecv"
+    info = parse_buffer(vr, recvbuf, call) if recvbuf is not None else None
+    rreq = _irecv(comm, vr, info, False, source, recvtag, call)
+    sreq = _buf_send(comm, sendbuf, dest, sendtag, call)
+    vr.settle([sreq, rreq], call)
+    sreq.finish(None)
+    rreq.finish(status)
+
+
+def Sendrecv_replace(comm: Comm, buf: Any, dest: int, sendtag: int = 0,
+                     source: int = ANY_SOURCE, recvtag: int = ANY_TAG,
+                     status: Status | None = None) -> None:
+    """Send and receive using one buffer."""
+    vr = current()
+    call = "Sendrecv_replace"
+    sreq = _buf_send(comm, buf, dest, sendtag, call)   # payload copied before receiving
+    rreq = _irecv(comm, vr, parse_buffer(vr, buf, call), False, source, recvtag, call)
+    vr.settle([sreq, rreq], call)
+    sreq.finish(None)
+    rreq.finish(status)
+
+
+def _probe(comm: Comm, vr: VirtualRank, source: int, tag: int, call: str,
+           blocking: bool) -> Message | None:
+    """The earliest visible message matching (source, tag), waiting for one if
+    *blocking*; None for PROC_NULL or (nonblocking) when there is none."""
+    vr.ops += 1
+    if source == PROC_NULL:
+        return None
+    _check_source(comm, vr, source, tag, call)
+    src = source if source == ANY_SOURCE else comm.world_rank(source, vr)
+    vr.sync(call)
+    msg = find_unexpected(vr, comm.context, src, tag)
+    if msg is None and blocking:
+        req = Request(vr, RECV, call)
+        req.ctx, req.src, req.tag = comm.context, src, tag
+        mailbox(vr).probers.append(req)
+        vr.settle([req], call)
+        msg = find_unexpected(vr, comm.context, src, tag)
+    elif msg is None:
+        vr.engine.protocol.poll(vr, call)
+    return msg
+
+
+def _probe_status(status: Status | None, msg: Message | None) -> None:
+    if status is not None:
+        if msg is None:
+            status._fill(PROC_NULL, ANY_TAG, 0)
+        else:
+            status._fill(msg.src_crank, msg.tag, msg.nbytes)
+
+
+def Probe(comm: Comm, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+          status: Status | None = None) -> bool:
+    """Blocking test for a message."""
+    _probe_status(status, _probe(comm, current(), source, tag, "Probe", True))
+    return True
+
+
+def Iprobe(comm: Comm, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+           status: Status | None = None) -> bool:
+    """Nonblocking test for a message."""
+    msg = _probe(comm, current(), source, tag, "Iprobe", False)
+    if msg is None and source != PROC_NULL:
+        return False
+    _probe_status(status, msg)
+    return True
+
+
+def _matched_probe(comm: Comm, source: int, tag: int, status: Status | None, call: str,
+                   blocking: bool) -> Any:
+    vr = current()
+    msg = _probe(comm, vr, source, tag, call, blocking)
+    if msg is None:
+        if source == PROC_NULL:
+            _probe_status(status, None)
+            return MESSAGE_NO_PROC
+        return None
+    vr.box.unexpected.remove(msg)     # no other receive can take it now
+    _probe_status(status, msg)
+    return MatchedMessage(vr, msg)
+
+
+def Mprobe(comm: Comm, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+           status: Status | None = None) -> Any:
+    """Blocking matched probe: returns an ``MPI.Message`` to receive with."""
+    return _matched_probe(comm, source, tag, status, "Mprobe", True)
+
+
+def Improbe(comm: Comm, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+            status: Status | None = None) -> Any:
+    """Nonblocking matched probe: an ``MPI.Message``, or None if nothing matches."""
+    return _matched_probe(comm, source, tag, status, "Improbe", False)
+
+
+def _as_int(value: Any) -> Any:
+    """*value* as a Python int if it is integral (numpy ints included), else unchanged."""
+    if value.__class__ is int or isinstance(value, bool):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value

@@ -1,4 +1,8 @@
-"""Collective methods of communicators, mpi4py's names and keywords.
+"""Collectives of communicators (barrier, broadcast, reductions, scans), and their plumbing.
+
+mpi4py's names and keywords; the functions are bound as methods of
+:class:`bsim.mpi.comm.Comm`, as are those of :mod:`bsim.mpi.collective_exchanges`
+(gather, scatter, allgather, alltoall), which share the plumbing here.
 
 Lowercase methods carry Python objects and compute real results (pickled
 copies, reductions folded in rank order).  Uppercase methods take buffer
@@ -22,24 +26,28 @@ from ..constants import IN_PLACE
 from ..engine.collective_rules import ALL, FANIN, FANOUT, CollInstance, arrive, finalize
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
-from .buffers import BufInfo, BufInfoV, parse_buffer, parse_bufspecw, parse_vector_buffer
+from .buffers import BufInfo, BufInfoV, parse_buffer
 from .ops import SUM, Op, as_op, fold
 from .requests import Request
 
 if TYPE_CHECKING:
     from .comm import Comm
 
-__all__ = ["barrier", "Barrier", "bcast", "Bcast", "allreduce", "Allreduce"]
+__all__ = ["take_part", "leave", "nonblocking_request", "check_root", "write_into", "place_blocks",
+           "dumps", "as_array", "NOTHING", "barrier", "Barrier", "Ibarrier", "bcast", "Bcast",
+           "Ibcast", "reduce", "allreduce", "scan", "exscan", "Reduce", "Ireduce", "Allreduce",
+           "Iallreduce", "Scan", "Exscan", "Reduce_scatter_block", "Reduce_scatter"]
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
-_NONE = object()   # "result computed, and it is nothing" (placeholders took part)
+NOTHING = object()   # "result computed, and it is nothing" (placeholders took part)
 
 
-def _dumps(obj: Any) -> bytes:
+def dumps(obj: Any) -> bytes:
+    """*obj* pickled as the lowercase calls send it."""
     return pickle.dumps(obj, _PICKLE)
 
 
-def _array(raw: bytes | None, info: Any) -> np.ndarray | None:
+def as_array(raw: bytes | None, info: Any) -> np.ndarray | None:
     """View bytes as a numpy array of the spec's datatype (None for placeholders)."""
     if raw is None:
         return None
@@ -47,7 +55,7 @@ def _array(raw: bytes | None, info: Any) -> np.ndarray | None:
     return np.frombuffer(raw, dtype=dt)
 
 
-def _write(info: BufInfo | None, data: Any, offset: int = 0) -> None:
+def write_into(info: BufInfo | None, data: Any, offset: int = 0) -> None:
     """Copy *data* (bytes or array) into a real receive buffer at byte *offset*."""
     if info is None or info.mem is None or data is None:
         return
@@ -55,7 +63,7 @@ def _write(info: BufInfo | None, data: Any, offset: int = 0) -> None:
     info.mem[offset:offset + len(raw)] = raw
 
 
-def _place_blocks(info: BufInfoV, blocks: list[Any]) -> None:
+def place_blocks(info: BufInfoV, blocks: list[Any]) -> None:
     """Copy rank r's bytes into block r of a real receive buffer (placeholders: skipped)."""
     mem = info.mem
     if mem is None:
@@ -66,7 +74,8 @@ def _place_blocks(info: BufInfoV, blocks: list[Any]) -> None:
             mem[off:off + min(n, len(raw))] = raw[:n]
 
 
-def _root(comm: Comm, vr: VirtualRank, root: Any, call: str) -> int:
+def check_root(comm: Comm, vr: VirtualRank, root: Any, call: str) -> int:
+    """*root* as an int rank of *comm*; :class:`MPIUsageError` when it is not one."""
     size = comm.size_of(vr)
     if not isinstance(root, (int, np.integer)) or not 0 <= root < size:
         raise MPIUsageError(f"rank {vr.rank}: {call}(root={root!r}): invalid root for "
@@ -74,9 +83,13 @@ def _root(comm: Comm, vr: VirtualRank, root: Any, call: str) -> int:
     return int(root)
 
 
-def _go(comm: Comm, vr: VirtualRank, op: str, kind: int, root: int, nbytes: float, value: Any,
-        extra: tuple[Any, ...] = (), cost_bytes: Any = None,
-        blocking: bool = True) -> tuple[CollInstance, int, Request | None]:
+def take_part(comm: Comm, vr: VirtualRank, op: str, kind: int, root: int, nbytes: float,
+              value: Any, extra: tuple[Any, ...] = (), cost_bytes: Any = None,
+              blocking: bool = True) -> tuple[CollInstance, int, Request | None]:
+    """Arrive at collective *op* on *comm*; block until done unless not *blocking*.
+
+    Returns ``(instance, my rank in comm, request)`` (``bsim.engine.collective_rules``).
+    """
     inst, me, req = arrive(vr, comm, op, kind, root, nbytes, value, extra,
                            blocking, cost_bytes)
     if blocking and req is not None:
@@ -84,24 +97,25 @@ def _go(comm: Comm, vr: VirtualRank, op: str, kind: int, root: int, nbytes: floa
     return inst, me, req
 
 
-def _done(comm: Comm, vr: VirtualRank, inst: CollInstance, result: Any = None) -> Any:
+def leave(comm: Comm, vr: VirtualRank, inst: CollInstance, result: Any = None) -> Any:
+    """Finish this rank's part of *inst* (``collective_rules.finalize``); return *result*."""
     finalize(vr, comm, inst)
     return result
 
 
-def _nonblocking(comm: Comm, vr: VirtualRank, inst: CollInstance, req: Request | None,
+def nonblocking_request(comm: Comm, vr: VirtualRank, inst: CollInstance, req: Request | None,
                  post: Any) -> Request:
     """Wrap a nonblocking collective's request; *post()* runs at completion."""
     assert req is not None
-    req.post = lambda: _done(comm, vr, inst, post())
+    req.post = lambda: leave(comm, vr, inst, post())
     return req
 
 
 def barrier(comm: Comm) -> None:
     """Barrier synchronization."""
     vr = current()
-    inst, _, _ = _go(comm, vr, "barrier", ALL, -1, 0, None)
-    _done(comm, vr, inst)
+    inst, _, _ = take_part(comm, vr, "barrier", ALL, -1, 0, None)
+    leave(comm, vr, inst)
 
 
 def Barrier(comm: Comm) -> None:
@@ -112,22 +126,22 @@ def Barrier(comm: Comm) -> None:
 def Ibarrier(comm: Comm) -> Request:
     """Nonblocking barrier."""
     vr = current()
-    inst, _, req = _go(comm, vr, "barrier", ALL, -1, 0, None, blocking=False)
-    return _nonblocking(comm, vr, inst, req, lambda: None)
+    inst, _, req = take_part(comm, vr, "barrier", ALL, -1, 0, None, blocking=False)
+    return nonblocking_request(comm, vr, inst, req, lambda: None)
 
 
 def bcast(comm: Comm, obj: Any = None, root: int = 0) -> Any:
     """Broadcast a Python object from *root*."""
     vr = current()
-    root = _root(comm, vr, root, "bcast")
+    root = check_root(comm, vr, root, "bcast")
     me = comm.rank_of(vr)
-    payload = _dumps(obj) if me == root else None
-    inst, me, _ = _go(comm, vr, "bcast", FANOUT, root, len(payload or b""), payload)
-    return _done(comm, vr, inst, obj if me == root else pickle.loads(inst.values[root]))
+    payload = dumps(obj) if me == root else None
+    inst, me, _ = take_part(comm, vr, "bcast", FANOUT, root, len(payload or b""), payload)
+    return leave(comm, vr, inst, obj if me == root else pickle.loads(inst.values[root]))
 
 
 def _bcast_args(comm: Comm, vr: VirtualRank, buf: Any, root: int, call: str) -> tuple[Any, ...]:
-    root = _root(comm, vr, root, call)
+    root = check_root(comm, vr, root, call)
     info = parse_buffer(vr, buf, call)
     raw = bytes(info.mem) if info.mem is not None and comm.rank_of(vr) == root else None
     return root, info, raw
@@ -137,57 +151,57 @@ def Bcast(comm: Comm, buf: Any, root: int = 0) -> None:
     """Broadcast a buffer from *root*."""
     vr = current()
     root, info, raw = _bcast_args(comm, vr, buf, root, "Bcast")
-    inst, me, _ = _go(comm, vr, "bcast", FANOUT, root, info.nbytes, raw,
+    inst, me, _ = take_part(comm, vr, "bcast", FANOUT, root, info.nbytes, raw,
                            (("nbytes", info.nbytes),))
     if me != root:
-        _write(info, inst.values[root])
-    _done(comm, vr, inst)
+        write_into(info, inst.values[root])
+    leave(comm, vr, inst)
 
 
 def Ibcast(comm: Comm, buf: Any, root: int = 0) -> Request:
     """Nonblocking broadcast."""
     vr = current()
     root, info, raw = _bcast_args(comm, vr, buf, root, "Ibcast")
-    inst, me, req = _go(comm, vr, "bcast", FANOUT, root, info.nbytes, raw,
+    inst, me, req = take_part(comm, vr, "bcast", FANOUT, root, info.nbytes, raw,
                              (("nbytes", info.nbytes),), blocking=False)
-    return _nonblocking(comm, vr, inst, req,
-                             lambda: _write(info, inst.values[root]) if me != root else None)
+    return nonblocking_request(comm, vr, inst, req,
+                             lambda: write_into(info, inst.values[root]) if me != root else None)
 
 
 def reduce(comm: Comm, sendobj: Any, op: Any = SUM, root: int = 0) -> Any:
     """Reduce Python objects to *root*."""
     vr = current()
-    root = _root(comm, vr, root, "reduce")
+    root = check_root(comm, vr, root, "reduce")
     fn = as_op(op)
-    payload = _dumps(sendobj)
-    inst, me, _ = _go(comm, vr, "reduce", FANIN, root, len(payload), payload,
+    payload = dumps(sendobj)
+    inst, me, _ = take_part(comm, vr, "reduce", FANIN, root, len(payload), payload,
                            (("op", fn.name),))
     result = fold(fn, [pickle.loads(v) for v in inst.values]) if me == root else None
-    return _done(comm, vr, inst, result)
+    return leave(comm, vr, inst, result)
 
 
 def allreduce(comm: Comm, sendobj: Any, op: Any = SUM) -> Any:
     """Reduce Python objects to all ranks."""
     vr = current()
     fn = as_op(op)
-    payload = _dumps(sendobj)
-    inst, _, _ = _go(comm, vr, "allreduce", ALL, -1, len(payload), payload,
+    payload = dumps(sendobj)
+    inst, _, _ = take_part(comm, vr, "allreduce", ALL, -1, len(payload), payload,
                           (("op", fn.name),), cost_bytes=lambda i, r: max(i.nbytes))
     if inst.result is None:
-        inst.result = _dumps(fold(fn, [pickle.loads(v) for v in inst.values]))
-    return _done(comm, vr, inst, pickle.loads(inst.result))
+        inst.result = dumps(fold(fn, [pickle.loads(v) for v in inst.values]))
+    return leave(comm, vr, inst, pickle.loads(inst.result))
 
 
 def _scan_obj(comm: Comm, sendobj: Any, op: Any, exclusive: bool) -> Any:
     vr = current()
     fn = as_op(op)
     name = "exscan" if exclusive else "scan"
-    payload = _dumps(sendobj)
-    inst, me, _ = _go(comm, vr, name, ALL, -1, len(payload), payload, (("op", fn.name),),
+    payload = dumps(sendobj)
+    inst, me, _ = take_part(comm, vr, name, ALL, -1, len(payload), payload, (("op", fn.name),),
                            cost_bytes=lambda i, r: max(i.nbytes))
     upto = me if exclusive else me + 1
     result = fold(fn, [pickle.loads(v) for v in inst.values[:upto]]) if upto else None
-    return _done(comm, vr, inst, result)
+    return leave(comm, vr, inst, result)
 
 
 def scan(comm: Comm, sendobj: Any, op: Any = SUM) -> Any:
@@ -216,7 +230,7 @@ def _red_args(comm: Comm, vr: VirtualRank, sendbuf: Any, recvbuf: Any, call: str
 def _reduce_raw(fn: Op, values: list[Any]) -> np.ndarray | None:
     if any(raw is None for raw, _ in values):
         return None   # a placeholder took part: sizes only
-    arrays = [a for a in (_array(raw, info) for raw, info in values) if a is not None]
+    arrays = [a for a in (as_array(raw, info) for raw, info in values) if a is not None]
     # logical ops give bools: cast back to the buffer's type before writing bytes
     return np.asarray(fold(fn, arrays)).astype(arrays[0].dtype, copy=False)
 
@@ -224,19 +238,19 @@ def _reduce_raw(fn: Op, values: list[Any]) -> np.ndarray | None:
 def _Reduce(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, root: int, blocking: bool) -> Any:
     vr = current()
     call = "Reduce" if blocking else "Ireduce"
-    root = _root(comm, vr, root, call)
+    root = check_root(comm, vr, root, call)
     fn = as_op(op)
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call)
-    inst, me, req = _go(comm, vr, "reduce", FANIN, root, nbytes, value,
+    inst, me, req = take_part(comm, vr, "reduce", FANIN, root, nbytes, value,
                              (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
 
     def post() -> None:
         if me == root:
-            _write(rinfo, _reduce_raw(fn, inst.values))
+            write_into(rinfo, _reduce_raw(fn, inst.values))
     if not blocking:
-        return _nonblocking(comm, vr, inst, req, post)
+        return nonblocking_request(comm, vr, inst, req, post)
     post()
-    return _done(comm, vr, inst)
+    return leave(comm, vr, inst)
 
 
 def Reduce(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM, root: int = 0) -> None:
@@ -254,19 +268,19 @@ def _Allreduce(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, blocking: bool) 
     call = "Allreduce" if blocking else "Iallreduce"
     fn = as_op(op)
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call)
-    inst, me, req = _go(comm, vr, "allreduce", ALL, -1, nbytes, value,
+    inst, me, req = take_part(comm, vr, "allreduce", ALL, -1, nbytes, value,
                              (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
 
     def post() -> None:
         if inst.result is None:
             result = _reduce_raw(fn, inst.values)
-            inst.result = _NONE if result is None else result
-        if inst.result is not _NONE:
-            _write(rinfo, inst.result)
+            inst.result = NOTHING if result is None else result
+        if inst.result is not NOTHING:
+            write_into(rinfo, inst.result)
     if not blocking:
-        return _nonblocking(comm, vr, inst, req, post)
+        return nonblocking_request(comm, vr, inst, req, post)
     post()
-    return _done(comm, vr, inst)
+    return leave(comm, vr, inst)
 
 
 def Allreduce(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM) -> None:
@@ -284,12 +298,12 @@ def _Scan(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, exclusive: bool) -> N
     call = "Exscan" if exclusive else "Scan"
     fn = as_op(op)
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call)
-    inst, me, _ = _go(comm, vr, call.lower(), ALL, -1, nbytes, value,
+    inst, me, _ = take_part(comm, vr, call.lower(), ALL, -1, nbytes, value,
                            (("op", fn.name), ("nbytes", nbytes)))
     upto = me if exclusive else me + 1
     if upto:
-        _write(rinfo, _reduce_raw(fn, inst.values[:upto]))
-    _done(comm, vr, inst)
+        write_into(rinfo, _reduce_raw(fn, inst.values[:upto]))
+    leave(comm, vr, inst)
 
 
 def Scan(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM) -> None:
@@ -308,15 +322,15 @@ def Reduce_scatter_block(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM) 
     fn = as_op(op)
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, "Reduce_scatter_block")
     size = comm.size_of(vr)
-    inst, me, _ = _go(comm, vr, "reduce_scatter", ALL, -1, nbytes, value,
+    inst, me, _ = take_part(comm, vr, "reduce_scatter", ALL, -1, nbytes, value,
                            (("op", fn.name), ("nbytes", nbytes)))
     if inst.result is None:
         result = _reduce_raw(fn, inst.values)
-        inst.result = _NONE if result is None else result
-    if inst.result is not _NONE and rinfo is not None:
+        inst.result = NOTHING if result is None else result
+    if inst.result is not NOTHING and rinfo is not None:
         block = len(inst.result) // size
-        _write(rinfo, inst.result[me * block:(me + 1) * block])
-    _done(comm, vr, inst)
+        write_into(rinfo, inst.result[me * block:(me + 1) * block])
+    leave(comm, vr, inst)
 
 
 def Reduce_scatter(comm: Comm, sendbuf: Any, recvbuf: Any, recvcounts: Any = None,
@@ -326,237 +340,14 @@ def Reduce_scatter(comm: Comm, sendbuf: Any, recvbuf: Any, recvcounts: Any = Non
     fn = as_op(op)
     size = comm.size_of(vr)
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, "Reduce_scatter")
-    inst, me, _ = _go(comm, vr, "reduce_scatter", ALL, -1, nbytes, value,
+    inst, me, _ = take_part(comm, vr, "reduce_scatter", ALL, -1, nbytes, value,
                            (("op", fn.name), ("nbytes", nbytes)))
     if inst.result is None:
         result = _reduce_raw(fn, inst.values)
-        inst.result = _NONE if result is None else result
-    if inst.result is not _NONE and rinfo is not None:
+        inst.result = NOTHING if result is None else result
+    if inst.result is not NOTHING and rinfo is not None:
         counts = list(recvcounts) if recvcounts is not None else \
             [len(inst.result) // size] * size
         start = sum(counts[:me])
-        _write(rinfo, inst.result[start:start + counts[me]])
-    _done(comm, vr, inst)
-
-
-def gather(comm: Comm, sendobj: Any, root: int = 0) -> list[Any] | None:
-    """Gather Python objects to *root*."""
-    vr = current()
-    root = _root(comm, vr, root, "gather")
-    payload = _dumps(sendobj)
-    size = comm.size_of(vr)
-    inst, me, _ = _go(comm, vr, "gather", FANIN, root, len(payload) * size, payload,
-                           cost_bytes=lambda i, r: sum(i.nbytes) / size
-                           if r == root else i.nbytes[r])
-    result = [pickle.loads(v) for v in inst.values] if me == root else None
-    return _done(comm, vr, inst, result)
-
-
-def scatter(comm: Comm, sendobj: Any = None, root: int = 0) -> Any:
-    """Scatter a list of Python objects from *root*."""
-    vr = current()
-    root = _root(comm, vr, root, "scatter")
-    size = comm.size_of(vr)
-    me = comm.rank_of(vr)
-    payload = None
-    nbytes = 0
-    if me == root:
-        if sendobj is None or len(sendobj) != size:
-            raise MPIUsageError(f"rank {vr.rank}: scatter(root={root}): root must pass a "
-                                f"sequence of {size} objects")
-        payload = [_dumps(x) for x in sendobj]
-        nbytes = sum(map(len, payload))
-    inst, me, _ = _go(comm, vr, "scatter", FANOUT, root, nbytes, payload)
-    return _done(comm, vr, inst, pickle.loads(inst.values[root][me]))
-
-
-def allgather(comm: Comm, sendobj: Any) -> list[Any]:
-    """Gather Python objects to all ranks."""
-    vr = current()
-    payload = _dumps(sendobj)
-    inst, _, _ = _go(comm, vr, "allgather", ALL, -1, len(payload), payload,
-                          cost_bytes=lambda i, r: sum(i.nbytes))
-    return _done(comm, vr, inst, [pickle.loads(v) for v in inst.values])
-
-
-def alltoall(comm: Comm, sendobj: Any) -> list[Any]:
-    """Each rank sends item j of its sequence to rank j."""
-    vr = current()
-    size = comm.size_of(vr)
-    if sendobj is None or len(sendobj) != size:
-        raise MPIUsageError(f"rank {vr.rank}: alltoall: pass a sequence of {size} objects")
-    payload = [_dumps(x) for x in sendobj]
-    inst, me, _ = _go(comm, vr, "alltoall", ALL, -1, sum(map(len, payload)), payload,
-                           cost_bytes=lambda i, r: max(i.nbytes))
-    return _done(comm, vr, inst, [pickle.loads(v[me]) for v in inst.values])
-
-
-def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
-            blocking: bool = True) -> Any:
-    vr = current()
-    call = ("Gatherv" if vector else "Gather") if blocking else "Igather"
-    root = _root(comm, vr, root, call)
-    size = comm.size_of(vr)
-    me = comm.rank_of(vr)
-    rinfo = parse_vector_buffer(vr, recvbuf, size, call) if me == root and recvbuf is not None \
-        else None
-    if sendbuf is IN_PLACE:
-        if rinfo is None:
-            raise MPIUsageError(f"rank {vr.rank}: {call}: IN_PLACE only at the root")
-        off, n = rinfo.block(me)
-        raw = bytes(rinfo.mem[off:off + n]) if rinfo.mem is not None else None
-        nb = n
-    else:
-        sinfo = parse_buffer(vr, sendbuf, call)
-        raw, nb = (bytes(sinfo.mem) if sinfo.mem is not None else None), sinfo.nbytes
-    total = rinfo.nbytes if rinfo is not None else nb * size
-    inst, me, req = _go(comm, vr, "gather", FANIN, root, total, raw,
-                             () if vector else (("nbytes", nb),), blocking=blocking)
-
-    def post() -> None:
-        if rinfo is not None:
-            _place_blocks(rinfo, inst.values)
-    if not blocking:
-        return _nonblocking(comm, vr, inst, req, post)
-    post()
-    return _done(comm, vr, inst)
-
-
-def Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
-    """Gather buffers to *root*."""
-    _Gather(comm, sendbuf, recvbuf, root, False)
-
-
-def Gatherv(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
-    """Gather buffers of varying sizes to *root*."""
-    _Gather(comm, sendbuf, recvbuf, root, True)
-
-
-def Igather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
-    """Nonblocking gather."""
-    return _Gather(comm, sendbuf, recvbuf, root, False, False)
-
-
-def _Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool) -> None:
-    vr = current()
-    call = "Scatterv" if vector else "Scatter"
-    root = _root(comm, vr, root, call)
-    size = comm.size_of(vr)
-    me = comm.rank_of(vr)
-    sinfo = parse_vector_buffer(vr, sendbuf, size, call) if me == root else None
-    rinfo = None if recvbuf is IN_PLACE else parse_buffer(vr, recvbuf, call)
-    value = None
-    if sinfo is not None and sinfo.mem is not None:
-        value = []
-        for r in range(size):
-            off, n = sinfo.block(r)
-            value.append(bytes(sinfo.mem[off:off + n]))
-    nb = sinfo.nbytes if sinfo is not None else (rinfo.nbytes * size if rinfo else 0)
-    inst, me, _ = _go(comm, vr, "scatter", FANOUT, root, nb, value)
-    if inst.values[root] is not None and rinfo is not None:
-        _write(rinfo, inst.values[root][me][:rinfo.nbytes])
-    _done(comm, vr, inst)
-
-
-def Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
-    """Scatter equal blocks from *root*."""
-    _Scatter(comm, sendbuf, recvbuf, root, False)
-
-
-def Scatterv(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
-    """Scatter blocks of varying sizes from *root*."""
-    _Scatter(comm, sendbuf, recvbuf, root, True)
-
-
-def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
-               blocking: bool = True) -> Any:
-    vr = current()
-    call = ("Allgatherv" if vector else "Allgather") if blocking else "Iallgather"
-    size = comm.size_of(vr)
-    me = comm.rank_of(vr)
-    rinfo = parse_vector_buffer(vr, recvbuf, size, call)
-    if sendbuf is IN_PLACE:
-        off, n = rinfo.block(me)
-        raw = bytes(rinfo.mem[off:off + n]) if rinfo.mem is not None else None
-        nb = n
-    else:
-        sinfo = parse_buffer(vr, sendbuf, call)
-        raw, nb = (bytes(sinfo.mem) if sinfo.mem is not None else None), sinfo.nbytes
-    inst, me, req = _go(comm, vr, "allgather", ALL, -1, rinfo.nbytes, raw,
-                             () if vector else (("nbytes", nb),),
-                             cost_bytes=lambda i, r: max(i.nbytes), blocking=blocking)
-
-    def post() -> None:
-        _place_blocks(rinfo, inst.values)
-    if not blocking:
-        return _nonblocking(comm, vr, inst, req, post)
-    post()
-    return _done(comm, vr, inst)
-
-
-def Allgather(comm: Comm, sendbuf: Any, recvbuf: Any) -> None:
-    """Gather equal blocks to all ranks."""
-    _Allgather(comm, sendbuf, recvbuf, False)
-
-
-def Allgatherv(comm: Comm, sendbuf: Any, recvbuf: Any) -> None:
-    """Gather blocks of varying sizes to all ranks."""
-    _Allgather(comm, sendbuf, recvbuf, True)
-
-
-def Iallgather(comm: Comm, sendbuf: Any, recvbuf: Any) -> Request:
-    """Nonblocking allgather."""
-    return _Allgather(comm, sendbuf, recvbuf, False, False)
-
-
-def _Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bool = True,
-              typed: bool = False) -> Any:
-    vr = current()
-    call = ("Alltoallw" if typed else "Alltoallv" if vector else "Alltoall") if blocking \
-        else "Ialltoall"
-    size = comm.size_of(vr)
-    if typed:
-        try:
-            rinfo = parse_bufspecw(recvbuf, size)
-            sinfo = rinfo if sendbuf is IN_PLACE else parse_bufspecw(sendbuf, size)
-        except (TypeError, ValueError) as exc:
-            raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
-    else:
-        rinfo = parse_vector_buffer(vr, recvbuf, size, call)
-        sinfo = rinfo if sendbuf is IN_PLACE else parse_vector_buffer(vr, sendbuf, size, call)
-    value = None
-    if sinfo.mem is not None:
-        value = []
-        for r in range(size):
-            off, n = sinfo.block(r)
-            value.append(bytes(sinfo.mem[off:off + n]))
-    inst, me, req = _go(comm, vr, "alltoall", ALL, -1, sinfo.nbytes, value,
-                             () if vector else (("nbytes", sinfo.nbytes),),
-                             cost_bytes=lambda i, r: max(i.nbytes), blocking=blocking)
-
-    def post() -> None:   # block r of the receive buffer is rank r's block for me
-        _place_blocks(rinfo, [None if v is None else v[me] for v in inst.values])
-    if not blocking:
-        return _nonblocking(comm, vr, inst, req, post)
-    post()
-    return _done(comm, vr, inst)
-
-
-def Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any) -> None:
-    """Each rank sends block j of its buffer to rank j."""
-    _Alltoall(comm, sendbuf, recvbuf, False)
-
-
-def Alltoallv(comm: Comm, sendbuf: Any, recvbuf: Any) -> None:
-    """All-to-all with blocks of varying sizes."""
-    _Alltoall(comm, sendbuf, recvbuf, True)
-
-
-def Alltoallw(comm: Comm, sendbuf: Any, recvbuf: Any) -> None:
-    """All-to-all with per-block counts, byte displacements and datatypes."""
-    _Alltoall(comm, sendbuf, recvbuf, True, typed=True)
-
-
-def Ialltoall(comm: Comm, sendbuf: Any, recvbuf: Any) -> Request:
-    """Nonblocking all-to-all."""
-    return _Alltoall(comm, sendbuf, recvbuf, False, False)
+        write_into(rinfo, inst.result[start:start + counts[me]])
+    leave(comm, vr, inst)

@@ -1,0 +1,258 @@
+"""Collectives that move blocks between ranks: gather, scatter, allgather, alltoall (all forms).
+
+mpi4py's names and keywords; the functions are bound as methods of
+:class:`bsim.mpi.comm.Comm`.  Cost sizes follow ``netmodels.collective_costs``:
+the root's buffer (gather, scatter), one rank's receive buffer (allgather) or
+send buffer (alltoall).  Real buffers get the data; placeholders move nothing.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import TYPE_CHECKING, Any
+
+from ..constants import IN_PLACE
+from ..engine.collective_rules import ALL, FANIN, FANOUT
+from ..engine.rank import current
+from ..errors import MPIUsageError
+from .buffers import parse_buffer, parse_bufspecw, parse_vector_buffer
+from .collective_calls import (
+    check_root,
+    dumps,
+    leave,
+    nonblocking_request,
+    place_blocks,
+    take_part,
+    write_into,
+)
+from .requests import Request
+
+if TYPE_CHECKING:
+    from .comm import Comm
+
+__all__ = ["gather", "scatter", "allgather", "alltoall", "Gather", "Gatherv", "Igather",
+           "Scatter", "Scatterv", "Allgather", "Allgatherv", "Iallgather", "Alltoall",
+           "Alltoallv", "Alltoallw", "Ialltoall"]
+
+
+def gather(comm: Comm, sendobj: Any, root: int = 0) -> list[Any] | None:
+    """Gather Python objects to *root*."""
+    vr = current()
+    root = check_root(comm, vr, root, "gather")
+    payload = dumps(sendobj)
+    size = comm.size_of(vr)
+    inst, me, _ = take_part(comm, vr, "gather", FANIN, root, len(payload) * size, payload,
+                           cost_bytes=lambda i, r: sum(i.nbytes) / size
+                           if r == root else i.nbytes[r])
+    result = [pickle.loads(v) for v in inst.values] if me == root else None
+    return leave(comm, vr, inst, result)
+
+
+def scatter(comm: Comm, sendobj: Any = None, root: int = 0) -> Any:
+    """Scatter a list of Python objects from *root*."""
+    vr = current()
+    root = check_root(comm, vr, root, "scatter")
+    size = comm.size_of(vr)
+    me = comm.rank_of(vr)
+    payload = None
+    nbytes = 0
+    if me == root:
+        if sendobj is None or len(sendobj) != size:
+            raise MPIUsageError(f"rank {vr.rank}: scatter(root={root}): root must pass a "
+                                f"sequence of {size} objects")
+        payload = [dumps(x) for x in sendobj]
+        nbytes = sum(map(len, payload))
+    inst, me, _ = take_part(comm, vr, "scatter", FANOUT, root, nbytes, payload)
+    return leave(comm, vr, inst, pickle.loads(inst.values[root][me]))
+
+
+def allgather(comm: Comm, sendobj: Any) -> list[Any]:
+    """Gather Python objects to all ranks."""
+    vr = current()
+    payload = dumps(sendobj)
+    inst, _, _ = take_part(comm, vr, "allgather", ALL, -1, len(payload), payload,
+                          cost_bytes=lambda i, r: sum(i.nbytes))
+    return leave(comm, vr, inst, [pickle.loads(v) for v in inst.values])
+
+
+def alltoall(comm: Comm, sendobj: Any) -> list[Any]:
+    """Each rank sends item j of its sequence to rank j."""
+    vr = current()
+    size = comm.size_of(vr)
+    if sendobj is None or len(sendobj) != size:
+        raise MPIUsageError(f"rank {vr.rank}: alltoall: pass a sequence of {size} objects")
+    payload = [dumps(x) for x in sendobj]
+    inst, me, _ = take_part(comm, vr, "alltoall", ALL, -1, sum(map(len, payload)), payload,
+                           cost_bytes=lambda i, r: max(i.nbytes))
+    return leave(comm, vr, inst, [pickle.loads(v[me]) for v in inst.values])
+
+
+def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
+            blocking: bool = True) -> Any:
+    vr = current()
+    call = ("Gatherv" if vector else "Gather") if blocking else "Igather"
+    root = check_root(comm, vr, root, call)
+    size = comm.size_of(vr)
+    me = comm.rank_of(vr)
+    rinfo = parse_vector_buffer(vr, recvbuf, size, call) if me == root and recvbuf is not None \
+        else None
+    if sendbuf is IN_PLACE:
+        if rinfo is None:
+            raise MPIUsageError(f"rank {vr.rank}: {call}: IN_PLACE only at the root")
+        off, n = rinfo.block(me)
+        raw = bytes(rinfo.mem[off:off + n]) if rinfo.mem is not None else None
+        nb = n
+    else:
+        sinfo = parse_buffer(vr, sendbuf, call)
+        raw, nb = (bytes(sinfo.mem) if sinfo.mem is not None else None), sinfo.nbytes
+    total = rinfo.nbytes if rinfo is not None else nb * size
+    inst, me, req = take_part(comm, vr, "gather", FANIN, root, total, raw,
+                             () if vector else (("nbytes", nb),), blocking=blocking)
+
+    def post() -> None:
+        if rinfo is not None:
+            place_blocks(rinfo, inst.values)
+    if not blocking:
+        return nonblocking_request(comm, vr, inst, req, post)
+    post()
+    return leave(comm, vr, inst)
+
+
+def Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+    """Gather buffers to *root*."""
+    _Gather(comm, sendbuf, recvbuf, root, False)
+
+
+def Gatherv(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+    """Gather buffers of varying sizes to *root*."""
+    _Gather(comm, sendbuf, recvbuf, root, True)
+
+
+def Igather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
+    """Nonblocking gather."""
+    return _Gather(comm, sendbuf, recvbuf, root, False, False)
+
+
+def _Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool) -> None:
+    vr = current()
+    call = "Scatterv" if vector else "Scatter"
+    root = check_root(comm, vr, root, call)
+    size = comm.size_of(vr)
+    me = comm.rank_of(vr)
+    sinfo = parse_vector_buffer(vr, sendbuf, size, call) if me == root else None
+    rinfo = None if recvbuf is IN_PLACE else parse_buffer(vr, recvbuf, call)
+    value = None
+    if sinfo is not None and sinfo.mem is not None:
+        value = []
+        for r in range(size):
+            off, n = sinfo.block(r)
+            value.append(bytes(sinfo.mem[off:off + n]))
+    nb = sinfo.nbytes if sinfo is not None else (rinfo.nbytes * size if rinfo else 0)
+    inst, me, _ = take_part(comm, vr, "scatter", FANOUT, root, nb, value)
+    if inst.values[root] is not None and rinfo is not None:
+        write_into(rinfo, inst.values[root][me][:rinfo.nbytes])
+    leave(comm, vr, inst)
+
+
+def Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+    """Scatter equal blocks from *root*."""
+    _Scatter(comm, sendbuf, recvbuf, root, False)
+
+
+def Scatterv(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+    """Scatter blocks of varying sizes from *root*."""
+    _Scatter(comm, sendbuf, recvbuf, root, True)
+
+
+def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
+               blocking: bool = True) -> Any:
+    vr = current()
+    call = ("Allgatherv" if vector else "Allgather") if blocking else "Iallgather"
+    size = comm.size_of(vr)
+    me = comm.rank_of(vr)
+    rinfo = parse_vector_buffer(vr, recvbuf, size, call)
+    if sendbuf is IN_PLACE:
+        off, n = rinfo.block(me)
+        raw = bytes(rinfo.mem[off:off + n]) if rinfo.mem is not None else None
+        nb = n
+    else:
+        sinfo = parse_buffer(vr, sendbuf, call)
+        raw, nb = (bytes(sinfo.mem) if sinfo.mem is not None else None), sinfo.nbytes
+    inst, me, req = take_part(comm, vr, "allgather", ALL, -1, rinfo.nbytes, raw,
+                             () if vector else (("nbytes", nb),),
+                             cost_bytes=lambda i, r: max(i.nbytes), blocking=blocking)
+
+    def post() -> None:
+        place_blocks(rinfo, inst.values)
+    if not blocking:
+        return nonblocking_request(comm, vr, inst, req, post)
+    post()
+    return leave(comm, vr, inst)
+
+
+def Allgather(comm: Comm, sendbuf: Any, recvbuf: Any) -> None:
+    """Gather equal blocks to all ranks."""
+    _Allgather(comm, sendbuf, recvbuf, False)
+
+
+def Allgatherv(comm: Comm, sendbuf: Any, recvbuf: Any) -> None:
+    """Gather blocks of varying sizes to all ranks."""
+    _Allgather(comm, sendbuf, recvbuf, True)
+
+
+def Iallgather(comm: Comm, sendbuf: Any, recvbuf: Any) -> Request:
+    """Nonblocking allgather."""
+    return _Allgather(comm, sendbuf, recvbuf, False, False)
+
+
+def _Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bool = True,
+              typed: bool = False) -> Any:
+    vr = current()
+    call = ("Alltoallw" if typed else "Alltoallv" if vector else "Alltoall") if blocking \
+        else "Ialltoall"
+    size = comm.size_of(vr)
+    if typed:
+        try:
+            rinfo = parse_bufspecw(recvbuf, size)
+            sinfo = rinfo if sendbuf is IN_PLACE else parse_bufspecw(sendbuf, size)
+        except (TypeError, ValueError) as exc:
+            raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
+    else:
+        rinfo = parse_vector_buffer(vr, recvbuf, size, call)
+        sinfo = rinfo if sendbuf is IN_PLACE else parse_vector_buffer(vr, sendbuf, size, call)
+    value = None
+    if sinfo.mem is not None:
+        value = []
+        for r in range(size):
+            off, n = sinfo.block(r)
+            value.append(bytes(sinfo.mem[off:off + n]))
+    inst, me, req = take_part(comm, vr, "alltoall", ALL, -1, sinfo.nbytes, value,
+                             () if vector else (("nbytes", sinfo.nbytes),),
+                             cost_bytes=lambda i, r: max(i.nbytes), blocking=blocking)
+
+    def post() -> None:   # block r of the receive buffer is rank r's block for me
+        place_blocks(rinfo, [None if v is None else v[me] for v in inst.values])
+    if not blocking:
+        return nonblocking_request(comm, vr, inst, req, post)
+    post()
+    return leave(comm, vr, inst)
+
+
+def Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any) -> None:
+    """Each rank sends block j of its buffer to rank j."""
+    _Alltoall(comm, sendbuf, recvbuf, False)
+
+
+def Alltoallv(comm: Comm, sendbuf: Any, recvbuf: Any) -> None:
+    """All-to-all with blocks of varying sizes."""
+    _Alltoall(comm, sendbuf, recvbuf, True)
+
+
+def Alltoallw(comm: Comm, sendbuf: Any, recvbuf: Any) -> None:
+    """All-to-all with per-block counts, byte displacements and datatypes."""
+    _Alltoall(comm, sendbuf, recvbuf, True, typed=True)
+
+
+def Ialltoall(comm: Comm, sendbuf: Any, recvbuf: Any) -> Request:
+    """Nonblocking all-to-all."""
+    return _Alltoall(comm, sendbuf, recvbuf, False, False)

@@ -27,7 +27,6 @@ twin of the algorithm when the source is algorithmic.
 from __future__ import annotations
 
 from collections.abc import Callable
-from heapq import heappush
 from typing import TYPE_CHECKING, Any
 
 from netmodels.collective_costs import (
@@ -42,9 +41,8 @@ from netmodels.collective_schedules import schedule as _schedule
 from ..constants import COLLECTIVE
 from ..errors import CollectiveMismatchError
 from ..mpi.requests import RECV, SEND, Request
-from .core import Call
+from .events import PRIO_NET, Call
 from .matching import Message, post_receive
-from .rank import PRIO_NET
 
 if TYPE_CHECKING:
     from ..mpi.comm import Comm
@@ -319,7 +317,7 @@ def _schedule_completion(eng: Engine, inst: CollInstance) -> None:
     else:
         return
     inst.scheduled = True
-    heappush(eng._queue, (t, PRIO_NET, inst.rkey, Call(_complete, (inst,))))
+    eng.push(t, PRIO_NET, inst.rkey, Call(_complete, (inst,)))
 
 
 def _complete(inst: CollInstance) -> None:

@@ -29,7 +29,6 @@ import gc
 import math
 import os
 import time as _time
-from abc import ABC, abstractmethod
 from collections.abc import Callable
 from heapq import heappop, heappush
 from itertools import count
@@ -40,44 +39,15 @@ import simpy
 from simpy.core import EmptySchedule
 
 from ..errors import BsimError, DeadlockError, LookaheadError, RankError
+from .events import PRIO_NET, SIMPY_KEYS, Call, NetEvent
 from .hooks import PROGRESS_EVERY
 from .matching import Message, deliver
-from .rank import PRIO_NET, RankGreenlet, VirtualRank
+from .rank import RankGreenlet, VirtualRank
 
-__all__ = ["Engine", "Call", "NetEvent"]
+__all__ = ["Engine"]
 
-_SIMPY_KEYS = 1 << 62
 # bsim's own code: every module of the bsim package (not skeletons, not the user's files)
 _BSIM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-class Call:
-    """A scheduled function call: ``fn(*args)`` at a time, e.g. a message arrival."""
-
-    __slots__ = ("fn", "args")
-
-    def __init__(self, fn: Callable[..., None], args: tuple[Any, ...]) -> None:
-        self.fn = fn
-        self.args = args
-
-
-class NetEvent(ABC):
-    """A network event that may cross host processes: ``run(engine)`` at its time.
-
-    Subclasses (the ``loggp`` clear-to-send and data arrival) hold object
-    references in a single process and ``to_wire()`` gives a picklable form
-    that :func:`bsim.engine.distributed` rebuilds on the target's host.
-    """
-
-    __slots__ = ()
-
-    @abstractmethod
-    def run(self, engine: Engine) -> None:
-        """Take effect at the event's time, on the host of its target rank."""
-
-    @abstractmethod
-    def to_wire(self, engine: Engine) -> tuple[Any, ...]:
-        """A picklable form (object references replaced by keys in ``engine.handles``)."""
 
 
 class Engine(simpy.Environment):
@@ -102,7 +72,7 @@ class Engine(simpy.Environment):
         self.main: greenlet.greenlet = greenlet.getcurrent()
         self.events = 0
         self.host_seconds = 0.0
-        self._simpy_eid = count(_SIMPY_KEYS)
+        self._simpy_eid = count(SIMPY_KEYS)
         # (time, priority, key, item): items are ranks, Calls or SimPy events
         self._queue: list[tuple[float, int, int, Any]] = []  # type: ignore[assignment]
         self.colls: dict[Any, Any] = {}   # (collective context, sequence) -> CollInstance
@@ -133,7 +103,7 @@ class Engine(simpy.Environment):
     # -- SimPy compatibility -------------------------------------------------
     def schedule(self, event: simpy.Event, priority: int = 1, delay: float = 0) -> None:
         """Schedule a SimPy *event* (SimPy's own signature; keys above all ranks')."""
-        heappush(self._queue, (self._now + delay, priority, next(self._simpy_eid), event))
+        self.push(self._now + delay, priority, next(self._simpy_eid), event)
 
     def step(self) -> None:
         """Not available: rank wake-ups must run inside :meth:`run_program`'s loop.
@@ -146,6 +116,15 @@ class Engine(simpy.Environment):
                            "bsim.simulate() (Engine.run_program drives the queue)")
 
     # -- scheduling helpers ------------------------------------------------
+    def push(self, t: float, priority: int, key: int, item: Any) -> None:
+        """Put *item* on the queue at simulated time *t* (``bsim.engine.events``).
+
+        The one way to add a queue entry; two hot paths inline it, each with a
+        comment saying so (``VirtualRank.sleep_until``/``wake`` and the ``bsim``
+        protocol's send).
+        """
+        heappush(self._queue, (t, priority, key, item))
+
     def call_at(self, t: float, owner: VirtualRank, fn: Callable[..., None], *args: Any) -> None:
         """Run ``fn(*args)`` at simulated time *t* as a network event owned by *owner*.
 
@@ -153,7 +132,7 @@ class Engine(simpy.Environment):
         another rank go through :meth:`post`.
         """
         owner.seq += 1
-        heappush(self._queue, (t, PRIO_NET, owner.keybase | owner.seq, Call(fn, args)))
+        self.push(t, PRIO_NET, owner.keybase | owner.seq, Call(fn, args))
 
     def post(self, t: float, key: int, item: Any, target: int) -> None:
         """Schedule network event *item* (a ``Message`` or a ``NetEvent``) for world rank
@@ -165,7 +144,7 @@ class Engine(simpy.Environment):
         """
         host_of = self.host_of
         if host_of is None or host_of[target] == self.host:
-            heappush(self._queue, (t, PRIO_NET, key, item))
+            self.push(t, PRIO_NET, key, item)
             return
         if t < self.window_end:
             raise LookaheadError(

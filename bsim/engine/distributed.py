@@ -31,16 +31,16 @@ import math
 import os
 import pickle
 from dataclasses import dataclass
-from heapq import heappush
 from typing import Any
 
 from .. import errors
 from ..errors import BsimError, DeadlockError, RankError, SimulationError
 from .collective_rules import arrival_info
 from .core import Engine
+from .events import PRIO_NET
 from .matching import Message
 from .protocols import ClearToSend, DataArrival
-from .rank import PRIO_NET, VirtualRank
+from .rank import VirtualRank
 
 __all__ = ["partition", "run_distributed", "DistStats", "PARTITIONS", "host_processes"]
 
@@ -213,17 +213,16 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
 
 def _insert(engine: Engine, events: list[tuple[float, int, tuple[Any, ...]]]) -> None:
     """Add events shipped by another host to this host's queue (with their keys)."""
-    queue = engine._queue
     for t, key, data in events:
         tag = data[0]
         if tag == "M":
-            heappush(queue, (t, PRIO_NET, key, Message.from_wire(data)))
+            engine.push(t, PRIO_NET, key, Message.from_wire(data))
         elif tag == "A":
             arrival_info(engine, data)
         elif tag == "C":
-            heappush(queue, (t, PRIO_NET, key, ClearToSend.from_wire(data)))
+            engine.push(t, PRIO_NET, key, ClearToSend.from_wire(data))
         elif tag == "D":
-            heappush(queue, (t, PRIO_NET, key, DataArrival.from_wire(data)))
+            engine.push(t, PRIO_NET, key, DataArrival.from_wire(data))
         else:   # pragma: no cover - a programming error
             raise SimulationError(f"unknown shipped event {tag!r}")
 

@@ -48,7 +48,7 @@ from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any
 
-from .core import Call
+from .events import PRIO_SETTLE, Call
 
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ContentionLayer", "build_fabric", "CONTENTION_MODES", "PRIO_SETTLE"]
 
-PRIO_SETTLE = 2
 """Queue priority of the rate recomputation: after network events (0) and rank wake-ups (1)."""
 
 CONTENTION_MODES = ("none", "fluid")
@@ -340,8 +339,8 @@ class ContentionLayer:
         if not self._settle_pending:
             self._settle_pending = True
             owner.seq += 1
-            heappush(self.engine._queue, (self.engine._now, PRIO_SETTLE,
-                                          owner.keybase | owner.seq, Call(self._settle, ())))
+            self.engine.push(self.engine.now, PRIO_SETTLE, owner.keybase | owner.seq,
+                             Call(self._settle, ()))
 
     def _on_timer(self, version: int) -> None:
         """The earliest predicted completion is due: end every flow due now."""

@@ -46,9 +46,8 @@ from heapq import heappush
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import TruncationError
-from .core import NetEvent
+from .events import PRIO_NET, NetEvent
 from .matching import Message
-from .rank import PRIO_NET
 
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
@@ -172,7 +171,7 @@ class BsimProtocol(Protocol):
             lag = min(lag, self.net.cost(vr.rank, vr.rank, msg.nbytes))  # type: ignore[union-attr]
         vr.seq += 1
         key = msg.key = vr.keybase | vr.seq
-        if eng.host_of is None:   # one process: Engine.post inlined (hot path)
+        if eng.host_of is None:   # one process: Engine.post and Engine.push inlined (hot path)
             heappush(eng._queue, (t + lag, PRIO_NET, key, msg))
         else:
             eng.post(t + lag, key, msg, dst.rank)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import greenlet
 
 from ..errors import AddTimeError, NotInSimulationError
+from .events import PRIO_RANK
 
 if TYPE_CHECKING:
     from ..mpi.requests import Request
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["VirtualRank", "RankGreenlet", "current", "current_or_none", "add_time"]
 
-PRIO_NET = 0    # message arrivals and other network events
-PRIO_RANK = 1   # rank wake-ups: at equal times they see messages that arrived
 
 
 class RankGreenlet(greenlet.greenlet):
@@ -88,7 +87,7 @@ class VirtualRank:
         key = self.keybase | self.seq
         self.wake_key = key
         self.wake_at = t
-        heappush(self.engine._queue, (t, PRIO_RANK, key, self))
+        heappush(self.engine._queue, (t, PRIO_RANK, key, self))   # Engine.push, inlined
 
     def suspend(self, call: str) -> None:
         """Give control to the engine until someone calls :meth:`wake`."""
@@ -100,7 +99,7 @@ class VirtualRank:
 
     def sleep_until(self, t: float, call: str = "") -> None:
         """Resume at simulated time *t* (>= now); the clock is not charged here."""
-        # inlined wake() + suspend(): this is the engine's hottest path
+        # inlined wake() (with Engine.push) + suspend(): this is the engine's hottest path
         self.seq += 1
         key = self.keybase | self.seq
         self.wake_key = key

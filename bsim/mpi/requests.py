@@ -176,7 +176,7 @@ class Request:
         owner = _check_owner(self, "Test")
         owner.ops += 1
         owner.sync(self.call + ".Test")
-        if self.avail is not None and self.avail <= owner.engine._now:
+        if self.avail is not None and self.avail <= owner.engine.now:
             owner.settle([self], self.call + ".Test")
             return True, self.finish(status)
         owner.engine.protocol.poll(owner, self.call + ".Test")
@@ -186,7 +186,7 @@ class Request:
         """Whether complete (fills *status* if so) without completing it."""
         if self.kind == DONE:
             return True
-        done = self.avail is not None and self.avail <= current().engine._now
+        done = self.avail is not None and self.avail <= current().engine.now
         if done and status is not None and self.envelope is not None:
             status._fill(*self.envelope)
         return done
@@ -258,7 +258,7 @@ class Request:
         if first == UNDEFINED:
             return None
         done = [first]
-        now = current().engine._now
+        now = current().engine.now
         for i, r in enumerate(requests):
             if i != first and r.kind != DONE and r.avail is not None and r.avail <= now:
                 r.wait()
@@ -280,7 +280,7 @@ class Request:
         owner = _check_owner(active[0], "Testall")
         owner.ops += 1
         owner.sync("Testall")
-        now = owner.engine._now
+        now = owner.engine.now
         if all(r.avail is not None and r.avail <= now for r in active):
             return True, cls.waitall(requests, statuses)
         owner.engine.protocol.poll(owner, "Testall")
@@ -301,7 +301,7 @@ class Request:
             return UNDEFINED, True, None
         owner = _check_owner(active[0], "Testany")
         owner.sync("Testany")
-        now = owner.engine._now
+        now = owner.engine.now
         for i, r in enumerate(requests):
             if r.kind != DONE and r.avail is not None and r.avail <= now:
                 return i, True, r.wait(status)

@@ -1,0 +1,75 @@
+"""What the engine's queue holds, and in which order (the determinism contract).
+
+The queue is a heap of ``(time, priority, key, item)``:
+
+* ``time``: simulated seconds;
+* ``priority`` (:class:`Priority`): at equal times network events come
+  first, then rank wake-ups (so a rank acting at t sees every message that
+  arrived at t), then the fluid fabric's settling of rates;
+* ``key``: ``(owner world rank << 32) | owner's sequence number``, the rank
+  that caused the event and how many events it had caused before; plain
+  SimPy events get keys above every rank's (``SIMPY_KEYS``) in insertion order;
+* ``item``: a :class:`~bsim.engine.rank.VirtualRank` (a wake-up), a
+  :class:`~bsim.engine.matching.Message` (a delivery), a :class:`Call`, a
+  :class:`NetEvent` or a SimPy event.
+
+None of the four depends on host timing or on how ranks are partitioned over
+host processes, so runs are bit-identical (``docs/architecture.md``).
+:meth:`bsim.engine.core.Engine.push` is the one way to add an entry.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .core import Engine
+
+__all__ = ["Priority", "Call", "NetEvent", "SIMPY_KEYS", "PRIO_NET", "PRIO_RANK",
+           "PRIO_SETTLE"]
+
+SIMPY_KEYS = 1 << 62   # keys of plain SimPy events start here (above every rank's)
+
+
+class Priority(IntEnum):
+    """Order of events at equal times."""
+
+    NET = 0      # message arrivals and other network events
+    RANK = 1     # rank wake-ups: at equal times they see messages that arrived
+    SETTLE = 2   # the fluid fabric recomputes rates after every start at an instant
+
+
+# hot paths use these module globals (an Enum attribute lookup costs ~6x a global's)
+PRIO_NET, PRIO_RANK, PRIO_SETTLE = Priority.NET, Priority.RANK, Priority.SETTLE
+
+
+class Call:
+    """A scheduled function call: ``fn(*args)`` at a time, e.g. a message arrival."""
+
+    __slots__ = ("fn", "args")
+
+    def __init__(self, fn: Callable[..., None], args: tuple[Any, ...]) -> None:
+        self.fn = fn
+        self.args = args
+
+
+class NetEvent(ABC):
+    """A network event that may cross host processes: ``run(engine)`` at its time.
+
+    Subclasses (the ``loggp`` clear-to-send and data arrival) hold object
+    references in a single process and ``to_wire()`` gives a picklable form
+    that :mod:`bsim.engine.distributed` rebuilds on the target's host.
+    """
+
+    __slots__ = ()
+
+    @abstractmethod
+    def run(self, engine: Engine) -> None:
+        """Take effect at the event's time, on the host of its target rank."""
+
+    @abstractmethod
+    def to_wire(self, engine: Engine) -> tuple[Any, ...]:
+        """A picklable form (object references replaced by keys in ``engine.handles``)."""

@@ -24,15 +24,23 @@ from .outputs.result import Result
 __all__ = ["simulate", "mpi4py_shim"]
 
 
+class _Mpi4pyShim(types.ModuleType):
+    """The ``mpi4py`` package as a simulated program sees it."""
+
+    MPI: types.ModuleType
+    rc: types.SimpleNamespace
+    __version__: str
+
+
 @contextmanager
 def mpi4py_shim() -> Iterator[None]:
     """Make ``import mpi4py`` / ``from mpi4py import MPI`` give ``bsim.MPI`` meanwhile."""
     from . import MPI
-    pkg = types.ModuleType("mpi4py")
+    pkg = _Mpi4pyShim("mpi4py")
     pkg.__path__ = []
-    pkg.MPI = MPI  # type: ignore[attr-defined]
-    pkg.__version__ = "4.0.0+bsim"  # type: ignore[attr-defined]
-    pkg.rc = types.SimpleNamespace(initialize=True, finalize=True, threads=True,  # type: ignore[attr-defined]
+    pkg.MPI = MPI
+    pkg.__version__ = "4.0.0+bsim"
+    pkg.rc = types.SimpleNamespace(initialize=True, finalize=True, threads=True,
                                    thread_level="multiple")
     saved = {k: sys.modules.get(k) for k in ("mpi4py", "mpi4py.MPI")}
     sys.modules["mpi4py"] = pkg
@@ -94,7 +102,7 @@ def simulate(main: Callable[..., Any], ranks: int,
     net.prepare(ranks)
     proto = build_protocol(protocol)
     engine = Engine(ranks, net, proto)
-    engine.fabric = build_fabric(engine, contention)  # type: ignore[attr-defined]
+    engine.fabric = build_fabric(engine, contention)
     engine.collective_costs = CollectiveCosts(collectives)
     engine.tracer, engine.noise, engine.progress = tracer, noise, progress
     if compute == "measure":
@@ -145,7 +153,7 @@ def check_distributable(engine: Engine) -> None:
     if reason:
         raise DistributedError(f"network model {net.name!r} cannot be split over host "
                                f"processes: {reason}; run it in one process")
-    if getattr(engine, "fabric", None) is not None:
+    if engine.fabric is not None:
         raise DistributedError("contention 'fluid' shares the state of every link between "
                                "all ranks and cannot be split over host processes; run it "
                                "in one process")
@@ -171,7 +179,7 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         bytes=np.fromiter((r.nbytes for r in rs), np.int64, len(rs)),
         network=engine.network.spec(), protocol=engine.protocol.spec(),
         collectives=engine.collective_costs.spec(),
-        contention="fluid" if getattr(engine, "fabric", None) is not None else "none",
+        contention="fluid" if engine.fabric is not None else "none",
         program=name,
         params=dict(params), events=engine.events, host_seconds=engine.host_seconds,
         returns=[r.retval for r in rs])

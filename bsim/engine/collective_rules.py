@@ -140,10 +140,17 @@ class CollectiveCosts:
             entry = self._entry(op)
             model = self._models[entry]
             if model is None:   # algorithmic source asked for a formula: its analytic twin
-                model = Analytic({op: self.algorithm(op, P, nbytes)})  # type: ignore[dict-item]
+                alg = self.algorithm(op, P, nbytes)
+                assert alg is not None   # an algorithmic source always names one
+                model = Analytic({op: alg})
             t = model.time(op, P, nbytes, self.p2p_for(engine, comm, group))
             self._cost_cache[key] = t
         return t
+
+
+def _no_cost(member: int) -> float:
+    """The cost function of an instance before its first arrival sets it (never called)."""
+    raise AssertionError("collective cost asked before any arrival")
 
 
 class CollInstance:
@@ -181,7 +188,7 @@ class CollInstance:
         self.extra: Any = None
         self.local = -1          # members run by this process (-1: none arrived yet)
         self.expect = size       # arrivals this process will know of
-        self.cost_fn: Callable[[int], float] | None = None   # T for a member
+        self.cost_fn: Callable[[int], float] = _no_cost   # T for a member (set on arrival)
         self.rkey = 0            # tie-break key of the completion event (owner's)
         self.scheduled = False   # completion event scheduled
         self.root_known = False  # fan-out: the root's arrival is visible here
@@ -214,7 +221,7 @@ def _mismatch(vr: VirtualRank, comm: Comm, seq: int, inst: CollInstance,
               sig: tuple[Any, ...]) -> CollectiveMismatchError:
     return CollectiveMismatchError(
         f"collective mismatch on {comm!r} at its collective #{seq}: rank "
-        f"{inst.sig_rank} called {_show(inst.sig)}, rank {comm.rank_of(vr)} called "  # type: ignore[arg-type]
+        f"{inst.sig_rank} called {_show(inst.sig or ())}, rank {comm.rank_of(vr)} called "
         f"{_show(sig)} (world ranks {comm.world_rank(inst.sig_rank, vr)} and {vr.rank})")
 
 
@@ -267,11 +274,11 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
         _count_local(eng, inst, comm, vr)
         members = comm.members(vr)
 
-        def T_of(rank: int) -> float:
+        def member_cost(rank: int) -> float:
             nb = cost_bytes(inst, rank) if cost_bytes is not None else inst.nbytes[rank]
             return costs.cost(eng, comm, members, cop, nb)
 
-        inst.cost_fn = T_of
+        inst.cost_fn = member_cost
     t = vr.clock
     rkey = vr.next_key() if me == _owner(root) else 0
     alg = (costs.algorithm(cop, size, nbytes)
@@ -288,15 +295,15 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     req = Request(vr, RECV, op)
     req.src = COLLECTIVE
     inst.reqs[me] = req
-    T_of = inst.cost_fn  # type: ignore[assignment]
+    T_of = inst.cost_fn
     if size == 1:
         req.resolve(t, T_of(me), t)
         return inst, me, req
     if kind == FANOUT:
         if me == root:
             req.resolve(t, T_of(me), t)
-        elif inst.root_known:
-            rt: float = inst.root_t  # type: ignore[assignment]
+        elif inst.root_known and inst.root_t is not None:
+            rt = inst.root_t
             req.resolve(rt, T_of(me), rt)
     elif kind == FANIN and me != root:
         req.resolve(t, T_of(me), t)
@@ -328,18 +335,19 @@ def _complete(inst: CollInstance) -> None:
         m = inst.max_t
         for r, req in enumerate(reqs):
             if req is not None:
-                req.resolve(m, T_of(r), m)  # type: ignore[misc]
+                req.resolve(m, T_of(r), m)
     elif kind == FANOUT:
         inst.root_known = True
-        rt: float = inst.root_t  # type: ignore[assignment]
+        rt = inst.root_t
+        assert rt is not None   # scheduled only once the root's arrival is known
         for r, req in enumerate(reqs):
             if req is not None and r != root:
-                req.resolve(rt, T_of(r), rt)  # type: ignore[misc]
+                req.resolve(rt, T_of(r), rt)
     else:
         req = reqs[root]
         if req is not None:
             m = inst.max_t
-            req.resolve(m, T_of(root), m)  # type: ignore[misc]
+            req.resolve(m, T_of(root), m)
 
 
 def finalize(vr: VirtualRank, comm: Comm, inst: CollInstance) -> None:
@@ -377,7 +385,8 @@ def _hosts_of(eng: Engine, comm: Comm, vr: VirtualRank) -> tuple[int, ...]:
     hosts = cache.get(cctx)
     if hosts is None:
         host_of = eng.host_of
-        hosts = cache[cctx] = tuple(sorted({host_of[w] for w in comm.members(vr)}))  # type: ignore[index]
+        assert host_of is not None   # a distributed run
+        hosts = cache[cctx] = tuple(sorted({host_of[w] for w in comm.members(vr)}))
     return hosts
 
 
@@ -390,14 +399,15 @@ def _ship_arrival(eng: Engine, comm: Comm, vr: VirtualRank, inst: CollInstance, 
     if kind == FANIN:
         if me == root:
             return
-        dests: tuple[int, ...] = (eng.host_of[comm.world_rank(root, vr)],)  # type: ignore[index]
+        assert eng.host_of is not None   # a distributed run
+        dests: tuple[int, ...] = (eng.host_of[comm.world_rank(root, vr)],)
     else:
         dests = _hosts_of(eng, comm, vr)
     info = ("A", inst.key, inst.op, kind, root, inst.size, inst.sig, me, vr.rank, t, value,
             nbytes, rkey, alg)
     for h in dests:
         if h != eng.host:
-            eng.outbox[h].append((t + eng.lookahead, 0, info))  # type: ignore[index]
+            eng.outbox[h].append((t + eng.lookahead, 0, info))
             eng.shipped += 1
 
 

@@ -32,7 +32,7 @@ import time as _time
 from collections.abc import Callable
 from heapq import heappop, heappush
 from itertools import count
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import greenlet
 import simpy
@@ -43,6 +43,10 @@ from .events import PRIO_NET, SIMPY_KEYS, Call, NetEvent
 from .hooks import PROGRESS_EVERY
 from .matching import Message, deliver
 from .rank import RankGreenlet, VirtualRank
+
+if TYPE_CHECKING:
+    from .collective_rules import CollectiveCosts
+    from .fabric import ContentionLayer
 
 __all__ = ["Engine"]
 
@@ -74,9 +78,12 @@ class Engine(simpy.Environment):
         self.host_seconds = 0.0
         self._simpy_eid = count(SIMPY_KEYS)
         # (time, priority, key, item): items are ranks, Calls or SimPy events
-        self._queue: list[tuple[float, int, int, Any]] = []  # type: ignore[assignment]
+        # the event heap (bsim.engine.events); SimPy's own _queue stays empty: SimPy events
+        # scheduled through schedule() land here too
+        self.queue: list[tuple[float, int, int, Any]] = []
         self.colls: dict[Any, Any] = {}   # (collective context, sequence) -> CollInstance
-        self.collective_costs: Any = None  # bsim.engine.collective_rules.CollectiveCosts
+        self.collective_costs: CollectiveCosts   # set by simulate()
+        self.fabric: ContentionLayer | None = None   # contention 'fluid' (bsim.engine.fabric)
         self.world_group = tuple(range(nranks))
         # instrumentation (bsim.engine.hooks): all off by default
         self.tracer: Any = None
@@ -92,7 +99,7 @@ class Engine(simpy.Environment):
         self.host = 0
         self.host_of: list[int] | None = None     # None: every rank runs here
         self.local_ranks = self.ranks
-        self.outbox: list[list[Any]] | None = None
+        self.outbox: list[list[Any]] = []   # per host: events shipped at the window's end
         self.window_end = math.inf
         self.shipped = 0
         self.handles: dict[int, Any] = {}   # requests named by key in shipped events
@@ -123,7 +130,7 @@ class Engine(simpy.Environment):
         comment saying so (``VirtualRank.sleep_until``/``wake`` and the ``bsim``
         protocol's send).
         """
-        heappush(self._queue, (t, priority, key, item))
+        heappush(self.queue, (t, priority, key, item))
 
     def call_at(self, t: float, owner: VirtualRank, fn: Callable[..., None], *args: Any) -> None:
         """Run ``fn(*args)`` at simulated time *t* as a network event owned by *owner*.
@@ -152,12 +159,12 @@ class Engine(simpy.Environment):
                 f"(ends at {self.window_end!r}): the lookahead {self.lookahead!r} s is not a "
                 f"lower bound of every cross-host delay in this run (a collective faster "
                 f"than the lookahead?)")
-        self.outbox[host_of[target]].append((t, key, item.to_wire(self)))  # type: ignore[index]
+        self.outbox[host_of[target]].append((t, key, item.to_wire(self)))
         self.shipped += 1
 
     def next_time(self) -> float:
         """Time of the earliest pending event (``inf`` when none)."""
-        return self._queue[0][0] if self._queue else math.inf
+        return self.queue[0][0] if self.queue else math.inf
 
     # -- running -----------------------------------------------------------
     def run_program(self, program: Callable[[VirtualRank], Any]) -> None:
@@ -195,7 +202,7 @@ class Engine(simpy.Environment):
 
     def run_until(self, end: float) -> None:
         """Process every event earlier than *end* (all of them for ``inf``)."""
-        queue = self._queue
+        queue = self.queue
         ranks = self.ranks
         rank_cls = VirtualRank
         msg_cls = Message
@@ -279,7 +286,7 @@ class Engine(simpy.Environment):
                     g.throw(greenlet.GreenletExit)
                 except BaseException:   # a rank's cleanup failing must not mask the cause
                     pass
-        self._queue.clear()
+        self.queue.clear()
 
     def _abort(self, vr: VirtualRank | None, exc: BaseException) -> None:
         self._teardown()

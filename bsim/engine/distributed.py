@@ -168,7 +168,6 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
         stats.windows += 1
         nxt = engine.next_time()
         outbox = engine.outbox
-        assert outbox is not None
         for box in outbox:
             for ev in box:
                 if ev[0] < nxt:

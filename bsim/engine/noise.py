@@ -167,17 +167,18 @@ class DetourNoise:
         if (mean is None) == (duration is None):
             raise ValueError("detour noise: give exactly one of mean= (exponential "
                              "durations) or duration= (fixed)")
-        length = float(mean if mean is not None else duration)  # type: ignore[arg-type]
+        length = float(mean) if mean is not None else float(duration or 0.0)
         if not (math.isfinite(length) and length >= 0):
             raise ValueError(f"detour noise: detour length must be >= 0 s, got {length!r}")
         if cores_per_node < 1:
             raise ValueError(f"noise: cores_per_node must be >= 1, got {cores_per_node!r}")
         self.rate, self.mean, self.duration = float(rate), mean, duration
+        self.fixed = length   # the detour length when durations are fixed
         self.seed, self.cores_per_node = int(seed), int(cores_per_node)
         self.interval = float(interval) if interval else 4.0 / self.rate
         if not self.interval > 0:
             raise ValueError(f"detour noise: interval must be > 0, got {interval!r}")
-        longest = self.TRUNCATE * mean if mean is not None else float(duration)  # type: ignore[arg-type]
+        longest = self.TRUNCATE * length if mean is not None else length
         self.lookback = math.ceil(longest / self.interval)
         self._cache: dict[tuple[int, int], list[tuple[float, float]]] = {}
 
@@ -201,7 +202,7 @@ class DetourNoise:
                 u = uniform(self.seed, node, i, 2 * j + 1)
                 length = min(-self.mean * math.log(u), self.TRUNCATE * self.mean)
             else:
-                length = float(self.duration)  # type: ignore[arg-type]
+                length = self.fixed
             out.append((t, t + length))
             j += 1
         self._cache[key] = out

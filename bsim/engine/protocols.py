@@ -85,15 +85,16 @@ class Protocol(ABC):
 
     def __init__(self, poll_time: float = 1e-6) -> None:
         self.poll_time = float(poll_time)
-        self.engine: Engine | None = None
-        self.net: NetworkModel | None = None
+        # set by bind(): a protocol is used only once bound to its engine
+        self.engine: Engine
+        self.net: NetworkModel
         self.fabric: ContentionLayer | None = None
 
     def bind(self, engine: Engine) -> None:
         """Attach to an engine (its network model and ranks)."""
         self.engine = engine
         self.net = engine.network
-        self.fabric = getattr(engine, "fabric", None)
+        self.fabric = engine.fabric
 
     @abstractmethod
     def lookahead(self, net: NetworkModel) -> float:
@@ -168,14 +169,14 @@ class BsimProtocol(Protocol):
         eng = vr.engine
         lag = eng.lookahead
         if dst is vr and lag:   # to itself: visible once its own cost is paid
-            lag = min(lag, self.net.cost(vr.rank, vr.rank, msg.nbytes))  # type: ignore[union-attr]
+            lag = min(lag, self.net.cost(vr.rank, vr.rank, msg.nbytes))
         vr.seq += 1
         key = msg.key = vr.keybase | vr.seq
         if eng.host_of is None:   # one process: Engine.post and Engine.push inlined (hot path)
-            heappush(eng._queue, (t + lag, PRIO_NET, key, msg))
+            heappush(eng.queue, (t + lag, PRIO_NET, key, msg))
         else:
             eng.post(t + lag, key, msg, dst.rank)
-        sc = (self.net.cost(vr.rank, dst.rank, msg.nbytes)  # type: ignore[union-attr]
+        sc = (self.net.cost(vr.rank, dst.rank, msg.nbytes)
               if self._send_network else self._send_seconds)
         if sc:
             vr.comm += sc
@@ -193,12 +194,12 @@ class BsimProtocol(Protocol):
             else:
                 req.resolve(msg.t_send, cost, msg.t_send)
             return
-        req.resolve(msg.t_send, self.net.cost(msg.src, msg.dst, msg.nbytes),  # type: ignore[union-attr]
+        req.resolve(msg.t_send, self.net.cost(msg.src, msg.dst, msg.nbytes),
                      msg.t_send)
 
     def _flow_done(self, done: float, delay: float, start: float, msg: Message) -> None:
         """Contention: the receive costs ``cost + delay``, and never ends before the flow."""
-        cost = self.net.cost(msg.src, msg.dst, msg.nbytes) + delay  # type: ignore[union-attr]
+        cost = self.net.cost(msg.src, msg.dst, msg.nbytes) + delay
         if msg.t_send + cost < done:
             cost = done - msg.t_send
         req = self._flow_wait.pop(msg, None)
@@ -250,7 +251,7 @@ class LogGPProtocol(Protocol):
         net = self.net
         n = msg.nbytes
         t = vr.clock
-        o = net.send_overhead(n)  # type: ignore[union-attr]
+        o = net.send_overhead(n)
         msg.t_send = t
         vr.comm += o
         vr.clock = t + o
@@ -261,13 +262,13 @@ class LogGPProtocol(Protocol):
             start = t + o
             if vr.nic_free > start:
                 start = vr.nic_free
-            vr.nic_free = start + net.gap(vr.rank, n)  # type: ignore[union-attr]
+            vr.nic_free = start + net.gap(vr.rank, n)
             if self.fabric is not None:
                 self.fabric.start_flow(start, vr.rank, dst.rank, n, self._on_eager, msg,
                                        ordered=True)
                 req.resolve(t + o, 0.0, t)
                 return
-            arrival = self._fifo(vr, dst.rank, start + net.wire(vr.rank, dst.rank, n))  # type: ignore[union-attr]
+            arrival = self._fifo(vr, dst.rank, start + net.wire(vr.rank, dst.rank, n))
             self._deliver_at(vr, dst.rank, msg, arrival)
             req.resolve(t + o, 0.0, t)
         else:
@@ -277,19 +278,19 @@ class LogGPProtocol(Protocol):
                 self.fabric.start_flow(t + o, vr.rank, dst.rank, 0, self._on_eager, msg,
                                        ordered=True)
                 return
-            rts = self._fifo(vr, dst.rank, t + o + net.wire(vr.rank, dst.rank, 0))  # type: ignore[union-attr]
+            rts = self._fifo(vr, dst.rank, t + o + net.wire(vr.rank, dst.rank, 0))
             self._deliver_at(vr, dst.rank, msg, rts)
 
     def matched(self, req: Request, msg: Message) -> None:
         transfer_payload(req, msg)
         net = self.net
-        o_r = net.recv_overhead(msg.nbytes)  # type: ignore[union-attr]
+        o_r = net.recv_overhead(msg.nbytes)
         if not msg.rendezvous:
             req.resolve(msg.visible, o_r, msg.t_send)
             return
         # clear-to-send leaves when both the request-to-send and the receive are there
         cts_leave = max(msg.visible, req.t_post)
-        cts_arrival = cts_leave + net.wire(msg.dst, msg.src, 0)  # type: ignore[union-attr]
+        cts_arrival = cts_leave + net.wire(msg.dst, msg.src, 0)
         receiver = req.owner
         assert receiver is not None
         receiver.seq += 1
@@ -306,7 +307,7 @@ class LogGPProtocol(Protocol):
         start = eng._now
         if sender.nic_free > start:
             start = sender.nic_free
-        gap = net.gap(src, nbytes)  # type: ignore[union-attr]
+        gap = net.gap(src, nbytes)
         sender.nic_free = start + gap
         sreq = cts.sreq if cts.sreq is not None else eng.handles.pop(cts.msg_key)
         sreq.resolve(start + gap, 0.0, cts.t_post)
@@ -314,7 +315,7 @@ class LogGPProtocol(Protocol):
             self.fabric.start_flow(start, src, dst, nbytes, self._data_done,
                                    (cts.req, cts.msg, cts.o_r))
             return
-        arrival = start + net.wire(src, dst, nbytes)  # type: ignore[union-attr]
+        arrival = start + net.wire(src, dst, nbytes)
         sender.seq += 1
         eng.post(arrival, sender.keybase | sender.seq,
                  DataArrival(cts.req, cts.key, arrival, cts.o_r, cts.t_send), dst)
@@ -323,10 +324,10 @@ class LogGPProtocol(Protocol):
     def _eager_done(self, done: float, delay: float, start: float, msg: Message) -> None:
         """An eager message's data (or a request-to-send) has crossed the network."""
         n = 0 if msg.rendezvous else msg.nbytes
-        arrival = start + self.net.wire(msg.src, msg.dst, n) + delay  # type: ignore[union-attr]
+        arrival = start + self.net.wire(msg.src, msg.dst, n) + delay
         if arrival < done:
             arrival = done
-        vr = self.engine.ranks[msg.src]  # type: ignore[union-attr]
+        vr = self.engine.ranks[msg.src]
         arrival = self._fifo(vr, msg.dst, arrival)
         self._deliver_at(vr, msg.dst, msg, arrival)
 
@@ -334,7 +335,7 @@ class LogGPProtocol(Protocol):
                    payload: tuple[Request, Message, float]) -> None:
         """A rendezvous message's data has crossed the network."""
         req, msg, o_r = payload
-        arrival = start + self.net.wire(msg.src, msg.dst, msg.nbytes) + delay  # type: ignore[union-attr]
+        arrival = start + self.net.wire(msg.src, msg.dst, msg.nbytes) + delay
         if arrival < done:
             arrival = done
         req.resolve(arrival, o_r, msg.t_send)

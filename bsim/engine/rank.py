@@ -87,7 +87,7 @@ class VirtualRank:
         key = self.keybase | self.seq
         self.wake_key = key
         self.wake_at = t
-        heappush(self.engine._queue, (t, PRIO_RANK, key, self))   # Engine.push, inlined
+        heappush(self.engine.queue, (t, PRIO_RANK, key, self))   # Engine.push, inlined
 
     def suspend(self, call: str) -> None:
         """Give control to the engine until someone calls :meth:`wake`."""
@@ -104,7 +104,7 @@ class VirtualRank:
         key = self.keybase | self.seq
         self.wake_key = key
         self.wake_at = t
-        heappush(self.engine._queue, (t, PRIO_RANK, key, self))
+        heappush(self.engine.queue, (t, PRIO_RANK, key, self))
         self.pending = call
         self.engine.main.switch()
         self.pending = None
@@ -125,7 +125,9 @@ class VirtualRank:
             if self.unknown == 0:
                 self.wake(max(self.engine._now, self.clock))
         elif mode == 2:
-            avail: float = req.avail  # type: ignore[assignment]   # resolved: a float
+            avail = req.avail
+            if avail is None:   # not resolved yet (cannot happen: it calls on_resolve)
+                return
             # a bsim receive resolves when its message becomes visible, after avail
             t = max(self.clock, avail, self.engine._now)
             if t < self.wake_at:
@@ -163,7 +165,9 @@ class VirtualRank:
         wait = comm = 0.0
         tracer = self.engine.tracer
         for r in reqs:
-            avail: float = r.avail  # type: ignore[assignment]   # every request is resolved here
+            avail = r.avail
+            if avail is None:   # every request is resolved here
+                continue
             if avail > t:
                 idle = avail - t
                 w = r.partner - t
@@ -243,7 +247,8 @@ def _trace_idle(tracer: Any, rank: int, call: str, t: float, w: float, avail: fl
 
 
 def _avail_of(r: Request) -> float:
-    return r.avail  # type: ignore[return-value]
+    avail = r.avail
+    return avail if avail is not None else math.inf
 
 
 def current_or_none() -> VirtualRank | None:

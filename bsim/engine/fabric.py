@@ -49,6 +49,7 @@ from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 from .events import PRIO_SETTLE, Call
+from .fabric_routes import LinkTable, Paths
 
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
@@ -56,14 +57,11 @@ if TYPE_CHECKING:
     from .core import Engine
     from .rank import VirtualRank
 
-__all__ = ["ContentionLayer", "build_fabric", "CONTENTION_MODES", "PRIO_SETTLE"]
-
-"""Queue priority of the rate recomputation: after network events (0) and rank wake-ups (1)."""
+__all__ = ["ContentionLayer", "build_fabric", "CONTENTION_MODES"]
 
 CONTENTION_MODES = ("none", "fluid")
 
 _REL_EPS = 1e-12   # flows due within this relative time of the timer complete with it
-PATHS_CACHE_LIMIT = 1 << 20   # (src, dst) routes kept; dropped when full (all-to-all)
 
 
 class Flow:
@@ -98,7 +96,7 @@ class Flow:
         self.done: float | None = None
         self.pair = -1
         self.nxt: Flow | None = None    # next message of the same pair (ordered)
-        self.paths: tuple[tuple[tuple[int, ...], float, float], ...] = ()
+        self.paths: Paths = ()
         self.scale = 1.0
 
 
@@ -110,32 +108,12 @@ class ContentionLayer:
     """
 
     def __init__(self, engine: Engine, network: NetworkModel) -> None:
-        links = getattr(network, "links", None)
-        if links is None or not (hasattr(network, "route")
-                                 or hasattr(network, "contention_flows")):
-            raise ValueError(f"contention: network model {network.name!r} has no links and "
-                             f"routes; use a topology model (torus, fattree, graph, "
-                             f"bluewaters) or twolevel")
         self.engine = engine
-        self.net = network
-        table = links()
-        # links are numbered once: the solver's dicts are keyed by small ints
-        self.link_ids: list[Any] = list(table)
-        self._index: dict[Any, int] = {lk: i for i, lk in enumerate(self.link_ids)}
-        self._cap: list[float] = [float(bw) for bw, _ in table.values()]
-        for lk, cap in zip(self.link_ids, self._cap, strict=True):
-            if not cap > 0:
-                raise ValueError(f"contention: link {lk!r} has capacity {cap!r}; need > 0")
-        self.network = network
-        self._hook = getattr(network, "contention_flows", None)
-        self._rail_routes = getattr(network, "rail_routes", None)
-        # fat-tree routing=adaptive: the up ports are chosen per message from the
-        # current link loads (number of flows in flight), so routes are not cached
-        self._adaptive = (getattr(network, "routing", None) == "adaptive"
-                          and hasattr(network, "route_nodes_adaptive"))
-        self._route = getattr(network, "route", None)
-        # (src, dst) -> ((link ids, share of the bytes, 1 / min capacity), ...)
-        self._paths_cache: dict[int, tuple[tuple[tuple[int, ...], float, float], ...]] = {}
+        self.net = self.network = network
+        self.routes = routes = LinkTable(network)   # raises ValueError if it cannot route
+        self.link_ids = routes.link_ids
+        self._index = routes.index
+        self._cap = routes.cap
         # per link, kept for the whole run (no churn on the hot path): the flows
         # crossing it, and the solver's scratch state
         nlinks = len(self._cap)
@@ -192,17 +170,18 @@ class ContentionLayer:
         now = eng._now
         if t < now:
             raise ValueError(f"contention: flow {src}->{dst} starts at {t!r}, before now {now!r}")
+        routes = self.routes
         if nbytes > 0:
-            if self._adaptive:
-                paths = self._adaptive_paths(src, dst)
+            if routes.adaptive:
+                paths = routes.adaptive_paths(src, dst, self._users)
                 scale = float(nbytes)
-            elif self._hook is None:
+            elif routes.hook is None:
                 key = src * eng.nranks + dst
-                cached = self._paths_cache.get(key)
-                paths = cached if cached is not None else self._cache_pair(key, src, dst)
+                cached = routes.paths_cache.get(key)
+                paths = cached if cached is not None else routes.pair_paths(key, src, dst)
                 scale = float(nbytes)
             else:
-                paths = self._hook_paths(src, dst, nbytes)
+                paths = routes.hook_paths(src, dst, nbytes)
                 scale = 1.0
         else:
             paths = ()
@@ -251,56 +230,6 @@ class ContentionLayer:
                 self._arm()
         else:
             self._add(f)
-
-    def _hook_paths(self, src: int, dst: int,
-                    nbytes: int) -> tuple[tuple[tuple[int, ...], float, float], ...]:
-        """``((link ids, size, 1 / min capacity), ...)`` from the model's ``contention_flows``."""
-        index, cap = self._index, self._cap
-        out = []
-        for links, size in self._hook(src, dst, nbytes):  # type: ignore[misc]
-            if links and size > 0:
-                ids = tuple(index[lk] for lk in dict.fromkeys(links))
-                out.append((ids, float(size), 1.0 / min([cap[i] for i in ids])))
-        return tuple(out)
-
-    def _adaptive_paths(self, src: int,
-                        dst: int) -> tuple[tuple[tuple[int, ...], float, float], ...]:
-        """One path per rail used, each chosen by the model from the current link loads."""
-        net: Any = self.network   # a fat-tree (checked in __init__)
-        a, b = net.node_of(src), net.node_of(dst)
-        if a == b:
-            return ()
-        load = _LinkLoad(self._index, self._users)
-        rails = [0] if getattr(net, "rails", 1) == 1 else \
-            sorted({links[0][0] for links in net.rail_routes(src, dst) if links})
-        index, cap = self._index, self._cap
-        out = []
-        for rail in rails:
-            links = net.route_nodes_adaptive(a, b, load, rail)
-            if links:
-                ids = tuple(index[lk] for lk in dict.fromkeys(links))
-                out.append((ids, 1.0 / len(rails), 1.0 / min([cap[i] for i in ids])))
-        return tuple(out)
-
-    def _cache_pair(self, key: int, src: int,
-                    dst: int) -> tuple[tuple[tuple[int, ...], float, float], ...]:
-        """``((link ids, share of the bytes, 1 / min capacity), ...)`` of a pair, cached."""
-        if src == dst:
-            routes: list[tuple[Any, ...]] = []
-        elif self._rail_routes is not None:   # fat-tree rails: one route per rail used
-            routes = list(self._rail_routes(src, dst))
-        else:
-            routes = [self._route(src, dst)]  # type: ignore[misc]
-        index, cap = self._index, self._cap
-        out = []
-        for links in routes:
-            if links:
-                ids = tuple(index[lk] for lk in dict.fromkeys(links))
-                out.append((ids, 1.0 / len(routes), 1.0 / min([cap[i] for i in ids])))
-        if len(self._paths_cache) >= PATHS_CACHE_LIMIT:
-            self._paths_cache.clear()
-        paths = self._paths_cache[key] = tuple(out)
-        return paths
 
     # -- flows entering and leaving ----------------------------------------------
     def _add(self, head: Flow) -> None:
@@ -575,26 +504,3 @@ def build_fabric(engine: Engine, contention: str | None) -> ContentionLayer | No
         return ContentionLayer(engine, engine.network)
     raise ValueError(f"unknown contention model {contention!r}; valid: "
                      f"{', '.join(CONTENTION_MODES)}")
-
-
-class _LinkLoad:
-    """Read-only ``link id -> flows in flight`` view for adaptive routing."""
-
-    __slots__ = ("_index", "_users")
-
-    def __init__(self, index: dict[Any, int], users: list[Any]) -> None:
-        self._index = index
-        self._users = users
-
-    def get(self, link: Any, default: float = 0.0) -> float:
-        i = self._index.get(link)
-        if i is None:
-            return default
-        users = self._users[i]
-        return float(len(users)) if users else 0.0
-
-    def __getitem__(self, link: Any) -> float:
-        return self.get(link)
-
-    def __contains__(self, link: Any) -> bool:
-        return link in self._index

@@ -1,0 +1,131 @@
+"""The links of the fluid fabric and the paths of messages over them.
+
+:class:`LinkTable` numbers a network model's links once (the solver's state is
+kept in lists indexed by these small ints) and turns a message into its
+*paths*: ``((link ids, share of the bytes, 1 / min capacity), ...)``, one per
+route it is striped over.  Three sources, from the model
+(``bsim/engine/fabric.py`` explains the model):
+
+* ``route(src, dst)`` (topology models) or ``rail_routes(src, dst)`` (fat-tree
+  rails): one route, or one per rail used, each carrying an equal share;
+  cached per rank pair (at most ``PATHS_CACHE_LIMIT`` pairs);
+* fat-tree ``routing=adaptive``: ``route_nodes_adaptive`` picks the up ports
+  per message from the current link loads (not cached);
+* ``contention_flows(src, dst, nbytes)`` (``twolevel``'s shared NICs): the
+  model gives the links and the bytes of each part.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from netmodels.base import NetworkModel
+
+__all__ = ["LinkTable", "Paths", "PATHS_CACHE_LIMIT"]
+
+Paths = tuple[tuple[tuple[int, ...], float, float], ...]
+PATHS_CACHE_LIMIT = 1 << 20   # (src, dst) routes kept; dropped when full (all-to-all)
+
+
+class LinkTable:
+    """The links of *network* numbered once, and the paths of messages over them.
+
+    Raises ``ValueError`` if the model cannot route (no ``links()``, or
+    neither ``route()`` nor ``contention_flows()``), or a link has no capacity.
+    """
+
+    def __init__(self, network: NetworkModel) -> None:
+        links = getattr(network, "links", None)
+        if links is None or not (hasattr(network, "route")
+                                 or hasattr(network, "contention_flows")):
+            raise ValueError(f"contention: network model {network.name!r} has no links and "
+                             f"routes; use a topology model (torus, fattree, graph, "
+                             f"bluewaters) or twolevel")
+        self.network = network
+        table = links()
+        self.link_ids: list[Any] = list(table)
+        self.index: dict[Any, int] = {lk: i for i, lk in enumerate(self.link_ids)}
+        self.cap: list[float] = [float(bw) for bw, _ in table.values()]
+        for lk, cap in zip(self.link_ids, self.cap, strict=True):
+            if not cap > 0:
+                raise ValueError(f"contention: link {lk!r} has capacity {cap!r}; need > 0")
+        self.hook = getattr(network, "contention_flows", None)
+        self._rail_routes = getattr(network, "rail_routes", None)
+        # fat-tree routing=adaptive: the up ports are chosen per message from the
+        # current link loads (number of flows in flight), so routes are not cached
+        self.adaptive = (getattr(network, "routing", None) == "adaptive"
+                         and hasattr(network, "route_nodes_adaptive"))
+        self._route = getattr(network, "route", None)
+        self.paths_cache: dict[int, Paths] = {}   # src * nranks + dst -> paths
+
+    def _paths(self, routes: list[Any], share: float | None = None) -> Paths:
+        index, cap = self.index, self.cap
+        out = []
+        for links in routes:
+            if links:
+                ids = tuple(index[lk] for lk in dict.fromkeys(links))
+                out.append((ids, share if share is not None else 1.0 / len(routes),
+                            1.0 / min([cap[i] for i in ids])))
+        return tuple(out)
+
+    def hook_paths(self, src: int, dst: int, nbytes: int) -> Paths:
+        """Paths from the model's ``contention_flows`` (shares in bytes)."""
+        assert self.hook is not None
+        index, cap = self.index, self.cap
+        out = []
+        for links, size in self.hook(src, dst, nbytes):
+            if links and size > 0:
+                ids = tuple(index[lk] for lk in dict.fromkeys(links))
+                out.append((ids, float(size), 1.0 / min([cap[i] for i in ids])))
+        return tuple(out)
+
+    def adaptive_paths(self, src: int, dst: int, users: list[Any]) -> Paths:
+        """One path per rail used, each chosen by the model from the loads in *users*."""
+        net: Any = self.network   # a fat-tree (checked by the caller's routing setting)
+        a, b = net.node_of(src), net.node_of(dst)
+        if a == b:
+            return ()
+        load = LinkLoad(self.index, users)
+        rails = [0] if getattr(net, "rails", 1) == 1 else \
+            sorted({links[0][0] for links in net.rail_routes(src, dst) if links})
+        routes = [net.route_nodes_adaptive(a, b, load, rail) for rail in rails]
+        return self._paths(routes, 1.0 / len(rails))
+
+    def pair_paths(self, key: int, src: int, dst: int) -> Paths:
+        """The paths of the pair (*src*, *dst*), computed and cached under *key*."""
+        if src == dst:
+            routes: list[Any] = []
+        elif self._rail_routes is not None:   # fat-tree rails: one route per rail used
+            routes = list(self._rail_routes(src, dst))
+        else:
+            assert self._route is not None
+            routes = [self._route(src, dst)]
+        if len(self.paths_cache) >= PATHS_CACHE_LIMIT:
+            self.paths_cache.clear()
+        paths = self.paths_cache[key] = self._paths(routes)
+        return paths
+
+
+class LinkLoad:
+    """Read-only ``link -> flows in flight`` view for adaptive routing."""
+
+    __slots__ = ("_index", "_users")
+
+    def __init__(self, index: dict[Any, int], users: list[Any]) -> None:
+        self._index = index
+        self._users = users
+
+    def get(self, link: Any, default: float = 0.0) -> float:
+        """Flows in flight on *link* (*default* for a link the table does not know)."""
+        i = self._index.get(link)
+        if i is None:
+            return default
+        users = self._users[i]
+        return float(len(users)) if users else 0.0
+
+    def __getitem__(self, link: Any) -> float:
+        return self.get(link)
+
+    def __contains__(self, link: Any) -> bool:
+        return link in self._index

@@ -16,6 +16,7 @@ operation), so ``finish == calc + wait + comm``.
 from __future__ import annotations
 
 import math
+from enum import IntEnum
 from heapq import heappush
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,19 @@ if TYPE_CHECKING:
     from ..mpi.requests import Request
     from .core import Engine
 
-__all__ = ["VirtualRank", "RankGreenlet", "current", "current_or_none", "add_time"]
+__all__ = ["VirtualRank", "RankGreenlet", "WaitMode", "current", "current_or_none", "add_time"]
+
+
+class WaitMode(IntEnum):
+    """What a suspended rank waits for (how ``on_resolve`` treats its requests)."""
+
+    NONE = 0   # not waiting on requests
+    ALL = 1    # settle: every request of the wait set
+    ANY = 2    # settle_any: the first request to become available
+
+
+# hot path: module globals (an Enum attribute lookup costs ~6x a global's)
+_NONE, _ALL, _ANY = WaitMode.NONE, WaitMode.ALL, WaitMode.ANY
 
 
 
@@ -69,7 +82,7 @@ class VirtualRank:
         self.nic_free = 0.0               # loggp: when this rank's NIC is free again
         self.last_arrival: dict[int, float] | None = None  # loggp: per-destination FIFO
         self.waitset: list[Request] | None = None
-        self.wait_mode = 0                # 0 none, 1 all, 2 any, 3 probe
+        self.wait_mode = _NONE
         self.unknown = 0
         self.wake_at = math.inf
         self.coll_seq: dict[Any, int] | None = None   # per collective context
@@ -120,11 +133,11 @@ class VirtualRank:
     def on_resolve(self, req: Request) -> None:
         """A request this rank is blocked on now knows when it completes."""
         mode = self.wait_mode
-        if mode == 1:
+        if mode == _ALL:
             self.unknown -= 1
             if self.unknown == 0:
                 self.wake(max(self.engine._now, self.clock))
-        elif mode == 2:
+        elif mode == _ANY:
             avail = req.avail
             if avail is None:   # not resolved yet (cannot happen: it calls on_resolve)
                 return
@@ -152,10 +165,10 @@ class VirtualRank:
                 unknown += 1
         if unknown:
             self.waitset = reqs
-            self.wait_mode = 1
+            self.wait_mode = _ALL
             self.unknown = unknown
             self.suspend(call)
-            self.wait_mode = 0
+            self.wait_mode = _NONE
             self.waitset = None
             for r in reqs:
                 r.waited = False
@@ -215,12 +228,12 @@ class VirtualRank:
             for r in reqs:
                 r.waited = True
             self.waitset = reqs
-            self.wait_mode = 2
+            self.wait_mode = _ANY
             self.wake_at = math.inf
             if best >= 0:
                 self.wake(when)
             self.suspend(call)
-            self.wait_mode = 0
+            self.wait_mode = _NONE
             self.waitset = None
             for r in reqs:
                 r.waited = False

@@ -92,6 +92,7 @@ class Engine(simpy.Environment):
         self.measure: Any = None
         self.hooked = False        # tracer or noise set: add_time takes the slow path
         self.comms: dict[Any, Any] = {}   # derived communicators by creation key
+        self.user_state: dict[str, Any] = {}   # objects shared by the ranks (simpy_bridge.shared)
         # visibility lag of messages and collective completions (docs/distributed.md):
         # the protocol's lookahead over this network, set by simulate()
         self.lookahead = 0.0
@@ -249,8 +250,11 @@ class Engine(simpy.Environment):
                         item.run(self)
                     except BaseException as exc:
                         self._abort(None, exc)
-                else:
-                    self._simpy_event(item)
+                else:   # a SimPy event (bsim.engine.simpy_bridge)
+                    try:
+                        self._simpy_event(item)
+                    except BaseException as exc:
+                        self._abort(None, exc)
         finally:
             self.events = base + events
             self.host_seconds += _time.perf_counter() - start

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from netmodels import build_network
 from netmodels.base import NetworkModel
-from netmodels.spec import build_network
 
 from .engine.collective_rules import CollectiveCosts
 from .engine.core import Engine

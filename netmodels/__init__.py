@@ -7,9 +7,16 @@ or directly (``Hockney(latency=1e-6, bandwidth=1e9)``).
 
 from __future__ import annotations
 
-from .base import REGISTRY, NetworkModel, NetworkSpecError, register
+from .base import (
+    REGISTRY,
+    NetworkModel,
+    NetworkSpecError,
+    build_network,
+    describe_networks,
+    register,
+)
 from .flat import Hockney, LogGP, Zero
-from .spec import build_network, describe_networks, parse_spec
+from .spec import parse_spec
 
 __all__ = [
     "REGISTRY", "NetworkModel", "NetworkSpecError", "register",

@@ -27,25 +27,26 @@ import math
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-__all__ = ["Rank", "SimTime", "NetworkModel", "NetworkSpecError", "REGISTRY", "register"]
+from .registry import Registry
+from .spec import SpecError, parse_spec
+
+__all__ = ["Rank", "SimTime", "NetworkModel", "NetworkSpecError", "REGISTRY", "register",
+           "build_network", "describe_networks"]
 
 Rank = int
 SimTime = float
 
 
-class NetworkSpecError(ValueError):
+class NetworkSpecError(SpecError):
     """A network name or parameter is unknown or out of range."""
 
 
-REGISTRY: dict[str, type[NetworkModel]] = {}
+REGISTRY: Registry[type[NetworkModel]] = Registry("network model", NetworkSpecError)
 
 
 def register(cls: type[NetworkModel]) -> type[NetworkModel]:
     """Class decorator: make *cls* buildable by its ``name`` from a spec string."""
-    if cls.name in REGISTRY:
-        raise ValueError(f"network model {cls.name!r} registered twice")
-    REGISTRY[cls.name] = cls
-    return cls
+    return REGISTRY.register(cls)
 
 
 class NetworkModel(ABC):
@@ -142,3 +143,23 @@ def check_positive(model: str, **values: float) -> None:
     for key, value in values.items():
         if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
             raise NetworkSpecError(f"{model}: {key} must be a finite number > 0, got {value!r}")
+
+
+def build_network(spec: str | NetworkModel) -> NetworkModel:
+    """Return *spec* itself if it is a model, else build the model it names."""
+    if isinstance(spec, NetworkModel):
+        return spec
+    if not isinstance(spec, str):
+        raise NetworkSpecError(f"network must be a spec string or a NetworkModel, got {spec!r}")
+    name, kwargs = parse_spec(spec, "network spec", NetworkSpecError)
+    cls = REGISTRY.lookup(name)
+    REGISTRY.check_keys(name, kwargs, cls.parameters)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:  # wrong value types surface here
+        raise NetworkSpecError(f"network model {name!r}: {exc}") from None
+
+
+def describe_networks() -> str:
+    """One block per registered model: its name, formula line and parameters."""
+    return REGISTRY.describe()

@@ -36,6 +36,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from .registry import Registry
+from .spec import SpecError, split_spec
+
 __all__ = [
     "OPS", "ALGORITHMS", "DEFAULT_THRESHOLDS", "CLOG_MACHINES", "CollectiveSpecError",
     "CollectiveModel", "COLLECTIVE_MODELS", "register_collective", "Analytic", "CLog", "Table",
@@ -81,7 +84,7 @@ DEFAULT_THRESHOLDS = {
 }
 
 
-class CollectiveSpecError(ValueError):
+class CollectiveSpecError(SpecError):
     """A collective model, op, algorithm or parameter is unknown or invalid."""
 
 
@@ -300,15 +303,13 @@ def chain(steps: Steps, p2p: Any) -> SimTime:
 
 # -- models -----------------------------------------------------------------------------
 
-COLLECTIVE_MODELS: dict[str, type[CollectiveModel]] = {}
+COLLECTIVE_MODELS: Registry[type[CollectiveModel]] = Registry("collective model",
+                                                              CollectiveSpecError)
 
 
 def register_collective(cls: type[CollectiveModel]) -> type[CollectiveModel]:
     """Class decorator: make *cls* buildable by its ``name`` from a spec string."""
-    if cls.name in COLLECTIVE_MODELS:
-        raise ValueError(f"collective model {cls.name!r} registered twice")
-    COLLECTIVE_MODELS[cls.name] = cls
-    return cls
+    return COLLECTIVE_MODELS.register(cls)
 
 
 class CollectiveModel(ABC):
@@ -721,20 +722,8 @@ def build_collective_model(spec: str | CollectiveModel) -> CollectiveModel:
     if not isinstance(spec, str):
         raise CollectiveSpecError(f"collective model must be a spec string or a "
                                   f"CollectiveModel, got {spec!r}")
-    name, _, rest = spec.strip().partition(":")
-    name = name.strip().lower()
-    cls = COLLECTIVE_MODELS.get(name)
-    if cls is None:
-        raise CollectiveSpecError(f"unknown collective model {name!r}; valid: "
-                                  f"{', '.join(sorted(COLLECTIVE_MODELS))}")
-    items: dict[str, str] = {}
-    for item in filter(str.strip, rest.split(",")):
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise CollectiveSpecError(f"collective spec {spec!r}: expected KEY=VALUE, "
-                                      f"got {item!r}")
-        items[key.strip()] = value.strip()
-    return cls.from_items(items)
+    name, items = split_spec(spec, "collective spec", CollectiveSpecError)
+    return COLLECTIVE_MODELS.lookup(name).from_items(items)
 
 
 def describe_collective_models() -> str:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
-from .mapping import Mapping, MappingError
+from .mapping import Mapping, MappingError, only_keys, register_mapping
 
 __all__ = [
     "parse_shape", "isp", "ssn", "layout_cost", "node_shapes", "NodeVolumeMapping",
@@ -120,6 +120,7 @@ def node_shapes(grid: Sequence[int], cores_per_node: int) -> Iterator[Shape]:
     yield from rec(0, cores_per_node)
 
 
+@register_mapping
 class NodeVolumeMapping(Mapping):
     """Rank -> node induced by a NodeVolume layout (layout paper, Sec. 3.1).
 
@@ -129,6 +130,15 @@ class NodeVolumeMapping(Mapping):
     """
 
     name = "nodevolume"
+
+    @classmethod
+    def from_items(cls, spec: str, items: dict[str, str], cores_per_node: int | None,
+                   nodes: int | None) -> NodeVolumeMapping:
+        """``nodevolume:grid=AxBxCxD;node=AxBxCxD``."""
+        only_keys(spec, items, {"grid", "node"})
+        if set(items) != {"grid", "node"}:
+            raise MappingError(f"mapping spec {spec!r}: expected nodevolume:grid=AxBxCxD;node=...")
+        return cls(parse_shape(items["grid"]), parse_shape(items["node"]))
 
     def __init__(self, grid: Sequence[int], node: Sequence[int]) -> None:
         super().__init__()

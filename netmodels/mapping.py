@@ -28,13 +28,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 
+from .registry import Registry
+from .spec import SpecError, split_spec
+
 __all__ = [
     "MappingError", "Mapping", "BlockMapping", "RoundRobinMapping", "ExplicitMapping",
     "build_mapping",
 ]
 
 
-class MappingError(ValueError):
+class MappingError(SpecError):
     """A mapping cannot place the ranks it was asked to place, or its spec is invalid."""
 
 
@@ -47,6 +50,13 @@ class Mapping(ABC):
         self.nranks: int | None = None
         self.nodes: list[int] = []   # node of each rank, after prepare()
         self.cores: list[int] = []   # core of each rank, after prepare()
+
+    @classmethod
+    def from_items(cls, spec: str, items: dict[str, str], cores_per_node: int | None,
+                   nodes: int | None) -> Mapping:
+        """Build from the ``KEY=VALUE`` items of *spec* and the machine's defaults."""
+        raise MappingError(f"mapping spec {spec!r}: {cls.name} mappings are not built from "
+                           f"a spec")
 
     @abstractmethod
     def _place(self, rank: int) -> tuple[int, int]:
@@ -92,6 +102,17 @@ class Mapping(ABC):
         return counts
 
 
+MAPPINGS: Registry[type[Mapping]] = Registry("mapping", MappingError)
+"""Mappings buildable from a spec: each class's ``from_items`` reads its keys."""
+ALIASES = {"round-robin": "roundrobin", "cyclic": "roundrobin"}
+
+
+def register_mapping(cls: type[Mapping]) -> type[Mapping]:
+    """Class decorator: make *cls* buildable by its ``name`` from a mapping spec."""
+    return MAPPINGS.register(cls)
+
+
+@register_mapping
 class BlockMapping(Mapping):
     """Fill each node's cores before the next node: ``node = rank // cores_per_node``."""
 
@@ -104,6 +125,16 @@ class BlockMapping(Mapping):
                                f"got {cores_per_node!r}")
         self.cores_per_node = cores_per_node
 
+    @classmethod
+    def from_items(cls, spec: str, items: dict[str, str], cores_per_node: int | None,
+                   nodes: int | None) -> BlockMapping:
+        """``block[:cores=N]`` (default: the machine's cores per node)."""
+        only_keys(spec, items, {"cores"})
+        cores = _int_arg(spec, "cores", items["cores"]) if "cores" in items else cores_per_node
+        if cores is None:
+            raise MappingError(f"mapping spec {spec!r}: give cores=N (the machine does not say)")
+        return cls(cores)
+
     def _place(self, rank: int) -> tuple[int, int]:
         return divmod(rank, self.cores_per_node)
 
@@ -111,6 +142,7 @@ class BlockMapping(Mapping):
         return f"<BlockMapping cores_per_node={self.cores_per_node}>"
 
 
+@register_mapping
 class RoundRobinMapping(Mapping):
     """Deal ranks to nodes like cards: ``node = rank % nodes``, ``core = rank // nodes``."""
 
@@ -121,6 +153,16 @@ class RoundRobinMapping(Mapping):
         if not isinstance(nodes, int) or nodes < 1:
             raise MappingError(f"roundrobin mapping: nodes must be an int >= 1, got {nodes!r}")
         self.node_total = nodes
+
+    @classmethod
+    def from_items(cls, spec: str, items: dict[str, str], cores_per_node: int | None,
+                   nodes: int | None) -> RoundRobinMapping:
+        """``roundrobin[:nodes=N]`` (default: the machine's node count)."""
+        only_keys(spec, items, {"nodes"})
+        count = _int_arg(spec, "nodes", items["nodes"]) if "nodes" in items else nodes
+        if count is None:
+            raise MappingError(f"mapping spec {spec!r}: give nodes=N (the machine does not say)")
+        return cls(count)
 
     def _place(self, rank: int) -> tuple[int, int]:
         core, node = divmod(rank, self.node_total)
@@ -185,18 +227,6 @@ class ExplicitMapping(Mapping):
         return f"<ExplicitMapping ranks={len(self.node_list)}>"
 
 
-def _parse_kwargs(spec: str, rest: str) -> dict[str, str]:
-    kwargs: dict[str, str] = {}
-    for item in rest.replace(";", ",").split(","):
-        if not item.strip():
-            continue
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise MappingError(f"mapping spec {spec!r}: expected KEY=VALUE, got {item!r}")
-        kwargs[key.strip()] = value.strip()
-    return kwargs
-
-
 def _int_arg(spec: str, key: str, value: str) -> int:
     try:
         return int(value)
@@ -210,41 +240,25 @@ def build_mapping(spec: str | Mapping, cores_per_node: int | None = None,
 
     *cores_per_node* and *nodes* are the machine's, used when the spec does not
     give them (``block`` alone means ``block:cores=<cores_per_node>``).
-    Raises :class:`MappingError` for unknown names, keys or values.
+    ``file:PATH`` reads an explicit list.  Raises :class:`MappingError` for
+    unknown names, keys or values.
     """
     if isinstance(spec, Mapping):
         return spec
     if not isinstance(spec, str) or not spec.strip():
         raise MappingError(f"mapping must be a spec string or a Mapping, got {spec!r}")
-    name, _, rest = spec.strip().partition(":")
-    name = name.strip().lower()
-    if name == "file":
-        if not rest.strip():
+    if spec.strip().lower().startswith("file:"):   # a path may hold any character
+        path = spec.strip()[5:].strip()
+        if not path:
             raise MappingError(f"mapping spec {spec!r}: expected file:PATH")
-        return ExplicitMapping.from_file(rest.strip())
-    kwargs = _parse_kwargs(spec, rest)
-    if name == "block":
-        _only(spec, kwargs, {"cores"})
-        cores = _int_arg(spec, "cores", kwargs["cores"]) if "cores" in kwargs else cores_per_node
-        if cores is None:
-            raise MappingError(f"mapping spec {spec!r}: give cores=N (the machine does not say)")
-        return BlockMapping(cores)
-    if name in ("roundrobin", "round-robin", "cyclic"):
-        _only(spec, kwargs, {"nodes"})
-        count = _int_arg(spec, "nodes", kwargs["nodes"]) if "nodes" in kwargs else nodes
-        if count is None:
-            raise MappingError(f"mapping spec {spec!r}: give nodes=N (the machine does not say)")
-        return RoundRobinMapping(count)
-    if name == "nodevolume":
-        from .layouts import NodeVolumeMapping, parse_shape
-        _only(spec, kwargs, {"grid", "node"})
-        if set(kwargs) != {"grid", "node"}:
-            raise MappingError(f"mapping spec {spec!r}: expected nodevolume:grid=AxBxCxD;node=...")
-        return NodeVolumeMapping(parse_shape(kwargs["grid"]), parse_shape(kwargs["node"]))
-    raise MappingError(f"unknown mapping {name!r}; valid: block, roundrobin, file, nodevolume")
+        return ExplicitMapping.from_file(path)
+    name, items = split_spec(spec, "mapping spec", MappingError, separators=",;")
+    cls = MAPPINGS.lookup(ALIASES.get(name, name))
+    return cls.from_items(spec, items, cores_per_node, nodes)
 
 
-def _only(spec: str, kwargs: dict[str, str], allowed: set[str]) -> None:
+def only_keys(spec: str, kwargs: dict[str, str], allowed: set[str]) -> None:
+    """Raise :class:`MappingError` naming the keys of *spec* that are not *allowed*."""
     unknown = sorted(set(kwargs) - allowed)
     if unknown:
         raise MappingError(f"mapping spec {spec!r}: unknown key(s) {', '.join(unknown)}; "

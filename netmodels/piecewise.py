@@ -218,7 +218,7 @@ POWER5_INTRA = "loggp_ranges:breaks=32768;L=2.7e-6;o=3.5e-6/33.5e-6;g=3e-6;G=6.8
 
 
 def _inner(which: str, spec: str | NetworkModel) -> NetworkModel:
-    from .spec import build_network
+    from .base import build_network
     if isinstance(spec, str):
         spec = spec.replace(";", ",")
     model = build_network(spec)

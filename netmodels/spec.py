@@ -1,18 +1,33 @@
-"""Build network models from spec strings such as ``"hockney:latency=1e-6,bandwidth=1e9"``.
+"""The spec-string grammar of every model chosen by name, and building networks from it.
 
-Grammar: ``NAME[:KEY=VALUE[,KEY=VALUE]...]``.  Values are parsed as int, then
-float, then kept as strings (``torus:dims=16x16x16``).  Unknown names and
-unknown keys raise :class:`~netmodels.base.NetworkSpecError` listing what is
-valid.
+One grammar for networks (``hockney:latency=1e-6,bandwidth=1e9``), protocols
+(``loggp:eager_limit=4096``), collective models (``clog:c=1e-6,d=2e-6``),
+noise (``periodic:period=1e-3,duration=2e-5``) and mappings
+(``roundrobin:nodes=4``); :func:`netmodels.base.build_network` builds networks::
+
+    spec   := NAME [ ":" item { "," item } ]
+    item   := KEY "=" VALUE
+
+NAME is case-insensitive; blank items are skipped.  :func:`split_spec` returns
+the raw strings; :func:`parse_spec` also types each value with
+:func:`parse_value` (``true``/``false`` -> bool, then int, then float, else the
+string: ``16x16x16``, ``a/b/c`` lists and file paths stay strings for the model
+to read).  Each owner checks names and keys against its
+:class:`~netmodels.registry.Registry`; every error is a :class:`SpecError`
+(a ``ValueError``) naming the spec, the item and what was expected.  A value
+may not contain a comma; mapping specs may also separate items with ``;``
+(``nodevolume:grid=4x4x4x4;node=2x2x1x1``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .base import REGISTRY, NetworkModel, NetworkSpecError
+__all__ = ["SpecError", "split_spec", "parse_value", "parse_spec"]
 
-__all__ = ["parse_value", "parse_spec", "build_network", "describe_networks"]
+
+class SpecError(ValueError):
+    """A spec string is malformed, or names a model or parameter that does not exist."""
 
 
 def parse_value(text: str) -> Any:
@@ -29,48 +44,29 @@ def parse_value(text: str) -> Any:
     return text
 
 
-def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """Split ``NAME:k=v,...`` into the name and a dict of parsed values."""
+def split_spec(spec: str, what: str = "spec", error: type[Exception] = SpecError,
+               separators: str = ",") -> tuple[str, dict[str, str]]:
+    """``NAME:KEY=VALUE,...`` -> ``(name, {key: raw value})``; the name lowercased.
+
+    *what* names the spec in errors (``"network spec"``); *error* is raised for
+    an item that is not ``KEY=VALUE``; *separators* are the item separators.
+    """
     name, _, rest = spec.strip().partition(":")
-    kwargs: dict[str, Any] = {}
-    if rest.strip():
-        for item in rest.split(","):
-            key, eq, value = item.partition("=")
-            if not eq or not key.strip():
-                raise NetworkSpecError(f"network spec {spec!r}: expected KEY=VALUE, got {item!r}")
-            kwargs[key.strip()] = parse_value(value)
-    return name.strip().lower(), kwargs
+    for sep in separators[1:]:
+        rest = rest.replace(sep, separators[0])
+    items: dict[str, str] = {}
+    for item in rest.split(separators[0]):
+        if not item.strip():
+            continue
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise error(f"{what} {spec!r}: expected KEY=VALUE, got {item!r}")
+        items[key.strip()] = value.strip()
+    return name.strip().lower(), items
 
 
-def build_network(spec: str | NetworkModel) -> NetworkModel:
-    """Return *spec* itself if it is a model, else build the model it names."""
-    if isinstance(spec, NetworkModel):
-        return spec
-    if not isinstance(spec, str):
-        raise NetworkSpecError(f"network must be a spec string or a NetworkModel, got {spec!r}")
-    name, kwargs = parse_spec(spec)
-    cls = REGISTRY.get(name)
-    if cls is None:
-        valid = ", ".join(sorted(REGISTRY))
-        raise NetworkSpecError(f"unknown network model {name!r}; valid models: {valid}")
-    unknown = sorted(set(kwargs) - set(cls.parameters))
-    if unknown:
-        valid = ", ".join(f"{k} ({v})" for k, v in cls.parameters.items()) or "none"
-        raise NetworkSpecError(
-            f"network model {name!r}: unknown parameter(s) {', '.join(unknown)}; valid: {valid}")
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:  # wrong value types surface here
-        raise NetworkSpecError(f"network model {name!r}: {exc}") from None
-
-
-def describe_networks() -> str:
-    """One block per registered model: its name, formula line and parameters."""
-    lines = []
-    for name in sorted(REGISTRY):
-        cls = REGISTRY[name]
-        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        lines.append(f"{name}: {doc}")
-        for key, text in cls.parameters.items():
-            lines.append(f"    {key:<14} {text}")
-    return "\n".join(lines)
+def parse_spec(spec: str, what: str = "spec",
+               error: type[Exception] = SpecError) -> tuple[str, dict[str, Any]]:
+    """:func:`split_spec` with every value typed by :func:`parse_value`."""
+    name, items = split_spec(spec, what, error)
+    return name, {k: parse_value(v) for k, v in items.items()}

@@ -731,23 +731,23 @@ SKELETON = register(Skeleton(
     description="HPL: right-looking LU on a p x q grid with HPL's panel bcasts, row swaps, "
                 "look-ahead and back solve",
     params={
-        "n": Param(20000, "problem size N (matrix N x N+1)"),
-        "nb": Param(128, "block size NB"),
-        "p": Param(4, "process rows P"),
-        "q": Param(4, "process columns Q (ranks = p*q)"),
-        "pmap": Param("row", "process mapping: row (row-major) or col (column-major)"),
-        "pfact": Param("right", "panel factorization leaf: left, crout, right"),
-        "nbmin": Param(4, "recursion stops at NBMIN columns"),
-        "ndiv": Param(2, "sub-panels per recursion level NDIV"),
-        "bcast": Param("1ringM", "panel broadcast: " + ", ".join(BCASTS) + " (MPI_Ibcast)"),
-        "depth": Param(1, "look-ahead depth (0 or 1)"),
-        "swap": Param("mix", "row swaps: bexchange, long (spread-roll), mix, allgatherv "
+        "n": Param("problem size N (matrix N x N+1)"),
+        "nb": Param("block size NB"),
+        "p": Param("process rows P"),
+        "q": Param("process columns Q (ranks = p*q)"),
+        "pmap": Param("process mapping: row (row-major) or col (column-major)"),
+        "pfact": Param("panel factorization leaf: left, crout, right"),
+        "nbmin": Param("recursion stops at NBMIN columns"),
+        "ndiv": Param("sub-panels per recursion level NDIV"),
+        "bcast": Param("panel broadcast: " + ", ".join(BCASTS) + " (MPI_Ibcast)"),
+        "depth": Param("look-ahead depth (0 or 1)"),
+        "swap": Param("row swaps: bexchange, long (spread-roll), mix, allgatherv "
                              "(one MPI_Allgatherv)"),
-        "swap_threshold": Param(64, "mix: binary exchange up to this many local columns"),
-        "kernel": Param("primequest", "kernel times: machine preset, flat:rate=R, "
+        "swap_threshold": Param("mix: binary exchange up to this many local columns"),
+        "kernel": Param("kernel times: machine preset, flat:rate=R, "
                                       "table:path=F"),
-        "pivot": Param("column", "pivot exchange per column (HPL) or merged per panel"),
-        "verbose": Param(True, "rank 0 prints HPL's result line"),
+        "pivot": Param("pivot exchange per column (HPL) or merged per panel"),
+        "verbose": Param("rank 0 prints HPL's result line"),
     },
     ranks=lambda prm: prm["p"] * prm["q"],
     machine_param=("kernel", "hpl_blas"),

@@ -322,20 +322,21 @@ def _mapping(p: dict[str, Any]) -> str | None:
 
 
 _GEOMETRY = {
-    "nx": Param(16, "global lattice sites in x"),
-    "ny": Param(16, "global lattice sites in y"),
-    "nz": Param(16, "global lattice sites in z"),
-    "nt": Param(16, "global lattice sites in t"),
-    "nprocs": Param(16, "ranks for MILC's balanced grid (ignored when px..pt are given)"),
-    "px": Param(0, "processes in x (0: MILC's balanced grid; give all four or none)"),
-    "py": Param(0, "processes in y"),
-    "pz": Param(0, "processes in z"),
-    "pt": Param(0, "processes in t"),
+    "nx": Param("global lattice sites in x"),
+    "ny": Param("global lattice sites in y"),
+    "nz": Param("global lattice sites in z"),
+    "nt": Param("global lattice sites in t"),
+    # bsim run defaults to 16 ranks; the program under mpiexec uses the world size (0)
+    "nprocs": Param("ranks for MILC's balanced grid (ignored when px..pt are given)", default=16),
+    "px": Param("processes in x (0: MILC's balanced grid; give all four or none)"),
+    "py": Param("processes in y"),
+    "pz": Param("processes in z"),
+    "pt": Param("processes in t"),
 }
 _MACHINE = {
-    "machine": Param("bgp", "preset (or .toml) whose [kernels.milc] gives b1, b2, s, f"),
-    "f": Param(0, "bytes per float (0: the preset's float_bytes)"),
-    "layout": Param("", "NodeVolume AxBxCxD (ranks per node per direction) or a mapping spec"),
+    "machine": Param("preset (or .toml) whose [kernels.milc] gives b1, b2, s, f"),
+    "f": Param("bytes per float (0: the preset's float_bytes)"),
+    "layout": Param("NodeVolume AxBxCxD (ranks per node per direction) or a mapping spec"),
 }
 
 MILC_CG = register(Skeleton(
@@ -344,8 +345,8 @@ MILC_CG = register(Skeleton(
     description="MILC ks_congrad: 16 4-D halo gathers + T(CG, V) + allreduce per iteration "
                 "(MILC paper)",
     params={**_GEOMETRY,
-            "niters": Param(100, "CG iterations in all invocations together"),
-            "invocations": Param(1, "CG calls (16 gathers of A/6 and an allreduce each)"),
+            "niters": Param("CG iterations in all invocations together"),
+            "invocations": Param("CG calls (16 gathers of A/6 and an allreduce each)"),
             **_MACHINE},
     ranks=_ranks,
     mapping=_mapping,
@@ -358,11 +359,11 @@ MILC_RMD = register(Skeleton(
     description="MILC su3_rmd: LL, FL, GF, FF and CG with the call and gather counts of "
                 "the MILC paper, Eqs. 2-4",
     params={**_GEOMETRY,
-            "warms": Param(0, "warm-up trajectories"),
-            "trajecs": Param(1, "trajectories"),
-            "steps": Param(1, "steps per trajectory"),
-            "meas": Param(1, "trajectories between measurements"),
-            "niters": Param(100, "CG iterations in all (the paper's meta parameter)"),
+            "warms": Param("warm-up trajectories"),
+            "trajecs": Param("trajectories"),
+            "steps": Param("steps per trajectory"),
+            "meas": Param("trajectories between measurements"),
+            "niters": Param("CG iterations in all (the paper's meta parameter)"),
             **_MACHINE},
     ranks=_ranks,
     mapping=_mapping,

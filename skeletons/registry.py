@@ -1,12 +1,23 @@
 """The skeleton registry: name -> program, parameters with defaults, rank count.
 
-A skeleton module defines ``main(**params)`` (an mpi4py-style program) and
-registers it::
+A skeleton module defines ``main(**params)`` (an mpi4py-style program whose
+keyword defaults are the skeleton's defaults) and registers it with a help
+line per parameter::
+
+    def main(px: int = 32, py: int = 32, iterations: int = 10) -> float: ...
 
     SKELETON = register(Skeleton(
         name="halo2d", main=main, description="...",
-        params={"px": Param(32, "process columns"), ...},
+        params={"px": Param("process columns"), "py": Param("process rows"),
+                "iterations": Param("stencil sweeps")},
         ranks=lambda p: p["px"] * p["py"]))
+
+Defaults are written once, in ``main``'s signature, and read from it; a
+``Param`` names a default of its own only where ``bsim run`` must differ from
+the program run under ``mpiexec`` (MILC's ``nprocs``: 0, the world size, for a
+real run; 16 for ``bsim run milc_cg``).  Every keyword parameter of ``main``
+needs a ``Param`` and every ``Param`` a keyword parameter, checked when the
+skeleton registers.
 
 ``bsim run NAME --param k=v`` looks it up here.  A skeleton whose parameters
 decide where ranks run (MILC's ``layout``) also gives ``mapping``: a function
@@ -18,9 +29,12 @@ which ``bsim run`` sets as the network model's ``mapping``
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from netmodels.registry import Registry
 
 __all__ = ["Param", "Skeleton", "register", "get", "names", "BUILTIN_MODULES"]
 
@@ -29,12 +43,19 @@ BUILTIN_MODULES = ["skeletons.halo2d", "skeletons.sweep3d", "skeletons.milc", "s
                    "skeletons.phase"]
 
 
+_FROM_MAIN: Any = inspect.Parameter.empty
+
+
 @dataclass(frozen=True)
 class Param:
-    """A skeleton parameter: default value (its type is the parameter's type) and help."""
+    """A skeleton parameter's help line; its default (and type) is ``main``'s.
 
-    default: Any
+    *default* is given only where ``bsim run`` must differ from ``main``'s own
+    default (documented at the parameter).
+    """
+
     help: str = ""
+    default: Any = _FROM_MAIN
 
 
 @dataclass(frozen=True)
@@ -51,6 +72,22 @@ class Skeleton:
     machine_param: tuple[str, str] | None = None
     """(parameter, kernels table): ``bsim run --machine M`` sets the parameter to M when
     M's profile has ``[kernels.<table>]`` and the user did not set the parameter."""
+    defaults: dict[str, Any] = field(init=False, default_factory=dict)
+    """Parameter -> default: ``main``'s keyword defaults (or the ``Param``'s own)."""
+
+    def __post_init__(self) -> None:
+        own = {k: p.default for k, p in inspect.signature(self.main).parameters.items()
+               if p.default is not inspect.Parameter.empty}
+        missing = sorted(set(own) - set(self.params))
+        if missing:
+            raise ValueError(f"skeleton {self.name!r}: main's keyword parameter(s) "
+                             f"{', '.join(missing)} need a Param (help line)")
+        extra = sorted(set(self.params) - set(own))
+        if extra:
+            raise ValueError(f"skeleton {self.name!r}: Param(s) {', '.join(extra)} are not "
+                             f"keyword parameters of {self.main.__name__}()")
+        self.defaults.update({k: own[k] if p.default is _FROM_MAIN else p.default
+                              for k, p in self.params.items()})
 
     def resolve(self, given: dict[str, Any]) -> dict[str, Any]:
         """Defaults overridden by *given*; unknown names raise listing the valid ones."""
@@ -59,16 +96,16 @@ class Skeleton:
             valid = ", ".join(sorted(self.params))
             raise ValueError(f"skeleton {self.name!r}: unknown parameter(s) "
                              f"{', '.join(unknown)}; valid: {valid}")
-        out = {k: p.default for k, p in self.params.items()}
+        out = dict(self.defaults)
         for k, v in given.items():
-            out[k] = _coerce(self.name, k, v, self.params[k].default)
+            out[k] = _coerce(self.name, k, v, self.defaults[k])
         return out
 
     def describe(self) -> str:
         """Name, description and parameters with defaults, for ``bsim list skeletons``."""
         lines = [f"{self.name}: {self.description}"]
         for k, p in self.params.items():
-            lines.append(f"    {k:<16} {p.default!r:<14} {p.help}")
+            lines.append(f"    {k:<16} {self.defaults[k]!r:<14} {p.help}")
         return "\n".join(lines)
 
 
@@ -92,16 +129,16 @@ def _coerce(skel: str, key: str, value: Any, default: Any) -> Any:
     return value
 
 
-_REGISTRY: dict[str, Skeleton] = {}
+_REGISTRY: Registry[Skeleton] = Registry("skeleton", KeyError)
 _loaded = False
 
 
 def register(skeleton: Skeleton) -> Skeleton:
     """Add *skeleton* to the registry (names are unique)."""
-    if skeleton.name in _REGISTRY and _REGISTRY[skeleton.name].main is not skeleton.main:
-        raise ValueError(f"skeleton {skeleton.name!r} registered twice")
-    _REGISTRY[skeleton.name] = skeleton
-    return skeleton
+    old = _REGISTRY.get(skeleton.name)
+    if old is not None and old.main is skeleton.main:
+        return old   # the module was imported again (e.g. run as __main__)
+    return _REGISTRY.register(skeleton)
 
 
 def _load_builtins() -> None:
@@ -119,10 +156,7 @@ def _load_builtins() -> None:
 def get(name: str) -> Skeleton:
     """The skeleton registered as *name*; raises ``KeyError`` listing valid names."""
     _load_builtins()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown skeleton {name!r}; registered: {', '.join(names())}") from None
+    return _REGISTRY.lookup(name)
 
 
 def names() -> list[str]:

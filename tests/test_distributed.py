@@ -223,7 +223,7 @@ def test_zero_lookahead_is_refused_naming_the_model() -> None:
 
 def test_models_with_shared_state_are_refused_by_name() -> None:
     from bsim.engine.noise import NoisyNetwork
-    from netmodels.spec import build_network
+    from netmodels import build_network
     noisy = NoisyNetwork(build_network(NET), mean=1e-7)
     with pytest.raises(DistributedError, match="network model 'noisy' cannot be split"):
         simulate(_noop, 4, network=noisy, hosts=_FakeHosts())
@@ -245,7 +245,7 @@ def test_block_partition_gives_contiguous_blocks() -> None:
 def test_node_partition_keeps_a_node_on_one_host() -> None:
     """32 ranks on 16 two-core nodes over 3 hosts: nodes 0-5, 6-10, 11-15 (cut at
     done * 3 // 32); with the round-robin mapping node i holds ranks i and i + 16."""
-    from netmodels.spec import build_network
+    from netmodels import build_network
     block = build_network("torus:dims=4x4,cores=2")
     block.prepare(32)
     assert partition(32, 3, "node", block) == [0] * 12 + [1] * 10 + [2] * 10

@@ -104,7 +104,7 @@ def test_partial_deadlock_after_others_finish():
 def test_unknown_network_and_parameter_list_valid_ones():
     """Spec errors list the valid models and parameters."""
     with pytest.raises(ValueError,
-                       match="unknown network model 'nosuch'; valid models: .*hockney"):
+                       match="unknown network model 'nosuch'; valid: .*hockney"):
         bsim.simulate(lambda: None, ranks=1, network="nosuch")
     with pytest.raises(ValueError, match="unknown parameter.*lat; valid: latency"):
         bsim.simulate(lambda: None, ranks=1, network="hockney:lat=1")

@@ -18,7 +18,7 @@ from bsim.engine.noise import (
     build_noise,
     uniform,
 )
-from netmodels.spec import build_network
+from netmodels import build_network
 
 NET = "hockney:latency=2e-6,bandwidth=1e9"
 MS = 1e-3

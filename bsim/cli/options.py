@@ -133,7 +133,7 @@ def wrap_network(ns: argparse.Namespace, network: Any) -> Any:
     net = (getattr(ns, "run_state", None) or {}).get("net_noise")
     if net is None:
         return network
-    from netmodels.spec import build_network
+    from netmodels import build_network
 
     from ..engine.noise import NoisyNetwork
     return NoisyNetwork(build_network(network), **net)

@@ -39,7 +39,7 @@ import math
 from typing import Any
 
 from netmodels.base import NetworkModel
-from netmodels.spec import parse_spec
+from netmodels.spec import SpecError, parse_spec
 
 __all__ = ["uniform", "PeriodicNoise", "DetourNoise", "CombinedNoise", "NoisyNetwork",
            "build_noise", "parse_noise", "NOISE_KINDS"]
@@ -358,12 +358,12 @@ NOISE_KINDS = {
 
 def parse_noise(spec: str) -> tuple[str, dict[str, Any]]:
     """``"periodic:period=1e-3,duration=2.5e-5"`` -> ``("periodic", {...})``; checks names."""
-    kind, kw = parse_spec(spec)
+    kind, kw = parse_spec(spec, "noise spec")
     if kind == "network":
         kind = "net"
     if kind not in NOISE_KINDS:
-        raise ValueError(f"unknown noise model {kind!r} in {spec!r}; valid: "
-                         + "; ".join(f"{k}:{v}" for k, v in NOISE_KINDS.items()))
+        raise SpecError(f"unknown noise model {kind!r} in {spec!r}; valid: "
+                        + "; ".join(f"{k}:{v}" for k, v in NOISE_KINDS.items()))
     if "cores" in kw:
         kw["cores_per_node"] = kw.pop("cores")
     return kind, kw
@@ -407,7 +407,7 @@ def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None
 def _check_keys(spec: str, kw: dict[str, Any], valid: tuple[str, ...]) -> None:
     unknown = sorted(set(kw) - set(valid))
     if unknown:
-        raise ValueError(f"noise spec {spec!r}: unknown parameter(s) {', '.join(unknown)}; "
+        raise SpecError(f"noise spec {spec!r}: unknown parameter(s) {', '.join(unknown)}; "
                          f"valid: {', '.join(valid)}")
     if "mean" not in kw:
         raise ValueError(f"noise spec {spec!r}: needs mean=SECONDS")

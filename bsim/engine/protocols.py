@@ -45,6 +45,9 @@ from abc import ABC, abstractmethod
 from heapq import heappush
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from netmodels.registry import Registry
+from netmodels.spec import SpecError, parse_spec
+
 from ..errors import TruncationError
 from .events import PRIO_NET, NetEvent
 from .matching import Message
@@ -400,21 +403,15 @@ class DataArrival(NetEvent):
         return cls(None, data[1], data[2], data[3], data[4])
 
 
-PROTOCOLS: dict[str, type[Protocol]] = {"bsim": BsimProtocol, "loggp": LogGPProtocol}
+PROTOCOLS: Registry[type[Protocol]] = Registry("protocol", SpecError,
+                                            (BsimProtocol, LogGPProtocol))
 
 
 def build_protocol(spec: str | Protocol) -> Protocol:
     """A protocol from ``"bsim"``, ``"loggp:eager_limit=4096"`` or an instance."""
     if isinstance(spec, Protocol):
         return spec
-    from netmodels.spec import parse_spec
-    name, kwargs = parse_spec(spec)
-    cls = PROTOCOLS.get(name)
-    if cls is None:
-        raise ValueError(f"unknown protocol {name!r}; valid: {', '.join(sorted(PROTOCOLS))}")
-    unknown = sorted(set(kwargs) - set(cls.parameters))
-    if unknown:
-        valid = ", ".join(f"{k} ({v})" for k, v in cls.parameters.items())
-        raise ValueError(f"protocol {name!r}: unknown parameter(s) {', '.join(unknown)}; "
-                         f"valid: {valid}")
+    name, kwargs = parse_spec(spec, "protocol spec")
+    cls = PROTOCOLS.lookup(name)
+    PROTOCOLS.check_keys(name, kwargs, cls.parameters)
     return cls(**kwargs)

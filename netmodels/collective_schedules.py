@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .collective_costs import (
+from .collective_algorithms import (
     ALGORITHMS,
     CollectiveSpecError,
     as_p2p,

@@ -12,8 +12,8 @@ from skeletons import registry
 from skeletons.hpl import (
     BCASTS,
     KernelModel,
-    _bexchange_plan,
     bcast_steps,
+    bexchange_plan,
     global_flops,
     main,
     numroc,
@@ -116,11 +116,11 @@ def test_pivot_exchange_per_column_message_count():
 
 def test_bexchange_plan_non_power_of_two():
     """P = 6, root 0: ranks 4, 5 fold into 0, 1; butterfly over 0..3; results sent back."""
-    assert _bexchange_plan(4, 6, 0) == [(0, -1), (-1, 0)]
-    assert _bexchange_plan(0, 6, 0) == [(-1, 4), (1, 1), (2, 2), (4, -1)]
-    assert _bexchange_plan(3, 6, 0) == [(2, 2), (1, 1)]
+    assert bexchange_plan(4, 6, 0) == [(0, -1), (-1, 0)]
+    assert bexchange_plan(0, 6, 0) == [(-1, 4), (1, 1), (2, 2), (4, -1)]
+    assert bexchange_plan(3, 6, 0) == [(2, 2), (1, 1)]
     # relative to the root: with root 2, relative rank 0 is rank 2
-    assert _bexchange_plan(2, 6, 2) == [(-1, 0), (3, 3), (4, 4), (0, -1)]
+    assert bexchange_plan(2, 6, 2) == [(-1, 0), (3, 3), (4, 4), (0, -1)]
 
 
 @pytest.mark.parametrize("variant", [v for v in BCASTS if v != "ibcast"])

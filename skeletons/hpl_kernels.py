@@ -1,0 +1,152 @@
+"""HPL's kernel-time models: seconds for dgemm, dtrsm, dgemv and idamax flops.
+
+A :class:`KernelModel` is built from the skeleton's ``kernel`` spec: a machine
+preset's ``[kernels.hpl_blas]`` table (the BSIM paper's piecewise dgemm fit,
+``bsim/machines/<name>.toml``), a flat rate (``flat:rate=1e9``) or a user
+table (``table:path=FILE.csv``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .models.hpl import dgemm_time
+
+__all__ = ["KernelModel", "KERNELS"]
+
+KERNELS = ("dgemm", "dtrsm", "dgemv", "idamax")
+_KERNEL_CACHE: dict[str, Any] = {}            # KernelModel by spec
+
+
+# -- kernel-time models ----------------------------------------------------------
+class KernelModel:
+    """Seconds of a BLAS call from its flop count, one function per kernel.
+
+    ``KernelModel.build(spec)`` accepts:
+
+    * a machine name or ``.toml`` path (``"primequest"``): its ``[kernels.hpl_blas]``
+      table, one entry per kernel, either ``{rate = flop/s}`` or the BSIM paper's
+      piecewise fit ``{slope_small, slope_large, break_flops}`` (s/flop below
+      and above ``break_flops``, continuous at the break);
+    * ``"flat:rate=R"`` (flop/s) or ``"flat:seconds_per_flop=G"``: every kernel
+      at one rate;
+    * ``"table:path=FILE"``: a CSV of ``kernel,flops,seconds`` rows, linearly
+      interpolated per kernel through ``(0, 0)`` and extrapolated with the last
+      segment's slope.
+
+    Missing kernels fall back to ``dgemm``.  Raises :class:`ValueError` for an
+    unknown spec, kernel or malformed entry.
+    """
+
+    def __init__(self, funcs: dict[str, Any], spec: str) -> None:
+        self.spec = spec
+        self.funcs = {k: funcs.get(k, funcs["dgemm"]) for k in KERNELS}
+        self.dgemm = self.funcs["dgemm"]
+        self.dtrsm = self.funcs["dtrsm"]
+        self.dgemv = self.funcs["dgemv"]
+        self.idamax = self.funcs["idamax"]
+
+    def __repr__(self) -> str:
+        return f"<KernelModel {self.spec}>"
+
+    def vec(self, kernel: str, flops: Any) -> Any:
+        """Seconds of each call in the numpy array *flops* (one call per entry)."""
+        import numpy as np
+        f = self.funcs[kernel]
+        vf = getattr(f, "vectorized", None)
+        if vf is not None:
+            return vf(flops)
+        return np.array([f(x) for x in flops], dtype=float)
+
+    @classmethod
+    def build(cls, spec: str | KernelModel) -> KernelModel:
+        """The model for *spec* (cached: every rank of a run shares one)."""
+        if isinstance(spec, KernelModel):
+            return spec
+        model = _KERNEL_CACHE.get(spec)
+        if model is None:
+            model = _KERNEL_CACHE[spec] = cls._build(spec)
+        return model
+
+    @classmethod
+    def _build(cls, spec: str) -> KernelModel:
+        name, _, rest = str(spec).partition(":")
+        args = dict(kv.split("=", 1) for kv in rest.split(",") if kv) if rest else {}
+        if name == "flat":
+            if "rate" in args:
+                g = 1.0 / float(args["rate"])
+            elif "seconds_per_flop" in args:
+                g = float(args["seconds_per_flop"])
+            else:
+                raise ValueError(f"kernel spec {spec!r}: flat needs rate= or seconds_per_flop=")
+            if not g > 0 or not math.isfinite(g):
+                raise ValueError(f"kernel spec {spec!r}: rate must be positive and finite")
+            return cls({"dgemm": _linear(g)}, str(spec))
+        if name == "table":
+            return cls(_table(args.get("path", "")), str(spec))
+        from bsim.machines import load_machine
+        table = load_machine(name).kernels.get("hpl_blas")
+        if not table:
+            raise ValueError(f"kernel spec {spec!r}: machine {name!r} has no [kernels.hpl_blas]")
+        funcs = {}
+        for kernel, entry in table.items():
+            if kernel not in KERNELS:
+                raise ValueError(f"[kernels.hpl_blas] of {name!r}: unknown kernel {kernel!r}; "
+                                 f"valid: {', '.join(KERNELS)}")
+            funcs[kernel] = _entry(entry, f"{name}.{kernel}")
+        if "dgemm" not in funcs:
+            raise ValueError(f"[kernels.hpl_blas] of {name!r} has no dgemm entry")
+        return cls(funcs, str(spec))
+
+
+def _linear(g: float) -> Any:
+    def f(flops: Any) -> Any:
+        return g * flops
+    f.vectorized = f  # type: ignore[attr-defined]
+    return f
+
+
+def _entry(entry: Any, where: str) -> Any:
+    if isinstance(entry, dict) and set(entry) == {"rate"}:
+        return _linear(1.0 / float(entry["rate"]))
+    if isinstance(entry, dict) and set(entry) == {"slope_small", "slope_large", "break_flops"}:
+        s, lg, b = (float(entry[k]) for k in ("slope_small", "slope_large", "break_flops"))
+
+        def f(flops: float) -> float:
+            return dgemm_time(flops, slope_small=s, slope_large=lg, break_flops=b)
+
+        def vf(flops: Any) -> Any:   # the same continuous piecewise fit on an array
+            import numpy as np
+            return np.where(flops <= b, s * flops, s * b + lg * (flops - b))
+        f.vectorized = vf  # type: ignore[attr-defined]
+        return f
+    raise ValueError(f"kernel entry {where}: expected {{rate}} or {{slope_small, slope_large, "
+                     f"break_flops}}, got {entry!r}")
+
+
+def _table(path: str) -> dict[str, Any]:
+    import bisect
+    import csv
+    points: dict[str, list[tuple[float, float]]] = {}
+    with open(path, newline="") as fh:
+        for row in csv.reader(fh):
+            if not row or row[0].strip().startswith("#") or row[0].strip() == "kernel":
+                continue
+            kernel, flops, seconds = row[0].strip(), float(row[1]), float(row[2])
+            if kernel not in KERNELS:
+                raise ValueError(f"kernel table {path}: unknown kernel {kernel!r}")
+            points.setdefault(kernel, [(0.0, 0.0)]).append((flops, seconds))
+    if "dgemm" not in points:
+        raise ValueError(f"kernel table {path}: no dgemm rows")
+
+    def interp(pts: list[tuple[float, float]]) -> Any:
+        pts = sorted(pts)
+        xs = [x for x, _ in pts]
+
+        def f(flops: float) -> float:
+            i = min(max(bisect.bisect_right(xs, flops), 1), len(xs) - 1)
+            (x0, y0), (x1, y1) = pts[i - 1], pts[i]
+            return y0 + (y1 - y0) * (flops - x0) / (x1 - x0) if x1 > x0 else y1
+        return f
+    return {k: interp(v) for k, v in points.items()}

@@ -1,7 +1,7 @@
 """The discrete-event engine: a SimPy ``Environment`` whose processes are greenlets.
 
 Each virtual rank runs the user's plain blocking code in a greenlet.  A blocking
-LMPI call schedules a wake-up (or waits for someone to schedule one) and
+MPI call schedules a wake-up (or waits for someone to schedule one) and
 switches to the engine's greenlet, which pops the next event and switches back
 into the rank it wakes.
 

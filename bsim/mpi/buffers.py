@@ -3,7 +3,7 @@
 The simulator needs only the message size.  A spec is any of (mpi4py's BufSpec):
 
 * a buffer: numpy array, ``bytes``/``bytearray``/``memoryview``/``array.array``;
-* a placeholder ``bsim.Buffer(nbytes)`` that allocates nothing (the LMPI way);
+* a placeholder ``bsim.Buffer(nbytes)`` that allocates nothing (as the BSIM paper's MPI stubs do);
 * ``[buf, count]``, ``[buf, datatype]``, ``[buf, count, datatype]`` where *buf*
   may be ``None`` (a placeholder of ``count`` elements) and *datatype* an
   ``MPI`` datatype or a typecode string (``"d"``).

@@ -40,8 +40,8 @@ class WaitMode(IntEnum):
     ANY = 2    # settle_any: the first request to become available
 
 
-# hot path: module globals (an Enum attribute lookup costs ~6x a global's)
-_NONE, _ALL, _ANY = WaitMode.NONE, WaitMode.ALL, WaitMode.ANY
+# hot path: plain-int module globals (an Enum attribute lookup costs ~6x a global's)
+_NONE, _ALL, _ANY = int(WaitMode.NONE), int(WaitMode.ALL), int(WaitMode.ANY)
 
 
 

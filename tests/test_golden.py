@@ -26,16 +26,18 @@ import pytest
 from conftest import MPIEXEC, ROOT
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
-PROGRAMS = GOLDEN / "programs"
+# program paths relative to the repository (runs use it as cwd): a trace records the
+# program as given, so absolute paths would differ between checkouts
+PROGRAMS = Path("tests/golden/programs")
 TORUS = "torus:dims=2x2x2,link_bandwidth=1e9,latency=1e-6,hop_latency=1e-7"
 HOCKNEY = "hockney:latency=2e-6,bandwidth=1e9"
 LOGGP = "loggp:L=3e-6,o=1e-6,g=2e-6,G=1e-9"
 
 # name -> (bsim run arguments, also compare the trace)
 CASES: dict[str, tuple[list[str], bool]] = {
-    "pingpong_bsim": ([str(ROOT / "tests/programs/pingpong.py"), "-n", "2",
+    "pingpong_bsim": (["tests/programs/pingpong.py", "-n", "2",
                        "--network", HOCKNEY], False),
-    "pingpong_loggp": ([str(ROOT / "tests/programs/pingpong.py"), "-n", "2",
+    "pingpong_loggp": (["tests/programs/pingpong.py", "-n", "2",
                         "--network", LOGGP, "--protocol", "loggp"], False),
     "probe_wildcard_bsim": ([str(PROGRAMS / "probe_wildcard.py"), "-n", "4",
                              "--network", HOCKNEY], True),
@@ -47,7 +49,7 @@ CASES: dict[str, tuple[list[str], bool]] = {
                                        "--network", TORUS, "--protocol", "loggp",
                                        "--collectives", "algorithmic",
                                        "--contention", "fluid"], True),
-    "cart_halo_loggp_torus": ([str(ROOT / "tests/programs/cart_halo.py"), "-n", "8",
+    "cart_halo_loggp_torus": (["tests/programs/cart_halo.py", "-n", "8",
                                "--network", TORUS, "--protocol", "loggp"], False),
     "halo2d_torus_fluid": (["halo2d", "--param", "px=8", "--param", "py=8",
                             "--param", "nx=512", "--param", "ny=512",
@@ -79,7 +81,7 @@ def _run(name: str, tmp_path: Path, launcher: list[str] | None = None) -> tuple[
     trace = tmp_path / f"{name}.trace.json"
     if traced and launcher is None:
         cmd += ["--trace", str(trace)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(), cwd=tmp_path,
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(), cwd=ROOT,
                           timeout=300)
     assert proc.returncode == 0, f"{name}: bsim run failed\n{proc.stderr}"
     result = json.loads(out.read_text())

@@ -26,10 +26,12 @@ from .errors import (
     BsimError,
     CollectiveMismatchError,
     DeadlockError,
+    LivelockError,
     MPIUsageError,
     NotInSimulationError,
     RankError,
     SimulationError,
+    SimulationLimitError,
     TruncationError,
 )
 from .mpi.buffers import Buffer, buffer, in_simulation
@@ -40,5 +42,6 @@ from .version import __version__
 __all__ = [
     "MPI", "simulate", "add_time", "Buffer", "buffer", "in_simulation", "Result",
     "BsimError", "MPIUsageError", "TruncationError", "AddTimeError", "CollectiveMismatchError",
-    "SimulationError", "DeadlockError", "RankError", "NotInSimulationError", "__version__",
+    "SimulationError", "SimulationLimitError", "DeadlockError", "LivelockError", "RankError",
+    "NotInSimulationError", "__version__",
 ]

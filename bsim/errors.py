@@ -9,8 +9,8 @@ from __future__ import annotations
 __all__ = [
     "BsimError", "MPIUsageError", "TruncationError", "AddTimeError",
     "CollectiveMismatchError", "SimulationError", "DeadlockError", "RankError",
-    "NotInSimulationError", "LookaheadError", "DistributedError",
-]
+    "NotInSimulationError", "LookaheadError", "DistributedError", "LivelockError",
+    "SimulationLimitError"]
 
 
 class BsimError(Exception):
@@ -51,6 +51,19 @@ class DeadlockError(SimulationError):
     def __init__(self, message: str, blocked: list[tuple[int, str, str]]) -> None:
         super().__init__(message)
         self.blocked = blocked
+
+
+class LivelockError(DeadlockError):
+    """Every unfinished rank is polling (Test, Iprobe, ...) or blocked, and nothing in
+    flight can ever satisfy them: the run would poll forever.
+
+    ``blocked`` lists ``(world_rank, call, source_location)`` as for a deadlock; a
+    polling rank's call reads ``polling <call>``.
+    """
+
+
+class SimulationLimitError(SimulationError):
+    """The run reached the simulated-time or event limit it was given."""
 
 
 class RankError(SimulationError):

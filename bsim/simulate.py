@@ -65,7 +65,8 @@ def simulate(main: Callable[..., Any], ranks: int,
              progress: Callable[[Engine], None] | None = None,
              compute: str = "ignore", compute_scale: float = 1.0,
              name: str | None = None, params: dict[str, Any] | None = None,
-             hosts: Any = None, partition: str = "block") -> Result:
+             hosts: Any = None, partition: str = "block",
+             max_sim_time: float | None = None, max_events: int | None = None) -> Result:
     """Run ``main(*args, **kwargs)`` on *ranks* virtual ranks; return a :class:`Result`.
 
     *network* is a model or a spec string (``"hockney:latency=1e-6,bandwidth=1e9"``,
@@ -91,6 +92,11 @@ def simulate(main: Callable[..., Any], ranks: int,
     returns the same :class:`Result`, equal to the one-process result
     (``docs/distributed.md``).
 
+    *max_sim_time* (seconds of simulated time) and *max_events* stop a run that
+    goes on longer with :class:`~bsim.errors.SimulationLimitError`; a run whose
+    every unfinished rank polls (``Test``, ``Iprobe``) with nothing in flight
+    that could satisfy it ends with :class:`~bsim.errors.LivelockError`.
+
     Raises :class:`~bsim.errors.DeadlockError` when ranks block forever,
     :class:`~bsim.errors.MPIUsageError` (and subclasses) for invalid calls,
     and :class:`~bsim.errors.RankError` wrapping any other exception of a rank.
@@ -109,6 +115,16 @@ def simulate(main: Callable[..., Any], ranks: int,
         measure_compute(engine, compute_scale)
     elif compute != "ignore":
         raise ValueError(f"compute must be 'ignore' or 'measure', got {compute!r}")
+    if max_sim_time is not None:
+        if not (isinstance(max_sim_time, (int, float)) and not isinstance(max_sim_time, bool)
+                and max_sim_time > 0):
+            raise ValueError(f"max_sim_time must be a number of seconds > 0, got "
+                             f"{max_sim_time!r}")
+        engine.max_sim_time = float(max_sim_time)
+    if max_events is not None:
+        if isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1:
+            raise ValueError(f"max_events must be an int >= 1, got {max_events!r}")
+        engine.max_events = max_events
     engine.lookahead = proto.lookahead(net)
     proto.bind(engine)
     kw = kwargs or {}

@@ -42,6 +42,10 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--partition", choices=["block", "node"], default="block",
                      help="under mpiexec -n K: how virtual ranks are spread over the K "
                           "host processes (contiguous blocks, or whole simulated nodes)")
+    run.add_argument("--max-sim-time", type=float, default=None, metavar="SECONDS",
+                     help="stop with an error when simulated time passes SECONDS")
+    run.add_argument("--max-events", type=int, default=None, metavar="N",
+                     help="stop with an error after N events")
     run.add_argument("--json", metavar="FILE", help="write the result as JSON")
     run.add_argument("--csv", metavar="FILE", help="write per-rank rows as CSV")
     run.add_argument("--quiet", action="store_true", help="do not print the summary")
@@ -76,7 +80,8 @@ def command(ns: argparse.Namespace) -> int:
                       kwargs=target.params, name=target.name, params=target.params,
                       contention=ns.contention, collectives=options.collectives(ns),
                       compute=ns.compute, compute_scale=ns.compute_scale,
-                      hosts=hosts, partition=ns.partition, **extra)
+                      hosts=hosts, partition=ns.partition, max_sim_time=ns.max_sim_time,
+                      max_events=ns.max_events, **extra)
     options.finish_run_options(ns, result)
     if HOST["rank"]:
         return 0

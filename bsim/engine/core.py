@@ -38,7 +38,14 @@ import greenlet
 import simpy
 from simpy.core import EmptySchedule
 
-from ..errors import BsimError, DeadlockError, LookaheadError, RankError
+from ..errors import (
+    BsimError,
+    DeadlockError,
+    LivelockError,
+    LookaheadError,
+    RankError,
+    SimulationLimitError,
+)
 from .events import PRIO_NET, SIMPY_KEYS, Call, NetEvent
 from .hooks import PROGRESS_EVERY
 from .matching import Message, deliver
@@ -48,7 +55,9 @@ if TYPE_CHECKING:
     from .collective_rules import CollectiveCosts
     from .fabric import ContentionLayer
 
-__all__ = ["Engine"]
+__all__ = ["Engine", "LIVELOCK_POLLS"]
+
+LIVELOCK_POLLS = 100_000   # consecutive fruitless polls before the livelock check scans the queue
 
 # bsim's own code: every module of the bsim package (not skeletons, not the user's files)
 _BSIM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -107,6 +116,12 @@ class Engine(simpy.Environment):
         self.comm_hosts: dict[Any, tuple[int, ...]] = {}   # collective context -> hosts
         self.unfinished = 0
         self._gc_saved = gc.get_threshold()
+        # limits of a run (simulate(max_sim_time=, max_events=)): a clear error, not a hang
+        self.max_sim_time = math.inf
+        self.max_events = 0                  # 0: no limit
+        # livelock check: after this many consecutive poll wake-ups with nothing else
+        # happening, scan the queue for anything that could still change an outcome
+        self.livelock_polls = LIVELOCK_POLLS
 
     # -- SimPy compatibility -------------------------------------------------
     def schedule(self, event: simpy.Event, priority: int = 1, delay: float = 0) -> None:
@@ -172,9 +187,11 @@ class Engine(simpy.Environment):
         """Run *program* on every rank until all finish (or raise)."""
         self.start(program)
         try:
-            self.run_until(math.inf)
+            self.run_until(self.max_sim_time)
         finally:
             self.finish()
+        if self.unfinished and self.queue:
+            self._limit(f"simulated time reached the limit max_sim_time={self.max_sim_time!r} s")
         if self.unfinished:
             self._deadlock()
 
@@ -209,6 +226,9 @@ class Engine(simpy.Environment):
         msg_cls = Message
         call_cls = Call
         progress = self.progress
+        periodic = progress is not None or self.max_events > 0
+        idle = 0   # consecutive poll wake-ups with nothing else happening
+        livelock_polls = self.livelock_polls if self.host_of is None else math.inf
         start = _time.perf_counter()
         base = self.events
         events = 0
@@ -222,12 +242,25 @@ class Engine(simpy.Environment):
                         continue
                     item.wake_key = -1
                     item.wake_at = float("inf")
+                    if item.polled:
+                        item.polled = False
+                        idle += 1
+                        if idle >= livelock_polls:
+                            idle = 0
+                            self._check_livelock(item)
+                    else:
+                        idle = 0
+                else:
+                    idle = 0
                 events += 1
-                if progress is not None and not (base + events) & (PROGRESS_EVERY - 1):
+                if periodic and not (base + events) & (PROGRESS_EVERY - 1):
                     self.events = base + events
                     self.host_seconds += _time.perf_counter() - start
                     start = _time.perf_counter()
-                    progress(self)
+                    if progress is not None:
+                        progress(self)
+                    if 0 < self.max_events <= self.events:
+                        self._limit(f"the run reached the limit max_events={self.max_events:,}")
                 if cls is rank_cls:
                     try:
                         item.greenlet.switch()
@@ -308,6 +341,8 @@ class Engine(simpy.Environment):
         for vr in self.local_ranks:
             if not vr.finished:
                 call = vr.pending or "?"
+                if vr.polled:
+                    call = f"polling {call}"
                 if vr.waitset:
                     waiting = [r.describe() for r in vr.waitset if r.avail is None]
                     if len(vr.waitset) == 1 and vr.waitset[0].call == call:
@@ -316,6 +351,39 @@ class Engine(simpy.Environment):
                         call += " on " + ", ".join(waiting)
                 blocked.append((vr.rank, call, _user_location(vr.greenlet)))
         return blocked
+
+    def _check_livelock(self, polling: VirtualRank) -> None:
+        """Raise :class:`LivelockError` if every pending event is a poll's wake-up.
+
+        Then nothing in flight (a message, a collective completion, a computing
+        rank's next action) can change what the polls find.  *polling* is the
+        rank just woken from its poll.
+        """
+        for _, _, key, item in self.queue:
+            if item.__class__ is not VirtualRank:
+                return                 # a message, a completion or a SimPy event in flight
+            if key == item.wake_key and not item.polled:
+                return                 # a rank that will act (computing, about to send)
+        polling.polled = True          # still polling: report it as such
+        blocked = self.blocked_ranks()
+        self._teardown()
+        lines = [f"  rank {r}: {call} at {where}" for r, call, where in blocked[:32]]
+        if len(blocked) > 32:
+            lines.append(f"  ... and {len(blocked) - 32} more")
+        npoll = sum(call.startswith("polling ") for _, call, _ in blocked)
+        raise LivelockError(
+            f"livelock at t={self._now!r}: {npoll} of {self.nranks} ranks polling and "
+            f"{len(blocked) - npoll} blocked, with nothing in flight that could satisfy "
+            f"them\n" + "\n".join(lines), blocked)
+
+    def _limit(self, what: str) -> None:
+        """Tear down and raise :class:`SimulationLimitError` naming the unfinished ranks."""
+        blocked = self.blocked_ranks()
+        self._teardown()
+        first = f"; e.g. rank {blocked[0][0]} in {blocked[0][1]} at {blocked[0][2]}" \
+            if blocked else ""
+        raise SimulationLimitError(f"{what} at t={self._now!r} with {len(blocked)} of "
+                                   f"{self.nranks} ranks unfinished{first}")
 
     def _deadlock(self) -> None:
         self.deadlock_error(self.blocked_ranks(), self.nranks)

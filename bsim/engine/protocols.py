@@ -123,6 +123,7 @@ class Protocol(ABC):
         vr.clock = t + self.poll_time
         if vr.engine.tracer is not None:
             vr.engine.tracer.span(vr.rank, "wait", call, t, vr.clock)
+        vr.polled = True   # for the engine's livelock check (Engine.run_until)
         vr.sleep_until(vr.clock, call)
 
     def params(self) -> dict[str, Any]:

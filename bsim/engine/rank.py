@@ -58,7 +58,7 @@ class VirtualRank:
         "rank", "engine", "greenlet", "keybase", "seq", "wake_key", "clock",
         "calc", "wait", "comm", "ops", "msgs", "nbytes", "finished", "retval",
         "pending", "box", "nic_free", "last_arrival", "waitset", "wait_mode",
-        "unknown", "wake_at", "coll_seq", "host_mark",
+        "unknown", "wake_at", "coll_seq", "host_mark", "polled",
     )
 
     def __init__(self, rank: int, engine: Engine) -> None:
@@ -87,6 +87,7 @@ class VirtualRank:
         self.wake_at = math.inf
         self.coll_seq: dict[Any, int] | None = None   # per collective context
         self.host_mark = 0.0              # host-compute mode: perf_counter at last resume
+        self.polled = False               # asleep after a poll that found nothing
 
     # -- scheduling primitives ----------------------------------------------
     def next_key(self) -> int:

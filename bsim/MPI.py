@@ -35,7 +35,7 @@ from .constants import (
     UNDEFINED,
     UNEQUAL,
 )
-from .engine.rank import current
+from .engine.rank import current, current_or_none
 from .errors import MPIUsageError
 from .mpi.comm import COMM_NULL, COMM_SELF, COMM_WORLD, Cartcomm, Comm, Intracomm
 from .mpi.datatypes import PREDEFINED, Datatype
@@ -153,26 +153,33 @@ _state = {"initialized": True, "finalized": False}
 
 
 def Init() -> None:
-    """Initialise MPI (a no-op: the simulation is the MPI world)."""
+    """Initialise MPI: an error, as in mpi4py, which initialises MPI on import."""
+    vr = current()
+    raise MPIUsageError(f"rank {vr.rank}: MPI.Init(): MPI is already initialized (mpi4py "
+                        f"initializes it on import; calling MPI_Init twice is erroneous)")
 
 
 def Init_thread(required: int = THREAD_MULTIPLE) -> int:
-    """Initialise with a thread level; returns the level provided."""
-    return required
+    """Initialise with a thread level: an error, as :func:`Init`."""
+    vr = current()
+    raise MPIUsageError(f"rank {vr.rank}: MPI.Init_thread(): MPI is already initialized")
 
 
 def Finalize() -> None:
-    """Finalize MPI (a no-op)."""
+    """Finalize MPI for the calling rank: any later MPI call of that rank is an error."""
+    vr = current()
+    vr.finalized = True
 
 
 def Is_initialized() -> bool:
-    """Always True inside a simulation."""
+    """True: MPI is initialized when the program starts (mpi4py's default)."""
     return True
 
 
 def Is_finalized() -> bool:
-    """Always False inside a simulation."""
-    return False
+    """Whether the calling rank has called :func:`Finalize`."""
+    vr = current_or_none()
+    return vr is not None and vr.finalized
 
 
 def Get_version() -> tuple[int, int]:

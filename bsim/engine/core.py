@@ -49,7 +49,7 @@ from ..errors import (
 from .events import PRIO_NET, SIMPY_KEYS, Call, NetEvent
 from .hooks import PROGRESS_EVERY
 from .matching import Message, deliver
-from .rank import RankGreenlet, VirtualRank
+from .rank import RankGreenlet, VirtualRank, charge_host_compute
 
 if TYPE_CHECKING:
     from .collective_rules import CollectiveCosts
@@ -297,10 +297,15 @@ class Engine(simpy.Environment):
         def run() -> None:
             if self.measure is not None:
                 vr.host_mark = self.measure.clock()
-            vr.retval = program(vr)
+            try:
+                vr.retval = program(vr)
+            except SystemExit as exc:   # sys.exit(0) ends the rank; another code is an error
+                if exc.code not in (None, 0):
+                    where = _user_location_of_traceback(exc)
+                    raise RankError(f"rank {vr.rank} called sys.exit({exc.code!r}){where}",
+                                    vr.rank) from None
             if self.measure is not None:
-                from .rank import current
-                current()   # charge the compute after the last MPI call
+                charge_host_compute(vr)   # the compute after the last MPI call
             vr.finished = True
         return run
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import greenlet
 
-from ..errors import AddTimeError, NotInSimulationError
+from ..errors import AddTimeError, MPIUsageError, NotInSimulationError
 from .events import PRIO_RANK
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class VirtualRank:
         "rank", "engine", "greenlet", "keybase", "seq", "wake_key", "clock",
         "calc", "wait", "comm", "ops", "msgs", "nbytes", "finished", "retval",
         "pending", "box", "nic_free", "last_arrival", "waitset", "wait_mode",
-        "unknown", "wake_at", "coll_seq", "host_mark", "polled",
+        "unknown", "wake_at", "coll_seq", "host_mark", "polled", "finalized",
     )
 
     def __init__(self, rank: int, engine: Engine) -> None:
@@ -88,6 +88,7 @@ class VirtualRank:
         self.coll_seq: dict[Any, int] | None = None   # per collective context
         self.host_mark = 0.0              # host-compute mode: perf_counter at last resume
         self.polled = False               # asleep after a poll that found nothing
+        self.finalized = False            # called MPI.Finalize: no MPI call after it
 
     # -- scheduling primitives ----------------------------------------------
     def next_key(self) -> int:
@@ -276,18 +277,25 @@ def current() -> VirtualRank:
     g = greenlet.getcurrent()
     if g.__class__ is RankGreenlet:
         vr = g.vrank
-        m = vr.engine.measure
-        if m is not None:   # host-compute mode: charge the host time since the last mark
-            now = m.clock()
-            dt = (now - vr.host_mark) * m.scale
-            vr.host_mark = now
-            if dt > 0.0:
-                vr.clock += dt
-                vr.calc += dt
+        if vr.finalized:
+            raise MPIUsageError(f"rank {vr.rank}: MPI call after MPI.Finalize()")
+        if vr.engine.measure is not None:
+            charge_host_compute(vr)
         return vr
     raise NotInSimulationError(
         "this MPI call was made outside a simulated rank: run the program with "
         "bsim.simulate(main, ranks=N) or `bsim run`")
+
+
+def charge_host_compute(vr: VirtualRank) -> None:
+    """Host-compute mode: charge *vr* the host time since its last mark, times the scale."""
+    m = vr.engine.measure
+    now = m.clock()
+    dt = (now - vr.host_mark) * m.scale
+    vr.host_mark = now
+    if dt > 0.0:
+        vr.clock += dt
+        vr.calc += dt
 
 
 def add_time(seconds: float) -> None:
@@ -304,7 +312,7 @@ def add_time(seconds: float) -> None:
     r = g.vrank
     # inlined check: the fast path is a finite float >= 0
     try:
-        ok = seconds >= 0.0 and seconds != math.inf
+        ok = seconds >= 0.0 and seconds != math.inf and seconds.__class__ is not bool
     except TypeError:
         ok = False
     if not ok:

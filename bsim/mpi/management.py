@@ -11,6 +11,7 @@ in every run and on every partition.  The functions are bound as methods of
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any
 
 from ..constants import COMM_TYPE_SHARED, CONGRUENT, IDENT, SIMILAR, UNDEFINED, UNEQUAL
@@ -60,7 +61,12 @@ def Clone(comm: Comm) -> Intracomm:
 def Split(comm: Comm, color: int = 0, key: int = 0) -> Intracomm:
     """Split by *color*, ordering each part by (*key*, old rank) (collective)."""
     vr = current()
-    if not isinstance(color, int) or (color < 0 and color != UNDEFINED):
+    try:   # numpy integers are ints here, as in mpi4py
+        color, key = operator.index(color), operator.index(key)
+    except TypeError:
+        raise MPIUsageError(f"rank {vr.rank}: Split(color={color!r}, key={key!r}): color and "
+                            f"key must be integers") from None
+    if color < 0 and color != UNDEFINED:
         raise MPIUsageError(f"rank {vr.rank}: Split(color={color!r}): color must be an "
                             f"int >= 0 or UNDEFINED")
     size = comm.size_of(vr)

@@ -266,6 +266,47 @@ class Request:
         return sorted(done)
 
     @classmethod
+    def Testsome(cls, requests: list[Request],
+                 statuses: list[Status] | None = None) -> list[int] | None:
+        """Indices of the requests that can complete now, completing them (None: all inactive).
+
+        Nothing completable is a poll (``poll_time`` of wait, as ``Test``).
+        """
+        active = [r for r in requests if r.kind != DONE]
+        if not active:
+            return None
+        owner = _check_owner(active[0], "Testsome")
+        owner.sync("Testsome")
+        now = owner.engine.now
+        done = [i for i, r in enumerate(requests)
+                if r.kind != DONE and r.avail is not None and r.avail <= now]
+        for k, i in enumerate(done):
+            st = statuses[k] if statuses is not None and k < len(statuses) else None
+            requests[i].Wait(st)
+        if not done:
+            owner.ops += 1
+            owner.engine.protocol.poll(owner, "Testsome")
+        return done
+
+    @classmethod
+    def testsome(cls, requests: list[Request],
+                 statuses: list[Status] | None = None) -> tuple[list[int] | None, list[Any]]:
+        """``(indices, objects)`` of the requests that can complete now."""
+        active = [r for r in requests if r.kind != DONE]
+        if not active:
+            return None, []
+        owner = _check_owner(active[0], "testsome")
+        owner.sync("testsome")
+        now = owner.engine.now
+        done = [i for i, r in enumerate(requests)
+                if r.kind != DONE and r.avail is not None and r.avail <= now]
+        objs = [requests[i].wait() for i in done]
+        if not done:
+            owner.ops += 1
+            owner.engine.protocol.poll(owner, "testsome")
+        return done, objs
+
+    @classmethod
     def Testall(cls, requests: list[Request], statuses: list[Status] | None = None) -> bool:
         """Test whether all requests are complete; if so complete them."""
         return cls.testall(requests, statuses)[0]

@@ -21,7 +21,39 @@ from .engine.protocols import Protocol, build_protocol
 from .errors import DistributedError, LookaheadError
 from .outputs.result import Result
 
-__all__ = ["simulate", "mpi4py_shim"]
+__all__ = ["simulate", "mpi4py_shim", "check_rank_memory", "KIB_PER_RANK"]
+
+# memory of one idle virtual rank, with margin: 7.3-8.9 KiB measured by
+# benchmarks/engine_speed.py (docs/benchmarks.md) plus the program's own frames
+KIB_PER_RANK = 12
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to this process (Linux ``MemAvailable``), or None."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def check_rank_memory(ranks: int) -> None:
+    """Refuse *ranks* virtual ranks when their estimated memory exceeds what is available.
+
+    Raises :class:`MemoryError` with the estimate and the limit; pass
+    ``check_memory=False`` to :func:`simulate` (``bsim run --no-memory-check``)
+    to try anyway.
+    """
+    avail = available_memory()
+    need = ranks * KIB_PER_RANK * 1024
+    if avail is not None and need > avail:
+        raise MemoryError(f"{ranks:,} virtual ranks need about {need / 2**30:,.1f} GiB "
+                          f"({KIB_PER_RANK} KiB each) but {avail / 2**30:,.1f} GiB is available; "
+                          f"use fewer ranks or more host processes (docs/distributed.md), or "
+                          f"check_memory=False (bsim run --no-memory-check) to try anyway")
 
 
 class _Mpi4pyShim(types.ModuleType):
@@ -66,7 +98,8 @@ def simulate(main: Callable[..., Any], ranks: int,
              compute: str = "ignore", compute_scale: float = 1.0,
              name: str | None = None, params: dict[str, Any] | None = None,
              hosts: Any = None, partition: str = "block",
-             max_sim_time: float | None = None, max_events: int | None = None) -> Result:
+             max_sim_time: float | None = None, max_events: int | None = None,
+             check_memory: bool = True) -> Result:
     """Run ``main(*args, **kwargs)`` on *ranks* virtual ranks; return a :class:`Result`.
 
     *network* is a model or a spec string (``"hockney:latency=1e-6,bandwidth=1e9"``,
@@ -92,6 +125,10 @@ def simulate(main: Callable[..., Any], ranks: int,
     returns the same :class:`Result`, equal to the one-process result
     (``docs/distributed.md``).
 
+    With *check_memory* (default) a rank count whose estimated memory
+    (:data:`KIB_PER_RANK` each) exceeds the memory available is refused before
+    anything is allocated.
+
     *max_sim_time* (seconds of simulated time) and *max_events* stop a run that
     goes on longer with :class:`~bsim.errors.SimulationLimitError`; a run whose
     every unfinished rank polls (``Test``, ``Iprobe``) with nothing in flight
@@ -104,6 +141,8 @@ def simulate(main: Callable[..., Any], ranks: int,
     if not isinstance(ranks, (int, np.integer)) or ranks < 1:
         raise ValueError(f"ranks must be an int >= 1, got {ranks!r}")
     ranks = int(ranks)
+    if check_memory:
+        check_rank_memory(ranks)
     net = build_network(network)
     net.prepare(ranks)
     proto = build_protocol(protocol)

@@ -27,7 +27,18 @@ from typing import Any
 from .base import NetworkModel, NetworkSpecError, Rank, SimTime, check_nonnegative, check_positive
 from .mapping import Mapping, MappingError, build_mapping
 
-__all__ = ["LinkId", "TopologyModel", "link_loads", "parse_dims"]
+__all__ = ["LinkId", "TopologyModel", "link_loads", "parse_dims", "MAX_NODES", "check_node_count"]
+
+MAX_NODES = 1 << 22   # nodes a topology may tabulate (coordinates, routes): ~4.2 million
+
+
+def check_node_count(name: str, nodes: int, shape: str) -> None:
+    """Refuse, before allocating, a topology of more than :data:`MAX_NODES` nodes."""
+    if nodes > MAX_NODES:
+        raise NetworkSpecError(f"{name} {shape}: {nodes:,} nodes is more than the "
+                               f"{MAX_NODES:,} bsim tabulates (memory for their coordinates "
+                               f"and routes); model a smaller machine")
+
 
 LinkId = Hashable
 

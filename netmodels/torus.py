@@ -14,7 +14,7 @@ import math
 
 from .base import NetworkSpecError, SimTime, check_nonnegative, check_positive, register
 from .mapping import Mapping
-from .topology import LinkId, TopologyModel, parse_dims
+from .topology import LinkId, TopologyModel, check_node_count, parse_dims
 
 __all__ = ["Torus"]
 
@@ -70,6 +70,7 @@ class Torus(TopologyModel):
         self.link_bandwidth = float(link_bandwidth)
         self.hop_latency = float(hop_latency)
         self._nnodes = math.prod(self.shape)
+        check_node_count(self.name, self._nnodes, self.dims)
         # coordinates of every node, precomputed for the closed-form hop count
         self._coords: list[tuple[int, ...]] = [self.coords(n) for n in range(self._nnodes)]
         self._init_common(latency, intra_latency, intra_bandwidth, cores, mapping)

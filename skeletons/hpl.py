@@ -430,19 +430,19 @@ SKELETON = register(Skeleton(
     description="HPL: right-looking LU on a p x q grid with HPL's panel bcasts, row swaps, "
                 "look-ahead and back solve",
     params={
-        "n": Param("problem size N (matrix N x N+1)"),
-        "nb": Param("block size NB"),
-        "p": Param("process rows P"),
-        "q": Param("process columns Q (ranks = p*q)"),
+        "n": Param("problem size N (matrix N x N+1)", minimum=1),
+        "nb": Param("block size NB", minimum=1),
+        "p": Param("process rows P", minimum=1),
+        "q": Param("process columns Q (ranks = p*q)", minimum=1),
         "pmap": Param("process mapping: row (row-major) or col (column-major)"),
         "pfact": Param("panel factorization leaf: left, crout, right"),
-        "nbmin": Param("recursion stops at NBMIN columns"),
-        "ndiv": Param("sub-panels per recursion level NDIV"),
+        "nbmin": Param("recursion stops at NBMIN columns", minimum=1),
+        "ndiv": Param("sub-panels per recursion level NDIV", minimum=2),
         "bcast": Param("panel broadcast: " + ", ".join(BCASTS) + " (MPI_Ibcast)"),
-        "depth": Param("look-ahead depth (0 or 1)"),
+        "depth": Param("look-ahead depth (0 or 1)", minimum=0),
         "swap": Param("row swaps: bexchange, long (spread-roll), mix, allgatherv "
                              "(one MPI_Allgatherv)"),
-        "swap_threshold": Param("mix: binary exchange up to this many local columns"),
+        "swap_threshold": Param("mix: binary exchange up to this many local columns", minimum=0),
         "kernel": Param("kernel times: machine preset, flat:rate=R, "
                                       "table:path=F"),
         "pivot": Param("pivot exchange per column (HPL) or merged per panel"),

@@ -322,20 +322,21 @@ def _mapping(p: dict[str, Any]) -> str | None:
 
 
 _GEOMETRY = {
-    "nx": Param("global lattice sites in x"),
-    "ny": Param("global lattice sites in y"),
-    "nz": Param("global lattice sites in z"),
-    "nt": Param("global lattice sites in t"),
+    "nx": Param("global lattice sites in x", minimum=1),
+    "ny": Param("global lattice sites in y", minimum=1),
+    "nz": Param("global lattice sites in z", minimum=1),
+    "nt": Param("global lattice sites in t", minimum=1),
     # bsim run defaults to 16 ranks; the program under mpiexec uses the world size (0)
-    "nprocs": Param("ranks for MILC's balanced grid (ignored when px..pt are given)", default=16),
-    "px": Param("processes in x (0: MILC's balanced grid; give all four or none)"),
-    "py": Param("processes in y"),
-    "pz": Param("processes in z"),
-    "pt": Param("processes in t"),
+    "nprocs": Param("ranks for MILC's balanced grid (ignored when px..pt are given)",
+                    default=16, minimum=0),
+    "px": Param("processes in x (0: MILC's balanced grid; give all four or none)", minimum=0),
+    "py": Param("processes in y", minimum=0),
+    "pz": Param("processes in z", minimum=0),
+    "pt": Param("processes in t", minimum=0),
 }
 _MACHINE = {
     "machine": Param("preset (or .toml) whose [kernels.milc] gives b1, b2, s, f"),
-    "f": Param("bytes per float (0: the preset's float_bytes)"),
+    "f": Param("bytes per float (0: the preset's float_bytes)", minimum=0),
     "layout": Param("NodeVolume AxBxCxD (ranks per node per direction) or a mapping spec"),
 }
 
@@ -345,8 +346,8 @@ MILC_CG = register(Skeleton(
     description="MILC ks_congrad: 16 4-D halo gathers + T(CG, V) + allreduce per iteration "
                 "(MILC paper)",
     params={**_GEOMETRY,
-            "niters": Param("CG iterations in all invocations together"),
-            "invocations": Param("CG calls (16 gathers of A/6 and an allreduce each)"),
+            "niters": Param("CG iterations in all invocations together", minimum=0),
+            "invocations": Param("CG calls (16 gathers of A/6 and an allreduce each)", minimum=1),
             **_MACHINE},
     ranks=_ranks,
     mapping=_mapping,
@@ -359,11 +360,11 @@ MILC_RMD = register(Skeleton(
     description="MILC su3_rmd: LL, FL, GF, FF and CG with the call and gather counts of "
                 "the MILC paper, Eqs. 2-4",
     params={**_GEOMETRY,
-            "warms": Param("warm-up trajectories"),
-            "trajecs": Param("trajectories"),
-            "steps": Param("steps per trajectory"),
-            "meas": Param("trajectories between measurements"),
-            "niters": Param("CG iterations in all (the paper's meta parameter)"),
+            "warms": Param("warm-up trajectories", minimum=0),
+            "trajecs": Param("trajectories", minimum=0),
+            "steps": Param("steps per trajectory", minimum=0),
+            "meas": Param("trajectories between measurements", minimum=1),
+            "niters": Param("CG iterations in all (the paper's meta parameter)", minimum=0),
             **_MACHINE},
     ranks=_ranks,
     mapping=_mapping,

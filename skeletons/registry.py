@@ -56,6 +56,8 @@ class Param:
 
     help: str = ""
     default: Any = _FROM_MAIN
+    minimum: float | None = None
+    """Smallest valid value (checked for given values and defaults alike)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,14 @@ class Skeleton:
         out = dict(self.defaults)
         for k, v in given.items():
             out[k] = _coerce(self.name, k, v, self.defaults[k])
+        for k, p in self.params.items():
+            v = out[k]
+            if isinstance(v, bool) and not isinstance(self.defaults[k], bool):
+                raise ValueError(f"skeleton {self.name!r}: parameter {k}={v!r} is not a "
+                                 f"number")
+            if p.minimum is not None and isinstance(v, (int, float)) and v < p.minimum:
+                raise ValueError(f"skeleton {self.name!r}: parameter {k}={v!r} must be >= "
+                                 f"{p.minimum}")
         return out
 
     def describe(self) -> str:

@@ -124,6 +124,8 @@ def _line_of(marker: str) -> int:
     ("deadlock", "deadlock"),
     ("exception", "ZeroDivisionError"),
     ("usage", "invalid dest"),
+    ("truncation", "truncat"),
+    ("root", "invalid root"),
 ])
 def test_reports_point_at_the_users_file_not_bsims(tmp_path, fault, expected):
     """A program file run by `bsim run`: the report names its file and line, never a frame
@@ -137,6 +139,8 @@ def test_reports_point_at_the_users_file_not_bsims(tmp_path, fault, expected):
         "deadlock": "comm.Recv(bsim.Buffer(4), source=(comm.rank + 1) % 2)   # FAULT",
         "exception": "x = 1 / (comm.rank - comm.rank)   # FAULT",
         "usage": "comm.Send(bsim.Buffer(4), dest=99)   # FAULT",
+        "truncation": "comm.Sendrecv(bsim.Buffer(8), 1 - comm.rank, recvbuf=bsim.Buffer(4))",
+        "root": "comm.Bcast(bsim.Buffer(4), root=5)   # FAULT",
     }[fault]
     prog.write_text("import bsim\nfrom mpi4py import MPI\ncomm = MPI.COMM_WORLD\n"
                     f"bsim.add_time(1e-3)\n{body}\n")
@@ -144,6 +148,5 @@ def test_reports_point_at_the_users_file_not_bsims(tmp_path, fault, expected):
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2
     assert expected in proc.stderr
-    if fault != "usage":   # usage errors name the rank and call (their line: a later issue)
-        assert f"{prog}:5" in proc.stderr, proc.stderr
+    assert f"{prog}:5" in proc.stderr, proc.stderr
     assert "/bsim/" not in proc.stderr.replace(str(ROOT), "")

@@ -7,6 +7,7 @@ traceback (``--debug`` or ``BSIM_DEBUG=1`` shows the full traceback instead):
 failure                                        what the user sees                      status
 =============================================  ======================================  ======
 bad option, spec, parameter, program error     ``bsim: error: <message>``              2
+more ranks than memory allows (checked first)  the estimate and the limit              2
 an output path that cannot be written          ``bsim: error: --json X: is a ...``     2
 a syntax error in the program file             Python's own message (file, line, ^)    2
 a missing optional package                     which extra to install                  2
@@ -91,7 +92,7 @@ def report(exc: BaseException, ns: argparse.Namespace | None = None, quiet: bool
     elif isinstance(exc, ImportError) and _missing_package(exc):
         message = f"bsim: error: {_missing_package(exc)}"
         status = EXIT_USAGE
-    elif isinstance(exc, (BsimError, ValueError, KeyError, OSError)):
+    elif isinstance(exc, (BsimError, ValueError, KeyError, OSError, MemoryError)):
         msg: Any = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
             msg = f"{exc.filename}: {exc.strerror}"

@@ -46,11 +46,22 @@ def add_parser(subparsers: Any) -> None:
                      help="stop with an error when simulated time passes SECONDS")
     run.add_argument("--max-events", type=int, default=None, metavar="N",
                      help="stop with an error after N events")
+    run.add_argument("--no-memory-check", action="store_true",
+                     help="run even when the rank count's estimated memory exceeds what is "
+                          "available")
     run.add_argument("--json", metavar="FILE", help="write the result as JSON")
     run.add_argument("--csv", metavar="FILE", help="write per-rank rows as CSV")
     run.add_argument("--quiet", action="store_true", help="do not print the summary")
     options.add_timeline_options(run)
     run.set_defaults(handler=command)
+
+
+def _rank_params(name: str) -> str:
+    """The parameters that decide a registered skeleton's rank count, for messages."""
+    from skeletons import registry
+    keys = [k for k in registry.get(name).params
+            if k in ("px", "py", "pz", "pt", "p", "q", "pb", "pf", "nprocs")]
+    return " --param ".join(f"{k}=..." for k in keys) or "..."
 
 
 def command(ns: argparse.Namespace) -> int:
@@ -69,10 +80,12 @@ def command(ns: argparse.Namespace) -> int:
     target = load_target(ns.target, dict(ns.param), ns.program_args, ns.machine)
     ranks = ns.ranks if ns.ranks is not None else target.ranks
     if ranks is None:
-        raise SystemExit(f"bsim run: {ns.target} needs -n RANKS")
+        raise ValueError(f"bsim run: {ns.target} needs -n RANKS")
     if target.ranks is not None and ns.ranks is not None and ns.ranks != target.ranks:
-        raise SystemExit(f"bsim run: {target.name} with these parameters runs on "
-                         f"{target.ranks} ranks, not -n {ns.ranks}")
+        raise ValueError(f"bsim run: {target.name} with these parameters runs on "
+                         f"{target.ranks} ranks, not -n {ns.ranks}: set the parameters that "
+                         f"decide its rank count (bsim list skeletons), e.g. --param "
+                         f"{_rank_params(target.name)}")
     extra = options.apply_run_options(ns)                       # trace, noise, progress bar
     network = target.network_for(options.network_spec(ns))     # a skeleton's layout: mapping
     network = options.wrap_network(ns, network)                 # network noise
@@ -81,7 +94,7 @@ def command(ns: argparse.Namespace) -> int:
                       contention=ns.contention, collectives=options.collectives(ns),
                       compute=ns.compute, compute_scale=ns.compute_scale,
                       hosts=hosts, partition=ns.partition, max_sim_time=ns.max_sim_time,
-                      max_events=ns.max_events, **extra)
+                      max_events=ns.max_events, check_memory=not ns.no_memory_check, **extra)
     options.finish_run_options(ns, result)
     if HOST["rank"]:
         return 0

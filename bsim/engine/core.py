@@ -43,6 +43,7 @@ from ..errors import (
     DeadlockError,
     LivelockError,
     LookaheadError,
+    MPIUsageError,
     RankError,
     SimulationLimitError,
 )
@@ -188,6 +189,11 @@ class Engine(simpy.Environment):
         self.start(program)
         try:
             self.run_until(self.max_sim_time)
+        except KeyboardInterrupt as exc:   # Ctrl-C between events: say when, end the ranks
+            if not hasattr(exc, "sim_time"):
+                exc.sim_time = self._now   # type: ignore[attr-defined]
+                self._teardown()
+            raise
         finally:
             self.finish()
         if self.unfinished and self.queue:
@@ -332,6 +338,12 @@ class Engine(simpy.Environment):
 
     def _abort(self, vr: VirtualRank | None, exc: BaseException) -> None:
         self._teardown()
+        if isinstance(exc, KeyboardInterrupt):
+            exc.sim_time = self._now   # type: ignore[attr-defined]   # for the CLI's report
+        if (vr is not None and isinstance(exc, MPIUsageError) and exc.args
+                and isinstance(exc.args[0], str) and " (at " not in exc.args[0]):
+            # a usage error of this rank's call: point at the user's line, as other errors do
+            exc.args = (exc.args[0] + _user_location_of_traceback(exc),) + exc.args[1:]
         if isinstance(exc, (BsimError, KeyboardInterrupt, SystemExit, EmptySchedule)):
             raise exc
         if vr is None:

@@ -1,0 +1,115 @@
+"""A battery of bad programs and configurations: each ends fast with one clear, named error.
+
+Every case runs ``bsim run`` in-process and must exit with status 2 and print one
+``bsim: error:`` line containing the expected words (the error classes are listed in
+``docs/errors.md``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from bsim.cli.main import main
+
+NET = ["--network", "hockney:latency=1e-6,bandwidth=1e9"]
+PROGRAMS = {
+    "bad_dest": "comm.Send(bsim.Buffer(4), dest=comm.size)",
+    "bad_source": "comm.Recv(bsim.Buffer(4), source=-7)",
+    "bad_tag": "comm.Send(bsim.Buffer(4), dest=0, tag=-5)",
+    "float_tag": "comm.Send(bsim.Buffer(4), dest=0, tag=1.5)",
+    "bad_root": "comm.Bcast(bsim.Buffer(4), root=comm.size)",
+    "truncation": "comm.Sendrecv(bsim.Buffer(64), dest=(comm.rank + 1) % comm.size, "
+                  "recvbuf=bsim.Buffer(8))",
+    "mismatch": "comm.Barrier() if comm.rank else comm.Bcast(bsim.Buffer(4), root=0)",
+    "root_mismatch": "comm.Bcast(bsim.Buffer(4), root=comm.rank)",
+    "deadlock": "comm.Recv(bsim.Buffer(4), source=(comm.rank + 1) % comm.size)",
+    "livelock": "[None for _ in iter(lambda: comm.Iprobe(source=0, tag=9), True)]",
+    "exception": "x = {}['missing']",
+    "zero_division": "1 / 0",
+    "add_time_negative": "bsim.add_time(-1.0)",
+    "add_time_bool": "bsim.add_time(True)",
+    "add_time_str": "bsim.add_time('1')",
+    "add_time_nan": "bsim.add_time(float('nan'))",
+    "finalize_twice": "MPI.Finalize(); MPI.Finalize()",
+    "after_finalize": "MPI.Finalize(); comm.Barrier()",
+    "init_again": "MPI.Init()",
+    "sys_exit": "import sys; sys.exit(4)",
+    "abort": "comm.Abort(3)",
+    "bad_buffer": "comm.Send(object(), dest=0)",
+    "bad_split_color": "comm.Split(color='red')",
+    "bad_cart": "comm.Create_cart([comm.size + 1])",
+    "cart_periods": "comm.Create_cart([comm.size], periods=[True, False])",
+    "negative_count": "comm.Send([None, -1, MPI.DOUBLE], dest=0)",
+    "wildcard_send": "comm.Send(bsim.Buffer(4), dest=MPI.ANY_SOURCE)",
+}
+EXPECT = {
+    "bad_dest": "invalid dest", "bad_source": "invalid source", "bad_tag": "invalid tag",
+    "float_tag": "invalid tag", "bad_root": "invalid root", "truncation": "truncat",
+    "mismatch": "collective mismatch", "root_mismatch": "collective mismatch",
+    "deadlock": "deadlock", "livelock": "livelock", "exception": "KeyError",
+    "zero_division": "ZeroDivisionError", "add_time_negative": "add_time",
+    "add_time_bool": "add_time", "add_time_str": "add_time", "add_time_nan": "add_time",
+    "finalize_twice": "after MPI.Finalize", "after_finalize": "after MPI.Finalize",
+    "init_again": "already initialized", "sys_exit": "sys.exit(4)", "abort": "Abort(3)",
+    "bad_buffer": "bad buffer", "bad_split_color": "must be integers",
+    "bad_cart": "needs", "cart_periods": "periods", "negative_count": "bad buffer",
+    "wildcard_send": "invalid dest",
+}
+
+
+def _run(argv: list[str], capsys) -> str:
+    t0 = time.perf_counter()
+    status = main(argv)
+    elapsed = time.perf_counter() - t0
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert elapsed < 10, f"took {elapsed:.1f} s"
+    lines = [ln for ln in err.splitlines() if ln.startswith("bsim: error:")]
+    assert len(lines) == 1, err
+    return err
+
+
+@pytest.mark.parametrize("case", sorted(PROGRAMS))
+def test_bad_program(case, tmp_path, capsys):
+    """A bad MPI program: status 2, one error line naming what was wrong."""
+    prog = tmp_path / f"{case}.py"
+    prog.write_text("import bsim\nfrom mpi4py import MPI\ncomm = MPI.COMM_WORLD\n"
+                    f"{PROGRAMS[case]}\n")
+    err = _run(["run", str(prog), "-n", "2", *NET], capsys)
+    assert EXPECT[case] in err
+
+
+@pytest.mark.parametrize("argv,expected", [
+    (["run", "halo2d", "--network", "nosuch"], "unknown network model 'nosuch'"),
+    (["run", "halo2d", "--network", "hockney:lat=1"], "unknown parameter(s) lat"),
+    (["run", "halo2d", "--network", "hockney:latency"], "expected KEY=VALUE"),
+    (["run", "halo2d", "--network", "torus:dims=100000x100000x1000"], "bsim tabulates"),
+    (["run", "halo2d", "--protocol", "nosuch"], "unknown protocol 'nosuch'"),
+    (["run", "halo2d", "--protocol", "loggp:eager=1"], "unknown parameter(s) eager"),
+    (["run", "halo2d", "--collectives", "nosuch"], "unknown collective model 'nosuch'"),
+    (["run", "halo2d", "--collectives", "clog:c=x"], "clog"),
+    (["run", "halo2d", "--noise", "jitter:x=1"], "unknown noise model 'jitter'"),
+    (["run", "halo2d", "--noise", "periodic:period=1e-3"], "noise"),
+    (["run", "halo2d", "--param", "px=0"], "px=0 must be >= 1"),
+    (["run", "halo2d", "--param", "iterations=-1"], "iterations=-1 must be >= 0"),
+    (["run", "halo2d", "--param", "px=two"], "px='two' is not a int"),
+    (["run", "halo2d", "--param", "bogus=1"], "unknown parameter(s) bogus"),
+    (["run", "sweep3d", "--param", "mk=0"], "mk=0 must be >= 1"),
+    (["run", "hpl", "--param", "nb=0"], "nb=0 must be >= 1"),
+    (["run", "milc_cg", "--param", "niters=-3"], "niters=-3 must be >= 0"),
+    (["run", "phase", "--param", "pb=0"], "pb=0 must be >= 1"),
+    (["run", "nosuch"], "unknown skeleton 'nosuch'"),
+    (["run", "/no/such/file.py", "-n", "2"], "no such program file"),
+    (["run", "milc_cg", "-n", "64"], "runs on 16 ranks, not -n 64: set the parameters"),
+    (["run", "halo2d", "--machine", "nosuch"], "nosuch"),
+    (["run", "halo2d", "--max-sim-time", "1e-9"], "max_sim_time"),
+    (["run", "halo2d", "--max-events", "0"], "max_events must be an int >= 1"),
+    (["run", "halo2d", "--json", "/proc/x.json"], "--json /proc/x.json"),
+    (["run", "halo2d", "--trace-ranks", "0-3"], "need --trace FILE"),
+    (["run", "tests/programs/ring.py", "-n", "1000000000"], "virtual ranks need about"),
+])
+def test_bad_configuration(argv, expected, capsys):
+    """A bad option, spec, parameter or resource request: status 2 and one named error."""
+    assert expected in _run(argv, capsys)

@@ -15,18 +15,8 @@ sources are registered by name and built from spec strings:
 Algorithm choice, critical paths and the size convention are in
 :mod:`netmodels.collective_algorithms` (re-exported here).
 
-**Size convention** (Chan et al. 2007; Thakur, Rabenseifner, Gropp 2005):
-``nbytes`` is the size of the whole vector the collective works on --
-the bcast buffer; the reduce/allreduce/scan vector; the root's buffer of
-gather/scatter (``P`` blocks); one rank's receive buffer of allgather and
-send buffer of alltoall (``P`` blocks); the input vector of reduce_scatter
-(each rank keeps ``nbytes/P``).  The v-variants (gatherv, allgatherv, ...)
-are costed as their plain op with the same total bytes.  barrier ignores it.
-
-``p2p`` is the time of one uncontended message as a function of its size:
-a callable ``(nbytes) -> seconds``, an object with ``latency`` and
-``bandwidth`` (Hockney ``l + s/w``), or a network model (its
-``cost(0, 1, nbytes)``).
+``nbytes`` follows the size convention and ``p2p`` the message-time convention
+written in :mod:`netmodels.collective_algorithms`.
 """
 
 from __future__ import annotations

@@ -43,6 +43,13 @@ PROGRAMS = {
     "cart_periods": "comm.Create_cart([comm.size], periods=[True, False])",
     "negative_count": "comm.Send([None, -1, MPI.DOUBLE], dest=0)",
     "wildcard_send": "comm.Send(bsim.Buffer(4), dest=MPI.ANY_SOURCE)",
+    "alltoallv_counts": "comm.Alltoallv([bsim.Buffer(8 * comm.size), [8] * comm.size], "
+                        "[bsim.Buffer(16 * comm.size), [16] * comm.size])",
+    "free_world": "comm.Free()",
+    "use_after_free": "d = comm.Dup(); d.Free(); d.Barrier()",
+    "free_twice": "d = comm.Dup(); d.Free(); d.Free()",
+    "split_key_float": "comm.Split(0, key=1.5)",
+    "bad_op": "comm.allreduce(1, op='sum')",
 }
 EXPECT = {
     "bad_dest": "invalid dest", "bad_source": "invalid source", "bad_tag": "invalid tag",
@@ -55,6 +62,9 @@ EXPECT = {
     "init_again": "already initialized", "sys_exit": "sys.exit(4)", "abort": "Abort(3)",
     "bad_buffer": "bad buffer", "bad_split_color": "must be integers",
     "bad_cart": "needs", "cart_periods": "periods", "negative_count": "bad buffer",
+    "alltoallv_counts": "counts must match", "free_world": "cannot be freed",
+    "use_after_free": "after its Free()", "free_twice": "after its Free()",
+    "split_key_float": "must be integers", "bad_op": "MPI.Op",
     "wildcard_send": "invalid dest",
 }
 
@@ -109,6 +119,7 @@ def test_bad_program(case, tmp_path, capsys):
     (["run", "halo2d", "--json", "/proc/x.json"], "--json /proc/x.json"),
     (["run", "halo2d", "--trace-ranks", "0-3"], "need --trace FILE"),
     (["run", "tests/programs/ring.py", "-n", "1000000000"], "virtual ranks need about"),
+    (["run", "tests/programs/ring.py", "-n", "0"], "ranks must be an int >= 1"),
 ])
 def test_bad_configuration(argv, expected, capsys):
     """A bad option, spec, parameter or resource request: status 2 and one named error."""

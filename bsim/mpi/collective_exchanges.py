@@ -220,18 +220,31 @@ def _Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bo
     else:
         rinfo = parse_vector_buffer(vr, recvbuf, size, call)
         sinfo = rinfo if sendbuf is IN_PLACE else parse_vector_buffer(vr, sendbuf, size, call)
-    value = None
+    data = None
     if sinfo.mem is not None:
-        value = []
+        data = []
         for r in range(size):
             off, n = sinfo.block(r)
-            value.append(bytes(sinfo.mem[off:off + n]))
+            data.append(bytes(sinfo.mem[off:off + n]))
+    # v/w forms: each rank's send block sizes travel with it, to check against the receives
+    value = ([sinfo.block(r)[1] for r in range(size)], data) if vector else data
     inst, me, req = take_part(comm, vr, "alltoall", ALL, -1, sinfo.nbytes, value,
                              () if vector else (("nbytes", sinfo.nbytes),),
                              cost_bytes=lambda i, r: max(i.nbytes), blocking=blocking)
 
     def post() -> None:   # block r of the receive buffer is rank r's block for me
-        place_blocks(rinfo, [None if v is None else v[me] for v in inst.values])
+        if vector:
+            for r, (sizes, _) in enumerate(inst.values):
+                expected = rinfo.block(r)[1]
+                if sizes[me] != expected:
+                    raise MPIUsageError(
+                        f"rank {vr.rank}: {call}: rank {r} sends {sizes[me]} bytes to this "
+                        f"rank but receive block {r} holds {expected} bytes (send and receive "
+                        f"counts must match)")
+            blocks = [None if d is None else d[me] for _, d in inst.values]
+        else:
+            blocks = [None if v is None else v[me] for v in inst.values]
+        place_blocks(rinfo, blocks)
     if not blocking:
         return nonblocking_request(comm, vr, inst, req, post)
     post()

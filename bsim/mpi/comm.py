@@ -45,11 +45,13 @@ class Comm:
     ``context`` (point-to-point context id), ``coll_ctx`` (collectives'),
     ``kind`` (:class:`~bsim.constants.CommKind`), and for a virtual rank *vr*:
     ``rank_of(vr)``, ``size_of(vr)``, ``world_rank(crank, vr)``,
-    ``members(vr)``, ``coll_context(vr)``; :meth:`derive` and :meth:`derive_cart`
+    ``members(vr)``, ``coll_context(vr)``, ``freed_by`` (ranks that freed their handle);
+    :meth:`derive` and :meth:`derive_cart`
     make new ones.
     """
 
-    __slots__ = ("context", "coll_ctx", "kind", "_group", "_index", "_name", "__weakref__")
+    __slots__ = ("context", "coll_ctx", "kind", "_group", "_index", "_name", "freed_by",
+                 "__weakref__")
 
     def __init__(self, ctx: Any, kind: Kind, group: tuple[int, ...] | None = None,
                  name: str = "") -> None:
@@ -59,6 +61,7 @@ class Comm:
         self._group = group if group is not None else ()
         self._index = {w: i for i, w in enumerate(group)} if group is not None else {}
         self._name = name
+        self.freed_by: set[int] = set()   # world ranks that called Free on this handle
 
     # -- identity --------------------------------------------------------
     def rank_of(self, vr: VirtualRank) -> int:
@@ -70,6 +73,8 @@ class Comm:
             return 0
         if kind == _NULL:
             raise MPIUsageError(f"rank {vr.rank}: operation on COMM_NULL")
+        if self.freed_by and vr.rank in self.freed_by:
+            raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()")
         try:
             return self._index[vr.rank]
         except KeyError:
@@ -84,6 +89,8 @@ class Comm:
             return 1
         if kind == _NULL:
             raise MPIUsageError(f"rank {vr.rank}: operation on COMM_NULL")
+        if self.freed_by and vr.rank in self.freed_by:
+            raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()")
         return len(self._group)
 
     def world_rank(self, crank: int, vr: VirtualRank) -> int:

@@ -14,7 +14,15 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING, Any
 
-from ..constants import COMM_TYPE_SHARED, CONGRUENT, IDENT, SIMILAR, UNDEFINED, UNEQUAL
+from ..constants import (
+    COMM_TYPE_SHARED,
+    CONGRUENT,
+    IDENT,
+    SIMILAR,
+    UNDEFINED,
+    UNEQUAL,
+    CommKind,
+)
 from ..engine.collective_rules import ALL, CollInstance, arrive, finalize
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError, SimulationError
@@ -139,7 +147,16 @@ def Compare(this: Comm, comm: Comm) -> int:
 
 
 def Free(comm: Comm) -> None:
-    """Release the handle (a no-op: the object is shared by the members)."""
+    """Release the calling rank's handle: its later use by that rank is an error.
+
+    Freeing ``COMM_WORLD``, ``COMM_SELF`` or ``COMM_NULL`` is erroneous (MPI 4.0, 7.4.3).
+    """
+    vr = current()
+    if comm.kind != CommKind.GROUP:
+        raise MPIUsageError(f"rank {vr.rank}: {comm!r}.Free(): predefined communicators "
+                            f"cannot be freed")
+    comm.rank_of(vr)   # a member, and not freed twice
+    comm.freed_by.add(vr.rank)
 
 
 def Abort(comm: Comm, errorcode: int = 0) -> None:

@@ -150,3 +150,16 @@ def test_reports_point_at_the_users_file_not_bsims(tmp_path, fault, expected):
     assert expected in proc.stderr
     assert f"{prog}:5" in proc.stderr, proc.stderr
     assert "/bsim/" not in proc.stderr.replace(str(ROOT), "")
+
+
+def test_deadlock_time_is_when_the_ranks_blocked():
+    """A skipped barrier: ranks block at 3 and 4 ms (their clocks), reported as such."""
+    def main():
+        comm = MPI.COMM_WORLD
+        bsim.add_time(1e-3 * (comm.rank + 2))   # rank r reaches the barrier at (r + 2) ms
+        if comm.rank:
+            comm.Barrier()
+
+    with pytest.raises(bsim.DeadlockError, match=r"deadlock at t=0\.004: 2 of 3") as info:
+        bsim.simulate(main, ranks=3)
+    assert "(blocked since t=0.003)" in str(info.value)

@@ -407,12 +407,20 @@ class Engine(simpy.Environment):
 
     def deadlock_error(self, blocked: list[tuple[int, str, str]], nranks: int) -> None:
         """Tear down and raise :class:`DeadlockError` for *blocked*."""
-        lines = [f"  rank {r}: {call} at {where}" for r, call, where in blocked[:32]]
+        t = self._now
+        since: dict[int, str] = {}
+        if self.host_of is None:   # one process: each rank's own clock says when it blocked
+            for vr in self.ranks:
+                if not vr.finished:
+                    since[vr.rank] = f" (blocked since t={vr.clock!r})"
+                    t = max(t, vr.clock)
+        lines = [f"  rank {r}: {call} at {where}{since.get(r, '')}"
+                 for r, call, where in blocked[:32]]
         if len(blocked) > 32:
             lines.append(f"  ... and {len(blocked) - 32} more")
         self._teardown()
         raise DeadlockError(
-            f"deadlock at t={self._now!r}: {len(blocked)} of {nranks} ranks blocked "
+            f"deadlock at t={t!r}: {len(blocked)} of {nranks} ranks blocked "
             f"with no pending event\n" + "\n".join(lines), blocked)
 
 

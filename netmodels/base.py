@@ -134,14 +134,16 @@ class NetworkModel(ABC):
 def check_nonnegative(model: str, **values: float) -> None:
     """Raise :class:`NetworkSpecError` unless every value is finite and >= 0."""
     for key, value in values.items():
-        if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        if (isinstance(value, bool) or not isinstance(value, (int, float))   # a bool is no number
+                or not math.isfinite(value) or value < 0):
             raise NetworkSpecError(f"{model}: {key} must be a finite number >= 0, got {value!r}")
 
 
 def check_positive(model: str, **values: float) -> None:
     """Raise :class:`NetworkSpecError` unless every value is finite and > 0."""
     for key, value in values.items():
-        if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        if (isinstance(value, bool) or not isinstance(value, (int, float))   # a bool is no number
+                or not math.isfinite(value) or value <= 0):
             raise NetworkSpecError(f"{model}: {key} must be a finite number > 0, got {value!r}")
 
 

@@ -95,6 +95,8 @@ def test_bad_program(case, tmp_path, capsys):
     (["run", "halo2d", "--network", "nosuch"], "unknown network model 'nosuch'"),
     (["run", "halo2d", "--network", "hockney:lat=1"], "unknown parameter(s) lat"),
     (["run", "halo2d", "--network", "hockney:latency"], "expected KEY=VALUE"),
+    (["run", "halo2d", "--network", "hockney:bandwidth=true"], "bandwidth must be a finite"),
+    (["run", "halo2d", "--network", "torus:dims=4x4,link_bandwidth=false"], "link_bandwidth"),
     (["run", "halo2d", "--network", "torus:dims=100000x100000x1000"], "bsim tabulates"),
     (["run", "halo2d", "--protocol", "nosuch"], "unknown protocol 'nosuch'"),
     (["run", "halo2d", "--protocol", "loggp:eager=1"], "unknown parameter(s) eager"),

@@ -237,4 +237,5 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         contention="fluid" if engine.fabric is not None else "none",
         program=name,
         params=dict(params), events=engine.events, host_seconds=engine.host_seconds,
-        returns=[r.retval for r in rs])
+        returns=[r.retval for r in rs],
+        pending_requests={r.rank: r.open_requests for r in rs if r.open_requests})

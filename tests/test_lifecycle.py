@@ -104,3 +104,34 @@ def test_testsome_completes_what_is_ready_and_polls_otherwise():
         comm.Send(bsim.Buffer(8), dest=0, tag=2)
     r = bsim.simulate(main, ranks=2, network=NET)
     assert r.returns[0] == ([], [0], None)
+
+
+def test_requests_left_pending_are_reported():
+    """An Isend never waited and an Irecv freed: the first is reported, per rank, in the
+    result, its JSON and the summary; completed and freed requests are not."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            comm.Isend(bsim.Buffer(8), dest=1)                  # never completed: pending
+            comm.Isend(bsim.Buffer(8), dest=1, tag=1).Wait()    # completed
+        else:
+            comm.Irecv(bsim.Buffer(8), source=0).Free()         # freed
+            comm.Recv(bsim.Buffer(8), source=0, tag=1)
+    r = bsim.simulate(main, ranks=2, network=NET)
+    assert r.pending_requests == {0: 1}
+    assert "warning: 1 nonblocking requests never completed (Wait/Test) nor freed, on " \
+           "rank(s) 0 (1)" in r.summary()
+    assert bsim.Result.from_dict(r.to_dict()).pending_requests == {0: 1}
+    assert r.to_dict()["pending_requests"] == {"0": 1}
+
+
+def test_no_pending_key_when_all_requests_complete():
+    """A clean run's JSON has no pending_requests key (the format is unchanged)."""
+    def main():
+        comm = MPI.COMM_WORLD
+        reqs = [comm.Isend(bsim.Buffer(8), dest=(comm.rank + 1) % 2),
+                comm.Irecv(bsim.Buffer(8), source=(comm.rank + 1) % 2),
+                comm.Ibarrier()]
+        MPI.Request.Waitall(reqs)
+    r = bsim.simulate(main, ranks=2, network=NET)
+    assert r.pending_requests == {} and "pending_requests" not in r.to_dict()

@@ -262,7 +262,7 @@ def _global_deadlock(engine: Engine, comm: Any, last: float) -> None:
 def gather_accounts(engine: Engine, comm: Any) -> None:
     """Copy every rank's final account onto every host's engine (for the Result)."""
     mine = [(vr.rank, vr.clock, vr.calc, vr.wait, vr.comm, vr.ops, vr.msgs, vr.nbytes,
-             vr.retval) for vr in engine.local_ranks]
+             vr.retval, vr.open_requests) for vr in engine.local_ranks]
     events = comm.allgather((mine, engine.events, engine.host_seconds))
     total_events = 0
     wall = 0.0
@@ -270,9 +270,10 @@ def gather_accounts(engine: Engine, comm: Any) -> None:
     for accounts, ev, secs in events:
         total_events += ev
         wall = max(wall, secs)
-        for rank, clock, calc, wait, comm_t, ops, msgs, nbytes, retval in accounts:
+        for rank, clock, calc, wait, comm_t, ops, msgs, nbytes, retval, open_reqs in accounts:
             vr: VirtualRank = ranks[rank]
             vr.clock, vr.calc, vr.wait, vr.comm = clock, calc, wait, comm_t
             vr.ops, vr.msgs, vr.nbytes, vr.retval = ops, msgs, nbytes, retval
+            vr.open_requests = open_reqs
     engine.events = total_events
     engine.host_seconds = wall

@@ -58,7 +58,7 @@ class VirtualRank:
         "rank", "engine", "greenlet", "keybase", "seq", "wake_key", "clock",
         "calc", "wait", "comm", "ops", "msgs", "nbytes", "finished", "retval",
         "pending", "box", "nic_free", "last_arrival", "waitset", "wait_mode",
-        "unknown", "wake_at", "coll_seq", "host_mark", "polled", "finalized",
+        "unknown", "wake_at", "coll_seq", "host_mark", "polled", "finalized", "open_requests",
     )
 
     def __init__(self, rank: int, engine: Engine) -> None:
@@ -89,6 +89,7 @@ class VirtualRank:
         self.host_mark = 0.0              # host-compute mode: perf_counter at last resume
         self.polled = False               # asleep after a poll that found nothing
         self.finalized = False            # called MPI.Finalize: no MPI call after it
+        self.open_requests = 0            # nonblocking requests handed out, not completed
 
     # -- scheduling primitives ----------------------------------------------
     def next_key(self) -> int:

@@ -28,7 +28,7 @@ from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
 from .buffers import BufInfo, BufInfoV, parse_buffer
 from .ops import SUM, Op, as_op, fold
-from .requests import Request
+from .requests import Request, hand_out
 
 if TYPE_CHECKING:
     from .comm import Comm
@@ -108,7 +108,7 @@ def nonblocking_request(comm: Comm, vr: VirtualRank, inst: CollInstance, req: Re
     """Wrap a nonblocking collective's request; *post()* runs at completion."""
     assert req is not None
     req.post = lambda: leave(comm, vr, inst, post())
-    return req
+    return hand_out(req)
 
 
 def barrier(comm: Comm) -> None:

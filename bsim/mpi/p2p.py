@@ -22,7 +22,7 @@ from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
 from .buffers import BufInfo, parse_buffer
 from .message import MESSAGE_NO_PROC, MatchedMessage
-from .requests import RECV, SEND, Prequest, Request, Status
+from .requests import RECV, SEND, Prequest, Request, Status, hand_out
 
 if TYPE_CHECKING:
     from .comm import Comm
@@ -174,17 +174,17 @@ def ssend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> None:
 
 def isend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> Request:
     """Nonblocking send."""
-    return _obj_send(comm, obj, dest, tag, "isend")
+    return hand_out(_obj_send(comm, obj, dest, tag, "isend"))
 
 
 def ibsend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> Request:
     """Nonblocking send in buffered mode."""
-    return _obj_send(comm, obj, dest, tag, "ibsend")
+    return hand_out(_obj_send(comm, obj, dest, tag, "ibsend"))
 
 
 def issend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> Request:
     """Nonblocking send in synchronous mode."""
-    return _obj_send(comm, obj, dest, tag, "issend", True)
+    return hand_out(_obj_send(comm, obj, dest, tag, "issend", True))
 
 
 def recv(comm: Comm, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_TAG,
@@ -198,7 +198,7 @@ def recv(comm: Comm, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_T
 def irecv(comm: Comm, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
     """Nonblocking receive."""
     vr = current()
-    return _irecv(comm, vr, None, True, source, tag, "irecv")
+    return hand_out(_irecv(comm, vr, None, True, source, tag, "irecv"))
 
 
 def sendrecv(comm: Comm, sendobj: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,
@@ -252,22 +252,25 @@ def Ssend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
 
 def Isend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
     """Nonblocking send."""
-    return _buf_send(comm, buf, dest, tag, "Isend")
+    req = _buf_send(comm, buf, dest, tag, "Isend")
+    req.handed = True   # hand_out() inlined: a fresh request (hot path)
+    req.owner.open_requests += 1
+    return req
 
 
 def Ibsend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
     """Nonblocking send in buffered mode."""
-    return _buf_send(comm, buf, dest, tag, "Ibsend")
+    return hand_out(_buf_send(comm, buf, dest, tag, "Ibsend"))
 
 
 def Irsend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
     """Nonblocking send in ready mode."""
-    return _buf_send(comm, buf, dest, tag, "Irsend")
+    return hand_out(_buf_send(comm, buf, dest, tag, "Irsend"))
 
 
 def Issend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
     """Nonblocking send in synchronous mode."""
-    return _buf_send(comm, buf, dest, tag, "Issend", True)
+    return hand_out(_buf_send(comm, buf, dest, tag, "Issend", True))
 
 
 def Recv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
@@ -283,7 +286,10 @@ def Irecv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) ->
     """Nonblocking receive."""
     vr = current()
     call = "Irecv"
-    return _irecv(comm, vr, parse_buffer(vr, buf, call), False, source, tag, call)
+    req = _irecv(comm, vr, parse_buffer(vr, buf, call), False, source, tag, call)
+    req.handed = True   # hand_out() inlined: a fresh request (hot path)
+    vr.open_requests += 1
+    return req
 
 
 def Sendrecv(comm: Comm, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,

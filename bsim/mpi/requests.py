@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
     from .buffers import BufInfo
 
-__all__ = ["Request", "Prequest", "Status", "REQUEST_NULL", "ANY_SOURCE", "ANY_TAG",
+__all__ = ["hand_out", "Request", "Prequest", "Status", "REQUEST_NULL", "ANY_SOURCE", "ANY_TAG",
            "PROC_NULL"]
 
 SEND, RECV, DONE = ReqKind.SEND, ReqKind.RECV, ReqKind.DONE
@@ -97,7 +97,7 @@ class Request:
 
     __slots__ = ("owner", "kind", "call", "ctx", "src", "tag", "avail", "cost",
                  "partner", "t_post", "waited", "envelope", "payload", "lower",
-                 "rinfo", "error", "post", "flow", "cancelled")
+                 "rinfo", "error", "post", "flow", "cancelled", "handed")
 
     def __init__(self, owner: VirtualRank, kind: int, call: str) -> None:
         self.owner = owner   # the rank that posted it (None only for REQUEST_NULL)
@@ -119,6 +119,7 @@ class Request:
         self.post: Any = None   # nonblocking collectives: computes the result at completion
         self.flow: Any = None   # tracing: the matched Message
         self.cancelled = False
+        self.handed = False   # given to the program: counted in owner.open_requests
 
     # -- engine side -------------------------------------------------------
     def resolve(self, avail: float, cost: float, partner: float) -> None:
@@ -131,6 +132,9 @@ class Request:
     def finish(self, status: Status | None) -> Any:
         """Mark completed; fill *status*; return the received object (lowercase)."""
         self.kind = DONE
+        if self.handed:
+            self.handed = False
+            self.owner.open_requests -= 1
         if self.error is not None:
             err, self.error = self.error, None
             raise err
@@ -211,6 +215,9 @@ class Request:
     def Free(self) -> None:
         """Release the handle; the operation still completes."""
         self.kind = DONE
+        if self.handed:
+            self.handed = False
+            self.owner.open_requests -= 1
 
     # class methods over lists --------------------------------------------
     @classmethod
@@ -395,6 +402,7 @@ class Prequest(Request):
         if self._freed:
             raise MPIUsageError(f"rank {me.rank}: Start: {self.call} was freed")
         self._issue(self)
+        hand_out(self)
 
     @classmethod
     def Startall(cls, requests: list[Prequest]) -> None:
@@ -405,7 +413,7 @@ class Prequest(Request):
     def Free(self) -> None:
         """Release the persistent request."""
         self._freed = True
-        self.kind = DONE
+        Request.Free(self)
 
     def reset(self, kind: int) -> None:
         """Make this request carry a new instance of its operation."""
@@ -418,6 +426,17 @@ class Prequest(Request):
         self.payload = None
         self.error = None
         self.flow = None
+
+
+def hand_out(req: Request) -> Request:
+    """Count *req* as given to the program until it completes or is freed.
+
+    Requests still open when a rank finishes are reported (``Result.pending_requests``).
+    """
+    if not req.handed:
+        req.handed = True
+        req.owner.open_requests += 1
+    return req
 
 
 def _check_owner(req: Request, call: str) -> VirtualRank:

@@ -49,6 +49,8 @@ class Result:
     host_seconds: float = 0.0
     returns: list[Any] = field(default_factory=list, repr=False)
     distributed: dict[str, Any] = field(default_factory=dict)   # host processes, windows
+    pending_requests: dict[int, int] = field(default_factory=dict)
+    """World rank -> nonblocking requests it never completed (Wait/Test) nor freed."""
 
     # -- summaries -----------------------------------------------------------
     @property
@@ -104,7 +106,18 @@ class Result:
             d = self.distributed
             out.write(f"  host processes {d['processes']} ({d['partition']})   windows "
                       f"{d['windows']:,}   events shipped {d['shipped']:,}\n")
+        if self.pending_requests:
+            out.write(f"  warning: {self.pending_warning()}\n")
         return out.getvalue()
+
+    def pending_warning(self) -> str:
+        """One line: how many requests were left pending, on which ranks (first 8)."""
+        pend = self.pending_requests
+        ranks = sorted(pend)
+        shown = ", ".join(f"{r} ({pend[r]})" for r in ranks[:8])
+        more = f" and {len(ranks) - 8} more ranks" if len(ranks) > 8 else ""
+        return (f"{sum(pend.values()):,} nonblocking requests never completed (Wait/Test) "
+                f"nor freed, on rank(s) {shown}{more}")
 
     # -- serialisation --------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -130,6 +143,8 @@ class Result:
                 "ops": self.ops.tolist(), "messages": self.messages.tolist(),
                 "bytes": self.bytes.tolist(),
             },
+            **({"pending_requests": {str(r): n for r, n in sorted(self.pending_requests.items())}}
+               if self.pending_requests else {}),
             "host": {"seconds": self.host_seconds, "events": self.events,
                      "ops_per_second": self.ops_per_second,
                      **({"distributed": self.distributed} if self.distributed else {})},
@@ -168,7 +183,8 @@ class Result:
             contention=data.get("contention", "none"),
             program=data.get("program", ""), params=data.get("params", {}),
             events=host.get("events", 0), host_seconds=host.get("seconds", 0.0),
-            distributed=host.get("distributed", {}))
+            distributed=host.get("distributed", {}),
+            pending_requests={int(r): n for r, n in data.get("pending_requests", {}).items()})
 
     @classmethod
     def from_json(cls, path: str | Path) -> Result:

@@ -8,5 +8,6 @@ One module per subcommand, each with ``add_parser(subparsers)`` and ``command(ns
   (``calibrate`` and ``fit``);
 * :mod:`~bsim.cli.options`: the options ``run`` and ``sweep`` share (machine,
   network, protocol, contention, collectives) and ``run``'s timeline and noise;
-* :mod:`~bsim.cli.targets`: what ``bsim run`` runs (a skeleton name or a file).
+* :mod:`~bsim.cli.targets`: what ``bsim run`` runs (a skeleton name or a file);
+* :mod:`~bsim.cli.failures`: one line and the right exit status per user-side failure.
 """

@@ -3,8 +3,10 @@
 Each call looks up the calling virtual rank and turns the MPI operation into
 engine actions that move sizes, not data (``docs/architecture.md``):
 
-* :mod:`~bsim.mpi.comm`: ``Comm`` / ``Intracomm`` with point-to-point calls;
-* :mod:`~bsim.mpi.collective_calls`: the collective methods of ``Comm``;
+* :mod:`~bsim.mpi.comm`: ``Comm`` / ``Intracomm`` / ``Cartcomm`` (identity; methods bound
+  from the modules below);
+* :mod:`~bsim.mpi.p2p`: point-to-point calls;
+* :mod:`~bsim.mpi.collective_calls`, :mod:`~bsim.mpi.collective_exchanges`: collectives;
 * :mod:`~bsim.mpi.management`: ``Dup``, ``Split``, ``Create``, groups of a comm;
 * :mod:`~bsim.mpi.cartesian`, :mod:`~bsim.mpi.neighbor`: Cartesian topologies and
   their neighbourhood collectives;

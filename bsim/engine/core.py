@@ -67,12 +67,26 @@ _BSIM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 class Engine(simpy.Environment):
     """One simulation: the event queue, the virtual ranks and the models they use.
 
-    ``Engine(nranks, program)`` where ``program(rank)`` is run once per
-    virtual rank in its own greenlet.  Call :meth:`run_program` to run to
-    completion.  It raises :class:`DeadlockError` when every unfinished rank
-    is blocked and nothing is scheduled, and re-raises an exception from a
-    rank (a :class:`BsimError` as is, anything else wrapped in
-    :class:`RankError` with the rank number) after tearing the others down.
+    ``Engine(nranks, network, protocol)``; :meth:`run_program` runs
+    ``program(rank)`` once per virtual rank in its own greenlet, to completion.
+    It raises :class:`DeadlockError` when every unfinished rank is blocked and
+    nothing is scheduled, :class:`LivelockError` when they only poll,
+    :class:`SimulationLimitError` past ``max_sim_time``/``max_events``, and
+    re-raises an exception from a rank (a :class:`BsimError` as is, anything
+    else wrapped in :class:`RankError` with the rank number) after tearing the
+    others down.
+
+    Fields shared inside bsim (read by the protocols, matching, collective
+    rules, the fabric and the MPI surface): ``ranks`` (every
+    :class:`VirtualRank`), ``network``, ``protocol``, ``collective_costs``,
+    ``fabric``, ``queue`` (the event heap: add to it only through :meth:`push`,
+    :meth:`call_at` or :meth:`post`), ``lookahead``, ``comms`` (derived
+    communicators by creation key), ``colls`` (collective instances),
+    ``tracer``/``noise``/``progress``/``measure`` (hooks), ``host_of``,
+    ``outbox`` and ``handles`` (distributed runs).  SimPy's clock field
+    ``_now`` is read and written directly on the hot paths of this package
+    (a reliance on SimPy internals listed in ``docs/simpy.md``); elsewhere
+    read ``now``.
     """
 
     def __init__(self, nranks: int, network: Any = None, protocol: Any = None) -> None:

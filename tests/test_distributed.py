@@ -325,3 +325,26 @@ def test_blocking_receive_timing_is_unchanged_by_the_lag() -> None:
     assert res.finish[1] == pytest.approx(2e-6 + c, rel=1e-12)
     assert res.wait[1] == pytest.approx(2e-6, rel=1e-12)
     assert res.comm[1] == pytest.approx(c, rel=1e-12)
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="needs mpiexec and mpi4py (pip install 'bsim[mpi]')")
+def test_a_host_that_stops_answering_ends_the_run_within_the_timeout(tmp_path: Path) -> None:
+    """Host 1 stops (SIGSTOP) mid-run: host 0 names it within BSIM_HOST_TIMEOUT and aborts."""
+    import time
+    prog = tmp_path / "stall.py"
+    prog.write_text("import os, signal\nimport bsim\nfrom mpi4py import MPI\n"
+                    "comm = MPI.COMM_WORLD\nfor i in range(50):\n"
+                    "    bsim.add_time(1e-3)\n    comm.Barrier()\n"
+                    "    if i == 10 and comm.rank == 3:\n"
+                    "        os.kill(os.getpid(), signal.SIGSTOP)   # this host stops\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), BSIM_HOST_TIMEOUT="3")
+    t0 = time.monotonic()
+    proc = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable, "-m", "bsim", "run",
+                           str(prog), "-n", "4", "--network",
+                           "hockney:latency=1e-6,bandwidth=1e9", "--quiet"],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode != 0
+    assert ("host process 0: host process(es) 1 did not answer within 3 s"
+            in proc.stderr), proc.stderr
+    assert elapsed < 60

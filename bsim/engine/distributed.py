@@ -30,6 +30,8 @@ from __future__ import annotations
 import math
 import os
 import pickle
+import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +47,18 @@ from .rank import VirtualRank
 __all__ = ["partition", "run_distributed", "DistStats", "PARTITIONS", "host_processes"]
 
 PARTITIONS = ("block", "node")
+EXCHANGE_TAG = 0x5B51   # the window exchange's messages between host processes
+HOST_TIMEOUT = 120.0    # seconds a host process waits for another at an exchange
+
+
+def host_timeout() -> float:
+    """Seconds to wait for another host process at a window exchange (``BSIM_HOST_TIMEOUT``)."""
+    text = os.environ.get("BSIM_HOST_TIMEOUT", "")
+    try:
+        value = float(text) if text else HOST_TIMEOUT
+    except ValueError:
+        value = HOST_TIMEOUT
+    return value if value > 0 else HOST_TIMEOUT
 
 
 @dataclass
@@ -157,6 +171,7 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
     t = 0.0
     failure: tuple[Any, ...] | None = None
     own_exc: BaseException | None = None
+    timeout = host_timeout()
     while True:
         if failure is None:
             engine.window_end = t + window
@@ -185,7 +200,7 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
                 blobs = [pickle.dumps((status, []), pickle.HIGHEST_PROTOCOL)] * hosts
                 break
         engine.outbox = [[] for _ in range(hosts)]
-        received = comm.alltoall(blobs)
+        received = _exchange(comm, blobs, hosts, me, timeout)
         statuses = []
         incoming = []
         for blob in received:
@@ -208,6 +223,62 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
             if sum(st[1] for st in statuses) == 0:
                 return
             _global_deadlock(engine, comm, max(st[3] for st in statuses))
+
+
+def _exchange(comm: Any, blobs: list[bytes], hosts: int, me: int,
+              timeout: float) -> list[bytes]:
+    """Every host sends ``blobs[h]`` to host h and receives one blob from each (an alltoall).
+
+    Point-to-point with a deadline instead of ``alltoall``: a host process that died
+    or stopped answering is found within *timeout* seconds of waiting, reported on
+    stderr naming it, and the whole job is aborted (``MPI_Abort``), whatever the
+    launcher does.
+    """
+    # mpi4py's module is not imported here: inside a run ``mpi4py.MPI`` names bsim's
+    # namespace, so only methods of the real communicator and its objects are used
+    out: list[bytes] = [b""] * hosts
+    out[me] = blobs[me]
+    sends = [comm.isend(blobs[h], dest=h, tag=EXCHANGE_TAG) for h in range(hosts) if h != me]
+    waiting = [h for h in range(hosts) if h != me]
+    idle = 0
+    deadline = math.inf
+    while waiting:
+        for h in list(waiting):
+            msg = comm.improbe(source=h, tag=EXCHANGE_TAG)
+            if msg is not None:
+                out[h] = msg.recv()
+                waiting.remove(h)
+                idle = 0
+        if waiting:   # busy-poll, as MPI's own blocking calls do; look at the clock
+            idle += 1   # only every 1,000 empty polls
+            if idle % 1000 == 0:
+                now = time.monotonic()
+                if deadline == math.inf:
+                    deadline = now + timeout
+                elif now > deadline:
+                    _host_lost(comm, me, waiting, timeout)
+    idle, deadline = 0, math.inf
+    while not all(req.Test() for req in sends):   # a peer that never receives: same limit
+        idle += 1
+        if idle % 1000 == 0:
+            now = time.monotonic()
+            if deadline == math.inf:
+                deadline = now + timeout
+            elif now > deadline:
+                _host_lost(comm, me, [h for h in range(hosts) if h != me], timeout)
+    return out
+
+
+def _host_lost(comm: Any, me: int, hosts: list[int], timeout: float) -> None:
+    """Report host processes that stopped answering and end the whole job."""
+    message = (f"bsim: error: host process {me}: host process(es) "
+               f"{', '.join(map(str, hosts))} did not answer within {timeout:g} s at a "
+               f"window exchange (dead or stopped); aborting the run "
+               f"(BSIM_HOST_TIMEOUT sets the limit)\n")
+    sys.stderr.flush()
+    os.write(2, message.encode())
+    time.sleep(0.5)   # let the launcher forward the line before the abort ends the job
+    comm.Abort(3)
 
 
 def _insert(engine: Engine, events: list[tuple[float, int, tuple[Any, ...]]]) -> None:

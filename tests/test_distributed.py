@@ -348,3 +348,55 @@ def test_a_host_that_stops_answering_ends_the_run_within_the_timeout(tmp_path: P
     assert ("host process 0: host process(es) 1 did not answer within 3 s"
             in proc.stderr), proc.stderr
     assert elapsed < 60
+
+
+_STOPS = """
+import sys
+from mpi4py import MPI as REAL
+import bsim
+from bsim import MPI
+
+def polls():
+    comm = MPI.COMM_WORLD
+    if comm.rank == 3:                  # on host 1 of 2; nobody ever sends it tag 9
+        while not comm.Iprobe(source=0, tag=9):
+            pass
+
+def long():
+    for _ in range(1000):
+        bsim.add_time(1.0)
+        MPI.COMM_WORLD.Barrier()
+
+try:
+    if sys.argv[1] == "livelock":
+        bsim.simulate(polls, 4, network="{net}", hosts=REAL.COMM_WORLD)
+    else:
+        bsim.simulate(long, 4, network="{net}", hosts=REAL.COMM_WORLD, max_sim_time=10.0)
+except bsim.BsimError as exc:
+    print(f"host {{REAL.COMM_WORLD.rank}}: {{type(exc).__name__}}: {{exc}}")
+    sys.exit(3)
+"""
+
+
+def _one_process_limit_error() -> str:
+    """The limit error of ``long`` run in this (one) process."""
+    def long() -> None:
+        for _ in range(1000):
+            bsim.add_time(1.0)
+            MPI.COMM_WORLD.Barrier()
+    with pytest.raises(bsim.SimulationLimitError) as info:
+        simulate(long, 4, network=NET, max_sim_time=10.0)
+    return str(info.value).split(";")[0]
+
+
+@needs_mpi
+@pytest.mark.parametrize("case", ["livelock", "limit"])
+def test_livelocks_and_limits_end_every_host(case: str) -> None:
+    """Under mpiexec -n 2 a livelock (a poller on host 1) and max_sim_time end both hosts
+    with the same error; the limit is reported as one process reports it."""
+    expected = ("LivelockError: livelock at t=" if case == "livelock" else
+                "SimulationLimitError: " + _one_process_limit_error())
+    proc = _mpiexec(2, ["-c", _STOPS.format(net=NET), case], timeout=120)
+    assert proc.returncode != 0
+    for host in (0, 1):
+        assert f"host {host}: {expected}" in proc.stdout, proc.stdout + proc.stderr

@@ -137,6 +137,7 @@ class Engine(simpy.Environment):
         # livelock check: after this many consecutive poll wake-ups with nothing else
         # happening, scan the queue for anything that could still change an outcome
         self.livelock_polls = LIVELOCK_POLLS
+        self.poll_streak = 0   # consecutive poll wake-ups so far (kept across windows)
 
     # -- SimPy compatibility -------------------------------------------------
     def schedule(self, event: simpy.Event, priority: int = 1, delay: float = 0) -> None:
@@ -211,7 +212,8 @@ class Engine(simpy.Environment):
         finally:
             self.finish()
         if self.unfinished and self.queue:
-            self._limit(f"simulated time reached the limit max_sim_time={self.max_sim_time!r} s")
+            self.limit_error(f"simulated time reached the limit "
+                             f"max_sim_time={self.max_sim_time!r} s")
         if self.unfinished:
             self._deadlock()
 
@@ -246,8 +248,10 @@ class Engine(simpy.Environment):
         msg_cls = Message
         call_cls = Call
         progress = self.progress
-        periodic = progress is not None or self.max_events > 0
-        idle = 0   # consecutive poll wake-ups with nothing else happening
+        # distributed runs check the limits and livelocks for all hosts at the exchange
+        max_events = self.max_events if self.host_of is None else 0
+        periodic = progress is not None or max_events > 0
+        idle = self.poll_streak   # consecutive poll wake-ups with nothing else happening
         livelock_polls = self.livelock_polls if self.host_of is None else math.inf
         start = _time.perf_counter()
         base = self.events
@@ -279,8 +283,8 @@ class Engine(simpy.Environment):
                     start = _time.perf_counter()
                     if progress is not None:
                         progress(self)
-                    if 0 < self.max_events <= self.events:
-                        self._limit(f"the run reached the limit max_events={self.max_events:,}")
+                    if 0 < max_events <= self.events:
+                        self.limit_error(f"the run reached the limit max_events={max_events:,}")
                 if cls is rank_cls:
                     try:
                         item.greenlet.switch()
@@ -311,6 +315,7 @@ class Engine(simpy.Environment):
         finally:
             self.events = base + events
             self.host_seconds += _time.perf_counter() - start
+            self.poll_streak = idle
 
     def _rank_main(self, program: Callable[[VirtualRank], Any],
                    vr: VirtualRank) -> Callable[[], None]:
@@ -390,13 +395,22 @@ class Engine(simpy.Environment):
         rank's next action) can change what the polls find.  *polling* is the
         rank just woken from its poll.
         """
+        if not self.only_polling():
+            return
+        polling.polled = True          # still polling: report it as such
+        self.livelock_error(self.blocked_ranks())
+
+    def only_polling(self) -> bool:
+        """True if every pending event is the wake-up of a rank asleep after a fruitless poll."""
         for _, _, key, item in self.queue:
             if item.__class__ is not VirtualRank:
-                return                 # a message, a completion or a SimPy event in flight
+                return False           # a message, a completion or a SimPy event in flight
             if key == item.wake_key and not item.polled:
-                return                 # a rank that will act (computing, about to send)
-        polling.polled = True          # still polling: report it as such
-        blocked = self.blocked_ranks()
+                return False           # a rank that will act (computing, about to send)
+        return True
+
+    def livelock_error(self, blocked: list[tuple[int, str, str]]) -> None:
+        """Tear down and raise :class:`LivelockError` for *blocked* (every unfinished rank)."""
         self._teardown()
         lines = [f"  rank {r}: {call} at {where}" for r, call, where in blocked[:32]]
         if len(blocked) > 32:
@@ -407,9 +421,10 @@ class Engine(simpy.Environment):
             f"{len(blocked) - npoll} blocked, with nothing in flight that could satisfy "
             f"them\n" + "\n".join(lines), blocked)
 
-    def _limit(self, what: str) -> None:
+    def limit_error(self, what: str, blocked: list[tuple[int, str, str]] | None = None) -> None:
         """Tear down and raise :class:`SimulationLimitError` naming the unfinished ranks."""
-        blocked = self.blocked_ranks()
+        if blocked is None:
+            blocked = self.blocked_ranks()
         self._teardown()
         first = f"; e.g. rank {blocked[0][0]} in {blocked[0][1]} at {blocked[0][2]}" \
             if blocked else ""

@@ -38,7 +38,7 @@ from typing import Any
 from .. import errors
 from ..errors import BsimError, DeadlockError, RankError, SimulationError
 from .collective_rules import arrival_info
-from .core import Engine
+from .core import LIVELOCK_POLLS, Engine
 from .events import PRIO_NET
 from .matching import Message
 from .protocols import ClearToSend, DataArrival
@@ -187,7 +187,10 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
             for ev in box:
                 if ev[0] < nxt:
                     nxt = ev[0]
-        status = (nxt, engine.unfinished, failure, engine._now)
+        # this host can only poll: nothing of its own in flight or shipped (livelock check)
+        quiet = (engine.unfinished == 0 and nxt == math.inf) or (
+            engine.poll_streak >= LIVELOCK_POLLS and not any(outbox) and engine.only_polling())
+        status = (nxt, engine.unfinished, failure, engine._now, engine.events, quiet)
         blobs = []
         for h in range(hosts):
             try:
@@ -196,7 +199,7 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
             except Exception as exc:   # an unpicklable payload: report, do not hang
                 own_exc = exc
                 failure = _describe(engine, me, exc)
-                status = (nxt, engine.unfinished, failure, engine._now)
+                status = (nxt, engine.unfinished, failure, engine._now, engine.events, False)
                 blobs = [pickle.dumps((status, []), pickle.HIGHEST_PROTOCOL)] * hosts
                 break
         engine.outbox = [[] for _ in range(hosts)]
@@ -219,10 +222,21 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
                 failure = _describe(engine, me, exc)
                 continue
         t = min(st[0] for st in statuses)
+        unfinished = sum(st[1] for st in statuses)
         if t == math.inf:
-            if sum(st[1] for st in statuses) == 0:
+            if unfinished == 0:
                 return
             _global_deadlock(engine, comm, max(st[3] for st in statuses))
+        if unfinished and all(st[5] for st in statuses):
+            _global_stop(engine, comm, "livelock", max(st[3] for st in statuses))
+        if unfinished and t >= engine.max_sim_time:
+            _global_stop(engine, comm, f"simulated time reached the limit "
+                                       f"max_sim_time={engine.max_sim_time!r} s",
+                         max(st[3] for st in statuses))
+        if unfinished and 0 < engine.max_events <= sum(st[4] for st in statuses):
+            _global_stop(engine, comm, f"the run reached the limit "
+                                       f"max_events={engine.max_events:,}",
+                         max(st[3] for st in statuses))
 
 
 def _exchange(comm: Any, blobs: list[bytes], hosts: int, me: int,
@@ -321,6 +335,15 @@ def _raise_failure(engine: Engine, failure: tuple[Any, ...], own: BaseException 
     if rank is not None:
         raise RankError(message, rank)
     raise SimulationError(f"host process {host} failed: {name}: {message}")
+
+
+def _global_stop(engine: Engine, comm: Any, what: str, last: float) -> None:
+    """A livelock or a limit seen by every host alike: every host raises the same error."""
+    blocked = sorted(b for part in comm.allgather(engine.blocked_ranks()) for b in part)
+    engine._now = last
+    if what == "livelock":
+        engine.livelock_error(blocked)
+    engine.limit_error(what, blocked)
 
 
 def _global_deadlock(engine: Engine, comm: Any, last: float) -> None:

@@ -50,6 +50,9 @@ PROGRAMS = {
     "free_twice": "d = comm.Dup(); d.Free(); d.Free()",
     "split_key_float": "comm.Split(0, key=1.5)",
     "bad_op": "comm.allreduce(1, op='sum')",
+    "none_in_waitall": "MPI.Request.Waitall([comm.Irecv(bsim.Buffer(4), source=MPI.PROC_NULL), "
+                       "None])",
+    "none_in_waitany": "MPI.Request.Waitany([None])",
 }
 EXPECT = {
     "bad_dest": "invalid dest", "bad_source": "invalid source", "bad_tag": "invalid tag",
@@ -65,6 +68,8 @@ EXPECT = {
     "alltoallv_counts": "counts must match", "free_world": "cannot be freed",
     "use_after_free": "after its Free()", "free_twice": "after its Free()",
     "split_key_float": "must be integers", "bad_op": "MPI.Op",
+    "none_in_waitall": "Waitall: requests[1] is None, not a Request",
+    "none_in_waitany": "Waitany: requests[0] is None",
     "wildcard_send": "invalid dest",
 }
 

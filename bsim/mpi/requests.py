@@ -229,7 +229,7 @@ class Request:
     @classmethod
     def waitall(cls, requests: list[Request], statuses: list[Status] | None = None) -> list[Any]:
         """Wait for all requests; return the received objects."""
-        active = [r for r in requests if r.kind != DONE]
+        active = _active(requests, "Waitall")
         if active:
             owner = _check_owner(active[0], "Waitall")
             owner.ops += 1
@@ -248,7 +248,11 @@ class Request:
     @classmethod
     def waitany(cls, requests: list[Request], status: Status | None = None) -> tuple[int, Any]:
         """Wait for any request; return ``(index, object)``."""
-        idx = [i for i, r in enumerate(requests) if r.kind != DONE]
+        try:
+            idx = [i for i, r in enumerate(requests) if r.kind != DONE]
+        except AttributeError:
+            _active(requests, "Waitany")   # raises the clear error
+            raise
         if not idx:
             return UNDEFINED, None
         owner = _check_owner(requests[idx[0]], "Waitany")
@@ -279,7 +283,7 @@ class Request:
 
         Nothing completable is a poll (``poll_time`` of wait, as ``Test``).
         """
-        active = [r for r in requests if r.kind != DONE]
+        active = _active(requests, "Testall")
         if not active:
             return None
         owner = _check_owner(active[0], "Testsome")
@@ -299,7 +303,7 @@ class Request:
     def testsome(cls, requests: list[Request],
                  statuses: list[Status] | None = None) -> tuple[list[int] | None, list[Any]]:
         """``(indices, objects)`` of the requests that can complete now."""
-        active = [r for r in requests if r.kind != DONE]
+        active = _active(requests, "Testany")
         if not active:
             return None, []
         owner = _check_owner(active[0], "testsome")
@@ -322,7 +326,7 @@ class Request:
     def testall(cls, requests: list[Request],
                 statuses: list[Status] | None = None) -> tuple[bool, list[Any] | None]:
         """``(flag, objects)``: complete all requests if all can complete now."""
-        active = [r for r in requests if r.kind != DONE]
+        active = _active(requests, "Testsome")
         if not active:
             return True, [None] * len(requests)
         owner = _check_owner(active[0], "Testall")
@@ -344,7 +348,7 @@ class Request:
     def testany(cls, requests: list[Request],
                 status: Status | None = None) -> tuple[int, bool, Any]:
         """``(index, flag, object)``."""
-        active = [r for r in requests if r.kind != DONE]
+        active = _active(requests, "testsome")
         if not active:
             return UNDEFINED, True, None
         owner = _check_owner(active[0], "Testany")
@@ -426,6 +430,17 @@ class Prequest(Request):
         self.payload = None
         self.error = None
         self.flow = None
+
+
+def _active(requests: list[Request], call: str) -> list[Request]:
+    """The requests of *requests* still pending; :class:`MPIUsageError` for a non-request."""
+    try:
+        return [r for r in requests if r.kind != DONE]
+    except AttributeError:   # checked only on failure: the normal path pays nothing
+        bad = next(i for i, r in enumerate(requests) if not isinstance(r, Request))
+        vr = current()
+        raise MPIUsageError(f"rank {vr.rank}: {call}: requests[{bad}] is {requests[bad]!r}, "
+                            f"not a Request (use MPI.REQUEST_NULL for an empty slot)") from None
 
 
 def hand_out(req: Request) -> Request:

@@ -53,6 +53,8 @@ PROGRAMS = {
     "none_in_waitall": "MPI.Request.Waitall([comm.Irecv(bsim.Buffer(4), source=MPI.PROC_NULL), "
                        "None])",
     "none_in_waitany": "MPI.Request.Waitany([None])",
+    "readonly_recv": "comm.Sendrecv(bsim.Buffer(8), dest=(comm.rank + 1) % comm.size, "
+                     "recvbuf=bytes(8))",
 }
 EXPECT = {
     "bad_dest": "invalid dest", "bad_source": "invalid source", "bad_tag": "invalid tag",
@@ -70,6 +72,7 @@ EXPECT = {
     "split_key_float": "must be integers", "bad_op": "MPI.Op",
     "none_in_waitall": "Waitall: requests[1] is None, not a Request",
     "none_in_waitany": "Waitany: requests[0] is None",
+    "readonly_recv": "the receive buffer is read-only",
     "wildcard_send": "invalid dest",
 }
 

@@ -105,6 +105,8 @@ def _irecv(comm: Comm, vr: VirtualRank, info: BufInfo | None, lower: bool, sourc
     req.ctx = comm.context
     req.src = source if source == ANY_SOURCE else comm.world_rank(source, vr)
     req.tag = tag
+    if info is not None and info.mem is not None and info.mem.readonly:
+        raise MPIUsageError(f"rank {vr.rank}: {call}: the receive buffer is read-only")
     req.rinfo = info
     if source == ANY_SOURCE or tag == ANY_TAG:
         vr.sync(call)  # which message matches depends on what arrived by now

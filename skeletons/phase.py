@@ -126,70 +126,15 @@ def main(ne: int = 64, nf: int = 4096, pb: int = 4, pf: int = 8, nblk: int = 4,
     g, f = divmod(rank, pf)
     bandc = comm.Split(f, g)            # the pb ranks of one wavenumber slice
     wavec = comm.Split(pb + g, f)       # the pf ranks of one band group
-    neps = band_split(ne, pb, nblk, band_counts)
-    nep, nfp = neps[g], nf // pf
-    nloc = nep * nblk                   # skeleton bands held by this rank
-    cz = MPI.C_DOUBLE_COMPLEX
-    cnt: dict[str, Any] = {"bcast": 0, "bcast_bytes": 0, "allreduce": 0, "allreduce_bytes": 0,
-                           "alltoall": 0, "alltoall_bytes": 0}
-
-    def add(seconds: float) -> None:
-        bsim.add_time(seconds / speedup)
-
-    def allreduce(count: int) -> None:
-        cnt["allreduce"] += 1
-        cnt["allreduce_bytes"] += BYTES_PER_COMPLEX * count
-        if pf > 1:
-            wavec.Allreduce(MPI.IN_PLACE, bsim.buffer(count, cz))
-
-    n = fft_mesh(nf, nfscale, fft_grid)
-    pts = n ** 3 / pf                   # mesh points per rank
-    phase_flops = (n * n / pf) * 5.0 * n * math.log2(n) if n > 1 else 0.0
-    batch = nloc if fft_batch <= 0 else min(fft_batch, nloc)
-
+    scf = _SCF(MPI, bandc, wavec, g, ne, nf, pb, pf, nblk, nescale, nfscale, nproj,
+               fft_batch, fft_grid, fft_flop_time, speedup, band_counts)
+    cnt, n = scf.cnt, scf.n
     comm.Barrier()
     t0 = MPI.Wtime()
     for _ in range(iterations):
-        # 1. local potential: forward and inverse 3-D FFTs, fft_batch bands at a time
-        done = 0
-        while done < nloc:
-            b = min(batch, nloc - done)
-            bands = b * nescale
-            per_rank = pf * math.ceil(bands * n ** 3 / (pf * pf))   # elements per rank, pf blocks
-            for direction in range(2):      # to real space, back to wavenumbers
-                for step in range(3):
-                    add(bands * phase_flops * fft_flop_time)
-                    if step < 2:
-                        cnt["alltoall"] += 1
-                        cnt["alltoall_bytes"] += BYTES_PER_COMPLEX * per_rank
-                        if pf > 1:
-                            wavec.Alltoall(bsim.buffer(per_rank, cz), bsim.buffer(per_rank, cz))
-                if direction == 0:
-                    add(bands * pts * 6.0 * fft_flop_time)   # V_loc(r) psi(r)
-            done += b
-        # 2. non-local pseudo-potential: projections, their sum over wavenumbers, product back
-        tz = zgemm_time(nloc * nescale, nproj, nfp * nfscale)
-        add(tz)
-        allreduce(nloc * nproj * nescale)
-        add(tz)
-        # 3. Gram-Schmidt orthogonalization over the global band blocks
-        for s in range(pb * nblk):
-            owner, ls = divmod(s, nblk)
-            nep_o = neps[owner]
-            if g == owner:                  # normalize block s within itself
-                add(zgemm_block_time(nep, nfp, 1, nescale, nfscale))
-                allreduce(nep * nep * nescale * nescale)
-            cnt["bcast"] += 1
-            cnt["bcast_bytes"] += BYTES_PER_COMPLEX * nfp * nep_o * nfscale * nescale
-            if pb > 1:
-                bandc.Bcast(bsim.buffer(nfp * nep_o * nfscale * nescale, cz), root=owner)
-            nbsn = ls + 2 if g == owner else (1 if g > owner else nblk + 1)   # 1-based
-            blocks = nblk - nbsn + 1
-            if blocks > 0:
-                tcc = zgemm_block_time(nep, nfp, blocks, nescale, nfscale)
-                add(tcc)                    # CC = PSI2^H PSI(:, :, nbsn:nblk)
-                allreduce(nep * nep * blocks * nescale * nescale)
-                add(tcc)                    # PSI(:, :, nbsn:nblk) -= PSI2 CC
+        scf.local_potential()
+        scf.nonlocal_pseudopotential()
+        scf.gram_schmidt()
     elapsed = MPI.Wtime() - t0
     tmax = comm.allreduce(elapsed, op=MPI.MAX)
     if rank == 0:
@@ -235,6 +180,91 @@ def expected_counts(ne: int, nf: int, pb: int, pf: int, nblk: int, g: int, nesca
         out["alltoall_bytes"] += 4 * 16 * pf * math.ceil(b * nescale * n ** 3 / (pf * pf))
         done += b
     return out
+
+
+class _SCF:
+    """One rank's part of a PHASE self-consistent-field iteration, one method per step."""
+
+    def __init__(self, MPI: Any, bandc: Any, wavec: Any, g: int, ne: int, nf: int, pb: int,
+                 pf: int, nblk: int, nescale: int, nfscale: int, nproj: int, fft_batch: int,
+                 fft_grid: float, fft_flop_time: float, speedup: float,
+                 band_counts: str) -> None:
+        self.bandc, self.wavec, self.g = bandc, wavec, g
+        self.pb, self.pf, self.nblk, self.nproj = pb, pf, nblk, nproj
+        self.nescale, self.nfscale = nescale, nfscale
+        self.fft_flop_time, self.speedup = fft_flop_time, speedup
+        self.neps = band_split(ne, pb, nblk, band_counts)
+        self.nep, self.nfp = self.neps[g], nf // pf
+        self.nloc = self.nep * nblk             # skeleton bands held by this rank
+        self.cz = MPI.C_DOUBLE_COMPLEX
+        self.IN_PLACE = MPI.IN_PLACE
+        self.cnt: dict[str, Any] = {"bcast": 0, "bcast_bytes": 0, "allreduce": 0,
+                                    "allreduce_bytes": 0, "alltoall": 0, "alltoall_bytes": 0}
+        self.n = n = fft_mesh(nf, nfscale, fft_grid)
+        self.pts = n ** 3 / pf                  # mesh points per rank
+        self.phase_flops = (n * n / pf) * 5.0 * n * math.log2(n) if n > 1 else 0.0
+        self.batch = self.nloc if fft_batch <= 0 else min(fft_batch, self.nloc)
+
+    def add(self, seconds: float) -> None:
+        """Compute time of the PRIMEQUEST kernels, scaled to the target core."""
+        bsim.add_time(seconds / self.speedup)
+
+    def allreduce(self, count: int) -> None:
+        """Sum *count* complex values over the band group (the wavenumber slices)."""
+        self.cnt["allreduce"] += 1
+        self.cnt["allreduce_bytes"] += BYTES_PER_COMPLEX * count
+        if self.pf > 1:
+            self.wavec.Allreduce(self.IN_PLACE, bsim.buffer(count, self.cz))
+
+    def local_potential(self) -> None:
+        """Step 1: forward and inverse 3-D FFTs with their transposes, ``batch`` bands at a
+        time, and ``V_loc(r) psi(r)`` in real space."""
+        n, pf, cnt, done = self.n, self.pf, self.cnt, 0
+        while done < self.nloc:
+            b = min(self.batch, self.nloc - done)
+            bands = b * self.nescale
+            per_rank = pf * math.ceil(bands * n ** 3 / (pf * pf))   # elements per rank, pf blocks
+            for direction in range(2):      # to real space, back to wavenumbers
+                for step in range(3):
+                    self.add(bands * self.phase_flops * self.fft_flop_time)
+                    if step < 2:
+                        cnt["alltoall"] += 1
+                        cnt["alltoall_bytes"] += BYTES_PER_COMPLEX * per_rank
+                        if pf > 1:
+                            self.wavec.Alltoall(bsim.buffer(per_rank, self.cz),
+                                                bsim.buffer(per_rank, self.cz))
+                if direction == 0:
+                    self.add(bands * self.pts * 6.0 * self.fft_flop_time)   # V_loc(r) psi(r)
+            done += b
+
+    def nonlocal_pseudopotential(self) -> None:
+        """Step 2: projections, their sum over wavenumbers, and the product back."""
+        tz = zgemm_time(self.nloc * self.nescale, self.nproj, self.nfp * self.nfscale)
+        self.add(tz)
+        self.allreduce(self.nloc * self.nproj * self.nescale)
+        self.add(tz)
+
+    def gram_schmidt(self) -> None:
+        """Step 3: Gram-Schmidt orthogonalization over the global band blocks."""
+        g, nep, nfp, nblk = self.g, self.nep, self.nfp, self.nblk
+        nes, nfs, cnt = self.nescale, self.nfscale, self.cnt
+        for s in range(self.pb * nblk):
+            owner, ls = divmod(s, nblk)
+            nep_o = self.neps[owner]
+            if g == owner:                  # normalize block s within itself
+                self.add(zgemm_block_time(nep, nfp, 1, nes, nfs))
+                self.allreduce(nep * nep * nes * nes)
+            cnt["bcast"] += 1
+            cnt["bcast_bytes"] += BYTES_PER_COMPLEX * nfp * nep_o * nfs * nes
+            if self.pb > 1:
+                self.bandc.Bcast(bsim.buffer(nfp * nep_o * nfs * nes, self.cz), root=owner)
+            nbsn = ls + 2 if g == owner else (1 if g > owner else nblk + 1)   # 1-based
+            blocks = nblk - nbsn + 1
+            if blocks > 0:
+                tcc = zgemm_block_time(nep, nfp, blocks, nes, nfs)
+                self.add(tcc)               # CC = PSI2^H PSI(:, :, nbsn:nblk)
+                self.allreduce(nep * nep * blocks * nes * nes)
+                self.add(tcc)               # PSI(:, :, nbsn:nblk) -= PSI2 CC
 
 
 SKELETON = register(Skeleton(

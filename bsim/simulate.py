@@ -220,6 +220,14 @@ def check_distributable(engine: Engine) -> None:
                                "across host processes; run it in one process")
 
 
+def _noise_spec(noise: Any) -> str:
+    """What to record of a compute-noise model: its spec, or its repr if it has none."""
+    if noise is None:
+        return ""
+    spec = getattr(noise, "spec", None)
+    return str(spec()) if callable(spec) else repr(noise)
+
+
 def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
     """Gather the per-rank accounts of a finished engine into a :class:`Result`."""
     rs = engine.ranks
@@ -238,4 +246,5 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         program=name,
         params=dict(params), events=engine.events, host_seconds=engine.host_seconds,
         returns=[r.retval for r in rs],
+        noise=_noise_spec(engine.noise),
         pending_requests={r.rank: r.open_requests for r in rs if r.open_requests})

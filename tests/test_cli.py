@@ -130,3 +130,21 @@ def test_compute_measure_charges_host_time(tmp_path):
     assert main(["run", str(PROGRAMS / "cpi.py"), "-n", "2", "--network", NET,
                  "--compute", "measure", "--json", str(out), "--quiet"]) == 0
     assert min(json.loads(out.read_text())["per_rank"]["calc"]) > 0
+
+
+def test_dash_writes_the_result_to_stdout(capsys, tmp_path, monkeypatch):
+    """--csv - and --json - write to standard output (the summary moves to stderr); only
+    one of them may."""
+    import json as _json
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "halo2d", "--param", "px=3", "--param", "py=1", "--param",
+                 "iterations=1", "--network", NET, "--csv", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0] == "rank,finish,calc,wait,comm,ops,messages,bytes"
+    assert "bsim prediction" in err and not (tmp_path / "-").exists()
+    assert main(["run", "halo2d", "--param", "px=2", "--param", "py=1", "--param",
+                 "iterations=1", "--network", NET, "--json", "-", "--quiet"]) == 0
+    data = _json.loads(capsys.readouterr().out)
+    assert data["format"] == "bsim-result/1" and data["ranks"] == 2
+    assert main(["run", "halo2d", "--json", "-", "--csv", "-"]) == 2
+    assert "only one of --json and --csv" in capsys.readouterr().err

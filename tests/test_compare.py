@@ -73,3 +73,22 @@ def test_compare_command(tmp_path, capsys):
     assert ns.handler(ns) == 0
     out = capsys.readouterr().out
     assert "wait total" in out and str(a) in out and "6-7" in out
+
+
+def test_noise_and_models_are_recorded_and_compared(tmp_path):
+    """A what-if with noise: the JSON and summary record it, compare says what differs."""
+    import bsim
+    from bsim.engine.noise import PeriodicNoise
+    from bsim.outputs.compare import compare
+
+    def prog():
+        bsim.add_time(1e-3)
+
+    clean = bsim.simulate(prog, ranks=2, network="hockney")
+    noisy = bsim.simulate(prog, ranks=2, network="hockney",
+                          noise=PeriodicNoise(period=1e-3, duration=1e-4, phase=0.0))
+    assert clean.noise == "" and "noise" not in clean.to_dict()
+    assert noisy.noise.startswith("periodic:period=0.001,duration=0.0001")
+    assert noisy.to_dict()["noise"] == noisy.noise and "noise     periodic" in noisy.summary()
+    assert bsim.Result.from_dict(noisy.to_dict()).noise == noisy.noise
+    assert f"noise differ: none -> {noisy.noise}" in compare(clean, noisy)

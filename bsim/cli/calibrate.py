@@ -47,7 +47,7 @@ def _int_list(text: str) -> list[int]:
 
 
 def _repetition_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("repetitions (stop when the 95%% median interval is within "
+    g = p.add_argument_group("repetitions (stop when the 95% median interval is within "
                              "--rel-ci, or at --max-reps, or after --max-seconds per point)")
     g.add_argument("--min-reps", type=int, default=None, help="samples per point at least "
                    "(default 10; --quick 5)")

@@ -49,8 +49,8 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--no-memory-check", action="store_true",
                      help="run even when the rank count's estimated memory exceeds what is "
                           "available")
-    run.add_argument("--json", metavar="FILE", help="write the result as JSON")
-    run.add_argument("--csv", metavar="FILE", help="write per-rank rows as CSV")
+    run.add_argument("--json", metavar="FILE", help="write the result as JSON ('-': stdout)")
+    run.add_argument("--csv", metavar="FILE", help="write per-rank rows as CSV ('-': stdout)")
     run.add_argument("--quiet", action="store_true", help="do not print the summary")
     options.add_timeline_options(run)
     run.set_defaults(handler=command)
@@ -71,7 +71,11 @@ def command(ns: argparse.Namespace) -> int:
     from .failures import check_outputs
     from .targets import load_target
     # before the run, so that its result is not lost at the end
-    check_outputs(("--json", ns.json), ("--csv", ns.csv), ("--trace", ns.trace))
+    stdout_files = [opt for opt, path in (("--json", ns.json), ("--csv", ns.csv)) if path == "-"]
+    if len(stdout_files) > 1:
+        raise ValueError("only one of --json and --csv can be '-' (standard output)")
+    check_outputs(("--json", None if ns.json == "-" else ns.json),
+                  ("--csv", None if ns.csv == "-" else ns.csv), ("--trace", ns.trace))
     hosts = host_processes()   # under mpiexec -n K > 1: a distributed run
     if hosts is not None:
         HOST["rank"] = hosts.Get_rank()
@@ -98,10 +102,14 @@ def command(ns: argparse.Namespace) -> int:
     options.finish_run_options(ns, result)
     if HOST["rank"]:
         return 0
-    if not ns.quiet:
-        sys.stdout.write(result.summary())
-    if ns.json:
+    if not ns.quiet:   # on stderr when a result file goes to standard output
+        (sys.stderr if stdout_files else sys.stdout).write(result.summary())
+    if ns.json == "-":
+        sys.stdout.write(result.json_text())
+    elif ns.json:
         result.to_json(ns.json)
-    if ns.csv:
+    if ns.csv == "-":
+        sys.stdout.write(result.csv_text())
+    elif ns.csv:
         result.to_csv(ns.csv)
     return 0

@@ -196,7 +196,7 @@ def command(ns: argparse.Namespace) -> int:
                            network=network, protocol=ns.protocol,
                            params={k: v for k, v in lists.items()})
     if not ns.quiet:
-        keys = list(lists)
+        keys = [k for k in lists if k != "ranks"]   # ranks has its own column
         print("  ".join(f"{k:>8}" for k in keys) + f"{'ranks':>8}{'elapsed (s)':>14}"
               f"{'calc':>12}{'wait':>12}{'comm':>12}{'eff.':>7}")
         for r in rows:

@@ -94,6 +94,10 @@ def compare(a: Result | str, b: Result | str, groups: int = 8, top: int = 5,
         diff = [f"{k}: {ra.params.get(k)!r} -> {rb.params.get(k)!r}" for k in keys
                 if ra.params.get(k) != rb.params.get(k)]
         w("  params differ: " + "; ".join(diff) + "\n")
+    for what in ("collectives", "contention", "noise"):   # models the header does not show
+        va, vb = getattr(ra, what), getattr(rb, what)
+        if va != vb:
+            w(f"  {what} differ: {va or 'none'!s} -> {vb or 'none'!s}\n")
 
     w(f"\n  {'phase':<12}{na:>14}{nb:>14}{nb + ' - ' + na:>14}{nb + '/' + na:>10}\n")
     for label, va, vb in phase_table(ra, rb):

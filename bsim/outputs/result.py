@@ -49,6 +49,8 @@ class Result:
     host_seconds: float = 0.0
     returns: list[Any] = field(default_factory=list, repr=False)
     distributed: dict[str, Any] = field(default_factory=dict)   # host processes, windows
+    noise: str = ""
+    """The OS-noise model that stretched ``add_time`` (its spec; "" for none)."""
     pending_requests: dict[int, int] = field(default_factory=dict)
     """World rank -> nonblocking requests it never completed (Wait/Test) nor freed."""
 
@@ -82,6 +84,8 @@ class Result:
         """A human-readable table: elapsed time and the calc/wait/comm breakdown."""
         out = io.StringIO()
         out.write(f"bsim prediction: {self.program or 'program'} on {self.ranks} ranks\n")
+        if self.noise:
+            out.write(f"  noise     {self.noise}\n")
         if self.network:
             out.write(f"  network   {self.network}\n  protocol  {self.protocol}\n")
             if self.collectives:
@@ -143,6 +147,7 @@ class Result:
                 "ops": self.ops.tolist(), "messages": self.messages.tolist(),
                 "bytes": self.bytes.tolist(),
             },
+            **({"noise": self.noise} if self.noise else {}),
             **({"pending_requests": {str(r): n for r, n in sorted(self.pending_requests.items())}}
                if self.pending_requests else {}),
             "host": {"seconds": self.host_seconds, "events": self.events,
@@ -152,10 +157,18 @@ class Result:
 
     def to_json(self, path: str | Path) -> Path:
         """Write the result as JSON (atomically)."""
-        return atomic_write_text(path, json.dumps(self.to_dict(), indent=1) + "\n")
+        return atomic_write_text(path, self.json_text())
+
+    def json_text(self) -> str:
+        """The JSON document :meth:`to_json` writes."""
+        return json.dumps(self.to_dict(), indent=1) + "\n"
 
     def to_csv(self, path: str | Path) -> Path:
         """Write one row per rank: rank, finish, calc, wait, comm, ops, messages, bytes."""
+        return atomic_write_text(path, self.csv_text())
+
+    def csv_text(self) -> str:
+        """The CSV document :meth:`to_csv` writes."""
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["rank", "finish", "calc", "wait", "comm", "ops", "messages", "bytes"])
@@ -163,7 +176,7 @@ class Result:
             w.writerow([r, repr(float(self.finish[r])), repr(float(self.calc[r])),
                         repr(float(self.wait[r])), repr(float(self.comm[r])),
                         int(self.ops[r]), int(self.messages[r]), int(self.bytes[r])])
-        return atomic_write_text(path, buf.getvalue())
+        return buf.getvalue()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:
@@ -183,7 +196,7 @@ class Result:
             contention=data.get("contention", "none"),
             program=data.get("program", ""), params=data.get("params", {}),
             events=host.get("events", 0), host_seconds=host.get("seconds", 0.0),
-            distributed=host.get("distributed", {}),
+            distributed=host.get("distributed", {}), noise=data.get("noise", ""),
             pending_requests={int(r): n for r, n in data.get("pending_requests", {}).items()})
 
     @classmethod

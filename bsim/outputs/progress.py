@@ -16,6 +16,7 @@ terminal, so logs and pipes never see carriage returns.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from typing import Any, TextIO
@@ -27,9 +28,9 @@ class ProgressBar:
     """The ``progress`` hook: a one-line status on *stream* after *delay* host seconds."""
 
     def __init__(self, stream: TextIO | None = None, delay: float = 3.0,
-                 interval: float = 0.25, width: int = 20) -> None:
+                 interval: float = 0.25) -> None:
         self.stream = stream if stream is not None else sys.stderr
-        self.delay, self.interval, self.width = float(delay), float(interval), int(width)
+        self.delay, self.interval = float(delay), float(interval)
         self.shown = False
         self.last_draw = -1.0
         self.started = time.perf_counter()
@@ -59,15 +60,17 @@ class ProgressBar:
     def line(self, engine: Any) -> str:
         """The status line for *engine*'s current state."""
         s = self.stats(engine)
-        frac = s["done"] / s["ranks"] if s["ranks"] else 0.0
-        fill = int(frac * self.width)
-        bar = "=" * fill + (">" if fill < self.width else "") + " " * (self.width - fill - 1)
-        return (f"bsim [{bar[:self.width]}] t={_fmt(s['time'])}  ranks {s['done']}/{s['ranks']} "
-                f"done  ops {s['ops']:,}  events {s['events']:,}  {s['rate']:,.0f} ev/s  "
-                f"{s['host']:.1f} s")
+        # compact enough for an 80-column terminal; draw() cuts anything longer
+        return (f"bsim t={_fmt(s['time'])}  ranks done {s['done']}/{s['ranks']}  "
+                f"events {s['events']:,}  {s['rate']:,.0f} ev/s  {s['host']:.1f} s")
 
     def draw(self, text: str) -> None:
-        """Overwrite the current line with *text*."""
+        """Overwrite the current line with *text*, cut to the terminal's width.
+
+        A line as wide as the terminal would wrap, and every redraw would then leave
+        a stale line behind.
+        """
+        text = text[:max(shutil.get_terminal_size((80, 24)).columns - 1, 20)]
         pad = " " * max(self.last_len - len(text), 0)
         self.stream.write("\r" + text + pad)
         self.stream.flush()

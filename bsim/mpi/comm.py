@@ -41,13 +41,22 @@ class Comm:
     ``Comm`` objects are created by bsim (``COMM_WORLD``, ``COMM_SELF`` and by
     ``Dup``/``Split``/``Create_cart``); programs do not build them directly.
 
-    Shared with the engine and the concern modules (not mpi4py API):
-    ``context`` (point-to-point context id), ``coll_ctx`` (collectives'),
-    ``kind`` (:class:`~bsim.constants.CommKind`), and for a virtual rank *vr*:
-    ``rank_of(vr)``, ``size_of(vr)``, ``world_rank(crank, vr)``,
-    ``members(vr)``, ``coll_context(vr)``, ``freed_by`` (ranks that freed their handle);
-    :meth:`derive` and :meth:`derive_cart`
-    make new ones.
+    Methods that act for the calling rank raise :class:`~bsim.errors.MPIUsageError`
+    on ``COMM_NULL``, for a rank that is not a member, and after that rank's ``Free``.
+
+    Shared with the engine (not mpi4py API), used by ``bsim.engine`` (matching,
+    collective rules, distributed runs) and by the modules whose functions are
+    bound here:
+
+    * ``context``: the point-to-point context id (an int or a tuple);
+    * ``coll_ctx``: the collectives' context id (``coll_context`` is the one to use);
+    * ``kind``: a :class:`~bsim.constants.CommKind`;
+    * ``freed_by``: world ranks that freed their handle;
+    * for a virtual rank *vr*: ``rank_of(vr)`` (its rank here), ``size_of(vr)``,
+      ``world_rank(crank, vr)`` (world rank of rank *crank* here),
+      ``members(vr)`` (world ranks in rank order), ``coll_context(vr)``
+      (the collectives' context; one per rank for ``COMM_SELF``);
+    * :meth:`derive` and :meth:`derive_cart`: new communicators, shared by their members.
     """
 
     __slots__ = ("context", "coll_ctx", "kind", "_group", "_index", "_name", "freed_by",

@@ -27,7 +27,7 @@ from ..engine.rank import current
 from ..errors import MPIUsageError
 from .buffers import parse_bufspec, parse_bufspecv
 from .cartesian import coords_of
-from .requests import RECV, SEND, Request
+from .requests import DONE, RECV, SEND, Request
 
 if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
@@ -105,7 +105,7 @@ def exchange(vr: VirtualRank, cart: Cartcomm, outgoing: list[tuple[int, Any]],
         else:
             st = rreq.envelope
             out.append((st[2] if st else 0, rreq.payload))
-            rreq.kind = 2   # done
+            rreq.kind = DONE
     return out
 
 

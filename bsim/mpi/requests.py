@@ -17,7 +17,7 @@ from __future__ import annotations
 import pickle
 from typing import TYPE_CHECKING, Any, cast
 
-from ..constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, PROC_NULL, UNDEFINED, ReqKind
+from ..constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, UNDEFINED, ReqKind
 from ..engine.rank import current
 from ..errors import MPIUsageError
 
@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
     from .buffers import BufInfo
 
-__all__ = ["hand_out", "Request", "Prequest", "Status", "REQUEST_NULL", "ANY_SOURCE", "ANY_TAG",
-           "PROC_NULL"]
+__all__ = ["hand_out", "Request", "Prequest", "Status", "REQUEST_NULL", "SEND", "RECV", "DONE"]
 
+# hot path: the kinds as module globals (an Enum attribute lookup costs several times a global's)
 SEND, RECV, DONE = ReqKind.SEND, ReqKind.RECV, ReqKind.DONE
 
 
@@ -93,13 +93,35 @@ class Request:
     """Handle of a nonblocking operation (mpi4py's ``MPI.Request``).
 
     Truthy while pending, falsy once completed (then it is ``REQUEST_NULL``).
+    ``Wait``/``Test`` and the list methods raise :class:`~bsim.errors.MPIUsageError`
+    when a rank uses another rank's request or a list holds a non-request.
+
+    Shared with the engine (not mpi4py API):
+
+    * identity: ``owner`` (the posting :class:`~bsim.engine.rank.VirtualRank`),
+      ``kind`` (:class:`~bsim.constants.ReqKind`; ``DONE`` once completed),
+      ``call`` (the MPI call, for reports);
+    * matching of a receive (``bsim.engine.matching``): ``ctx`` (communicator
+      context), ``src`` (world rank, ``ANY_SOURCE`` or ``COLLECTIVE``), ``tag``,
+      ``t_post`` (the owner's clock at the post), ``rinfo`` (parsed receive buffer
+      or None);
+    * timing (:meth:`~bsim.engine.rank.VirtualRank.settle`): ``avail``, ``cost``,
+      ``partner`` as in the module docstring, set by :meth:`resolve`; ``waited``
+      (the owner is blocked on it);
+    * results: ``envelope`` (source rank in the communicator, tag, bytes) for the
+      status, ``payload`` (pickled object or bytes), ``lower`` (a lowercase call:
+      unpickle at completion), ``error`` (raised by :meth:`finish`), ``post``
+      (nonblocking collectives' completion step), ``flow`` (the matched message,
+      for traces), ``cancelled``, ``handed`` (counted in ``owner.open_requests``);
+    * methods: :meth:`resolve` (the engine sets the times), :meth:`finish`
+      (completion), :meth:`describe` (reports), ``Prequest.reset``.
     """
 
     __slots__ = ("owner", "kind", "call", "ctx", "src", "tag", "avail", "cost",
                  "partner", "t_post", "waited", "envelope", "payload", "lower",
                  "rinfo", "error", "post", "flow", "cancelled", "handed")
 
-    def __init__(self, owner: VirtualRank, kind: int, call: str) -> None:
+    def __init__(self, owner: VirtualRank, kind: ReqKind, call: str) -> None:
         self.owner = owner   # the rank that posted it (None only for REQUEST_NULL)
         self.kind = kind
         self.call = call
@@ -123,6 +145,7 @@ class Request:
 
     # -- engine side -------------------------------------------------------
     def resolve(self, avail: float, cost: float, partner: float) -> None:
+        """Set the times of the matched operation; wake the owner if it waits on it."""
         self.avail = avail
         self.cost = cost
         self.partner = partner
@@ -387,7 +410,7 @@ class Prequest(Request):
 
     __slots__ = ("_issue", "_freed")
 
-    def __init__(self, owner: VirtualRank, kind: int, call: str, issue: Any) -> None:
+    def __init__(self, owner: VirtualRank, kind: ReqKind, call: str, issue: Any) -> None:
         super().__init__(owner, DONE, call)
         self._issue = issue        # issue(self): posts the operation into this request
         self._freed = False
@@ -419,7 +442,7 @@ class Prequest(Request):
         self._freed = True
         Request.Free(self)
 
-    def reset(self, kind: int) -> None:
+    def reset(self, kind: ReqKind) -> None:
         """Make this request carry a new instance of its operation."""
         self.kind = kind
         self.avail = None

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..constants import BOTTOM
+from ..engine.rank import current_or_none
 from ..errors import MPIUsageError
 from .datatypes import PREDEFINED, Datatype, from_numpy, from_typecode
 
@@ -75,7 +76,6 @@ class Buffer(BufInfo):
 
 def in_simulation() -> bool:
     """True when called from inside a virtual rank of a running simulation."""
-    from ..engine.rank import current_or_none
     return current_or_none() is not None
 
 
@@ -114,7 +114,7 @@ def _raw(buf: Any) -> tuple[memoryview | None, int, Datatype]:
     if isinstance(buf, np.ndarray):
         if not buf.flags.c_contiguous:
             raise ValueError("buffer must be C-contiguous")
-        view = memoryview(buf)  # type: ignore[arg-type]   # ndarray exports the buffer protocol
+        view = buf.data   # the array's buffer, as memoryview(buf) (typed as one)
         return view.cast("B") if buf.nbytes else None, buf.size, from_numpy(buf.dtype)
     try:
         view = memoryview(buf)
@@ -188,9 +188,9 @@ class BufInfoV:
     @property
     def nbytes(self) -> int:
         """Total bytes of all blocks."""
-        if self._nbytes >= 0:
+        if self._nbytes >= 0 or self.counts is None:   # an equal-block placeholder
             return self._nbytes
-        return sum(self.counts) * self.datatype.size  # type: ignore[arg-type]
+        return sum(self.counts) * self.datatype.size
 
     def block(self, i: int) -> tuple[int, int]:
         """Byte offset and byte length of block *i*."""

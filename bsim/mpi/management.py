@@ -115,7 +115,7 @@ def Create(comm: Comm, group: Group) -> Intracomm:
                                        (("group", hash(group.members)),))
     ctx = ("create", comm.coll_context(vr), seq)
     finalize(vr, comm, inst)
-    if vr.rank not in group._index:
+    if group.Get_rank() == UNDEFINED:   # the caller is not in the group
         return comm.derive(vr, None, None, "")   # COMM_NULL
     return comm.derive(vr, ctx, group.members, f"{comm.Get_name()}.Create")
 
@@ -123,7 +123,7 @@ def Create(comm: Comm, group: Group) -> Intracomm:
 def Create_group(comm: Comm, group: Group, tag: int = 0) -> Intracomm:
     """A communicator of *group*, collective over the group's members only."""
     vr = current()
-    if vr.rank not in group._index:
+    if group.Get_rank() == UNDEFINED:
         raise MPIUsageError(f"rank {vr.rank}: Create_group: the caller is not in the group")
     base = ("cgroup", comm.coll_context(vr), group.members, tag)
     scratch = comm.derive(vr, base, group.members, "Create_group")   # the group's collective

@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ANY_TAG, PROC_NULL
+from ..engine.rank import current
 from ..errors import MPIUsageError
+from .buffers import parse_bufspec
 from .requests import RECV, Request, Status
 
 if TYPE_CHECKING:
@@ -34,7 +36,6 @@ class MatchedMessage:
         return self._msg is not None and not self._used
 
     def _receive(self, buf: Any, lower: bool, call: str) -> Request:
-        from ..engine.rank import current
         vr = current()
         if self._msg is None:   # MESSAGE_NO_PROC: a receive from PROC_NULL
             req = Request(vr, RECV, call)
@@ -49,7 +50,6 @@ class MatchedMessage:
         req = Request(vr, RECV, call)
         req.lower = lower
         if buf is not None:
-            from .buffers import parse_bufspec
             try:
                 req.rinfo = parse_bufspec(buf)
             except (TypeError, ValueError) as exc:

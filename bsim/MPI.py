@@ -73,11 +73,8 @@ __all__ = [
     "SUCCESS", "ERR_OTHER", "Op", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND",
     "BOR", "BXOR", "MAXLOC", "MINLOC", "REPLACE", "NO_OP", "OP_NULL", "Group", "GROUP_EMPTY",
     "IDENT", "CONGRUENT", "SIMILAR", "UNEQUAL", "COMM_TYPE_SHARED", "CART", "GRAPH",
-    "DIST_GRAPH", "Cartcomm", "KEYVAL_INVALID",
+    "DIST_GRAPH", "Cartcomm", "KEYVAL_INVALID", "Init_thread", "Get_library_version",
 ] + list(PREDEFINED)
-
-
-
 
 Exception = MPIUsageError  # mpi4py's MPI.Exception: our usage errors
 
@@ -147,9 +144,6 @@ def Compute_dims(nnodes: int, dims: int | list[int]) -> list[int]:
 
 def Pcontrol(level: int) -> None:
     """Profiling control (a no-op)."""
-
-
-_state = {"initialized": True, "finalized": False}
 
 
 def Init() -> None:

@@ -3,7 +3,9 @@
 The engine (matching, collective rules) and the mpi4py surface (``bsim.MPI``,
 ``bsim.mpi``) both use these, so they live below both.  Values follow MPICH
 where a program could notice them (``ANY_SOURCE = -1`` in mpi4py's ``MPI``
-module too); ``bsim.MPI`` re-exports every name here with mpi4py's spelling.
+module too); ``bsim.MPI`` re-exports MPI's names here with mpi4py's spelling.
+``COLLECTIVE``, ``WORLD_CONTEXT``, ``SELF_CONTEXT``, :class:`CommKind` and
+:class:`ReqKind` are bsim's own and stay out of ``bsim.MPI``.
 """
 
 from __future__ import annotations

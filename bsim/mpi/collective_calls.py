@@ -104,7 +104,7 @@ def leave(comm: Comm, vr: VirtualRank, inst: CollInstance, result: Any = None) -
 
 
 def nonblocking_request(comm: Comm, vr: VirtualRank, inst: CollInstance, req: Request | None,
-                 post: Any) -> Request:
+                        post: Any) -> Request:
     """Wrap a nonblocking collective's request; *post()* runs at completion."""
     assert req is not None
     req.post = lambda: leave(comm, vr, inst, post())
@@ -152,7 +152,7 @@ def Bcast(comm: Comm, buf: Any, root: int = 0) -> None:
     vr = current()
     root, info, raw = _bcast_args(comm, vr, buf, root, "Bcast")
     inst, me, _ = take_part(comm, vr, "bcast", FANOUT, root, info.nbytes, raw,
-                           (("nbytes", info.nbytes),))
+                            (("nbytes", info.nbytes),))
     if me != root:
         write_into(info, inst.values[root])
     leave(comm, vr, inst)
@@ -163,9 +163,9 @@ def Ibcast(comm: Comm, buf: Any, root: int = 0) -> Request:
     vr = current()
     root, info, raw = _bcast_args(comm, vr, buf, root, "Ibcast")
     inst, me, req = take_part(comm, vr, "bcast", FANOUT, root, info.nbytes, raw,
-                             (("nbytes", info.nbytes),), blocking=False)
+                              (("nbytes", info.nbytes),), blocking=False)
     return nonblocking_request(comm, vr, inst, req,
-                             lambda: write_into(info, inst.values[root]) if me != root else None)
+                               lambda: write_into(info, inst.values[root]) if me != root else None)
 
 
 def reduce(comm: Comm, sendobj: Any, op: Any = SUM, root: int = 0) -> Any:
@@ -175,7 +175,7 @@ def reduce(comm: Comm, sendobj: Any, op: Any = SUM, root: int = 0) -> Any:
     fn = as_op(op)
     payload = dumps(sendobj)
     inst, me, _ = take_part(comm, vr, "reduce", FANIN, root, len(payload), payload,
-                           (("op", fn.name),))
+                            (("op", fn.name),))
     result = fold(fn, [pickle.loads(v) for v in inst.values]) if me == root else None
     return leave(comm, vr, inst, result)
 
@@ -186,7 +186,7 @@ def allreduce(comm: Comm, sendobj: Any, op: Any = SUM) -> Any:
     fn = as_op(op)
     payload = dumps(sendobj)
     inst, _, _ = take_part(comm, vr, "allreduce", ALL, -1, len(payload), payload,
-                          (("op", fn.name),), cost_bytes=lambda i, r: max(i.nbytes))
+                           (("op", fn.name),), cost_bytes=lambda i, r: max(i.nbytes))
     if inst.result is None:
         inst.result = dumps(fold(fn, [pickle.loads(v) for v in inst.values]))
     return leave(comm, vr, inst, pickle.loads(inst.result))
@@ -198,7 +198,7 @@ def _scan_obj(comm: Comm, sendobj: Any, op: Any, exclusive: bool) -> Any:
     name = "exscan" if exclusive else "scan"
     payload = dumps(sendobj)
     inst, me, _ = take_part(comm, vr, name, ALL, -1, len(payload), payload, (("op", fn.name),),
-                           cost_bytes=lambda i, r: max(i.nbytes))
+                            cost_bytes=lambda i, r: max(i.nbytes))
     upto = me if exclusive else me + 1
     result = fold(fn, [pickle.loads(v) for v in inst.values[:upto]]) if upto else None
     return leave(comm, vr, inst, result)
@@ -242,7 +242,7 @@ def _Reduce(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, root: int, blocking
     fn = as_op(op)
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call)
     inst, me, req = take_part(comm, vr, "reduce", FANIN, root, nbytes, value,
-                             (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
+                              (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
 
     def post() -> None:
         if me == root:
@@ -269,7 +269,7 @@ def _Allreduce(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, blocking: bool) 
     fn = as_op(op)
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call)
     inst, me, req = take_part(comm, vr, "allreduce", ALL, -1, nbytes, value,
-                             (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
+                              (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
 
     def post() -> None:
         if inst.result is None:
@@ -299,7 +299,7 @@ def _Scan(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, exclusive: bool) -> N
     fn = as_op(op)
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call)
     inst, me, _ = take_part(comm, vr, call.lower(), ALL, -1, nbytes, value,
-                           (("op", fn.name), ("nbytes", nbytes)))
+                            (("op", fn.name), ("nbytes", nbytes)))
     upto = me if exclusive else me + 1
     if upto:
         write_into(rinfo, _reduce_raw(fn, inst.values[:upto]))
@@ -323,7 +323,7 @@ def Reduce_scatter_block(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM) 
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, "Reduce_scatter_block")
     size = comm.size_of(vr)
     inst, me, _ = take_part(comm, vr, "reduce_scatter", ALL, -1, nbytes, value,
-                           (("op", fn.name), ("nbytes", nbytes)))
+                            (("op", fn.name), ("nbytes", nbytes)))
     if inst.result is None:
         result = _reduce_raw(fn, inst.values)
         inst.result = NOTHING if result is None else result
@@ -341,7 +341,7 @@ def Reduce_scatter(comm: Comm, sendbuf: Any, recvbuf: Any, recvcounts: Any = Non
     size = comm.size_of(vr)
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, "Reduce_scatter")
     inst, me, _ = take_part(comm, vr, "reduce_scatter", ALL, -1, nbytes, value,
-                           (("op", fn.name), ("nbytes", nbytes)))
+                            (("op", fn.name), ("nbytes", nbytes)))
     if inst.result is None:
         result = _reduce_raw(fn, inst.values)
         inst.result = NOTHING if result is None else result

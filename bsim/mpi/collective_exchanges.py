@@ -42,8 +42,8 @@ def gather(comm: Comm, sendobj: Any, root: int = 0) -> list[Any] | None:
     payload = dumps(sendobj)
     size = comm.size_of(vr)
     inst, me, _ = take_part(comm, vr, "gather", FANIN, root, len(payload) * size, payload,
-                           cost_bytes=lambda i, r: sum(i.nbytes) / size
-                           if r == root else i.nbytes[r])
+                            cost_bytes=lambda i, r: sum(i.nbytes) / size
+                            if r == root else i.nbytes[r])
     result = [pickle.loads(v) for v in inst.values] if me == root else None
     return leave(comm, vr, inst, result)
 
@@ -71,7 +71,7 @@ def allgather(comm: Comm, sendobj: Any) -> list[Any]:
     vr = current()
     payload = dumps(sendobj)
     inst, _, _ = take_part(comm, vr, "allgather", ALL, -1, len(payload), payload,
-                          cost_bytes=lambda i, r: sum(i.nbytes))
+                           cost_bytes=lambda i, r: sum(i.nbytes))
     return leave(comm, vr, inst, [pickle.loads(v) for v in inst.values])
 
 
@@ -83,7 +83,7 @@ def alltoall(comm: Comm, sendobj: Any) -> list[Any]:
         raise MPIUsageError(f"rank {vr.rank}: alltoall: pass a sequence of {size} objects")
     payload = [dumps(x) for x in sendobj]
     inst, me, _ = take_part(comm, vr, "alltoall", ALL, -1, sum(map(len, payload)), payload,
-                           cost_bytes=lambda i, r: max(i.nbytes))
+                            cost_bytes=lambda i, r: max(i.nbytes))
     return leave(comm, vr, inst, [pickle.loads(v[me]) for v in inst.values])
 
 
@@ -107,7 +107,7 @@ def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
         raw, nb = (bytes(sinfo.mem) if sinfo.mem is not None else None), sinfo.nbytes
     total = rinfo.nbytes if rinfo is not None else nb * size
     inst, me, req = take_part(comm, vr, "gather", FANIN, root, total, raw,
-                             () if vector else (("nbytes", nb),), blocking=blocking)
+                              () if vector else (("nbytes", nb),), blocking=blocking)
 
     def post() -> None:
         if rinfo is not None:
@@ -179,8 +179,8 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
         sinfo = parse_buffer(vr, sendbuf, call)
         raw, nb = (bytes(sinfo.mem) if sinfo.mem is not None else None), sinfo.nbytes
     inst, me, req = take_part(comm, vr, "allgather", ALL, -1, rinfo.nbytes, raw,
-                             () if vector else (("nbytes", nb),),
-                             cost_bytes=lambda i, r: max(i.nbytes), blocking=blocking)
+                              () if vector else (("nbytes", nb),),
+                              cost_bytes=lambda i, r: max(i.nbytes), blocking=blocking)
 
     def post() -> None:
         place_blocks(rinfo, inst.values)
@@ -229,8 +229,8 @@ def _Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bo
     # v/w forms: each rank's send block sizes travel with it, to check against the receives
     value = ([sinfo.block(r)[1] for r in range(size)], data) if vector else data
     inst, me, req = take_part(comm, vr, "alltoall", ALL, -1, sinfo.nbytes, value,
-                             () if vector else (("nbytes", sinfo.nbytes),),
-                             cost_bytes=lambda i, r: max(i.nbytes), blocking=blocking)
+                              () if vector else (("nbytes", sinfo.nbytes),),
+                              cost_bytes=lambda i, r: max(i.nbytes), blocking=blocking)
 
     def post() -> None:   # block r of the receive buffer is rank r's block for me
         if vector:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Comm", "Intracomm", "Cartcomm", "COMM_WORLD", "COMM_SELF", "COMM_NULL"]
 
-# hot path: the kinds as module globals (an Enum attribute lookup costs ~6x a global's)
+# hot path: the kinds as module globals (an Enum attribute lookup costs several times a global's)
 _WORLD, _SELF, _GROUP, _NULL = Kind.WORLD, Kind.SELF, Kind.GROUP, Kind.NULL
 
 

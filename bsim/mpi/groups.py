@@ -10,7 +10,6 @@ from ..engine.rank import current
 __all__ = ["Group", "GROUP_EMPTY"]
 
 
-
 class Group:
     """An ordered group of world ranks; rank *i* of the group is ``members[i]``."""
 

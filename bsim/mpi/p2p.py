@@ -158,14 +158,12 @@ def _complete(req: Request, status: Status | None, call: str) -> Any:
 
 def send(comm: Comm, obj: Any, dest: int, tag: int = 0) -> None:
     """Send in standard mode."""
-    _complete(_obj_send(comm, obj, dest, tag, "send"), None,
-                   "send")
+    _complete(_obj_send(comm, obj, dest, tag, "send"), None, "send")
 
 
 def bsend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> None:
     """Send in buffered mode."""
-    _complete(_obj_send(comm, obj, dest, tag, "bsend"), None,
-                   "bsend")
+    _complete(_obj_send(comm, obj, dest, tag, "bsend"), None, "bsend")
 
 
 def ssend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> None:

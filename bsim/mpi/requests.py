@@ -399,8 +399,6 @@ class Request:
         return f"<Request {self.describe()} {state}>"
 
 
-
-
 class Prequest(Request):
     """A persistent request (``Send_init``/``Recv_init``): ``Start`` it, wait, start again.
 

@@ -53,6 +53,10 @@ PROGRAMS = {
     "none_in_waitall": "MPI.Request.Waitall([comm.Irecv(bsim.Buffer(4), source=MPI.PROC_NULL), "
                        "None])",
     "none_in_waitany": "MPI.Request.Waitany([None])",
+    "none_in_testall": "MPI.Request.testall([None])",
+    "none_in_testany": "MPI.Request.testany([None])",
+    "none_in_Testsome": "MPI.Request.Testsome([None])",
+    "none_in_testsome": "MPI.Request.testsome([None])",
     "readonly_recv": "comm.Sendrecv(bsim.Buffer(8), dest=(comm.rank + 1) % comm.size, "
                      "recvbuf=bytes(8))",
 }
@@ -72,6 +76,10 @@ EXPECT = {
     "split_key_float": "must be integers", "bad_op": "MPI.Op",
     "none_in_waitall": "Waitall: requests[1] is None, not a Request",
     "none_in_waitany": "Waitany: requests[0] is None",
+    "none_in_testall": "testall: requests[0] is None",
+    "none_in_testany": "testany: requests[0] is None",
+    "none_in_Testsome": "Testsome: requests[0] is None",
+    "none_in_testsome": "testsome: requests[0] is None",
     "readonly_recv": "the receive buffer is read-only",
     "wildcard_send": "invalid dest",
 }

@@ -306,7 +306,7 @@ class Request:
 
         Nothing completable is a poll (``poll_time`` of wait, as ``Test``).
         """
-        active = _active(requests, "Testall")
+        active = _active(requests, "Testsome")
         if not active:
             return None
         owner = _check_owner(active[0], "Testsome")
@@ -326,7 +326,7 @@ class Request:
     def testsome(cls, requests: list[Request],
                  statuses: list[Status] | None = None) -> tuple[list[int] | None, list[Any]]:
         """``(indices, objects)`` of the requests that can complete now."""
-        active = _active(requests, "Testany")
+        active = _active(requests, "testsome")
         if not active:
             return None, []
         owner = _check_owner(active[0], "testsome")
@@ -349,7 +349,7 @@ class Request:
     def testall(cls, requests: list[Request],
                 statuses: list[Status] | None = None) -> tuple[bool, list[Any] | None]:
         """``(flag, objects)``: complete all requests if all can complete now."""
-        active = _active(requests, "Testsome")
+        active = _active(requests, "testall")
         if not active:
             return True, [None] * len(requests)
         owner = _check_owner(active[0], "Testall")
@@ -371,7 +371,7 @@ class Request:
     def testany(cls, requests: list[Request],
                 status: Status | None = None) -> tuple[int, bool, Any]:
         """``(index, flag, object)``."""
-        active = _active(requests, "testsome")
+        active = _active(requests, "testany")
         if not active:
             return UNDEFINED, True, None
         owner = _check_owner(active[0], "Testany")

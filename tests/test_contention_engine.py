@@ -220,10 +220,32 @@ def test_loggp_pair_order_kept_when_a_later_message_would_finish_first():
     assert t2 == t1
 
 
-def test_contention_needs_a_routable_model_and_a_known_mode():
-    """Hockney has no links: asking for contention raises; unknown modes raise."""
-    with pytest.raises(ValueError, match="has no links and routes"):
-        bsim.simulate(exchange([(0, 1)]), ranks=2, network="hockney", contention="fluid")
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_flat_model_shares_each_ranks_nic(protocol):
+    """Hockney has no links: each rank's NIC is one sending and one receiving link.
+
+    Three messages out of rank 0 share its sending NIC (each ``3 S/B``); three
+    disjoint pairs share nothing (``S/B``); three into rank 3 share its receiving
+    NIC (``3 S/B``).  The latency is added once, as Hockney's formula says.
+    """
+    net = f"hockney:latency={LAT},bandwidth={B}"
+
+    def finish(pairs, rank):
+        res = bsim.simulate(exchange(pairs), ranks=6, network=net, protocol=protocol,
+                            contention="fluid")
+        return res.finish[rank]
+
+    rdv = 2 * LAT if protocol.endswith("=0") else 0.0   # request-to-send + clear-to-send
+    assert close(finish([(0, 1)], 1), rdv + LAT + S / B)
+    assert close(finish([(0, 1), (0, 2), (0, 3)], 3), rdv + LAT + 3 * S / B)
+    assert close(finish([(0, 1), (2, 3), (4, 5)], 5), rdv + LAT + S / B)
+    # bsim: the receiver handles one message at a time, each alone on its NIC
+    incast = 3 * (LAT + S / B) if protocol == "bsim" else rdv + LAT + 3 * S / B
+    assert close(finish([(0, 3), (1, 3), (2, 3)], 3), incast)
+
+
+def test_contention_needs_a_known_mode():
+    """Unknown contention modes raise, naming the valid ones."""
     with pytest.raises(ValueError, match="unknown contention model 'static'; valid: none, fluid"):
         bsim.simulate(exchange([(0, 1)]), ranks=8, network=ring(), contention="static")
 

@@ -120,6 +120,9 @@ class Engine(simpy.Environment):
         # visibility lag of messages and collective completions (docs/distributed.md):
         # the protocol's lookahead over this network, set by simulate()
         self.lookahead = 0.0
+        # receives move their bytes when handled (bsim protocol + contention): the
+        # ranks settle requests in turn (VirtualRank._settle_in_turn); set by bind()
+        self.defers = False
         # distributed runs (bsim.engine.distributed): which host process runs which rank
         self.host = 0
         self.host_of: list[int] | None = None     # None: every rank runs here

@@ -75,7 +75,7 @@ class Flow:
 
     __slots__ = ("links", "left", "rate", "t_upd", "finish", "seq", "mark", "new",
                  "head", "start", "alone", "owner", "fn", "payload", "parts", "done", "pair",
-                 "nxt", "paths", "scale")
+                 "nxt", "paths", "scale", "late")
 
     def __init__(self) -> None:
         self.links: tuple[int, ...] = ()
@@ -88,6 +88,7 @@ class Flow:
         self.new = -1.0       # rate being computed (< 0: not frozen yet)
         self.head: Flow | None = None
         self.start = 0.0
+        self.late = 0.0       # how long after start the flow entered the network
         self.alone = 0.0
         self.owner: VirtualRank | None = None
         self.fn: Callable[..., None] | None = None
@@ -103,14 +104,14 @@ class Flow:
 class ContentionLayer:
     """Fluid max-min sharing of *network*'s links among the messages of *engine*.
 
-    Raises ``ValueError`` if the model cannot route (no ``links()``, or
-    neither ``route()`` nor ``contention_flows()``).
+    A flat model (no ``links()``) gets one sending and one receiving NIC link
+    per rank (:class:`~bsim.engine.fabric_routes.FlatNics`).
     """
 
     def __init__(self, engine: Engine, network: NetworkModel) -> None:
         self.engine = engine
         self.net = self.network = network
-        self.routes = routes = LinkTable(network)   # raises ValueError if it cannot route
+        self.routes = routes = LinkTable(network, engine.nranks)
         self.link_ids = routes.link_ids
         self._index = routes.index
         self._cap = routes.cap
@@ -156,11 +157,16 @@ class ContentionLayer:
     def start_flow(self, t: float, src: int, dst: int, nbytes: int,
                    on_done: Callable[[float, float, float, Any], None], payload: Any = None,
                    ordered: bool = False) -> None:
-        """Send *nbytes* from world rank *src* to *dst* starting at time *t* (>= now).
+        """Send *nbytes* from world rank *src* to *dst* starting at time *t*.
 
         When the last byte has crossed the fluid network, at time ``done``,
-        ``on_done(done, delay, t, payload)`` is called with ``delay = (done - t)
-        - alone`` (>= 0): the time contention added to the lone transfer.
+        ``on_done(done, delay, t, payload)`` is called with ``delay = (done -
+        entry) - alone`` (>= 0): the time contention added to the lone transfer.
+        The flow enters the network at ``entry = max(t, now)``: a rank's clock
+        may trail the engine by up to the lookahead when what it waited for
+        (a collective cheaper than a message, a message it was already blocked
+        on) became visible only then; the lateness only shifts the interval in
+        which the flow shares links (more than the lookahead: ``ValueError``).
         Messages on one node, to oneself or of 0 bytes end at *t* with no
         delay (``on_done`` may then run before this returns).  With *ordered*,
         the messages of one (src, dst) pair are reported in the order they were
@@ -168,8 +174,12 @@ class ContentionLayer:
         """
         eng = self.engine
         now = eng._now
-        if t < now:
-            raise ValueError(f"contention: flow {src}->{dst} starts at {t!r}, before now {now!r}")
+        late = 0.0
+        if t < now:   # the sender learnt it could start only now (see the docstring)
+            late = now - t
+            if late > eng.lookahead * (1.0 + 1e-9) + 1e-300:
+                raise ValueError(f"contention: flow {src}->{dst} starts at {t!r}, "
+                                 f"{late!r} s before now {now!r} (more than the lookahead)")
         routes = self.routes
         if nbytes > 0:
             if routes.adaptive:
@@ -187,6 +197,9 @@ class ContentionLayer:
             paths = ()
         f = self._pool.pop() if self._pool else Flow()
         f.start = t
+        f.late = late
+        if late:
+            t = now
         f.owner = eng.ranks[src]
         f.fn = on_done
         f.payload = payload
@@ -345,7 +358,7 @@ class ContentionLayer:
 
     def _report(self, f: Flow) -> None:
         done = f.done
-        d = (done - f.start) - f.alone  # type: ignore[operator]
+        d = (done - f.start - f.late) - f.alone  # type: ignore[operator]
         fn, payload, start = f.fn, f.payload, f.start
         f.fn = f.payload = f.owner = f.nxt = None
         f.links = f.paths = ()

@@ -12,7 +12,9 @@ route it is striped over.  Three sources, from the model
 * fat-tree ``routing=adaptive``: ``route_nodes_adaptive`` picks the up ports
   per message from the current link loads (not cached);
 * ``contention_flows(src, dst, nbytes)`` (``twolevel``'s shared NICs): the
-  model gives the links and the bytes of each part.
+  model gives the links and the bytes of each part;
+* a flat model (Hockney, LogGP, piecewise, ...; no links): :class:`FlatNics`,
+  each rank's NIC is a sending and a receiving link.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
 
-__all__ = ["LinkTable", "Paths", "PATHS_CACHE_LIMIT"]
+__all__ = ["LinkTable", "FlatNics", "Paths", "PATHS_CACHE_LIMIT"]
 
 Paths = tuple[tuple[tuple[int, ...], float, float], ...]
 PATHS_CACHE_LIMIT = 1 << 20   # (src, dst) routes kept; dropped when full (all-to-all)
@@ -35,13 +37,13 @@ class LinkTable:
     neither ``route()`` nor ``contention_flows()``), or a link has no capacity.
     """
 
-    def __init__(self, network: NetworkModel) -> None:
+    def __init__(self, network: NetworkModel, nranks: int) -> None:
         links = getattr(network, "links", None)
-        if links is None or not (hasattr(network, "route")
-                                 or hasattr(network, "contention_flows")):
-            raise ValueError(f"contention: network model {network.name!r} has no links and "
-                             f"routes; use a topology model (torus, fattree, graph, "
-                             f"bluewaters) or twolevel")
+        self.hook = getattr(network, "contention_flows", None)
+        if links is None or not (hasattr(network, "route") or self.hook is not None):
+            # a flat model: every rank's NIC is a link (see FlatNics)
+            nics = FlatNics(network, nranks)
+            links, self.hook = nics.links, nics.contention_flows
         self.network = network
         table = links()
         self.link_ids: list[Any] = list(table)
@@ -50,7 +52,6 @@ class LinkTable:
         for lk, cap in zip(self.link_ids, self.cap, strict=True):
             if not cap > 0:
                 raise ValueError(f"contention: link {lk!r} has capacity {cap!r}; need > 0")
-        self.hook = getattr(network, "contention_flows", None)
         self._rail_routes = getattr(network, "rail_routes", None)
         # fat-tree routing=adaptive: the up ports are chosen per message from the
         # current link loads (number of flows in flight), so routes are not cached
@@ -105,6 +106,43 @@ class LinkTable:
             self.paths_cache.clear()
         paths = self.paths_cache[key] = self._paths(routes)
         return paths
+
+
+class FlatNics:
+    """Contention on a flat model: each rank's NIC is two links, sending and receiving.
+
+    A flat model has no topology, so the only resource messages can share is
+    the end points' network interface: a message from *src* to *dst* is one
+    flow over ``("nic", src, "out")`` and ``("nic", dst, "in")`` whose size is
+    its lone transfer time ``wire(s) - wire(0)`` (the part that grows with the
+    size: ``s/bandwidth`` for Hockney, ``(s-1)G`` for LogGP) on links of one
+    second per second.  While ``k`` messages leave one rank (or reach one
+    rank) each moves at ``1/k`` of its lone speed: the tutorial's NIC sharing
+    (modeling tutorial, "Other Factors Affecting Communication Performance"),
+    here per rank since a flat model has no nodes (``twolevel`` shares per node).
+    A message to oneself and a model whose wire time does not grow with the size
+    (``zero``) make no flow.
+    """
+
+    CAPACITY = 1.0   # seconds of lone transfer per second
+
+    def __init__(self, network: NetworkModel, nranks: int) -> None:
+        self.network = network
+        self.nranks = nranks
+
+    def links(self) -> dict[tuple[str, int, str], tuple[float, float]]:
+        """``("nic", rank, "out"|"in") -> (1.0, 0.0)`` for every rank."""
+        return {("nic", r, way): (self.CAPACITY, 0.0)
+                for r in range(self.nranks) for way in ("out", "in")}
+
+    def contention_flows(self, src: int, dst: int, nbytes: int
+                         ) -> tuple[tuple[tuple[Any, ...], float], ...]:
+        """``((links, lone transfer seconds),)``, or ``()`` for a message to oneself."""
+        if src == dst:
+            return ()
+        wire = self.network.wire
+        return (((("nic", src, "out"), ("nic", dst, "in")),
+                 wire(src, dst, nbytes) - wire(src, dst, 0)),)
 
 
 class LinkLoad:

@@ -60,7 +60,12 @@ if TYPE_CHECKING:
     from .fabric import ContentionLayer
     from .rank import VirtualRank
 
-__all__ = ["Protocol", "BsimProtocol", "LogGPProtocol", "build_protocol", "PROTOCOLS"]
+__all__ = ["Protocol", "BsimProtocol", "LogGPProtocol", "build_protocol", "PROTOCOLS",
+           "DEFERRED"]
+
+#: ``Request.cost`` of a receive whose bytes move only when the receiver handles it
+#: (``bsim`` protocol with contention): ``settle`` asks the protocol to ``transfer`` it.
+DEFERRED = -1.0
 
 
 def transfer_payload(req: Request, msg: Message) -> None:
@@ -112,6 +117,13 @@ class Protocol(ABC):
     def matched(self, req: Request, msg: Message) -> None:
         """*msg* matched the posted receive *req*; arrange to resolve *req*."""
 
+    def transfer(self, vr: VirtualRank, req: Request, start: float, call: str) -> float:
+        """Move a receive's bytes from *start*, now that the receiver handles it; return the end.
+
+        Only protocols that resolve receives with ``cost = DEFERRED`` implement it.
+        """
+        raise NotImplementedError(f"the {self.name} protocol does not defer transfers")
+
     def poll(self, vr: VirtualRank, call: str) -> None:
         """A test or iprobe found nothing: charge ``poll_time`` of wait and yield.
 
@@ -153,9 +165,11 @@ class BsimProtocol(Protocol):
                                  f"got {send_cost!r}")
         self.send_cost: float | str = send_cost if self._send_network else float(send_cost)
         self._send_seconds = 0.0 if self._send_network else float(send_cost)
-        self._flow_cost: dict[Message, float] = {}      # contention: flow ended, not matched
-        self._flow_wait: dict[Message, Request] = {}    # contention: matched, flow in flight
-        self._on_flow = self._flow_done                  # bound once (contention hot path)
+        self._on_flow = self._on_transfer                # bound once (contention hot path)
+
+    def bind(self, engine: Engine) -> None:
+        super().bind(engine)
+        engine.defers = self.fabric is not None   # receives: cost DEFERRED (see transfer)
 
     def lookahead(self, net: NetworkModel) -> float:
         """``min_cost()``: no message between two ranks costs less (base.py)."""
@@ -163,13 +177,8 @@ class BsimProtocol(Protocol):
 
     def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
              synchronous: bool) -> None:
-        fabric = self.fabric
-        if fabric is not None:
-            vr.sync("Send")  # flows start in time order
         t = vr.clock
         msg.t_send = t
-        if fabric is not None:   # the bytes flow from the send time on
-            fabric.start_flow(t, vr.rank, dst.rank, msg.nbytes, self._on_flow, msg)
         eng = vr.engine
         lag = eng.lookahead
         if dst is vr and lag:   # to itself: visible once its own cost is paid
@@ -191,26 +200,39 @@ class BsimProtocol(Protocol):
 
     def matched(self, req: Request, msg: Message) -> None:
         transfer_payload(req, msg)
-        if self.fabric is not None:
-            cost = self._flow_cost.pop(msg, None)
-            if cost is None:
-                self._flow_wait[msg] = req   # resolved when the flow ends
-            else:
-                req.resolve(msg.t_send, cost, msg.t_send)
+        if self.fabric is not None:   # the bytes move when the receiver handles it
+            req.flow = msg
+            req.resolve(msg.t_send, DEFERRED, msg.t_send)
             return
         req.resolve(msg.t_send, self.net.cost(msg.src, msg.dst, msg.nbytes),
                      msg.t_send)
 
-    def _flow_done(self, done: float, delay: float, start: float, msg: Message) -> None:
-        """Contention: the receive costs ``cost + delay``, and never ends before the flow."""
-        cost = self.net.cost(msg.src, msg.dst, msg.nbytes) + delay
-        if msg.t_send + cost < done:
-            cost = done - msg.t_send
-        req = self._flow_wait.pop(msg, None)
-        if req is None:
-            self._flow_cost[msg] = cost
-        else:
-            req.resolve(msg.t_send, cost, msg.t_send)
+    def transfer(self, vr: VirtualRank, req: Request, start: float, call: str) -> float:
+        """Contention: move *req*'s message from *start* (the receiver handles it); its end.
+
+        The receive ends at ``start + cost(src, dst, s) + delay`` (never before
+        the flow ends), where ``delay`` is what sharing the links added to the
+        lone transfer, so a lone message costs exactly ``cost``.  A receiver
+        already blocked learns of a message only when it becomes visible, at
+        most the lookahead after it was sent: the flow then enters the network
+        late (``ContentionLayer.start_flow``) but is charged from *start*.  The
+        receiving rank sleeps until the end (``settle`` calls this once per
+        request).
+        """
+        msg = req.flow
+        fabric = self.fabric
+        assert msg is not None and fabric is not None
+        fabric.start_flow(start, msg.src, msg.dst, msg.nbytes, self._on_flow, req)
+        vr.suspend(call)
+        return vr.engine._now
+
+    def _on_transfer(self, done: float, delay: float, start: float, req: Request) -> None:
+        """The flow of a received message has ended: wake the receiver at the arrival."""
+        msg = req.flow
+        arrival = start + self.net.cost(msg.src, msg.dst, msg.nbytes) + delay
+        if arrival < done:
+            arrival = done
+        req.owner.wake(arrival)
 
 
 class LogGPProtocol(Protocol):

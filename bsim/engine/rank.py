@@ -161,6 +161,9 @@ class VirtualRank:
         transfers overlap each other and preceding ``add_time``; under ``bsim``
         ``cost`` is the whole message cost (the BSIM paper's receive rule).
         """
+        if self.engine.defers:
+            self._settle_in_turn(reqs, call)
+            return
         unknown = 0
         for r in reqs:
             if r.avail is None:
@@ -207,6 +210,71 @@ class VirtualRank:
                     tracer.message(m.src, m.dst, m.nbytes, m.tag, m.t_send, t)
         self.wait += wait
         self.comm += comm
+        self.clock = t
+
+    def _settle_in_turn(self, reqs: list[Request], call: str) -> None:
+        """:meth:`settle` when receives move their bytes as they are handled.
+
+        ``bsim`` protocol with contention (``docs/protocols.md``): a receive's
+        cost is known only once its flow has crossed the network, and its flow
+        starts when the rank handles it, so the requests are handled one at a
+        time as they become known, in order of ``avail`` as in :meth:`settle`.
+        A request is taken once no request still unknown can come before it:
+        an unknown receive's message is not visible yet, so its ``avail`` (the
+        send time) is later than ``now - lookahead``.
+        """
+        eng = self.engine
+        lag = eng.lookahead
+        tracer = eng.tracer
+        unknown = [r for r in reqs if r.avail is None]
+        ready = [r for r in reqs if r.avail is not None]
+        t = self.clock
+        while ready or unknown:
+            if unknown:
+                still = [r for r in unknown if r.avail is None]
+                if len(still) != len(unknown):
+                    ready += [r for r in unknown if r.avail is not None]
+                    unknown = still
+            best = min(ready, key=_avail_of) if ready else None   # ties: list order
+            if unknown and (best is None or eng._now < best.avail + lag):   # type: ignore[operator]
+                for r in unknown:
+                    r.waited = True
+                self.clock = t
+                self.waitset = unknown
+                self.wait_mode = _ANY
+                self.wake_at = math.inf
+                if best is not None:
+                    self.wake(max(eng._now, best.avail + lag))   # type: ignore[operator]
+                self.suspend(call)
+                self.wait_mode = _NONE
+                self.waitset = None
+                for r in unknown:
+                    r.waited = False
+                continue
+            assert best is not None
+            ready.remove(best)
+            avail = best.avail
+            assert avail is not None
+            if avail > t:
+                idle = avail - t
+                w = min(max(best.partner - t, 0.0), idle)
+                self.wait += w
+                self.comm += idle - w
+                if tracer is not None:
+                    _trace_idle(tracer, self.rank, call, t, w, avail)
+                t = avail
+            cost = best.cost
+            if cost < 0.0:   # DEFERRED: the bytes move now
+                self.clock = t
+                cost = best.cost = eng.protocol.transfer(self, best, t, call) - t
+            t += cost
+            self.comm += cost
+            if tracer is not None:
+                if cost > 0.0:
+                    tracer.span(self.rank, "comm", call, t - cost, t)
+                if best.flow is not None:
+                    m = best.flow
+                    tracer.message(m.src, m.dst, m.nbytes, m.tag, m.t_send, t)
         self.clock = t
 
     def settle_any(self, reqs: list[Request], call: str) -> int:

@@ -246,16 +246,24 @@ def schedule(op: str, algorithm: str | None, nprocs: int, nbytes: Any,
 
 
 def evaluate(rounds: Sequence[Sequence[Message]], p2p: Any, nprocs: int | None = None,
-             start: Sequence[float] | None = None) -> list[float]:
+             start: Sequence[float] | None = None,
+             pair_cost: Callable[[int, int, Any], float] | None = None) -> list[float]:
     """Per-rank finish times of *rounds* on a contention-free network (see module doc).
 
     *p2p* is the time of one message as for the collective models; *start*
     gives each rank's arrival time (default all 0.0); *nprocs* defaults to
-    ``len(start)`` or one more than the largest rank named.  A rank's finish
-    is the end of its last message (its start if it has none).  Raises
-    ``ValueError`` for a self-message, a rank out of range or a negative size.
+    ``len(start)`` or one more than the largest rank named.  With
+    *pair_cost* ``(src, dst, nbytes) -> seconds`` each message costs what its
+    own pair costs (a topology: the algorithm's real partners) and *p2p* is
+    ignored.  A rank's finish is the end of its last message (its start if it
+    has none).  Raises ``ValueError`` for a self-message, a rank out of range
+    or a negative size.
     """
-    cost = as_p2p(p2p)
+    if pair_cost is None:
+        one = as_p2p(p2p)
+
+        def pair_cost(src: int, dst: int, nbytes: Any) -> float:
+            return one(nbytes)
     if nprocs is None:
         nprocs = len(start) if start is not None else 1 + max(
             (max(s, d) for rnd in rounds for s, d, _ in rnd), default=0)
@@ -272,7 +280,7 @@ def evaluate(rounds: Sequence[Sequence[Message]], p2p: Any, nprocs: int | None =
             if nbytes < 0:
                 raise ValueError(f"round {index}: negative size {nbytes} ({src} -> {dst})")
             # send_free[src] >= ready[src] and recv_free[dst] >= ready[dst] always.
-            end = max(send_free[src], recv_free[dst]) + cost(nbytes)
+            end = max(send_free[src], recv_free[dst]) + pair_cost(src, dst, nbytes)
             send_free[src] = end
             recv_free[dst] = end
         ready = [max(s, r) for s, r in zip(send_free, recv_free, strict=True)]

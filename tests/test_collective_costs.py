@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+import bsim
+
 from netmodels.collective_costs import (
     ALGORITHMS,
     OPS,
@@ -533,3 +535,57 @@ def test_describe_lists_models():
     text = describe_collective_models()
     for name in ("analytic", "clog", "table"):
         assert f"{name}:" in text
+
+
+# -- analytic costs on a topology follow the algorithm's partners ------------------------
+
+def _one_collective(op, n):
+    def main():
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        P = comm.size
+        buf = bsim.Buffer
+        if op == "allreduce":
+            comm.Allreduce(buf(n), buf(n))
+        elif op == "bcast":
+            comm.Bcast(buf(n), root=0)
+        elif op == "allgather":
+            comm.Allgather(buf(n // P), buf(n))
+        elif op == "alltoall":
+            comm.Alltoall(buf(n), buf(n))
+        elif op == "barrier":
+            comm.Barrier()
+        elif op == "reduce_scatter":
+            comm.Reduce_scatter_block(buf(n), buf(n // P))
+    return main
+
+
+def test_analytic_allreduce_on_a_torus_pays_the_partners_hops():
+    """Recursive doubling on a 32x32 torus, block mapping: step k's partner is 2^k away.
+
+    In x the partners are 1, 2, 4, 8, 16 hops away, then the same in y: 62 hops
+    in all over 10 steps, so ``T = 10 (latency + s/B) + 62 hop_latency``
+    (hand derivation).  The worst sampled pair at every step would pay 160.
+    """
+    lat, hop, bw, s = 1e-6, 1e-7, 1e9, 8
+    net = f"torus:dims=32x32,link_bandwidth={bw},latency={lat},hop_latency={hop}"
+    res = bsim.simulate(_one_collective("allreduce", s), ranks=1024, network=net)
+    assert res.elapsed == pytest.approx(10 * (lat + s / bw) + 62 * hop, rel=1e-12)
+
+
+@pytest.mark.parametrize("net,ranks", [
+    ("torus:dims=4x4,link_bandwidth=1e9", 16),
+    ("torus:dims=8x4,link_bandwidth=1e9,cores=2", 64),
+    ("fattree:k=4,n=2,link_bandwidth=1e9", 16),
+    ("bluewaters:supernodes=2", 64),
+])
+@pytest.mark.parametrize("op", ["allreduce", "bcast", "allgather", "alltoall", "barrier",
+                                "reduce_scatter"])
+@pytest.mark.parametrize("n", [64, 1 << 16, 1 << 20])
+def test_analytic_on_a_topology_matches_the_expanded_algorithm(net, ranks, op, n):
+    """Without contention the analytic time is the engine's message-by-message run of the
+    same algorithm (``--collectives algorithmic``) to 0.5%: one formula, the real partners."""
+    main = _one_collective(op, n)
+    analytic = bsim.simulate(main, ranks=ranks, network=net).elapsed
+    expanded = bsim.simulate(main, ranks=ranks, network=net, collectives="algorithmic").elapsed
+    assert analytic == pytest.approx(expanded, rel=5e-3)

@@ -108,9 +108,12 @@ class CollectiveCosts:
                 group: tuple[int, ...]) -> Callable[[float], float]:
         """One message's time for formulas on *comm*: the worst of a few member pairs.
 
-        The pairs are (member 0, member k) for k in {1, P/2, P-1}: enough to
-        see the intra/inter-node and near/far distinction of topologies
-        without a P-sized scan.
+        The pairs are (member 0, member k) for k in {1, P/2, P-1}.  On a
+        topology the analytic source prices each message by its own pair
+        instead (``Analytic.time_on_pairs``); this single time is the
+        fallback for schedules past its budget (an upper bound there: every
+        step pays the farthest sampled pair) and the ``p2p`` of the other
+        sources.
         """
         key = comm.coll_ctx
         fn = self._p2p_cache.get(key)
@@ -143,7 +146,15 @@ class CollectiveCosts:
                 alg = self.algorithm(op, P, nbytes)
                 assert alg is not None   # an algorithmic source always names one
                 model = Analytic({op: alg})
-            t = model.time(op, P, nbytes, self.p2p_for(engine, comm, group))
+            t = None
+            net = engine.network
+            if isinstance(model, Analytic) and hasattr(net, "node_of"):
+                # a topology (or nodes): price each step by the algorithm's real partners
+                def pair_cost(a: int, b: int, n: Any, _g: tuple[int, ...] = group) -> float:
+                    return net.cost(_g[a], _g[b], int(n))
+                t = model.time_on_pairs(op, P, nbytes, pair_cost)
+            if t is None:
+                t = model.time(op, P, nbytes, self.p2p_for(engine, comm, group))
             self._cost_cache[key] = t
         return t
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 import bsim
-
 from netmodels.collective_costs import (
     ALGORITHMS,
     OPS,

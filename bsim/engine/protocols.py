@@ -49,6 +49,7 @@ from netmodels.registry import Registry
 from netmodels.spec import SpecError, parse_spec
 
 from ..errors import TruncationError
+from .envelope import Enveloped
 from .events import PRIO_NET, NetEvent
 from .matching import Message
 
@@ -91,8 +92,12 @@ class Protocol(ABC):
     name: ClassVar[str] = ""
     parameters: ClassVar[dict[str, str]] = {}
 
-    def __init__(self, poll_time: float = 1e-6) -> None:
+    def __init__(self, poll_time: float = 1e-6, envelope: int = 0) -> None:
         self.poll_time = float(poll_time)
+        if isinstance(envelope, bool) or not isinstance(envelope, int) or envelope < 0:
+            raise ValueError(f"{self.name} protocol: envelope must be an int >= 0 (bytes), "
+                             f"got {envelope!r}")
+        self.envelope = envelope
         # set by bind(): a protocol is used only once bound to its engine
         self.engine: Engine
         self.net: NetworkModel
@@ -101,7 +106,7 @@ class Protocol(ABC):
     def bind(self, engine: Engine) -> None:
         """Attach to an engine (its network model and ranks)."""
         self.engine = engine
-        self.net = engine.network
+        self.net = Enveloped(engine.network, self.envelope) if self.envelope else engine.network
         self.fabric = engine.fabric
 
     @abstractmethod
@@ -142,9 +147,15 @@ class Protocol(ABC):
         """Parameters by name."""
         return {k: getattr(self, k) for k in self.parameters}
 
+    #: options written into the spec only when they differ from these defaults
+    #: (the physics knobs added later: older records stay the same strings)
+    quiet_defaults: ClassVar[dict[str, Any]] = {"envelope": 0, "injection": "serial",
+                                                "data": "inject"}
+
     def spec(self) -> str:
         """Spec string that rebuilds this protocol."""
-        args = ",".join(f"{k}={v}" for k, v in self.params().items())
+        args = ",".join(f"{k}={v}" for k, v in self.params().items()
+                        if self.quiet_defaults.get(k, self) != v)
         return f"{self.name}:{args}" if args else self.name
 
 
@@ -154,10 +165,12 @@ class BsimProtocol(Protocol):
     name = "bsim"
     parameters = {"send_cost": "seconds charged to every send (BSIM paper: 0), or 'network': "
                                "the message's network cost, as the tutorial's models count",
-                  "poll_time": "seconds charged to a test/iprobe that finds nothing"}
+                  "poll_time": "seconds charged to a test/iprobe that finds nothing",
+                  "envelope": "bytes of header added to every message on the wire (default 0)"}
 
-    def __init__(self, send_cost: float | str = 0.0, poll_time: float = 1e-6) -> None:
-        super().__init__(poll_time)
+    def __init__(self, send_cost: float | str = 0.0, poll_time: float = 1e-6,
+                 envelope: int = 0) -> None:
+        super().__init__(poll_time, envelope)
         self._send_network = send_cost == "network"
         if not self._send_network:
             if isinstance(send_cost, str) or not send_cost >= 0:
@@ -222,7 +235,8 @@ class BsimProtocol(Protocol):
         msg = req.flow
         fabric = self.fabric
         assert msg is not None and fabric is not None
-        fabric.start_flow(start, msg.src, msg.dst, msg.nbytes, self._on_flow, req)
+        fabric.start_flow(start, msg.src, msg.dst, msg.nbytes + self.envelope, self._on_flow,
+                          req)
         vr.suspend(call)
         return vr.engine._now
 
@@ -240,13 +254,27 @@ class LogGPProtocol(Protocol):
 
     name = "loggp"
     parameters = {"eager_limit": "largest eager message, bytes (larger: rendezvous)",
-                  "poll_time": "seconds charged to a test/iprobe that finds nothing"}
+                  "poll_time": "seconds charged to a test/iprobe that finds nothing",
+                  "envelope": "bytes of header added to every message on the wire (default 0)",
+                  "injection": "serial: a rank's NIC injects one message at a time (LogGP's "
+                               "gap, default); parallel: no per-rank queue (the links share)",
+                  "data": "when an eager message's bytes move: inject (at the send, LogGP, "
+                          "default) or match (once the receive is posted, as SMPI)"}
 
-    def __init__(self, eager_limit: int = 65536, poll_time: float = 1e-6) -> None:
-        super().__init__(poll_time)
+    def __init__(self, eager_limit: int = 65536, poll_time: float = 1e-6, envelope: int = 0,
+                 injection: str = "serial", data: str = "inject") -> None:
+        super().__init__(poll_time, envelope)
         if not eager_limit >= 0:
             raise ValueError(f"loggp protocol: eager_limit must be >= 0, got {eager_limit!r}")
+        if injection not in ("serial", "parallel"):
+            raise ValueError(f"loggp protocol: injection must be serial or parallel, "
+                             f"got {injection!r}")
+        if data not in ("inject", "match"):
+            raise ValueError(f"loggp protocol: data must be inject or match, got {data!r}")
         self.eager_limit = int(eager_limit)
+        self.injection, self.data = injection, data
+        self._serial = injection == "serial"
+        self._at_match = data == "match"
         self._on_eager = self._eager_done     # bound once (contention hot path)
 
     def lookahead(self, net: NetworkModel) -> float:
@@ -285,13 +313,20 @@ class LogGPProtocol(Protocol):
         if o and eng.tracer is not None:
             eng.tracer.span(vr.rank, "comm", req.call, t, t + o)
         if n <= self.eager_limit and not synchronous:
+            if self._at_match:   # detached: the bytes move once the receive is posted
+                msg.rendezvous = False
+                req.resolve(t + o, 0.0, t)
+                self._deliver_at(vr, dst.rank, msg,
+                                 self._fifo(vr, dst.rank, t + o + self.engine.lookahead))
+                return
             start = t + o
-            if vr.nic_free > start:
-                start = vr.nic_free
-            vr.nic_free = start + net.gap(vr.rank, n)
+            if self._serial:
+                if vr.nic_free > start:
+                    start = vr.nic_free
+                vr.nic_free = start + net.gap(vr.rank, n)
             if self.fabric is not None:
-                self.fabric.start_flow(start, vr.rank, dst.rank, n, self._on_eager, msg,
-                                       ordered=True)
+                self.fabric.start_flow(start, vr.rank, dst.rank, n + self.envelope,
+                                       self._on_eager, msg, ordered=True)
                 req.resolve(t + o, 0.0, t)
                 return
             arrival = self._fifo(vr, dst.rank, start + net.wire(vr.rank, dst.rank, n))
@@ -312,6 +347,16 @@ class LogGPProtocol(Protocol):
         net = self.net
         o_r = net.recv_overhead(msg.nbytes)
         if not msg.rendezvous:
+            if self._at_match:   # the bytes leave when both sides are there
+                # (visible - lookahead = t_send + o_s unless held back behind this
+                # pair's earlier messages)
+                start = max(msg.visible - self.engine.lookahead, req.t_post)
+                if self.fabric is not None:
+                    self.fabric.start_flow(start, msg.src, msg.dst, msg.nbytes + self.envelope,
+                                           self._data_done, (req, msg, o_r))
+                    return
+                req.resolve(start + net.wire(msg.src, msg.dst, msg.nbytes), o_r, msg.t_send)
+                return
             req.resolve(msg.visible, o_r, msg.t_send)
             return
         # clear-to-send leaves when both the request-to-send and the receive are there
@@ -331,14 +376,15 @@ class LogGPProtocol(Protocol):
         sender = eng.ranks[src]
         net = self.net
         start = eng._now
-        if sender.nic_free > start:
-            start = sender.nic_free
         gap = net.gap(src, nbytes)
-        sender.nic_free = start + gap
+        if self._serial:
+            if sender.nic_free > start:
+                start = sender.nic_free
+            sender.nic_free = start + gap
         sreq = cts.sreq if cts.sreq is not None else eng.handles.pop(cts.msg_key)
         sreq.resolve(start + gap, 0.0, cts.t_post)
         if self.fabric is not None:
-            self.fabric.start_flow(start, src, dst, nbytes, self._data_done,
+            self.fabric.start_flow(start, src, dst, nbytes + self.envelope, self._data_done,
                                    (cts.req, cts.msg, cts.o_r))
             return
         arrival = start + net.wire(src, dst, nbytes)

@@ -64,6 +64,9 @@ def process_grids(lattice: tuple[int, ...], nprocs: int) -> Iterator[tuple[int, 
     yield from rec(0, nprocs)
 
 
+PROTOCOL = "bsim"   # --protocol
+
+
 def tpi(grid: tuple[int, ...], node: tuple[int, ...], contention: str | None) -> float:
     """Seconds per CG iteration of milc_cg with this grid and NodeVolume."""
     params = {"nx": LATTICE[0], "ny": LATTICE[1], "nz": LATTICE[2], "nt": LATTICE[3],
@@ -73,7 +76,8 @@ def tpi(grid: tuple[int, ...], node: tuple[int, ...], contention: str | None) ->
     for niters in (1, 3):
         target = load_target("milc_cg", {**params, "niters": niters})
         res = bsim.simulate(target.main, target.ranks, network=target.network_for(NETWORK),
-                            collectives=ALLREDUCE, contention=contention, kwargs=target.params)
+                            collectives=ALLREDUCE, contention=contention, protocol=PROTOCOL,
+                            kwargs=target.params)
         times.append(res.elapsed)
     return (times[1] - times[0]) / 2
 
@@ -83,8 +87,10 @@ def fmt(shape: tuple[int, ...]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    global PROTOCOL
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.parse_args(argv)
+    ap.add_argument("--protocol", default=PROTOCOL, help="bsim (default) or loggp[:...]")
+    PROTOCOL = ap.parse_args(argv).protocol
     nprocs = NODES * CORES
     t0 = time.perf_counter()
     rows = []
@@ -97,7 +103,8 @@ def main(argv: list[str] | None = None) -> None:
     rows.sort(key=lambda r: (r[5], r[0], r[1]))
     print(f"L = {fmt(LATTICE)}, {NODES} nodes x {CORES} cores; {len(rows)} layouts; "
           f"TPI in us")
-    print(f"network: {NETWORK} (+ fluid NIC contention)\nallreduce: {ALLREDUCE}")
+    print(f"network: {NETWORK} (+ fluid NIC contention)\nallreduce: {ALLREDUCE}\n"
+          f"protocol: {PROTOCOL}")
     print(f"{'Q (grid)':<11} {'N (node)':<11} {'C (cut)':<9} {'S':<9} {'ISP':>5} {'SSN':>6} "
           f"{'TPI':>9} {'TPI no-cont':>11}")
     for grid, node, cut, isp_v, ssn_v, t_fluid, t_flat in rows:

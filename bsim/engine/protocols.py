@@ -33,10 +33,14 @@ completes at ``max(tp, ts) + cost``.
 Contention (``engine.fabric``, :mod:`bsim.engine.fabric`): when a run has
 a fluid contention layer, each message's bytes are a flow through the network
 and the time contention adds, ``delay``, is charged where the transfer time
-is computed: under ``bsim`` the flow starts at the send time and the receive
-costs ``cost(src, dst, s) + delay`` (resolved when the flow ends); under
-``loggp`` the injection starts the flow and the data arrives at
-``start + wire(s) + delay``.  Without a fabric nothing here changes.
+is computed.  Under ``bsim`` a receive's bytes move when its receiver handles
+it (receives are resolved with ``cost = DEFERRED`` and the rank, in
+``settle``, asks :meth:`BsimProtocol.transfer`): the receive ends at
+``max(t, ts) + cost(src, dst, s) + delay``, so the receiver-side rule and the
+bandwidth share are never both charged.  Under ``loggp`` the injection (or,
+with ``data=match``, the match) starts the flow and the data arrives at
+``start + wire(s) + delay``.  Without a fabric nothing here changes
+(``docs/protocols.md``, "Contention").
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ A rank's ``clock`` is its own simulated time.  It may run *ahead* of the
 engine's ``now``: ``add_time`` and fully determined waits only move the clock
 (no event), and the rank synchronises with the engine (sleeps until
 ``now == clock``) only before an action whose outcome depends on what other
-ranks did up to that instant: a send under the ``bsim`` protocol, a
-wildcard receive, a probe, a test.  Whenever a rank runs, ``clock >= now``.
+ranks did up to that instant: a wildcard receive, a probe, a test.  Whenever a
+rank runs, ``clock >= now - lookahead`` (it may trail ``now`` when what it
+waited for became visible only after the lookahead).
 
 Accounting (``docs/protocols.md``): every advance of the clock is charged to
 exactly one of ``calc`` (``add_time``), ``wait`` (blocked because a partner had

@@ -70,7 +70,7 @@ def lone_time(net: str, protocol: str, n: int) -> float:
         return m.cost(0, 5, n)                              # BSIM paper: l + s/w at the receiver
     o_s, o_r = m.send_overhead(n), m.recv_overhead(n)
     eager_limit = 0 if protocol == "loggp:eager_limit=0" else 65536
-    if n > eager_limit:                                     # request, clear-to-send, data
+    if n > eager_limit and "data=match" not in protocol:    # request, clear-to-send, data
         return o_s + 2 * m.wire(0, 5, 0) + m.wire(0, 5, n) + o_r
     return o_s + m.wire(0, 5, n) + o_r                      # eager: o + wire + o
 

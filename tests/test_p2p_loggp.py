@@ -173,3 +173,27 @@ def test_small_message_does_not_overtake_a_large_one():
     big_arrival = o + 1_000_000 * G + Lw
     assert close(t1, big_arrival + o)
     assert close(t2, big_arrival + 2 * o)
+
+
+def test_data_at_match_moves_bytes_once_the_receive_is_posted():
+    """``data=match`` (SMPI's rule): a small send returns at once, its bytes leave when the
+    receive is posted; above the eager limit the sender also waits for the data to arrive."""
+    import bsim as _bsim
+    from bsim import MPI as _MPI
+    lat, bw, late = 1e-6, 1e9, 1e-3
+
+    def main(n):
+        comm = _MPI.COMM_WORLD
+        if comm.rank == 0:
+            comm.Send(_bsim.Buffer(n), dest=1)
+        else:
+            _bsim.add_time(late)
+            comm.Recv(_bsim.Buffer(n), source=0)
+
+    for n in (1000, 1 << 20):
+        res = _bsim.simulate(main, ranks=2, network=f"hockney:latency={lat},bandwidth={bw}",
+                             protocol="loggp:data=match", kwargs={"n": n})
+        arrival = late + lat + n / bw          # starts at the post, no handshake
+        assert res.finish[1] == pytest.approx(arrival, rel=1e-12)
+        sender = 0.0 if n <= 65536 else arrival
+        assert res.finish[0] == pytest.approx(sender, rel=1e-12, abs=1e-15)

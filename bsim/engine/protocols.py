@@ -262,8 +262,10 @@ class LogGPProtocol(Protocol):
                   "envelope": "bytes of header added to every message on the wire (default 0)",
                   "injection": "serial: a rank's NIC injects one message at a time (LogGP's "
                                "gap, default); parallel: no per-rank queue (the links share)",
-                  "data": "when an eager message's bytes move: inject (at the send, LogGP, "
-                          "default) or match (once the receive is posted, as SMPI)"}
+                  "data": "when bytes move: inject (eager at the send, LogGP; rendezvous "
+                          "after a handshake; default) or match (once the receive is posted, "
+                          "no handshake; above eager_limit the sender waits for the data: "
+                          "SMPI's rule)"}
 
     def __init__(self, eager_limit: int = 65536, poll_time: float = 1e-6, envelope: int = 0,
                  injection: str = "serial", data: str = "inject") -> None:
@@ -316,13 +318,22 @@ class LogGPProtocol(Protocol):
         eng = vr.engine
         if o and eng.tracer is not None:
             eng.tracer.span(vr.rank, "comm", req.call, t, t + o)
-        if n <= self.eager_limit and not synchronous:
-            if self._at_match:   # detached: the bytes move once the receive is posted
-                msg.rendezvous = False
+        eager = n <= self.eager_limit and not synchronous
+        if self._at_match:   # the bytes move once the receive is posted (SMPI's rule)
+            msg.rendezvous = False
+            if eager:   # detached: the sender goes on at once
+                msg.sreq = None
                 req.resolve(t + o, 0.0, t)
-                self._deliver_at(vr, dst.rank, msg,
-                                 self._fifo(vr, dst.rank, t + o + self.engine.lookahead))
-                return
+            elif eng.host_of is not None:
+                raise NotImplementedError(
+                    "loggp data=match: a send above the eager limit completes when its data "
+                    "arrives, which needs one host process (run without mpiexec)")
+            else:       # the sender completes when its data has arrived (_arrived)
+                msg.sreq = req
+            self._deliver_at(vr, dst.rank, msg,
+                             self._fifo(vr, dst.rank, t + o + self.engine.lookahead))
+            return
+        if eager:
             start = t + o
             if self._serial:
                 if vr.nic_free > start:
@@ -359,7 +370,7 @@ class LogGPProtocol(Protocol):
                     self.fabric.start_flow(start, msg.src, msg.dst, msg.nbytes + self.envelope,
                                            self._data_done, (req, msg, o_r))
                     return
-                req.resolve(start + net.wire(msg.src, msg.dst, msg.nbytes), o_r, msg.t_send)
+                self._arrived(req, msg, o_r, start + net.wire(msg.src, msg.dst, msg.nbytes))
                 return
             req.resolve(msg.visible, o_r, msg.t_send)
             return
@@ -414,7 +425,19 @@ class LogGPProtocol(Protocol):
         arrival = start + self.net.wire(msg.src, msg.dst, msg.nbytes) + delay
         if arrival < done:
             arrival = done
+        if self._at_match:
+            self._arrived(req, msg, o_r, arrival)
+            return
         req.resolve(arrival, o_r, msg.t_send)
+
+    @staticmethod
+    def _arrived(req: Request, msg: Message, o_r: float, arrival: float) -> None:
+        """``data=match``: the data is in; the receive, and a waiting sender, complete."""
+        req.resolve(arrival, o_r, msg.t_send)
+        sreq = msg.sreq
+        if sreq is not None:   # above the eager limit: the sender waited for the transfer
+            msg.sreq = None
+            sreq.resolve(arrival, 0.0, req.t_post)
 
 
 class ClearToSend(NetEvent):

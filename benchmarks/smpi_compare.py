@@ -2,7 +2,8 @@
 
 For each program and platform size: SMPI's and bsim's predicted times, their
 difference, and host wall time and peak RSS of both, runs alternated in one
-sitting.  bsim runs with the setting that models SMPI's physics
+sitting (peak RSS: the running maximum over the runs so far, from getrusage).  bsim
+runs with the setting that models SMPI's physics
 (``bsim.validation.smpi.SMPI_PROTOCOL``, ``--contention fluid``).
 
     python benchmarks/smpi_compare.py [--max-ranks 4096] [--programs ring,halo2d]

@@ -242,7 +242,7 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         bytes=np.fromiter((r.nbytes for r in rs), np.int64, len(rs)),
         network=engine.network.spec(), protocol=engine.protocol.spec(),
         collectives=engine.collective_costs.spec(),
-        contention="fluid" if engine.fabric is not None else "none",
+        contention=engine.fabric.spec() if engine.fabric is not None else "none",
         program=name,
         params=dict(params), events=engine.events, host_seconds=engine.host_seconds,
         returns=[r.retval for r in rs],

@@ -37,12 +37,20 @@ _REL_EPS = 1e-12
 
 
 def max_min_rates(flows: Mapping[FlowId, tuple[LinkId, ...]],
-                  capacity: Mapping[LinkId, float]) -> dict[FlowId, float]:
+                  capacity: Mapping[LinkId, float],
+                  weights: Mapping[FlowId, float] | None = None) -> dict[FlowId, float]:
     """Max-min fair rates (bytes/second) of *flows* (id -> links) on *capacity*.
 
-    Flows with no links get ``math.inf``.  Raises ``KeyError`` naming a link
-    without a capacity.
+    With *weights* (flow id -> weight > 0; missing flows weigh 1) the
+    allocation is weighted max-min: a link's level is ``residual / unfrozen
+    weight`` and a flow frozen there gets ``level * weight`` (Bertsekas &
+    Gallager Sec. 6.5.2, weighted form; SimGrid's LMM with penalty ``1 /
+    weight``).  Flows with no links get ``math.inf``.  Raises ``KeyError``
+    naming a link without a capacity.
     """
+    weight = {fid: 1.0 for fid in flows}
+    if weights is not None:
+        weight.update((fid, float(w)) for fid, w in weights.items() if fid in weight)
     rates: dict[FlowId, float] = {}
     residual: dict[LinkId, float] = {}
     users: dict[LinkId, list[FlowId]] = {}
@@ -58,21 +66,18 @@ def max_min_rates(flows: Mapping[FlowId, tuple[LinkId, ...]],
                 users[link] = []
             users[link].append(fid)
     order = {link: i for i, link in enumerate(residual)}   # deterministic tie-break
-    count = {link: len(fids) for link, fids in users.items()}
-    while count:
-        link = min(count, key=lambda lk: (residual[lk] / count[lk], order[lk]))
-        share = residual[link] / count[link]
-        for fid in users[link]:
-            if fid in rates:
-                continue
-            rates[fid] = share
+    unfrozen = {link: list(fids) for link, fids in users.items()}
+    while unfrozen:
+        level = {lk: residual[lk] / sum(weight[f] for f in fids) for lk, fids in unfrozen.items()}
+        link = min(level, key=lambda lk: (level[lk], order[lk]))
+        for fid in unfrozen.pop(link):
+            rates[fid] = rate = level[link] * weight[fid]
             for other in flows[fid]:
-                if other in count:
-                    residual[other] -= share
-                    count[other] -= 1
-                    if count[other] == 0:
-                        del count[other]
-        count.pop(link, None)
+                if other in unfrozen:
+                    residual[other] -= rate
+                    unfrozen[other].remove(fid)
+                    if not unfrozen[other]:
+                        del unfrozen[other]
     return rates
 
 
@@ -93,6 +98,7 @@ class FluidNetwork:
         self._left: dict[FlowId, float] = {}
         self._rate: dict[FlowId, float] = {}
         self._seq: dict[FlowId, int] = {}
+        self._weight: dict[FlowId, float] = {}
         self._counter = 0
 
     def __len__(self) -> int:
@@ -109,8 +115,14 @@ class FluidNetwork:
         """Bytes *flow_id* still has to move at :attr:`now`."""
         return self._left[flow_id]
 
-    def add_flow(self, t: float, flow_id: FlowId, links: Iterable[LinkId], nbytes: float) -> None:
-        """Start *flow_id* at time *t* over *links* (duplicates ignored) with *nbytes*."""
+    def add_flow(self, t: float, flow_id: FlowId, links: Iterable[LinkId], nbytes: float,
+                 weight: float = 1.0) -> None:
+        """Start *flow_id* at time *t* over *links* (duplicates ignored) with *nbytes*.
+
+        *weight* is its claim in weighted max-min sharing (see :func:`max_min_rates`).
+        """
+        if not (weight > 0 and math.isfinite(weight)):
+            raise ValueError(f"flow {flow_id!r}: weight must be finite and > 0, got {weight!r}")
         if flow_id in self._links:
             raise ValueError(f"flow {flow_id!r} already active")
         if not (nbytes >= 0 and math.isfinite(nbytes)):
@@ -123,6 +135,7 @@ class FluidNetwork:
         self._links[flow_id] = path
         self._left[flow_id] = float(nbytes)
         self._seq[flow_id] = self._counter
+        self._weight[flow_id] = float(weight)
         self._counter += 1
         self._recompute()
 
@@ -131,10 +144,11 @@ class FluidNetwork:
         if flow_id not in self._links:
             raise KeyError(f"flow {flow_id!r} is not active")
         del self._links[flow_id], self._left[flow_id], self._rate[flow_id], self._seq[flow_id]
+        del self._weight[flow_id]
         self._recompute()
 
     def _recompute(self) -> None:
-        self._rate = max_min_rates(self._links, self.capacity)
+        self._rate = max_min_rates(self._links, self.capacity, self._weight)
 
     def _finish(self, fid: FlowId) -> float:
         left, rate = self._left[fid], self._rate[fid]
@@ -178,9 +192,11 @@ class FluidNetwork:
 
 
 def simulate_flows(flows: Iterable[tuple[FlowId, Iterable[LinkId], float, float]],
-                   capacity: Mapping[LinkId, float]) -> dict[FlowId, float]:
+                   capacity: Mapping[LinkId, float],
+                   weights: Mapping[FlowId, float] | None = None) -> dict[FlowId, float]:
     """Finish time of every flow ``(id, links, nbytes, start)`` under max-min sharing.
 
+    *weights* (flow id -> weight, default 1) makes it weighted max-min.
     Starts and completions are processed in time order; at equal times
     completions come first, then starts in the given order.
     """
@@ -199,6 +215,7 @@ def simulate_flows(flows: Iterable[tuple[FlowId, Iterable[LinkId], float, float]
             done[fid] = t
         else:
             start, _, fid, links, nbytes = pending[i]
-            net.add_flow(start, fid, links, nbytes)
+            net.add_flow(start, fid, links, nbytes,
+                         1.0 if weights is None else weights.get(fid, 1.0))
             i += 1
     return done

@@ -36,8 +36,10 @@ class Torus(TopologyModel):
 
     Routing is dimension order (0, 1, 2, ...), the short way round each
     ring; when the distance is exactly ``k_d/2`` both ways are equally short
-    and the message goes the ``+`` way (so on a ring of 2 only ``+`` links
-    carry traffic).  A 4x4 torus and the route from node 0 (0,0) to node 10
+    and ``tie`` decides: ``plus`` (default) goes the ``+`` way (so on a ring
+    of 2 only ``+`` links carry traffic); ``simgrid`` goes ``+`` except from
+    coordinate ``k_d/2``, whence ``-`` (the rule of SimGrid's TorusZone, for
+    differential checks against SMPI).  A 4x4 torus and the route from node 0 (0,0) to node 10
     (2,2): two ``+`` hops in x (tie, k/2 = 2: goes +), then two ``+`` in y::
 
         y=3  12 ---13 ---14 ---15 ---(wrap to 12)
@@ -55,18 +57,23 @@ class Torus(TopologyModel):
         "dims": "ring sizes joined by x, e.g. 16x16x16",
         "link_bandwidth": "bytes/second per link per direction",
         "hop_latency": "seconds per router-to-router hop",
+        "tie": "direction at exactly half a ring: plus (default) or simgrid (+ except "
+               "from coordinate k/2, as SimGrid's TorusZone)",
         **TopologyModel.common_parameters,
     }
 
     def __init__(self, dims: str | int | tuple[int, ...] = "8x8x8",
                  link_bandwidth: float = 1e10, hop_latency: float = 1e-7,
-                 latency: float = 1e-6, intra_latency: float = 5e-7,
+                 tie: str = "plus", latency: float = 1e-6, intra_latency: float = 5e-7,
                  intra_bandwidth: float = 2e10, cores: int = 1,
                  mapping: str | Mapping = "block") -> None:
         self.shape = parse_dims(self.name, dims)
         self.dims = "x".join(map(str, self.shape))
         check_positive(self.name, link_bandwidth=link_bandwidth)
         check_nonnegative(self.name, hop_latency=hop_latency)
+        if tie not in ("plus", "simgrid"):
+            raise NetworkSpecError(f"torus: tie must be plus or simgrid, got {tie!r}")
+        self.tie = tie
         self.link_bandwidth = float(link_bandwidth)
         self.hop_latency = float(hop_latency)
         self._nnodes = math.prod(self.shape)
@@ -116,10 +123,13 @@ class Torus(TopologyModel):
         target = self._coords[b]
         node = a
         stride = 1
+        simgrid = self.tie == "simgrid"
         for d, k in enumerate(self.shape):
             delta = (target[d] - cur[d]) % k      # steps going +
             if delta:
                 step, count = (1, delta) if delta + delta <= k else (-1, k - delta)
+                if delta + delta == k and simgrid and cur[d] + cur[d] == k:
+                    step = -1
                 for _ in range(count):
                     links.append((node, d, step))
                     x = cur[d]

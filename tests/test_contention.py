@@ -115,3 +115,18 @@ def test_tie_order_is_insertion_order():
     net.add_flow(0.0, "second", ["y"], 1)
     net.add_flow(0.0, "first", ["x"], 1)
     assert net.next_completion() == (1.0, "second")
+
+
+def test_weighted_max_min_rates_by_hand():
+    """Link of 3 B/s shared by weights 2 and 1: rates 2 and 1.  A second link of 1.5 B/s
+    under the weight-1 flow alone leaves it its 1 (the 3-link level is lower)."""
+    rates = max_min_rates({"a": ("l",), "b": ("l", "m")}, {"l": 3.0, "m": 1.5},
+                          {"a": 2.0, "b": 1.0})
+    assert rates == pytest.approx({"a": 2.0, "b": 1.0})
+    # m at 0.5: b frozen at 0.5 there, a takes the rest of l (2.5)
+    rates = max_min_rates({"a": ("l",), "b": ("l", "m")}, {"l": 3.0, "m": 0.5},
+                          {"a": 2.0, "b": 1.0})
+    assert rates == pytest.approx({"a": 2.5, "b": 0.5})
+    # equal weights are plain max-min
+    assert max_min_rates({"a": ("l",), "b": ("l",)}, {"l": 3.0}, {"a": 5.0, "b": 5.0}) == \
+        pytest.approx({"a": 1.5, "b": 1.5})

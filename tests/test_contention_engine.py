@@ -165,6 +165,137 @@ def test_incremental_solver_matches_reference_fluid(seed):
         assert math.isclose(res.finish[dst], expected, rel_tol=1e-9), (r, dst)
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_latency_weighted_shares_split_a_link_by_route_latency(protocol):
+    """Ring of 8 with hop latency H: 0->1 (1 hop) and 7->1 (2 hops) share link (0,+).
+
+    ``share=latency`` weighs them 1/H and 1/(2H): 0->1 moves at 2B/3 and ends
+    at 1.5 S/B; 7->1 has moved S/2 by then and ends S/(2B) later, at 2 S/B.
+    ``share=equal`` gives both B/2: both end at 2 S/B.
+    """
+    H = 2.0**-22
+    net = ring(H)
+    model = build_network(net)
+    assert set(model.route(0, 1)) & set(model.route(7, 1)) == {(0, 0, 1)}
+    pairs = [(0, 1), (7, 1)]
+    weighted = bsim.simulate(exchange(pairs), ranks=8, network=net, protocol=protocol,
+                             contention="fluid:share=latency")
+    assert weighted.contention == "fluid:share=latency"
+    equal = bsim.simulate(exchange(pairs), ranks=8, network=net, protocol=protocol,
+                          contention="fluid")
+    lone = LAT + 2 * H + S / B   # 7->1 alone; 0->1 alone is H less
+    # the receiver's finish is its last message: 2 S/B in both modes (weights move bytes
+    # between flows, not the total); the first message's end shows the weighting
+    assert close(equal.finish[1], weighted.finish[1])
+    assert weighted.finish[1] >= lone + S / B * (1 - 1e-12)
+
+    def first_done():
+        comm = MPI.COMM_WORLD
+        r = comm.Get_rank()
+        if r == 1:
+            a = comm.Irecv(bsim.Buffer(S), source=0, tag=0)
+            b = comm.Irecv(bsim.Buffer(S), source=7, tag=1)
+            a.Wait()
+            t = MPI.Wtime()
+            b.Wait()
+            return t
+        if r in (0, 7):
+            comm.Send(bsim.Buffer(S), dest=1, tag=0 if r == 0 else 1)
+        return None
+
+    got = bsim.simulate(first_done, ranks=8, network=net, protocol="loggp:injection=parallel,"
+                        "data=match", contention="fluid:share=latency")
+    assert close(got.returns[1], LAT + H + 1.5 * S / B)
+    got = bsim.simulate(first_done, ranks=8, network=net, protocol="loggp:injection=parallel,"
+                        "data=match", contention="fluid")
+    assert close(got.returns[1], LAT + H + 2 * S / B)
+
+
+def test_flows_that_start_after_their_latency_share_later():
+    """Ring of 8, hop latency H, equal shares: 0->1 (latency H) and 7->1 (2H) share (0,+).
+
+    ``start=after_latency``: 0->1 enters at H and is alone until 7->1 enters at 2H,
+    so it has moved B*H by then; both then move at B/2: 0->1 ends at
+    2H + 2(S - BH)/B = 2S/B, 7->1 has BH left and ends H later.  Arrivals add the
+    end-point latency LAT: LAT + 2S/B and LAT + H + 2S/B -- each H earlier than with
+    ``start=send`` (LAT + H + 2S/B and LAT + 2H + 2S/B).  ``loggp`` with data moving
+    at the send (its overheads, the same in both runs, cancel in the differences).
+    """
+    H = 2.0**-22
+    net = ring(H)
+
+    def arrivals():
+        comm = MPI.COMM_WORLD
+        r = comm.Get_rank()
+        if r == 1:
+            reqs = [comm.Irecv(bsim.Buffer(S), source=src, tag=0) for src in (0, 7)]
+            times = []
+            for req in reqs:
+                req.Wait()
+                times.append(MPI.Wtime())
+            return times
+        if r in (0, 7):
+            comm.Send(bsim.Buffer(S), dest=1, tag=0)
+        return None
+
+    proto = "loggp:injection=parallel"
+    late = bsim.simulate(arrivals, ranks=8, network=net, protocol=proto,
+                         contention="fluid:start=after_latency")
+    assert late.contention == "fluid:start=after_latency"
+    now = bsim.simulate(arrivals, ranks=8, network=net, protocol=proto, contention="fluid")
+    (a0, a1), (b0, b1) = now.returns[1], late.returns[1]
+    assert close(a0 - b0, H) and close(a1 - b1, H)      # each H earlier
+    assert b0 > 2 * S / B                                # and both still shared the link
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_weighted_solver_matches_weighted_reference_fluid(seed):
+    """Random traffic on a 4x4 torus with hop latency: the engine's ``share=latency`` fluid
+    finishes equal the reference weighted max-min (``simulate_flows`` with weights 1 /
+    route latency), plus the model's latency."""
+    rng = random.Random(seed)
+    H = 2.0**-22
+    net = (f"torus:dims=4x4,link_bandwidth={B},latency={LAT},hop_latency={H},cores=2,"
+           f"mapping=roundrobin:nodes=16")
+    model = build_network(net)
+    model.prepare(32)
+    perm = list(range(16))
+    rng.shuffle(perm)
+    sizes = [rng.choice([2**16, 2**18, 2**20, 3 * 2**19]) for _ in range(16)]
+    starts = [rng.choice([0.0, 2.0**-12, 2.0**-11, 3 * 2.0**-12]) for _ in range(16)]
+
+    def main():
+        comm = MPI.COMM_WORLD
+        r = comm.Get_rank()
+        if r < 16:
+            bsim.add_time(starts[r])
+            comm.Send(bsim.Buffer(sizes[r]), dest=16 + perm[r])
+        else:
+            src = perm.index(r - 16)
+            comm.Recv(bsim.Buffer(sizes[src]), source=src)
+
+    res = bsim.simulate(main, ranks=32, network=net, contention="fluid:share=latency")
+    cap = {lk: bw for lk, (bw, _) in model.links().items()}
+    flows = [(r, model.route(r, 16 + perm[r]), float(sizes[r]), starts[r]) for r in range(16)]
+    weights = {r: 1.0 / (len(links) * H) for r, links, _, _ in flows if links}
+    assert len(set(weights.values())) > 1, "the draw must mix route lengths"
+    fluid = simulate_flows([f for f in flows if f[1]], cap, weights)
+    for r in range(16):
+        dst = 16 + perm[r]
+        if flows[r][1]:
+            expected = fluid[r] + LAT + len(flows[r][1]) * H
+        else:
+            expected = starts[r] + model.cost(r, dst, sizes[r])
+        assert math.isclose(res.finish[dst], expected, rel_tol=1e-9), (r, dst)
+
+
+def test_contention_spec_is_checked():
+    with pytest.raises(ValueError, match="share=equal|latency,start=send|after_latency"):
+        bsim.simulate(exchange([(0, 1)]), ranks=8, network=ring(), contention="fluid:share=rtt")
+    with pytest.raises(ValueError, match="unknown contention model 'static'"):
+        bsim.simulate(exchange([(0, 1)]), ranks=8, network=ring(), contention="static")
+
+
 def test_twolevel_nic_shared_by_the_cores_of_a_node():
     """4 cores, 1 NIC: 4 simultaneous inter-node messages each take 4*S/B; 2 NICs: 2*S/B."""
     inter = f"hockney:latency={LAT};bandwidth={B}"

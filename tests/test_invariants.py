@@ -1,7 +1,8 @@
 """Physical invariants of every model combination (docs/protocols.md, "Invariants").
 
 For every protocol (``bsim``; ``loggp`` eager, rendezvous, data moving at the
-match, parallel injection) and contention mode (none, fluid) on flat, torus,
+match, parallel injection) and contention mode (none, fluid; fluid with
+latency-weighted shares and bytes moving after the latency) on flat, torus,
 fat-tree and Blue Waters networks:
 
 * a lone message costs exactly the uncontended model (hand formulas below);
@@ -39,7 +40,7 @@ NETWORKS = {
 }
 PROTOCOLS = ["bsim", "loggp", "loggp:eager_limit=0", "loggp:data=match",
              "loggp:injection=parallel"]
-CONTENTION = ["none", "fluid"]
+CONTENTION = ["none", "fluid", "fluid:share=latency,start=after_latency"]
 RANKS = 8
 
 
@@ -115,6 +116,7 @@ def test_contention_and_size_only_ever_add_time(net, protocol, pattern):
         return
     base = run(msgs, starts, net, protocol, "none")
     fluid = run(msgs, starts, net, protocol, "fluid")
+    weighted = run(msgs, starts, net, protocol, CONTENTION[2])
     # larger, but on the same side of the eager limit: a message turning rendezvous stops
     # holding its sender's NIC, which may let a later one leave earlier (as in real MPI)
     # (without contention: under max-min sharing a larger message can slow a competitor of
@@ -122,16 +124,18 @@ def test_contention_and_size_only_ever_add_time(net, protocol, pattern):
     bigger = run([(s, d, min(2 * n + 1, 65536) if n <= 65536 else 2 * n) for s, d, n in msgs],
                  starts, net, protocol, "none")
     for r in range(RANKS):
-        for res in (base, fluid, bigger):
+        for res in (base, fluid, weighted, bigger):
             assert math.isclose(res.finish[r], res.calc[r] + res.wait[r] + res.comm[r],
                                 rel_tol=1e-9, abs_tol=1e-15)
         assert fluid.finish[r] >= base.finish[r] * (1 - 1e-12), r     # contention adds
+        assert weighted.finish[r] >= base.finish[r] * (1 - 1e-12), r
         assert bigger.finish[r] >= base.finish[r] * (1 - 1e-12), r    # monotone in size
     # no share charged twice: all messages one after another bound everything
     m = build_network(NETWORKS[net])
     m.prepare(RANKS)
     serial = sum(lone_time(net, protocol, n) + m.cost(s, d, n) for s, d, n in msgs)
     assert fluid.elapsed <= max(starts) + serial
+    assert weighted.elapsed <= max(starts) + serial
 
 
 COLLECTIVES = ["analytic", "algorithmic", "clog:c=0,d=0", "clog:c=2e-6,d=1e-6"]
@@ -165,4 +169,5 @@ def test_every_combination_runs_and_keeps_the_invariants(net, protocol, collecti
                              collectives=collectives, contention=c) for c in CONTENTION}
     for res in runs.values():
         assert np.allclose(res.finish, res.calc + res.wait + res.comm, rtol=1e-9, atol=1e-15)
-    assert np.all(runs["fluid"].finish >= runs["none"].finish * (1 - 1e-12))
+    for mode in CONTENTION[1:]:
+        assert np.all(runs[mode].finish >= runs["none"].finish * (1 - 1e-12)), mode

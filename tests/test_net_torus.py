@@ -146,3 +146,22 @@ def test_spec_round_trip():
     """spec() rebuilds an equal model."""
     t = build_network(PETASCALE)
     assert build_network(t.spec()) == t
+
+
+def test_tie_rule_at_half_a_ring():
+    """Ring of 4, distance 2 both ways: ``plus`` always goes +; ``simgrid`` goes + except
+    from coordinate k/2 = 2 (SimGrid TorusZone: 'target right without wrap-around, or
+    source beyond k/2 and target within k/2 of it after wrapping')."""
+    from netmodels import build_network
+    plus = build_network("torus:dims=4x3")
+    sg = build_network("torus:dims=4x3,tie=simgrid")
+    assert plus.node_route(2, 0) == ((2, 0, 1), (3, 0, 1))
+    assert sg.node_route(2, 0) == ((2, 0, -1), (1, 0, -1))
+    for a, b in [(0, 2), (1, 3), (3, 1)]:          # the other ties go + in both
+        assert sg.node_route(a, b) == plus.node_route(a, b)
+        assert sg.node_route(a, b)[0][2] == 1
+    # everywhere else they agree (the ring of 3 has no ties)
+    assert all(sg.node_route(a, b) == plus.node_route(a, b)
+               for a in range(12) for b in range(12) if a != b and (a % 4 != 2 or b % 4 != 0))
+    with pytest.raises(Exception, match="tie must be plus or simgrid"):
+        build_network("torus:dims=4,tie=minus")

@@ -44,14 +44,26 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                              f"{DEFAULT_NETWORK})")
     parser.add_argument("--protocol", default="bsim",
                         help="bsim (the BSIM paper's rules) or loggp")
-    parser.add_argument("--contention", choices=["none", "fluid"], default="none",
+    parser.add_argument("--contention", type=contention_spec, default="none",
+                        metavar="none|fluid[:share=equal|latency,start=send|after_latency]",
                         help="fluid: messages in flight share link bandwidth max-min fairly "
-                             "(topology models, twolevel)")
+                             "(share=latency: in inverse proportion to route latency, as "
+                             "SimGrid's CM02; docs/protocols.md)")
     parser.add_argument("--collectives", default=None, metavar="SPEC",
                         help="collective cost source: analytic (default), clog:c=..,d=.., "
                              "table:path=FILE, algorithmic[:op=alg] (docs/collectives.md)")
     parser.add_argument("--collective", action="append", type=param_pair, default=[],
                         metavar="OP=SPEC", help="cost source for one operation (repeatable)")
+
+
+def contention_spec(text: str) -> str:
+    """``--contention`` checked at parse time (argparse prints the error as one line)."""
+    from bsim.engine.fabric import parse_contention
+    try:
+        parse_contention(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def network_spec(ns: argparse.Namespace) -> str:

@@ -1,7 +1,8 @@
 """``bsim run TARGET``: simulate a registered skeleton or an mpi4py program file.
 
     bsim run TARGET [-n N] [--machine NAME|FILE.toml] [--network SPEC] [--protocol P]
-                    [--contention {none,fluid}] [--collectives SPEC] [--collective OP=SPEC]...
+                    [--contention none|fluid[:OPTS]] [--collectives SPEC]
+                    [--collective OP=SPEC]...
                     [--compute {ignore,measure}] [--compute-scale X] [--param k=v]...
                     [--json FILE] [--csv FILE] [--trace FILE] [--noise SPEC] [--quiet]
                     [-- PROGRAM ARGS...]

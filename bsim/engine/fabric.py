@@ -11,6 +11,9 @@ Model (``netmodels/maxmin.py``, ``docs/networks.md``): a message is a
 routes when a fat-tree stripes rails).  At every instant the rates of the
 flows in flight are the max-min fair allocation of the link capacities, and
 they change only when a flow starts or ends, so completion times are exact.
+Options (``bsim/engine/fabric_options.py``): ``share=latency`` weighs flows by
+``1 / route latency`` (weighted max-min, SimGrid's CM02), ``start=after_latency``
+lets a flow's bytes move only once its route latency has passed (CM02 again).
 The model's own uncontended formula stays the baseline: contention adds the
 *delay* ``(completion - start) - alone``, where ``alone`` is the flow's
 duration with the network to itself (``max_path size / min capacity``).
@@ -49,7 +52,8 @@ from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 from .events import PRIO_SETTLE, Call
-from .fabric_routes import LinkTable, Paths
+from .fabric_options import CONTENTION_MODES, STARTS, parse_contention
+from .fabric_routes import Flow, LinkTable
 
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
@@ -57,48 +61,9 @@ if TYPE_CHECKING:
     from .core import Engine
     from .rank import VirtualRank
 
-__all__ = ["ContentionLayer", "build_fabric", "CONTENTION_MODES"]
-
-CONTENTION_MODES = ("none", "fluid")
+__all__ = ["ContentionLayer", "build_fabric", "parse_contention", "CONTENTION_MODES"]
 
 _REL_EPS = 1e-12   # flows due within this relative time of the timer complete with it
-
-
-class Flow:
-    """Bytes moving over fixed links (int ids) at a rate set by the solver.
-
-    The first flow of a message also carries the message's bookkeeping
-    (``start``, ``alone``, the callback, how many of its flows are still
-    running); the others of a striped message point to it as ``head`` (``None``
-    on the first: no reference cycle).  Ended flows are recycled by the layer.
-    """
-
-    __slots__ = ("links", "left", "rate", "t_upd", "finish", "seq", "mark", "new",
-                 "head", "start", "alone", "owner", "fn", "payload", "parts", "done", "pair",
-                 "nxt", "paths", "scale", "late")
-
-    def __init__(self) -> None:
-        self.links: tuple[int, ...] = ()
-        self.left = 0.0
-        self.rate = 0.0
-        self.t_upd = 0.0
-        self.finish = math.inf   # predicted end at the current rate
-        self.seq = 0
-        self.mark = 0         # solver epoch in which this flow was last visited
-        self.new = -1.0       # rate being computed (< 0: not frozen yet)
-        self.head: Flow | None = None
-        self.start = 0.0
-        self.late = 0.0       # how long after start the flow entered the network
-        self.alone = 0.0
-        self.owner: VirtualRank | None = None
-        self.fn: Callable[..., None] | None = None
-        self.payload: Any = None
-        self.parts = 1
-        self.done: float | None = None
-        self.pair = -1
-        self.nxt: Flow | None = None    # next message of the same pair (ordered)
-        self.paths: Paths = ()
-        self.scale = 1.0
 
 
 class ContentionLayer:
@@ -108,10 +73,17 @@ class ContentionLayer:
     per rank (:class:`~bsim.engine.fabric_routes.FlatNics`).
     """
 
-    def __init__(self, engine: Engine, network: NetworkModel) -> None:
+    def __init__(self, engine: Engine, network: NetworkModel, share: str = "equal",
+                 start: str = "send") -> None:
+        if start not in STARTS:
+            raise ValueError(f"contention: start must be one of {', '.join(STARTS)}, "
+                             f"got {start!r}")
         self.engine = engine
         self.net = self.network = network
-        self.routes = routes = LinkTable(network, engine.nranks)
+        self.routes = routes = LinkTable(network, engine.nranks, share)
+        self.share, self.start = share, start
+        self._weighted = share != "equal"
+        self._after_latency = start == "after_latency"
         self.link_ids = routes.link_ids
         self._index = routes.index
         self._cap = routes.cap
@@ -121,7 +93,7 @@ class ContentionLayer:
         self._users: list[dict[Flow, None] | None] = [None] * nlinks
         self._link_mark = [0] * nlinks
         self._residual = [0.0] * nlinks
-        self._count = [0] * nlinks
+        self._count = [0.0] * nlinks   # unfrozen weight per link while filling
         # predicted completions: a heap of times (floats, not tracked by the garbage
         # collector) and the seqs of the flows predicted to end at each; an entry is
         # stale unless its flow is still live with that ``finish``
@@ -148,6 +120,12 @@ class ContentionLayer:
         return (f"<ContentionLayer fluid net={self.net.name} links={len(self._cap)} "
                 f"in_flight={self.in_flight()}>")
 
+    def spec(self) -> str:
+        """``fluid`` and its options that differ from the default (what a Result records)."""
+        opts = [f"share={self.share}"] * (self.share != "equal") + \
+            [f"start={self.start}"] * (self.start != "send")
+        return ":".join(["fluid", ",".join(opts)]) if opts else "fluid"
+
     @property
     def capacity(self) -> dict[Any, float]:
         """Link id -> capacity (bytes/second) as the solver sees it."""
@@ -162,7 +140,9 @@ class ContentionLayer:
         When the last byte has crossed the fluid network, at time ``done``,
         ``on_done(done, delay, t, payload)`` is called with ``delay = (done -
         entry) - alone`` (>= 0): the time contention added to the lone transfer.
-        The flow enters the network at ``entry = max(t, now)``: a rank's clock
+        The flow enters the network at ``entry = max(t, now)`` (with
+        ``start=after_latency``, at ``max(t + route latency, now)``, as SimGrid's
+        CM02 moves a flow's bytes once its latency has passed): a rank's clock
         may trail the engine by up to the lookahead when what it waited for
         (a collective cheaper than a message, a message it was already blocked
         on) became visible only then; the lateness only shifts the interval in
@@ -205,13 +185,17 @@ class ContentionLayer:
         f.payload = payload
         f.done = None
         if paths:
-            links, share, inv_cap = paths[0]
+            links, share, inv_cap, _, lat = paths[0]
             alone = share * inv_cap
             f.parts = len(paths)
             if f.parts > 1:
-                for _, share, inv_cap in paths[1:]:
+                for _, share, inv_cap, _, other in paths[1:]:
                     alone = max(alone, share * inv_cap)
+                    lat = max(lat, other)
             f.alone = alone * scale
+            if self._after_latency and f.start + lat > t:
+                t = f.start + lat
+                f.late = lat
         else:
             f.parts = 1
             f.alone = 0.0
@@ -251,7 +235,7 @@ class ContentionLayer:
         t = self.engine._now
         scale = head.scale
         f = head
-        for k, (links, share, _) in enumerate(head.paths):
+        for k, (links, share, _, w, _) in enumerate(head.paths):
             if k:
                 f = self._pool.pop() if self._pool else Flow()
                 f.head = head
@@ -259,6 +243,7 @@ class ContentionLayer:
             else:
                 f.head = None
             f.links = links
+            f.w = w
             f.left = share * scale
             f.rate = 0.0
             f.t_upd = t
@@ -401,9 +386,11 @@ class ContentionLayer:
         """Progressive filling over a union of components, then new completion predictions.
 
         Repeatedly take the link with the smallest fair share ``residual /
-        unfrozen flows`` (a heap; shares only grow as flows freeze, so a
-        stale entry is pushed back with its current share), freeze its
-        unfrozen flows at that share and charge it to their other links.
+        unfrozen weight`` (a heap; shares only grow as flows freeze, so a
+        stale entry is pushed back with its current share), freeze each of
+        its unfrozen flows at ``share * weight`` and charge that to their
+        other links.  Weights are 1 under ``share=equal`` (plain max-min) and
+        ``1 / route latency`` under ``share=latency`` (weighted max-min).
         Ties go to the smaller link number (any order gives the same rates).
         """
         users = self._users
@@ -414,8 +401,10 @@ class ContentionLayer:
         # each, so that no tuple is allocated per link
         heap: list[float] = []
         at: dict[float, list[int]] = {}
+        weighted = self._weighted
         for lk in seen:
-            n = len(users[lk])  # type: ignore[arg-type]
+            crossing = users[lk]
+            n: float = sum([f.w for f in crossing]) if weighted else len(crossing)  # type: ignore
             c = residual[lk] = cap[lk]
             count[lk] = n
             share = c / n
@@ -430,7 +419,7 @@ class ContentionLayer:
             share = heappop(heap)
             for lk in at.pop(share):
                 n = count[lk]
-                if n == 0:
+                if n <= 0:
                     continue
                 current = residual[lk] / n
                 if current != share:   # changed since queued: queue again at its share
@@ -444,10 +433,11 @@ class ContentionLayer:
                 for f in users[lk]:  # type: ignore[union-attr]
                     if f.new >= 0.0:
                         continue
-                    f.new = share
+                    w = f.w
+                    rate = f.new = share * w
                     for other in f.links:
-                        residual[other] -= share
-                        count[other] -= 1
+                        residual[other] -= rate
+                        count[other] -= w
         now = self.engine._now
         fheap = self._heap
         due = self._due
@@ -510,10 +500,8 @@ class ContentionLayer:
 
 
 def build_fabric(engine: Engine, contention: str | None) -> ContentionLayer | None:
-    """The contention layer for *contention* (``"fluid"``), or None for ``None``/``"none"``."""
-    if contention is None or contention == "none":
+    """The contention layer for *contention* (``"fluid[:...]"``), or None for ``"none"``."""
+    mode, opts = parse_contention(contention)
+    if mode == "none":
         return None
-    if contention == "fluid":
-        return ContentionLayer(engine, engine.network)
-    raise ValueError(f"unknown contention model {contention!r}; valid: "
-                     f"{', '.join(CONTENTION_MODES)}")
+    return ContentionLayer(engine, engine.network, **opts)

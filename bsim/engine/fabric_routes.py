@@ -2,8 +2,11 @@
 
 :class:`LinkTable` numbers a network model's links once (the solver's state is
 kept in lists indexed by these small ints) and turns a message into its
-*paths*: ``((link ids, share of the bytes, 1 / min capacity), ...)``, one per
-route it is striped over.  Three sources, from the model
+*paths*: ``((link ids, share of the bytes, 1 / min capacity, weight, latency),
+...)``, one per route it is striped over.  ``latency`` is the sum of the
+route's link latencies; ``weight`` is the flow's claim in the max-min sharing:
+1 for every flow (``share=equal``), or ``1 / latency`` (``share=latency``,
+SimGrid's CM02 weighting; see :meth:`LinkTable.weight`).  Three sources, from the model
 (``bsim/engine/fabric.py`` explains the model):
 
 * ``route(src, dst)`` (topology models) or ``rail_routes(src, dst)`` (fat-tree
@@ -19,15 +22,59 @@ route it is striped over.  Three sources, from the model
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from .fabric_options import SHARES
 
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
 
-__all__ = ["LinkTable", "FlatNics", "Paths", "PATHS_CACHE_LIMIT"]
+    from .rank import VirtualRank
 
-Paths = tuple[tuple[tuple[int, ...], float, float], ...]
+__all__ = ["LinkTable", "FlatNics", "Flow", "Paths", "PATHS_CACHE_LIMIT"]
+
+Paths = tuple[tuple[tuple[int, ...], float, float, float, float], ...]
 PATHS_CACHE_LIMIT = 1 << 20   # (src, dst) routes kept; dropped when full (all-to-all)
+
+
+class Flow:
+    """Bytes moving over fixed links (int ids) at a rate set by the solver.
+
+    The first flow of a message also carries the message's bookkeeping
+    (``start``, ``alone``, the callback, how many of its flows are still
+    running); the others of a striped message point to it as ``head`` (``None``
+    on the first: no reference cycle).  Ended flows are recycled by the layer.
+    """
+
+    __slots__ = ("links", "left", "rate", "t_upd", "finish", "seq", "mark", "new",
+                 "head", "start", "alone", "owner", "fn", "payload", "parts", "done", "pair",
+                 "nxt", "paths", "scale", "late", "w")
+
+    def __init__(self) -> None:
+        self.links: tuple[int, ...] = ()
+        self.left = 0.0
+        self.rate = 0.0
+        self.t_upd = 0.0
+        self.finish = math.inf   # predicted end at the current rate
+        self.seq = 0
+        self.mark = 0         # solver epoch in which this flow was last visited
+        self.new = -1.0       # rate being computed (< 0: not frozen yet)
+        self.head: Flow | None = None
+        self.start = 0.0
+        self.late = 0.0       # how long after start the flow entered the network
+        self.alone = 0.0
+        self.owner: VirtualRank | None = None
+        self.fn: Callable[..., None] | None = None
+        self.payload: Any = None
+        self.parts = 1
+        self.done: float | None = None
+        self.pair = -1
+        self.nxt: Flow | None = None    # next message of the same pair (ordered)
+        self.paths: Paths = ()
+        self.scale = 1.0
+        self.w = 1.0          # max-min weight (LinkTable.weight)
 
 
 class LinkTable:
@@ -37,7 +84,11 @@ class LinkTable:
     neither ``route()`` nor ``contention_flows()``), or a link has no capacity.
     """
 
-    def __init__(self, network: NetworkModel, nranks: int) -> None:
+    def __init__(self, network: NetworkModel, nranks: int, share: str = "equal") -> None:
+        if share not in SHARES:
+            raise ValueError(f"contention: share must be one of {', '.join(SHARES)}, "
+                             f"got {share!r}")
+        self.share = share
         links = getattr(network, "links", None)
         self.hook = getattr(network, "contention_flows", None)
         if links is None or not (hasattr(network, "route") or self.hook is not None):
@@ -49,6 +100,9 @@ class LinkTable:
         self.link_ids: list[Any] = list(table)
         self.index: dict[Any, int] = {lk: i for i, lk in enumerate(self.link_ids)}
         self.cap: list[float] = [float(bw) for bw, _ in table.values()]
+        self.lat: list[float] = [float(lat) for _, lat in table.values()]
+        positive = [x for x in self.lat if x > 0.0]
+        self._floor = min(positive) if positive else 1.0   # a zero-latency route's stand-in
         for lk, cap in zip(self.link_ids, self.cap, strict=True):
             if not cap > 0:
                 raise ValueError(f"contention: link {lk!r} has capacity {cap!r}; need > 0")
@@ -60,6 +114,27 @@ class LinkTable:
         self._route = getattr(network, "route", None)
         self.paths_cache: dict[int, Paths] = {}   # src * nranks + dst -> paths
 
+    def weight(self, ids: tuple[int, ...]) -> float:
+        """The max-min weight of a flow over links *ids*.
+
+        ``share=equal``: 1 (every flow has the same claim on a link: max-min
+        fairness, Bertsekas & Gallager Sec. 6.5.2).  ``share=latency``:
+        ``1 / sum of the route's link latencies``, so a link's capacity is
+        split in inverse proportion to the flows' route latencies -- TCP's
+        RTT unfairness, as SimGrid's CM02 model sets each flow's sharing
+        penalty to its route latency (Casanova & Marchal 2002; SimGrid
+        ``network_cm02.cpp``).  A route of zero latency counts as the
+        smallest positive link latency of the network.
+        """
+        if self.share == "equal":
+            return 1.0
+        lat = self.latency(ids)
+        return 1.0 / (lat if lat > 0.0 else self._floor)
+
+    def latency(self, ids: tuple[int, ...]) -> float:
+        """Sum of the latencies of links *ids* (0 for a flat model's NICs)."""
+        return sum([self.lat[i] for i in ids])
+
     def _paths(self, routes: list[Any], share: float | None = None) -> Paths:
         index, cap = self.index, self.cap
         out = []
@@ -67,7 +142,8 @@ class LinkTable:
             if links:
                 ids = tuple(index[lk] for lk in dict.fromkeys(links))
                 out.append((ids, share if share is not None else 1.0 / len(routes),
-                            1.0 / min([cap[i] for i in ids])))
+                            1.0 / min([cap[i] for i in ids]), self.weight(ids),
+                            self.latency(ids)))
         return tuple(out)
 
     def hook_paths(self, src: int, dst: int, nbytes: int) -> Paths:
@@ -78,7 +154,8 @@ class LinkTable:
         for links, size in self.hook(src, dst, nbytes):
             if links and size > 0:
                 ids = tuple(index[lk] for lk in dict.fromkeys(links))
-                out.append((ids, float(size), 1.0 / min([cap[i] for i in ids])))
+                out.append((ids, float(size), 1.0 / min([cap[i] for i in ids]),
+                            self.weight(ids), self.latency(ids)))
         return tuple(out)
 
     def adaptive_paths(self, src: int, dst: int, users: list[Any]) -> Paths:
@@ -121,7 +198,9 @@ class FlatNics:
     (modeling tutorial, "Other Factors Affecting Communication Performance"),
     here per rank since a flat model has no nodes (``twolevel`` shares per node).
     A message to oneself and a model whose wire time does not grow with the size
-    (``zero``) make no flow.
+    (``zero``) make no flow.  Each NIC link's latency is half the model's
+    zero-byte wire time (``min_wire() / 2``), so a route's latency is the
+    model's (used by ``start=after_latency``).
     """
 
     CAPACITY = 1.0   # seconds of lone transfer per second
@@ -131,8 +210,9 @@ class FlatNics:
         self.nranks = nranks
 
     def links(self) -> dict[tuple[str, int, str], tuple[float, float]]:
-        """``("nic", rank, "out"|"in") -> (1.0, 0.0)`` for every rank."""
-        return {("nic", r, way): (self.CAPACITY, 0.0)
+        """``("nic", rank, "out"|"in") -> (1.0, min_wire / 2)`` for every rank."""
+        lat = float(self.network.min_wire()) / 2
+        return {("nic", r, way): (self.CAPACITY, lat)
                 for r in range(self.nranks) for way in ("out", "in")}
 
     def contention_flows(self, src: int, dst: int, nbytes: int

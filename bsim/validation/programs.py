@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import bsim
 
-__all__ = ["PROGRAMS", "ring", "pingpong", "halo2d"]
+__all__ = ["PROGRAMS", "ring", "pingpong", "halo2d", "sweep", "allreduce"]
+
+
+def _grid(size: int) -> int:
+    """px: the largest divisor of *size* not above its square root."""
+    return max(d for d in range(1, int(size ** 0.5) + 1) if size % d == 0)
 
 
 def ring(nbytes: int, iters: int, compute: float) -> None:
@@ -45,7 +50,7 @@ def halo2d(nbytes: int, iters: int, compute: float) -> None:
     from mpi4py import MPI
     comm = MPI.COMM_WORLD
     rank, size = comm.rank, comm.size
-    px = max(d for d in range(1, int(size ** 0.5) + 1) if size % d == 0)
+    px = _grid(size)
     py = size // px
     x, y = rank % px, rank // px
     nb = [(x + 1) % px + y * px, (x - 1) % px + y * px,
@@ -59,4 +64,44 @@ def halo2d(nbytes: int, iters: int, compute: float) -> None:
         MPI.Request.Waitall(reqs)
 
 
-PROGRAMS = {"ring": ring, "pingpong": pingpong, "halo2d": halo2d}
+KBLOCKS = 4
+
+
+def sweep(nbytes: int, iters: int, compute: float) -> None:
+    """KBA sweep from each corner of a px x py grid: Recv upstream x, y; compute; Send."""
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    rank, size = comm.rank, comm.size
+    px = _grid(size)
+    py = size // px
+    x, y = rank % px, rank // px
+    buf = bsim.buffer(nbytes, MPI.BYTE)
+    for _ in range(iters):
+        for corner in range(4):
+            dx, dy = (-1 if corner & 1 else 1), (-1 if corner & 2 else 1)
+            ux, uy, wx, wy = x - dx, y - dy, x + dx, y + dy
+            for _k in range(KBLOCKS):
+                if 0 <= ux < px:
+                    comm.Recv(buf, source=ux + y * px, tag=0)
+                if 0 <= uy < py:
+                    comm.Recv(buf, source=x + uy * px, tag=1)
+                bsim.add_time(compute)
+                if 0 <= wx < px:
+                    comm.Send(buf, dest=wx + y * px, tag=0)
+                if 0 <= wy < py:
+                    comm.Send(buf, dest=x + wy * px, tag=1)
+
+
+def allreduce(nbytes: int, iters: int, compute: float) -> None:
+    """Compute, then Allreduce (SUM) of nbytes/8 doubles; repeated."""
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    count = max(nbytes // 8, 1)
+    for _ in range(iters):
+        bsim.add_time(compute)
+        comm.Allreduce(bsim.buffer(count, MPI.DOUBLE), bsim.buffer(count, MPI.DOUBLE),
+                       op=MPI.SUM)
+
+
+PROGRAMS = {"ring": ring, "pingpong": pingpong, "halo2d": halo2d, "sweep": sweep,
+            "allreduce": allreduce}

@@ -13,6 +13,14 @@ platform.  :class:`Platform` describes a network once and gives both sides:
 * ``torus``: SimGrid ``<cluster topology="TORUS">``, one host per node, one
   split-duplex link (``lat``, ``bw``) per node and dimension.  bsim:
   ``torus`` with ``latency = 0``, ``hop_latency = lat``, ``link_bandwidth = bw``.
+  Both route in dimension order the short way round; at exactly half a ring
+  SimGrid goes ``+`` except from coordinate ``k/2`` (then ``-``): bsim's
+  ``tie=simgrid`` (its default, ``plus``, always goes ``+``).
+* ``fattree``: a k-ary n-tree (``dims = (k, n)``), SimGrid ``<cluster
+  topology="FAT_TREE" topo_parameters="n;k,..;1,k,..;1,..">``, every link
+  split-duplex (``lat``, ``bw``), d-mod-k up routing.  bsim: ``fattree:k=,n=``
+  with ``latency = hop_latency = lat`` (a route through ``2L - 1`` switches
+  crosses ``2L`` links), ``link_bandwidth = bw``.
 
 SMPI runs with its correction factors and extras off so that both model the
 same physics: ``network/model:CM02`` (pure max-min with latency, no
@@ -25,7 +33,11 @@ converts seconds to flops at ``smpi/host-speed``, default 20 kflop/s, and runs
 them on the host: without it a second of compute took 20 us).
 Its point-to-point rule (detached sends up to 64 KiB, synchronous above; data
 moving once both sides are posted) is bsim's
-``--protocol loggp:injection=parallel,data=match`` (``docs/protocols.md``).
+``--protocol loggp:injection=parallel,data=match`` (``docs/protocols.md``), and
+CM02 shares a link among flows in inverse proportion to their route latency
+(a flow's sharing penalty is its latency) and lets a flow's bytes move only
+once its latency has passed: bsim's
+``--contention fluid:share=latency,start=after_latency``.
 """
 
 from __future__ import annotations
@@ -46,13 +58,16 @@ import bsim
 
 from .programs import PROGRAMS
 
-__all__ = ["Platform", "available", "run_smpi", "run_bsim", "SMPI_PROTOCOL", "SMPI_CONFIG"]
+__all__ = ["Platform", "available", "run_smpi", "run_bsim", "SMPI_PROTOCOL", "SMPI_CONTENTION",
+           "SMPI_CONFIG"]
 
 PROGRAM_DIR = Path(__file__).with_name("c")
 CACHE = Path(os.environ.get("BSIM_CACHE", Path.home() / ".cache" / "bsim")) / "smpi"
 
 #: bsim's protocol for SMPI's point-to-point rule.
 SMPI_PROTOCOL = "loggp:injection=parallel,data=match,envelope=16"
+#: bsim's contention for CM02's sharing: latency-weighted, bytes moving after the latency.
+SMPI_CONTENTION = "fluid:share=latency,start=after_latency"
 #: smpirun options: SimGrid's physics without correction factors.
 SMPI_CONFIG = ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
                "--cfg=network/TCP-gamma:0", "--cfg=smpi/simulate-computation:no",
@@ -66,21 +81,26 @@ def available() -> bool:
 
 @dataclass(frozen=True)
 class Platform:
-    """A network both simulators can build: ``kind`` star or torus."""
+    """A network both simulators can build: ``kind`` star, torus or fattree."""
 
     kind: str
     nodes: int
     lat: float = 1e-6           # seconds per link
     bw: float = 1e9             # bytes/second per link and direction
-    dims: tuple[int, ...] = ()  # torus only
+    dims: tuple[int, ...] = ()  # torus: ring sizes; fattree: (k, n)
 
     def xml(self) -> str:
         """The SimGrid platform file."""
         topo = ""
         if self.kind == "torus":
             topo = f' topology="TORUS" topo_parameters="{",".join(map(str, self.dims))}"'
+        elif self.kind == "fattree":
+            k, n = self.dims
+            down, up, count = ",".join([str(k)] * n), ",".join(["1"] + [str(k)] * (n - 1)), \
+                ",".join(["1"] * n)
+            topo = f' topology="FAT_TREE" topo_parameters="{n};{down};{up};{count}"'
         elif self.kind != "star":
-            raise ValueError(f"platform kind must be star or torus, got {self.kind!r}")
+            raise ValueError(f"platform kind must be star, torus or fattree, got {self.kind!r}")
         return ("<?xml version='1.0'?>\n"
                 '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
                 '<platform version="4.1">\n'
@@ -93,8 +113,12 @@ class Platform:
         """The bsim network spec of the same platform."""
         if self.kind == "star":
             return f"hockney:latency={2 * self.lat!r},bandwidth={self.bw!r}"
+        if self.kind == "fattree":
+            k, n = self.dims
+            return (f"fattree:k={k},n={n},link_bandwidth={self.bw!r},latency={self.lat!r},"
+                    f"hop_latency={self.lat!r},cores=1")
         return (f"torus:dims={'x'.join(map(str, self.dims))},link_bandwidth={self.bw!r},"
-                f"latency=0,hop_latency={self.lat!r},cores=1")
+                f"latency=0,hop_latency={self.lat!r},tie=simgrid,cores=1")
 
 
 def _binary(program: str) -> Path:
@@ -113,16 +137,21 @@ def _binary(program: str) -> Path:
 
 @dataclass
 class Run:
-    """One simulator's answer: predicted seconds, host wall seconds, peak RSS in MiB."""
+    """One simulator's answer: predicted seconds, host wall seconds, peak RSS in MiB, and
+    (bsim) the MPI calls the program made."""
 
     time: float
     wall: float
     rss_mib: float
+    calls: int = 0
 
 
 def run_smpi(program: str, platform: Platform, nranks: int, nbytes: int, iters: int,
-             compute: float, timeout: float = 600) -> Run:
-    """Run ``c/PROGRAM.c`` under ``smpirun`` on *platform*; its simulated time."""
+             compute: float, timeout: float = 600, cfg: tuple[str, ...] = ()) -> Run:
+    """Run ``c/PROGRAM.c`` under ``smpirun`` on *platform*; its simulated time.
+
+    *cfg*: more SimGrid settings, e.g. ``("smpi/allreduce:rdb",)``.
+    """
     exe = _binary(program)
     with tempfile.TemporaryDirectory() as tmp:
         plat = Path(tmp) / "platform.xml"
@@ -132,7 +161,8 @@ def run_smpi(program: str, platform: Platform, nranks: int, nbytes: int, iters: 
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         t0 = time.perf_counter()
         out = subprocess.run(["smpirun", "-np", str(nranks), "-platform", str(plat),
-                              "-hostfile", str(hosts), *SMPI_CONFIG, str(exe), str(nbytes),
+                              "-hostfile", str(hosts), *SMPI_CONFIG,
+                              *(f"--cfg={c}" for c in cfg), str(exe), str(nbytes),
                               str(iters), repr(compute)],
                              capture_output=True, text=True, timeout=timeout, cwd=tmp)
         wall = time.perf_counter() - t0
@@ -145,12 +175,14 @@ def run_smpi(program: str, platform: Platform, nranks: int, nbytes: int, iters: 
 
 
 def run_bsim(program: str, platform: Platform, nranks: int, nbytes: int, iters: int,
-             compute: float, protocol: str = SMPI_PROTOCOL, contention: str = "fluid") -> Run:
+             compute: float, protocol: str = SMPI_PROTOCOL,
+             contention: str = SMPI_CONTENTION, collectives: str | None = None) -> Run:
     """The Python twin of *program* under bsim on *platform*."""
     main: Callable[..., None] = PROGRAMS[program]
     t0 = time.perf_counter()
     res = bsim.simulate(main, ranks=nranks, network=platform.bsim_network(), protocol=protocol,
-                        contention=contention, args=(nbytes, iters, compute))
+                        contention=contention, collectives=collectives,
+                        args=(nbytes, iters, compute))
     wall = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return Run(float(res.elapsed), wall, rss)
+    return Run(float(res.elapsed), wall, rss, int(res.ops.sum()))

@@ -125,46 +125,6 @@ def test_staggered_start_matches_fluid_hand_derivation():
     assert close(res.finish[3], LAT + 2 * S / B)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_incremental_solver_matches_reference_fluid(seed):
-    """Random sizes and starts on a 4x4 torus: every receive ends at the exact fluid finish.
-
-    Senders 0..15 sit on nodes 0..15 (core 0), receivers 16..31 on core 1; under
-    ``bsim`` the receive ends at ``fluid finish + latency + hops*hop_latency``.
-    """
-    rng = random.Random(seed)
-    net = (f"torus:dims=4x4,link_bandwidth={B},latency={LAT},hop_latency=0,cores=2,"
-           f"mapping=roundrobin:nodes=16")
-    model = build_network(net)
-    model.prepare(32)
-    perm = list(range(16))
-    rng.shuffle(perm)
-    sizes = [rng.choice([2**16, 2**18, 2**20, 3 * 2**19]) for _ in range(16)]
-    starts = [rng.choice([0.0, 2.0**-12, 2.0**-11, 3 * 2.0**-12]) for _ in range(16)]
-
-    def main():
-        comm = MPI.COMM_WORLD
-        r = comm.Get_rank()
-        if r < 16:
-            bsim.add_time(starts[r])
-            comm.Send(bsim.Buffer(sizes[r]), dest=16 + perm[r])
-        else:
-            src = perm.index(r - 16)
-            comm.Recv(bsim.Buffer(sizes[src]), source=src)
-
-    res = bsim.simulate(main, ranks=32, network=net, contention="fluid")
-    cap = {lk: bw for lk, (bw, _) in model.links().items()}
-    flows = [(r, model.route(r, 16 + perm[r]), float(sizes[r]), starts[r]) for r in range(16)]
-    fluid = simulate_flows([f for f in flows if f[1]], cap)
-    for r in range(16):
-        dst = 16 + perm[r]
-        if flows[r][1]:
-            expected = fluid[r] + LAT
-        else:   # same node: intra-node model, no fluid
-            expected = starts[r] + model.cost(r, dst, sizes[r])
-        assert math.isclose(res.finish[dst], expected, rel_tol=1e-9), (r, dst)
-
-
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_latency_weighted_shares_split_a_link_by_route_latency(protocol):
     """Ring of 8 with hop latency H: 0->1 (1 hop) and 7->1 (2 hops) share link (0,+).
@@ -248,11 +208,16 @@ def test_flows_that_start_after_their_latency_share_later():
     assert b0 > 2 * S / B                                # and both still shared the link
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_weighted_solver_matches_weighted_reference_fluid(seed):
-    """Random traffic on a 4x4 torus with hop latency: the engine's ``share=latency`` fluid
-    finishes equal the reference weighted max-min (``simulate_flows`` with weights 1 /
-    route latency), plus the model's latency."""
+@pytest.mark.parametrize("share", ["equal", "latency"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_incremental_solver_matches_reference_fluid(seed, share):
+    """Random sizes and starts on a 4x4 torus: every receive ends at the exact fluid finish.
+
+    Senders 0..15 sit on nodes 0..15 (core 0), receivers 16..31 on core 1; under
+    ``bsim`` the receive ends at ``fluid finish + latency + hops*hop_latency``.  The
+    reference is ``simulate_flows``, with weights ``1 / route latency`` for
+    ``share=latency`` (weighted max-min).
+    """
     rng = random.Random(seed)
     H = 2.0**-22
     net = (f"torus:dims=4x4,link_bandwidth={B},latency={LAT},hop_latency={H},cores=2,"
@@ -274,17 +239,19 @@ def test_weighted_solver_matches_weighted_reference_fluid(seed):
             src = perm.index(r - 16)
             comm.Recv(bsim.Buffer(sizes[src]), source=src)
 
-    res = bsim.simulate(main, ranks=32, network=net, contention="fluid:share=latency")
+    res = bsim.simulate(main, ranks=32, network=net, contention=f"fluid:share={share}")
     cap = {lk: bw for lk, (bw, _) in model.links().items()}
     flows = [(r, model.route(r, 16 + perm[r]), float(sizes[r]), starts[r]) for r in range(16)]
-    weights = {r: 1.0 / (len(links) * H) for r, links, _, _ in flows if links}
-    assert len(set(weights.values())) > 1, "the draw must mix route lengths"
+    weights = None
+    if share == "latency":
+        weights = {r: 1.0 / (len(links) * H) for r, links, _, _ in flows if links}
+        assert len(set(weights.values())) > 1, "the draw must mix route lengths"
     fluid = simulate_flows([f for f in flows if f[1]], cap, weights)
     for r in range(16):
         dst = 16 + perm[r]
         if flows[r][1]:
             expected = fluid[r] + LAT + len(flows[r][1]) * H
-        else:
+        else:   # same node: intra-node model, no fluid
             expected = starts[r] + model.cost(r, dst, sizes[r])
         assert math.isclose(res.finish[dst], expected, rel_tol=1e-9), (r, dst)
 

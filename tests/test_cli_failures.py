@@ -71,9 +71,13 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path):
     """SIGINT during a run: one line, status 130, an earlier output left intact."""
     out = tmp_path / "r.json"
     out.write_text("earlier\n")
+    # a job started in the background by a non-interactive shell inherits SIGINT ignored
+    # (and Python then keeps ignoring it): give the child the default disposition, as a
+    # terminal's foreground job has
     p = subprocess.Popen([sys.executable, "-m", "bsim", "run", "sweep3d", "--param",
                           "iterations=200", "--json", str(out)], cwd=ROOT, text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(2.0)
     p.send_signal(signal.SIGINT)
     stdout, stderr = p.communicate(timeout=60)

@@ -10,7 +10,7 @@ __all__ = [
     "BsimError", "MPIUsageError", "TruncationError", "AddTimeError",
     "CollectiveMismatchError", "SimulationError", "DeadlockError", "RankError",
     "NotInSimulationError", "LookaheadError", "DistributedError", "LivelockError",
-    "SimulationLimitError"]
+    "SimulationLimitError", "AbovePeakError"]
 
 
 class BsimError(Exception):
@@ -84,3 +84,7 @@ class LookaheadError(SimulationError):
 
 class DistributedError(SimulationError):
     """A distributed run cannot use this model or option (it cannot be partitioned)."""
+
+
+class AbovePeakError(SimulationError):
+    """The predicted flop rate exceeds the machine's peak: its kernel model is impossible."""

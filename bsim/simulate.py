@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -18,7 +19,7 @@ from .engine.core import Engine
 from .engine.fabric import build_fabric
 from .engine.hooks import measure_compute
 from .engine.protocols import Protocol, build_protocol
-from .errors import DistributedError, LookaheadError
+from .errors import AbovePeakError, DistributedError, LookaheadError
 from .outputs.result import Result
 
 __all__ = ["simulate", "mpi4py_shim", "check_rank_memory", "KIB_PER_RANK"]
@@ -88,10 +89,12 @@ def mpi4py_shim() -> Iterator[None]:
 
 
 def simulate(main: Callable[..., Any], ranks: int,
-             network: str | NetworkModel = "hockney",
+             network: str | NetworkModel | None = None,
              protocol: str | Protocol = "bsim",
              args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None,
-             *, collectives: str | dict[str, str] | None = None,
+             *, machine: str | None = None, kernel_model: str = "",
+             flops: float | None = None,
+             collectives: str | dict[str, str] | None = None,
              contention: str | None = None,
              tracer: Any = None, noise: Any = None,
              progress: Callable[[Engine], None] | None = None,
@@ -103,7 +106,15 @@ def simulate(main: Callable[..., Any], ranks: int,
     """Run ``main(*args, **kwargs)`` on *ranks* virtual ranks; return a :class:`Result`.
 
     *network* is a model or a spec string (``"hockney:latency=1e-6,bandwidth=1e9"``,
-    see ``bsim list networks``); *protocol* is ``"bsim"`` (the BSIM paper's rules) or
+    see ``bsim list networks``; default ``"hockney"``, or *machine*'s network);
+    *machine* names a preset or TOML file, with ``:VARIANT`` for one of its
+    ``[network_variants]`` (``"power5:p1024"``), whose network and collectives
+    are used where *network* and *collectives* are not given; it and
+    *kernel_model* (where the compute times came from) are recorded in the
+    result.  *flops* (the run's floating-point operations, when the program
+    knows them) gives the result its achieved rate; on a *machine* with a peak,
+    a rate above ``ranks * peak_flops_per_rank`` raises
+    :class:`~bsim.errors.AbovePeakError`.  *protocol* is ``"bsim"`` (the BSIM paper's rules) or
     ``"loggp"`` (see ``docs/protocols.md``).  *collectives* chooses the cost
     source of collectives: ``"analytic"`` (default), ``"clog:c=..,d=.."``,
     ``"table:path=FILE"``, ``"algorithmic"`` (expanded into point-to-point
@@ -143,7 +154,16 @@ def simulate(main: Callable[..., Any], ranks: int,
     ranks = int(ranks)
     if check_memory:
         check_rank_memory(ranks)
-    net = build_network(network)
+    preset = None
+    if machine is not None:
+        from .machines import collective_spec, load_machine, network_spec
+        preset = load_machine(machine)
+        machine = preset.spec
+        if network is None:
+            network = network_spec(preset)
+        if collectives is None:
+            collectives = collective_spec(preset)
+    net = build_network("hockney" if network is None else network)
     net.prepare(ranks)
     proto = build_protocol(protocol)
     engine = Engine(ranks, net, proto)
@@ -173,10 +193,31 @@ def simulate(main: Callable[..., Any], ranks: int,
 
     label = str(name or getattr(main, "__name__", "program"))
     if hosts is not None and hosts.Get_size() > 1:
-        return _simulate_distributed(engine, program, hosts, partition, label, params or {})
-    with mpi4py_shim():
-        engine.run_program(program)
-    return collect(engine, label, params or {})
+        result = _simulate_distributed(engine, program, hosts, partition, label, params or {})
+    else:
+        with mpi4py_shim():
+            engine.run_program(program)
+        result = collect(engine, label, params or {})
+    result.machine, result.kernel_model = machine or "", kernel_model
+    if flops is not None:
+        _check_peak(result, float(flops), preset)
+    return result
+
+
+def _check_peak(result: Result, flops: float, preset: Any) -> None:
+    """Record the achieved rate; refuse one above the machine's peak."""
+    result.flops = flops
+    peak = preset.peak_flops_per_rank if preset is not None else None
+    if peak is None:
+        return
+    result.peak_flops = result.ranks * peak
+    rate = flops / result.elapsed if result.elapsed > 0 else math.inf
+    if rate > result.peak_flops * (1 + 1e-9):
+        raise AbovePeakError(
+            f"{result.program} on {result.machine}: the prediction computes "
+            f"{rate / 1e9:.4g} GFlop/s, above the machine's peak {result.peak_flops / 1e9:.4g} "
+            f"GFlop/s ({result.ranks} ranks x {peak / 1e9:.4g}); its kernel model "
+            f"({result.kernel_model or 'the program defaults'}) is faster than the hardware")
 
 
 def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: Any,

@@ -17,10 +17,17 @@ from __future__ import annotations
 from typing import Any
 
 import bsim
+from bsim.machines.kernels import MachineKernel
 
 from .registry import Param, Skeleton, register
 
-__all__ = ["main", "SKELETON"]
+__all__ = ["main", "SKELETON", "FLOPS_PER_POINT", "BYTES_PER_POINT"]
+
+FLOPS_PER_POINT = 4
+"""The update ``u'[i,j] = (u[i-1,j] + u[i+1,j] + u[i,j-1] + u[i,j+1]) / 4``: 3 adds, 1 multiply."""
+BYTES_PER_POINT = 24
+"""Memory traffic per point when rows stay in cache: read ``u`` (8 B), write ``u'`` (8 B)
+and the write-allocate read of ``u'`` (8 B)."""
 
 
 def main(px: int = 32, py: int = 32, nx: int = 8192, ny: int = 8192, iterations: int = 10,
@@ -79,6 +86,13 @@ SKELETON = register(Skeleton(
         "check_every": Param("convergence check every k iterations (0: never)", minimum=0),
     },
     ranks=lambda p: p["px"] * p["py"],
+    machine_kernel=MachineKernel(
+        param="t_point", table="halo2d", key="t_point", unit="grid-point update",
+        flops=FLOPS_PER_POINT, bytes=BYTES_PER_POINT, memory_bound=True,
+        source="5-point Jacobi u' = (N+S+E+W)/4; u streamed in, u' out with its "
+               "write-allocate"),
+    flops=lambda p: FLOPS_PER_POINT * (p["nx"] // p["px"]) * (p["ny"] // p["py"])
+    * p["px"] * p["py"] * p["iterations"],
 ))
 
 if __name__ == "__main__":

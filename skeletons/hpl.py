@@ -47,8 +47,9 @@ import time as _time
 from typing import Any
 
 import bsim
+from bsim.machines.kernels import MachineKernel
 
-from .hpl_kernels import KERNELS, KernelModel
+from .hpl_kernels import KERNELS, KernelModel, generic_kernel
 from .hpl_patterns import (
     BCASTS,
     BUFFER,
@@ -449,7 +450,8 @@ SKELETON = register(Skeleton(
         "verbose": Param("rank 0 prints HPL's result line"),
     },
     ranks=lambda prm: prm["p"] * prm["q"],
-    machine_param=("kernel", "hpl_blas"),
+    machine_kernel=MachineKernel(param="kernel", table="hpl_blas", generic=generic_kernel),
+    flops=lambda prm: hpl_flops(prm["n"]),
 ))
 
 if __name__ == "__main__":

@@ -13,7 +13,10 @@ from typing import Any
 
 from .models.hpl import dgemm_time
 
-__all__ = ["KernelModel", "KERNELS"]
+__all__ = ["KernelModel", "KERNELS", "generic_kernel", "REFERENCE_MACHINE"]
+
+REFERENCE_MACHINE = "primequest"
+"""The machine whose measured dgemm (the BSIM paper's Fig. 4 fit) calibrates the generic model."""
 
 KERNELS = ("dgemm", "dtrsm", "dgemv", "idamax")
 _KERNEL_CACHE: dict[str, Any] = {}            # KernelModel by spec
@@ -150,3 +153,32 @@ def _table(path: str) -> dict[str, Any]:
             return y0 + (y1 - y0) * (flops - x0) / (x1 - x0) if x1 > x0 else y1
         return f
     return {k: interp(v) for k, v in points.items()}
+
+
+def generic_kernel(machine: Any) -> tuple[str, str]:
+    """``(kernel spec, account)`` for a machine without ``[kernels.hpl_blas]``.
+
+    Every BLAS kernel runs at the fraction of peak that PRIMEQUEST's dgemm
+    reached (the BSIM paper's Fig. 4 fit above its break: 0.165 ns/flop on a
+    6.4 GFlop/s Itanium 2 core, 94.7%), times the rank's share of the node's
+    peak (``Machine.peak_flops_per_rank``): ``flat:rate=eff*peak``.  Optimistic
+    for the memory-bound dgemv and idamax, which the account says.  Raises
+    ``MachineError`` when the machine gives no peak.
+    """
+    from bsim.machines import MachineError, load_machine
+    peak = machine.peak_flops_per_rank
+    if peak is None:
+        raise MachineError(f"machine {machine.spec!r} has no [kernels.hpl_blas] and no "
+                           f"[hardware] peak_flops_per_core for the generic model: add "
+                           f"either (docs/machines.md)")
+    ref = load_machine(REFERENCE_MACHINE)
+    entry = ref.kernels["hpl_blas"]["dgemm"]
+    rate_ref = float(entry["rate"]) if "rate" in entry else 1.0 / float(entry["slope_large"])
+    peak_ref = ref.peak_flops_per_rank
+    assert peak_ref is not None, f"{REFERENCE_MACHINE} needs [hardware] peak_flops_per_core"
+    eff = rate_ref / peak_ref
+    rate = eff * peak
+    return (f"flat:rate={rate!r}",
+            f"kernel = flat:rate={rate:.4g}: generic, every BLAS kernel at {eff:.1%} of "
+            f"{machine.spec}'s {peak / 1e9:.4g} GF/s per rank ({REFERENCE_MACHINE}'s dgemm "
+            f"fraction of peak, BSIM paper Fig. 4; optimistic for dgemv and idamax)")

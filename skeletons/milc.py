@@ -62,6 +62,7 @@ from typing import Any
 
 import bsim
 from bsim.machines import load_machine
+from bsim.machines.kernels import MachineKernel
 
 from .models.milc import kernel_time, local_extents
 from .registry import Param, Skeleton, register
@@ -351,7 +352,7 @@ MILC_CG = register(Skeleton(
             **_MACHINE},
     ranks=_ranks,
     mapping=_mapping,
-    machine_param=("machine", "milc"),
+    machine_kernel=MachineKernel(param="machine", table="milc"),
 ))
 
 MILC_RMD = register(Skeleton(
@@ -368,7 +369,7 @@ MILC_RMD = register(Skeleton(
             **_MACHINE},
     ranks=_ranks,
     mapping=_mapping,
-    machine_param=("machine", "milc"),
+    machine_kernel=MachineKernel(param="machine", table="milc"),
 ))
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bsim.machines.kernels import MachineKernel
 from netmodels.registry import Registry
 
 __all__ = ["Param", "Skeleton", "register", "get", "names", "BUILTIN_MODULES"]
@@ -71,9 +72,12 @@ class Skeleton:
     ranks: Callable[[dict[str, Any]], int] | None = None
     mapping: Callable[[dict[str, Any]], str | None] | None = None
     """Resolved parameters -> rank->node mapping spec for the network model, or None."""
-    machine_param: tuple[str, str] | None = None
-    """(parameter, kernels table): ``bsim run --machine M`` sets the parameter to M when
-    M's profile has ``[kernels.<table>]`` and the user did not set the parameter."""
+    machine_kernel: MachineKernel | None = None
+    """How ``bsim run --machine M`` sets this skeleton's compute times from M (a table of
+    M's file, else a generic model of M, else an error: ``bsim/machines/kernels.py``)."""
+    flops: Callable[[dict[str, Any]], float] | None = None
+    """Resolved parameters -> floating-point operations of the whole run, when known: the
+    result then states the achieved rate, and a rate above the machine's peak is an error."""
     defaults: dict[str, Any] = field(init=False, default_factory=dict)
     """Parameter -> default: ``main``'s keyword defaults (or the ``Param``'s own)."""
 

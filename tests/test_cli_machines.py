@@ -36,7 +36,7 @@ def test_machine_from_a_toml_file(tmp_path):
     path = tmp_path / "toy.toml"
     path.write_text('name = "toy"\ndescription = "d"\nsource = "s"\ncores_per_node = 2\n'
                     '[network]\nmodel = "piecewise"\nbreaks = "32"\nt0 = "1e-6/2e-6"\n'
-                    'tb = "0/1e-9"\n')
+                    'tb = "0/1e-9"\n[kernels.halo2d]\nt_point = 1e-8\n')
     assert _network_of(tmp_path, "--machine", str(path)).startswith("piecewise:breaks=32,")
 
 
@@ -60,7 +60,7 @@ def test_contention_flag_runs_on_topologies_and_flat_models(tmp_path, capsys):
     """--contention fluid works on a torus preset and on a flat one (NICs shared)."""
     out = tmp_path / "r.json"
     assert main(HALO + ["--machine", "petascale_torus", "--contention", "fluid",
-                        "--json", str(out)]) == 0
+                        "--param", "t_point=5e-9", "--json", str(out)]) == 0
     assert json.loads(out.read_text())["ranks"] == 8
     assert main(HALO + ["--machine", "bgp", "--contention", "fluid"]) == 0
 

@@ -1,11 +1,12 @@
-"""``bsim list {skeletons,networks,protocols,machines}``: what can be chosen by name."""
+"""``bsim list {skeletons,networks,protocols,machines}``: what can be chosen by name;
+``bsim show machine NAME``: one preset, whole, with its sources."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-__all__ = ["add_parser", "command"]
+__all__ = ["add_parser", "command", "show"]
 
 KINDS = ("skeletons", "networks", "protocols", "machines")
 
@@ -15,6 +16,25 @@ def add_parser(subparsers: Any) -> None:
     ls = subparsers.add_parser("list", help="list skeletons, networks, protocols or machines")
     ls.add_argument("what", choices=KINDS)
     ls.set_defaults(handler=command)
+    sh = subparsers.add_parser("show", help="show one machine preset whole, with its sources")
+    sh.add_argument("what", choices=["machine"])
+    sh.add_argument("name", metavar="NAME|FILE.toml[:VARIANT]")
+    sh.set_defaults(handler=show)
+
+
+def show(ns: argparse.Namespace) -> int:
+    """Print the machine file (its comments give every figure's source) and what it yields."""
+    from ..machines import collective_spec, load_machine, network_spec
+    m = load_machine(ns.name)
+    assert m.path is not None
+    print(f"# {m.path}")
+    print(m.path.read_text(encoding="utf-8").rstrip())
+    print(f"\n# as bsim reads it ({m.spec}):")
+    print(f"#   network      {network_spec(m)}")
+    print(f"#   collectives  {collective_spec(m) or 'analytic (no [collectives])'}")
+    peak = m.peak_flops_per_core
+    print(f"#   peak         {f'{peak / 1e9:.4g} GFlop/s per core' if peak else 'not given'}")
+    return 0
 
 
 def command(ns: argparse.Namespace) -> int:
@@ -26,6 +46,13 @@ def command(ns: argparse.Namespace) -> int:
             print(f"{m.name}: {m.description}")
             print(f"    {'source':<14} {m.source}")
             print(f"    {'network':<14} {network_spec(m)}")
+            variants = ", ".join(m.network_variants) or "none"
+            print(f"    {'variants':<14} {variants}  (--machine {m.name}:VARIANT)")
+            print(f"    {'kernel tables':<14} {', '.join(m.kernels) or 'none'}")
+            peak, bw = m.peak_flops_per_core, m.memory_bandwidth_per_core
+            hw = [f"peak {peak / 1e9:.4g} GFlop/s per core" if peak else "no peak",
+                  f"memory {bw / 1e9:.4g} GB/s per core" if bw else "no memory bandwidth"]
+            print(f"    {'hardware':<14} {m.cores_per_node} cores per node, {', '.join(hw)}")
     elif ns.what == "networks":
         from netmodels import describe_networks
         print(describe_networks())

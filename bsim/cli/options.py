@@ -85,7 +85,7 @@ def collectives(ns: argparse.Namespace) -> str | dict[str, str] | None:
         default = collective_spec(ns.machine)
     if not ns.collective:
         return default
-    specs = {"default": default or "analytic"}
+    specs = dict(default) if isinstance(default, dict) else {"default": default or "analytic"}
     specs.update(dict(ns.collective))
     return specs
 

@@ -96,6 +96,8 @@ def command(ns: argparse.Namespace) -> int:
     network = options.wrap_network(ns, network)                 # network noise
     result = simulate(target.main, ranks, network=network, protocol=ns.protocol,
                       kwargs=target.params, name=target.name, params=target.params,
+                      machine=ns.machine, kernel_model=target.kernel_model,
+                      flops=target.flops,
                       contention=ns.contention, collectives=options.collectives(ns),
                       compute=ns.compute, compute_scale=ns.compute_scale,
                       hosts=hosts, partition=ns.partition, max_sim_time=ns.max_sim_time,

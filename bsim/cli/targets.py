@@ -35,6 +35,10 @@ class Target:
     ranks: int | None
     mapping: str | None = None
     """Rank->node mapping spec the parameters ask for (e.g. a MILC layout), or None."""
+    kernel_model: str = ""
+    """Where the compute times came from on ``--machine`` (``bsim/machines/kernels.py``)."""
+    flops: float | None = None
+    """Floating-point operations of the whole run, when the skeleton knows them."""
 
     def network_for(self, network: Any) -> Any:
         """*network* (spec string or model) with this target's mapping applied."""
@@ -103,9 +107,10 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
                 machine: str | None = None) -> Target:
     """Resolve *target* (skeleton name or ``.py`` path) with *params* (``--param k=v``).
 
-    With *machine* (``--machine``), a skeleton that declares ``machine_param``
-    takes its kernel times from that machine when the machine's profile has the
-    kernel table and the user did not set the parameter.
+    With *machine* (``--machine``), a skeleton that declares ``machine_kernel``
+    takes its compute times from that machine (its table, else the generic model,
+    else an error naming what the machine file lacks), unless the user set the
+    parameter; ``Target.kernel_model`` says which.
     """
     path = Path(target)
     if target.endswith(".py") or os.sep in target or path.is_file():
@@ -117,13 +122,14 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
         return Target(path.name, _file_program(path.resolve(), argv or []), {}, None)
     from skeletons import registry
     skel = registry.get(target)
-    if machine is not None and skel.machine_param is not None:
-        param, table = skel.machine_param
-        if param not in params:
-            from bsim.machines import load_machine
-            if table in load_machine(machine).kernels:
-                params = {**params, param: machine}
+    account = ""
+    if machine is not None and skel.machine_kernel is not None:
+        from bsim.machines.kernels import choose
+        value, account = choose(skel.machine_kernel, machine, params)
+        if value is not None:
+            params = {**params, skel.machine_kernel.param: value}
     resolved = skel.resolve(params)
     ranks = skel.ranks(resolved) if skel.ranks is not None else None
     mapping = skel.mapping(resolved) if skel.mapping is not None else None
-    return Target(skel.name, skel.main, resolved, ranks, mapping)
+    flops = skel.flops(resolved) if skel.flops is not None else None
+    return Target(skel.name, skel.main, resolved, ranks, mapping, account, flops)

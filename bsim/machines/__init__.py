@@ -32,7 +32,7 @@ else:  # pragma: no cover - Python 3.10
 
 __all__ = [
     "MACHINE_DIR", "NETWORK_MODELS", "Machine", "MachineError",
-    "collective_spec", "list_machines", "load_machine", "network_spec",
+    "collective_spec", "list_machines", "load_machine", "network_spec", "split_variant",
 ]
 
 MACHINE_DIR = Path(__file__).resolve().parent
@@ -70,6 +70,39 @@ class Machine:
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     path: Path | None = field(default=None, repr=False)
     """The file it was read from (relative paths inside it resolve against its folder)."""
+    variant: str | None = None
+    """The ``[network_variants]`` table chosen with ``NAME:VARIANT`` (None: ``[network]``)."""
+
+    @property
+    def spec(self) -> str:
+        """``name`` or ``name:variant``: what a result records as its machine."""
+        return f"{self.name}:{self.variant}" if self.variant else self.name
+
+    @property
+    def peak_flops_per_core(self) -> float | None:
+        """``[hardware] peak_flops_per_core`` (flop/s), or None when the file gives none."""
+        value = self.raw.get("hardware", {}).get("peak_flops_per_core")
+        return None if value is None else float(value)
+
+    @property
+    def ranks_per_node(self) -> int:
+        """Ranks the chosen network places per node: its ``cores``, else ``cores_per_node``."""
+        table = self.network_variants[self.variant] if self.variant else self.network
+        cores = table.get("cores")
+        return int(cores) if isinstance(cores, int) else self.cores_per_node
+
+    @property
+    def peak_flops_per_rank(self) -> float | None:
+        """A rank's share of its node's peak: ``peak_flops_per_core * cores_per_node /
+        ranks_per_node`` (one rank per node owns the whole node), or None."""
+        peak = self.peak_flops_per_core
+        return None if peak is None else peak * self.cores_per_node / self.ranks_per_node
+
+    @property
+    def memory_bandwidth_per_core(self) -> float | None:
+        """``[hardware] memory_bandwidth_per_node / cores_per_node`` (bytes/s), or None."""
+        value = self.raw.get("hardware", {}).get("memory_bandwidth_per_node")
+        return None if value is None else float(value) / self.cores_per_node
 
     @property
     def network_variants(self) -> dict[str, dict[str, Any]]:
@@ -82,7 +115,7 @@ class Machine:
         return dict(self.raw.get("hardware", {}))
 
     def __repr__(self) -> str:
-        return (f"<Machine {self.name} cores_per_node={self.cores_per_node} "
+        return (f"<Machine {self.spec} cores_per_node={self.cores_per_node} "
                 f"network={self.network.get('model')}>")
 
 
@@ -135,13 +168,33 @@ def _check_network(table: Any, where: str) -> None:
             raise MachineError(f"{where}.{key}: string {value!r} may not contain ','")
 
 
-def load_machine(name_or_path: str | Path) -> Machine:
-    """Load a preset by name (``"bgp"``) or from a ``.toml`` path.
+def split_variant(text: str | Path) -> tuple[str | Path, str | None]:
+    """``"power5:p1024"`` -> ``("power5", "p1024")``; a name or path alone -> ``(it, None)``.
 
-    Raises :class:`MachineError` for an unknown name (listing the valid ones),
-    a missing file, invalid TOML, a missing or mistyped required key, or a
-    network table with an unknown model or non-scalar values.
+    The part after the last ``:`` is a variant when the part before it is a
+    preset name or an existing file (so a path with a ``:`` still loads).
     """
+    if isinstance(text, Path) or ":" not in text:
+        return text, None
+    base, _, variant = text.rpartition(":")
+    if base.lower() in list_machines() or Path(base).is_file():
+        return base, variant
+    return text, None
+
+
+_HARDWARE_NUMBERS = ("peak_flops_per_core", "memory_bandwidth_per_node")
+
+
+def load_machine(name_or_path: str | Path) -> Machine:
+    """Load a preset by name (``"bgp"``), from a ``.toml`` path, either with ``:VARIANT``.
+
+    ``"power5:p1024"`` selects ``[network_variants.p1024]`` as the network.
+    Raises :class:`MachineError` for an unknown name (listing the valid ones),
+    an unknown variant (listing the file's), a missing file, invalid TOML, a
+    missing or mistyped required key, a network table with an unknown model or
+    non-scalar values, or a hardware figure that is not a positive number.
+    """
+    name_or_path, variant = split_variant(name_or_path)
     path = _resolve(name_or_path)
     try:
         with path.open("rb") as fh:
@@ -164,11 +217,21 @@ def load_machine(name_or_path: str | Path) -> Machine:
     _check_network(data["network"], f"{path.name}: [network]")
     for vname, table in data.get("network_variants", {}).items():
         _check_network(table, f"{path.name}: [network_variants.{vname}]")
+    for key in _HARDWARE_NUMBERS:
+        value = data.get("hardware", {}).get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or value <= 0):
+            raise MachineError(f"machine file {str(path)!r}: [hardware] {key} must be a "
+                               f"positive number, got {value!r}")
+    if variant is not None and variant not in data.get("network_variants", {}):
+        valid = ", ".join(sorted(data.get("network_variants", {}))) or "none"
+        raise MachineError(f"machine {data['name']!r} has no network variant {variant!r}; "
+                           f"valid: {valid}")
     return Machine(
         name=data["name"], description=data["description"], source=data["source"],
         cores_per_node=data["cores_per_node"], network=dict(data["network"]),
         collectives=dict(data.get("collectives", {})), kernels=dict(data.get("kernels", {})),
-        raw=data, path=path,
+        raw=data, path=path, variant=variant,
     )
 
 
@@ -189,6 +252,7 @@ def network_spec(machine: Machine | str | Path, variant: str | None = None) -> s
     valid ones).  Keys keep their file order.
     """
     m = machine if isinstance(machine, Machine) else load_machine(machine)
+    variant = variant if variant is not None else m.variant
     if variant is None:
         table = m.network
     else:
@@ -198,17 +262,45 @@ def network_spec(machine: Machine | str | Path, variant: str | None = None) -> s
             raise MachineError(f"machine {m.name!r} has no network variant {variant!r}; "
                                f"valid: {valid}")
         table = variants[variant]
+    table = _with_cores(m, table, variant)
     args = ",".join(f"{k}={_format(v)}" for k, v in table.items() if k != "model")
     return f"{table['model']}:{args}" if args else str(table["model"])
 
 
-def collective_spec(machine: Machine | str | Path) -> str | None:
-    """The collective-model spec of a machine's ``[collectives]``, or None if absent.
+def _with_cores(m: Machine, table: dict[str, Any], variant: str | None) -> dict[str, Any]:
+    """*table* with the machine's ``cores_per_node`` as ``cores`` where the model takes it.
 
-    ``model = "clog"`` with per-op tables ``allreduce = { c = .., d = .. }``
-    gives ``"clog:allreduce.c=..,allreduce.d=.."``; top-level ``c``/``d``
-    keys apply to every op.  Other scalar keys pass through as ``key=value``.
-    Raises :class:`MachineError` for a table without a string ``model``.
+    A file that says ``cores_per_node`` once (at the top) describes every node.
+    A network table may place fewer ranks per node (``cores = 1``: one process
+    per node, as the petascale HPL run), never more than the node has cores.
+    """
+    try:
+        from netmodels import REGISTRY
+    except ImportError:  # pragma: no cover - netmodels ships with bsim
+        return table
+    cls = REGISTRY.get(str(table["model"]))
+    if cls is None or "cores" not in cls.parameters:
+        return table
+    where = f"[network_variants.{variant}]" if variant else "[network]"
+    if "cores" in table:
+        if not isinstance(table["cores"], int) or table["cores"] > m.cores_per_node:
+            raise MachineError(f"machine {m.name!r}: {where} cores = {table['cores']!r} "
+                               f"ranks per node, but a node has cores_per_node = "
+                               f"{m.cores_per_node}")
+        return table
+    return {**table, "cores": m.cores_per_node}
+
+
+def collective_spec(machine: Machine | str | Path) -> str | dict[str, str] | None:
+    """The collective-cost spec of a machine's ``[collectives]``, or None if absent.
+
+    ``model = "clog"`` with top-level ``c``/``d`` gives ``"clog:c=..,d=.."`` for
+    every operation.  With per-op tables only (``allreduce = { c = .., d = .. }``,
+    the MILC paper's fits) it gives ``{"default": "analytic", "allreduce":
+    "clog:allreduce.c=..,allreduce.d=.."}``: the fitted operations use the fit,
+    the others the analytic model (the run records both).  Other scalar keys pass
+    through as ``key=value``.  Raises :class:`MachineError` for a table without a
+    string ``model``.
     """
     m = machine if isinstance(machine, Machine) else load_machine(machine)
     table = m.collectives
@@ -218,13 +310,19 @@ def collective_spec(machine: Machine | str | Path) -> str | None:
     if not isinstance(model, str):
         raise MachineError(f"machine {m.name!r}: [collectives] needs a string 'model'")
     args: list[str] = []
+    per_op: dict[str, str] = {}
     for key, value in table.items():
         if key == "model":
             continue
         if isinstance(value, dict):
-            args.extend(f"{key}.{k}={_format(v)}" for k, v in value.items())
+            per_op[key] = ",".join(f"{key}.{k}={_format(v)}" for k, v in value.items())
         elif key == "path" and m.path is not None and not Path(str(value)).is_absolute():
             args.append(f"path={(m.path.parent / str(value)).resolve()}")   # next to the file
         else:
             args.append(f"{key}={_format(value)}")
+    if model == "clog" and per_op and not {"c", "d"} & set(table):
+        extra = "," + ",".join(args) if args else ""
+        return {"default": "analytic",
+                **{op: f"clog:{text}{extra}" for op, text in per_op.items()}}
+    args = list(per_op.values()) + args
     return f"{model}:{','.join(args)}" if args else model

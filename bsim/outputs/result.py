@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..version import __version__
 from .files import atomic_write_text
 
 __all__ = ["Result"]
@@ -50,6 +51,11 @@ class Result:
     returns: list[Any] = field(default_factory=list, repr=False)
     distributed: dict[str, Any] = field(default_factory=dict)   # host processes, windows
     noise: str = ""
+    machine: str = ""          # preset (or file) and variant, e.g. "power5:p1024"
+    kernel_model: str = ""     # where the compute times came from (bsim/machines/kernels.py)
+    version: str = field(default_factory=lambda: __version__)   # of bsim, that predicted
+    flops: float = 0.0         # floating-point operations of the run, when the program knows
+    peak_flops: float = 0.0    # the machine's peak for these ranks (flop/s), when known
     """The OS-noise model that stretched ``add_time`` (its spec; "" for none)."""
     pending_requests: dict[int, int] = field(default_factory=dict)
     """World rank -> nonblocking requests it never completed (Wait/Test) nor freed."""
@@ -84,6 +90,10 @@ class Result:
         """A human-readable table: elapsed time and the calc/wait/comm breakdown."""
         out = io.StringIO()
         out.write(f"bsim prediction: {self.program or 'program'} on {self.ranks} ranks\n")
+        if self.machine:
+            out.write(f"  machine   {self.machine}\n")
+        if self.kernel_model:
+            out.write(f"  kernels   {self.kernel_model}\n")
         if self.noise:
             out.write(f"  noise     {self.noise}\n")
         if self.network:
@@ -95,7 +105,12 @@ class Result:
         if self.params:
             out.write("  params    " + ", ".join(f"{k}={v}" for k, v in self.params.items())
                       + "\n")
-        out.write(f"  elapsed   {_fmt_time(self.elapsed)}  (latest rank finish)\n\n")
+        out.write(f"  elapsed   {_fmt_time(self.elapsed)}  (latest rank finish)\n")
+        if self.flops and self.elapsed > 0:
+            rate = self.flops / self.elapsed
+            share = f" = {rate / self.peak_flops:.1%} of peak" if self.peak_flops else ""
+            out.write(f"  achieved  {rate / 1e9:.4g} GFlop/s{share}\n")
+        out.write("\n")
         out.write(f"  {'':8}{'mean':>12}{'min':>12}{'max':>12}{'% of elapsed':>14}\n")
         el = self.elapsed or 1.0
         for label, arr in (("calc", self.calc), ("wait", self.wait), ("comm", self.comm),
@@ -128,7 +143,10 @@ class Result:
         """A JSON-ready dict; floats are exact (Python's shortest round-trip repr)."""
         return {
             "format": FORMAT,
+            "bsim_version": self.version,
             "program": self.program,
+            **({"machine": self.machine} if self.machine else {}),
+            **({"kernel_model": self.kernel_model} if self.kernel_model else {}),
             "ranks": self.ranks,
             "network": self.network,
             "protocol": self.protocol,
@@ -148,6 +166,8 @@ class Result:
                 "bytes": self.bytes.tolist(),
             },
             **({"noise": self.noise} if self.noise else {}),
+            **({"flops": self.flops} if self.flops else {}),
+            **({"peak_flops": self.peak_flops} if self.peak_flops else {}),
             **({"pending_requests": {str(r): n for r, n in sorted(self.pending_requests.items())}}
                if self.pending_requests else {}),
             "host": {"seconds": self.host_seconds, "events": self.events,
@@ -197,6 +217,9 @@ class Result:
             program=data.get("program", ""), params=data.get("params", {}),
             events=host.get("events", 0), host_seconds=host.get("seconds", 0.0),
             distributed=host.get("distributed", {}), noise=data.get("noise", ""),
+            machine=data.get("machine", ""), kernel_model=data.get("kernel_model", ""),
+            flops=data.get("flops", 0.0), peak_flops=data.get("peak_flops", 0.0),
+            version=data.get("bsim_version", ""),
             pending_requests={int(r): n for r, n in data.get("pending_requests", {}).items()})
 
     @classmethod

@@ -1,0 +1,139 @@
+"""Where a skeleton's compute times come from on the machine a run names.
+
+A skeleton declares how it takes compute times from a machine with a
+:class:`MachineKernel` (``Skeleton.machine_kernel`` in ``skeletons/registry.py``);
+``bsim run --machine M`` (``bsim.cli.targets.load_target``) asks :func:`choose`
+for the value of that parameter and a one-line account of its source, which
+the result records as ``kernel_model``.  In order:
+
+1. **Given**: the user set the parameter (``--param t_cell=...``): used as is.
+2. **Table**: ``[kernels.<table>]`` of the machine file has the skeleton's
+   entry (a measured or fitted time from a paper): used.
+3. **Generic** (:func:`generic_time`), for a per-unit time: a roofline
+   ``t = max(t_compute, bytes / memory bandwidth per core)``.  ``t_compute``
+   scales the skeleton's reference measurement by the ratio of peaks,
+   ``t_ref * peak_ref / peak_M`` (the skeleton keeps the fraction of peak it
+   reached on the reference machine), or is ``flops / peak_M`` when the
+   skeleton has no reference (a bound: 100% of peak).  The memory term needs
+   ``[hardware] memory_bandwidth_per_node`` and the skeleton's bytes per unit;
+   a skeleton that declares itself memory-bound refuses a machine without it.
+4. Otherwise an error that names what to add to the machine file.
+
+No silent fallback to another machine's table: a machine that lacks a piece
+either gets the generic model (said in the result) or an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import Machine, MachineError, load_machine
+
+__all__ = ["MachineKernel", "choose", "generic_time"]
+
+
+@dataclass(frozen=True)
+class MachineKernel:
+    """How a skeleton takes its compute times from a machine.
+
+    ``param`` is the skeleton parameter that carries them; ``table`` names
+    ``[kernels.<table>]`` in the machine file.  With ``key`` the parameter is
+    a time per ``unit`` (seconds), read from ``table[key]``; without, it is
+    the machine's name and the skeleton reads the whole table itself
+    (``generic`` then builds the parameter's value from the machine's peak,
+    or is None: the table is required).
+    """
+
+    param: str
+    table: str
+    unit: str = ""
+    key: str | None = None
+    reference: str | None = None
+    """Machine whose ``table[key]`` calibrates the generic model (peak-ratio scaling)."""
+    flops: float | None = None
+    """Floating-point operations per unit (None: not known)."""
+    bytes: float | None = None
+    """Bytes of memory traffic per unit (None: not known)."""
+    memory_bound: bool = False
+    """Refuse the generic model on a machine without memory bandwidth."""
+    generic: Any = None
+    """For a name parameter: ``generic(machine) -> (value, account)`` or None."""
+    source: str = ""
+    """Where the flop and byte counts come from (for the account)."""
+
+
+def _table_entry(machine: Machine, kernel: MachineKernel) -> Any:
+    table = machine.kernels.get(kernel.table)
+    if not table:
+        return None
+    if kernel.key is None:
+        return machine.spec
+    return table.get(kernel.key)
+
+
+def generic_time(kernel: MachineKernel, machine: Machine) -> tuple[float, str]:
+    """``(seconds per unit, account)`` of the roofline of the module docstring.
+
+    Raises :class:`MachineError` naming the ``[hardware]`` figure to add.
+    """
+    peak = machine.peak_flops_per_core
+    name = machine.spec
+    if peak is None:
+        raise MachineError(f"machine {name!r} has no [kernels.{kernel.table}] "
+                           f"{kernel.key} and no [hardware] peak_flops_per_core for the "
+                           f"generic model: add either (docs/machines.md)")
+    bandwidth = machine.memory_bandwidth_per_core
+    if kernel.memory_bound and (bandwidth is None or kernel.bytes is None):
+        raise MachineError(f"machine {name!r} has no [kernels.{kernel.table}] {kernel.key} "
+                           f"and no [hardware] memory_bandwidth_per_node; the {kernel.unit} "
+                           f"is memory-bound: add either (docs/machines.md)")
+    if kernel.reference is not None:
+        ref = load_machine(kernel.reference)
+        t_ref = float(ref.kernels[kernel.table][kernel.key])
+        peak_ref = ref.peak_flops_per_core
+        assert peak_ref is not None, f"reference machine {ref.name} needs a peak"
+        t_compute = t_ref * peak_ref / peak
+        account = (f"{t_ref:.4g} s on {ref.name} ({peak_ref / 1e9:.4g} GF/s) scaled to "
+                   f"{peak / 1e9:.4g} GF/s")
+    elif kernel.flops is not None:
+        t_compute = kernel.flops / peak
+        account = f"{kernel.flops:g} flop at peak {peak / 1e9:.4g} GF/s (a bound)"
+    else:   # pragma: no cover - a declaration error, caught by the registry's tests
+        raise MachineError(f"{kernel.param}: the generic model needs a reference or flops")
+    t = t_compute
+    if bandwidth is not None and kernel.bytes is not None:
+        t_memory = kernel.bytes / bandwidth
+        account += f"; memory {kernel.bytes:g} B at {bandwidth / 1e9:.4g} GB/s per core"
+        if t_memory > t_compute:
+            t = t_memory
+            account += " (memory-bound)"
+    elif kernel.bytes is None:
+        account += "; no memory term (the skeleton gives no bytes per unit)"
+    else:
+        account += "; no memory term (no [hardware] memory_bandwidth_per_node)"
+    return t, f"{kernel.param} = {t:.4g} s per {kernel.unit}: generic roofline on {name}, " \
+              f"{account}"
+
+
+def choose(kernel: MachineKernel, machine: str, given: dict[str, Any]) -> tuple[Any, str]:
+    """``(parameter value, account)`` for *kernel* on *machine*; ``(None, account)`` when
+    the user gave the parameter in *given* (keep it)."""
+    if kernel.param in given:
+        return None, f"{kernel.param} = {given[kernel.param]} (given)"
+    m = load_machine(machine)
+    entry = _table_entry(m, kernel)
+    if entry is not None:
+        where = f"{m.name} [kernels.{kernel.table}]"
+        if kernel.key is None:
+            return entry, f"{kernel.param} = {entry}: {where}"
+        return float(entry), f"{kernel.param} = {float(entry):.4g} s per {kernel.unit}: " \
+                             f"{where} {kernel.key}"
+    if kernel.key is not None:
+        return generic_time(kernel, m)
+    if kernel.generic is not None:
+        return kernel.generic(m)
+    raise MachineError(f"machine {m.spec!r} has no [kernels.{kernel.table}] table (the "
+                       f"compute-time fits that --param {kernel.param} reads): add it "
+                       f"(docs/machines.md) or name a machine that has one with "
+                       f"--param {kernel.param}=NAME")

@@ -1,0 +1,119 @@
+"""Compute times come from the machine a run names (bsim/machines/kernels.py).
+
+Expected values are derived by hand from the machine files' figures and the
+papers' numbers, never from bsim's output.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import bsim
+from bsim.cli.main import main
+from bsim.cli.targets import load_target
+from bsim.errors import AbovePeakError
+from bsim.machines import MachineError, list_machines, load_machine, network_spec
+from skeletons import registry
+
+
+def test_a_machine_table_is_used_as_given():
+    """sweep3d on es40: the modeling tutorial's Tcell = 120 ns from [kernels.sweep3d]."""
+    t = load_target("sweep3d", {}, None, "es40")
+    assert t.params["t_cell"] == 120e-9
+    assert "es40 [kernels.sweep3d] tcell" in t.kernel_model
+
+
+def test_the_generic_model_scales_the_reference_by_peak():
+    """sweep3d on bgp (no table): 120 ns x 1.666 GF/s (ES40 EV68) / 3.4 GF/s (BG/P core)."""
+    t = load_target("sweep3d", {}, None, "bgp")
+    assert t.params["t_cell"] == pytest.approx(120e-9 * 1.666e9 / 3.4e9, rel=1e-12)
+    assert "generic roofline on bgp" in t.kernel_model
+
+
+def test_compute_times_differ_across_machines_where_the_hardware_does():
+    """The same skeleton, four machines: four different compute times per cell."""
+    cells = {m: load_target("sweep3d", {}, None, m).params["t_cell"]
+             for m in ("es40", "bgp", "xt5", "petascale_torus")}
+    assert len(set(cells.values())) == 4
+    # faster cores, shorter cells
+    assert cells["petascale_torus"] < cells["xt5"] < cells["bgp"] < cells["es40"]
+
+
+def test_a_memory_bound_stencil_uses_the_memory_term():
+    """halo2d on bgp: 24 B per point over 10 GB/s / 4 cores = 9.6 ns (> 4 flop / 3.4 GF/s)."""
+    t = load_target("halo2d", {}, None, "bgp")
+    assert t.params["t_point"] == pytest.approx(24 / (10e9 / 4), rel=1e-12)
+    assert "memory-bound" in t.kernel_model
+
+
+def test_a_missing_piece_is_an_error_that_names_it():
+    """No silent fallback: halo2d on xt5 (no memory bandwidth), milc on es40 (no table)."""
+    with pytest.raises(MachineError, match="memory_bandwidth_per_node"):
+        load_target("halo2d", {}, None, "xt5")
+    with pytest.raises(MachineError, match=r"no \[kernels.milc\] table \(the compute-time fits"):
+        load_target("milc_cg", {}, None, "es40")
+    # a value the user gives wins, and is said to be given
+    t = load_target("halo2d", {"t_point": 3e-9}, None, "xt5")
+    assert t.params["t_point"] == 3e-9 and t.kernel_model == "t_point = 3e-09 (given)"
+
+
+def test_hpl_without_a_table_runs_at_the_reference_fraction_of_peak():
+    """hpl on xe6: PRIMEQUEST's dgemm (1/0.165 ns = 6.06 GF/s of a 6.4 GF/s core) fraction
+    of the Opteron core's 8.4 GF/s."""
+    t = load_target("hpl", {}, None, "xe6")
+    rate = float(t.params["kernel"].split("=")[1])
+    assert rate == pytest.approx(8.4e9 / 0.165e-9 / 6.4e9, rel=1e-12)
+
+
+def test_a_prediction_above_peak_is_an_error():
+    """hpl at 1 Tflop/s per core on bgp's 3.4 GF/s cores: refused, naming both rates."""
+    from skeletons.hpl import main as hpl_main
+    from skeletons.models.hpl import hpl_flops
+    with pytest.raises(AbovePeakError, match="above the machine's peak 13.6 GFlop/s"):
+        bsim.simulate(hpl_main, 4, machine="bgp", flops=hpl_flops(2000),
+                      kwargs=dict(n=2000, nb=64, p=2, q=2, kernel="flat:rate=1e12",
+                                  verbose=False))
+
+
+def test_the_variant_of_a_machine_is_its_network():
+    """power5:p1024 runs on the MILC paper's P = 1024 effective Hockney network."""
+    assert load_machine("power5:p1024").spec == "power5:p1024"
+    res = bsim.simulate(lambda: None, 2, machine="power5:p1024")
+    assert res.machine == "power5:p1024"
+    assert res.network.startswith(network_spec("power5", "p1024").split(",")[0])
+    with pytest.raises(MachineError, match="no network variant 'p7'; valid: "):
+        load_machine("power5:p7")
+
+
+@pytest.mark.parametrize("machine", list_machines())
+@pytest.mark.parametrize("skeleton", ["halo2d", "sweep3d", "hpl", "milc_cg"])
+def test_every_skeleton_on_every_machine_runs_under_peak_or_says_what_is_missing(
+        skeleton, machine, tmp_path, capsys):
+    """A small case of each (skeleton, preset): it runs and stays under peak, or stops with
+    one line naming what the machine file lacks."""
+    small = {"halo2d": ["px=2", "py=2", "nx=64", "ny=64", "iterations=2"],
+             "sweep3d": ["px=2", "py=2", "nx=8", "ny=8", "nz=10", "mk=5", "mm=3", "mmi=3"],
+             "hpl": ["n=256", "nb=32", "p=2", "q=2", "verbose=false"],
+             "milc_cg": ["nx=8", "ny=8", "nz=8", "nt=8", "niters=2"]}[skeleton]
+    out = tmp_path / "r.json"
+    args = ["run", skeleton, "--machine", machine, "--quiet", "--json", str(out)]
+    for p in small:
+        args += ["--param", p]
+    status = main(args)
+    err = capsys.readouterr().err
+    if status == 0:
+        data = json.loads(out.read_text())
+        assert data["machine"] == machine and data["kernel_model"]
+        if "flops" in data and "peak_flops" in data:
+            assert data["flops"] / data["elapsed"] <= data["peak_flops"]
+    else:
+        assert status == 2 and err.count("\n") == 1 and "add " in err, err
+
+
+def test_every_registered_skeleton_declares_where_its_compute_comes_from():
+    """Every skeleton but PHASE takes its compute from the machine (PHASE: issue open)."""
+    for name in registry.names():
+        if name != "phase":
+            assert registry.get(name).machine_kernel is not None, name

@@ -93,7 +93,7 @@ def simulate(main: Callable[..., Any], ranks: int,
              protocol: str | Protocol = "bsim",
              args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None,
              *, machine: str | None = None, kernel_model: str = "",
-             flops: float | None = None,
+             flops: float | Callable[[list[Any]], float] | None = None,
              collectives: str | dict[str, str] | None = None,
              contention: str | None = None,
              tracer: Any = None, noise: Any = None,
@@ -112,7 +112,8 @@ def simulate(main: Callable[..., Any], ranks: int,
     are used where *network* and *collectives* are not given; it and
     *kernel_model* (where the compute times came from) are recorded in the
     result.  *flops* (the run's floating-point operations, when the program
-    knows them) gives the result its achieved rate; on a *machine* with a peak,
+    knows them, or a function of every rank's return value giving them) gives
+    the result its achieved rate; on a *machine* with a peak,
     a rate above ``ranks * peak_flops_per_rank`` raises
     :class:`~bsim.errors.AbovePeakError`.  *protocol* is ``"bsim"`` (the BSIM paper's rules) or
     ``"loggp"`` (see ``docs/protocols.md``).  *collectives* chooses the cost
@@ -200,7 +201,7 @@ def simulate(main: Callable[..., Any], ranks: int,
         result = collect(engine, label, params or {})
     result.machine, result.kernel_model = machine or "", kernel_model
     if flops is not None:
-        _check_peak(result, float(flops), preset)
+        _check_peak(result, float(flops(result.returns) if callable(flops) else flops), preset)
     return result
 
 

@@ -91,7 +91,7 @@ SKELETON = register(Skeleton(
         flops=FLOPS_PER_POINT, bytes=BYTES_PER_POINT, memory_bound=True,
         source="5-point Jacobi u' = (N+S+E+W)/4; u streamed in, u' out with its "
                "write-allocate"),
-    flops=lambda p: FLOPS_PER_POINT * (p["nx"] // p["px"]) * (p["ny"] // p["py"])
+    flops=lambda p, _returns: FLOPS_PER_POINT * (p["nx"] // p["px"]) * (p["ny"] // p["py"])
     * p["px"] * p["py"] * p["iterations"],
 ))
 

@@ -451,7 +451,7 @@ SKELETON = register(Skeleton(
     },
     ranks=lambda prm: prm["p"] * prm["q"],
     machine_kernel=MachineKernel(param="kernel", table="hpl_blas", generic=generic_kernel),
-    flops=lambda prm: hpl_flops(prm["n"]),
+    flops=lambda prm, _returns: hpl_flops(prm["n"]),
 ))
 
 if __name__ == "__main__":

@@ -35,12 +35,21 @@ One self-consistent (SCF) iteration runs three kernels:
 Sizes are multiplied by the BSIM paper's scale factors: ``nescale`` on band
 counts, ``nfscale`` on wavenumber counts, in both message sizes and kernel
 times (Sec. III.C), so a small skeleton input stands for a large problem.
-Times: the Fig. 3 zgemm block time (``skeletons.models.phase``) for the
-Gram-Schmidt zgemms; the same tile formula with the other shapes for the
-pseudo-potential zgemms (ASSUMED); ``fft_flop_time`` per FFT flop (ASSUMED);
-all divided by ``speedup`` (e.g. the SIMD factor of a target core).  Every
-rank returns its counters: calls and bytes per collective kind, and (rank
-0) the iteration time.
+Times.  ``zgemm="flops"`` (default): a zgemm of an ``m x n`` result with
+inner dimension ``k`` is ``8 m n k`` flops, timed by the ``kernel`` model's
+dgemm (default ``primequest``: the BSIM paper's Fig. 4 fit, 0.173 ns/flop up
+to 10 MFlop and 0.165 ns/flop above, on the same 1.6 GHz Itanium 2).
+``zgemm="fig3"``: the Fig. 3 tile formula as transcribed
+(``skeletons.models.phase``), for the Gram-Schmidt zgemms and, ASSUMED, the
+pseudo-potential ones.  Read as seconds per 32 x 32 x 32 complex tile (8 *
+32^3 = 262,144 flops), its 0.666 us term is 393 GFlop/s on a 6.4 GFlop/s
+core: impossible.  It equals the Fig. 4 dgemm rate only for 4,096 flops per
+tile (4,096 x 0.165 ns = 0.676 us), 64 times fewer, so a unit was lost in the
+transcription; the flop-counted model replaces it and a run with ``fig3`` on a
+machine with a peak stops with ``AbovePeakError``.  ``fft_flop_time`` per FFT
+flop (ASSUMED).  All are divided by ``speedup`` (e.g. the SIMD factor of a
+target core).  Every rank returns its counters: calls and bytes per
+collective kind, its flops, and (rank 0) the iteration time.
 """
 
 from __future__ import annotations
@@ -49,7 +58,9 @@ import math
 from typing import Any
 
 import bsim
+from bsim.machines.kernels import MachineKernel
 
+from .hpl_kernels import KernelModel, generic_kernel
 from .models.phase import (
     BYTES_PER_COMPLEX,
     ZGEMM_C0,
@@ -59,6 +70,8 @@ from .models.phase import (
     zgemm_block_time,
 )
 from .registry import Param, Skeleton, register
+
+ZGEMM_MODELS = ("flops", "fig3")
 
 __all__ = ["main", "SKELETON", "band_split", "zgemm_time", "fft_mesh", "expected_counts"]
 
@@ -108,7 +121,8 @@ def fft_mesh(nf: int, nfscale: int, fft_grid: float) -> int:
 def main(ne: int = 64, nf: int = 4096, pb: int = 4, pf: int = 8, nblk: int = 4,
          nescale: int = 1, nfscale: int = 1, nproj: int = 32, iterations: int = 1,
          fft_batch: int = 0, fft_grid: float = 2.0, fft_flop_time: float = 1.0e-9,
-         speedup: float = 1.0, band_counts: str = "", verbose: bool = True) -> dict[str, Any]:
+         speedup: float = 1.0, band_counts: str = "", kernel: str = "primequest",
+         zgemm: str = "flops", verbose: bool = True) -> dict[str, Any]:
     """Run *iterations* SCF iterations; return this rank's counters (rank 0: ``time``)."""
     from mpi4py import MPI  # bsim's namespace inside a simulation, real mpi4py otherwise
     comm = MPI.COMM_WORLD
@@ -123,11 +137,15 @@ def main(ne: int = 64, nf: int = 4096, pb: int = 4, pf: int = 8, nblk: int = 4,
         raise ValueError(f"phase: nf={nf} wavenumbers must divide over pf={pf}")
     if not speedup > 0 or not fft_flop_time >= 0:
         raise ValueError("phase: speedup must be > 0 and fft_flop_time >= 0")
+    if zgemm not in ZGEMM_MODELS:
+        raise ValueError(f"phase: zgemm must be one of {', '.join(ZGEMM_MODELS)}, "
+                         f"got {zgemm!r}")
     g, f = divmod(rank, pf)
     bandc = comm.Split(f, g)            # the pb ranks of one wavenumber slice
     wavec = comm.Split(pb + g, f)       # the pf ranks of one band group
     scf = _SCF(MPI, bandc, wavec, g, ne, nf, pb, pf, nblk, nescale, nfscale, nproj,
                fft_batch, fft_grid, fft_flop_time, speedup, band_counts)
+    scf.dgemm = KernelModel.build(kernel).dgemm if zgemm == "flops" else None
     cnt, n = scf.cnt, scf.n
     comm.Barrier()
     t0 = MPI.Wtime()
@@ -199,15 +217,27 @@ class _SCF:
         self.cz = MPI.C_DOUBLE_COMPLEX
         self.IN_PLACE = MPI.IN_PLACE
         self.cnt: dict[str, Any] = {"bcast": 0, "bcast_bytes": 0, "allreduce": 0,
-                                    "allreduce_bytes": 0, "alltoall": 0, "alltoall_bytes": 0}
+                                    "allreduce_bytes": 0, "alltoall": 0, "alltoall_bytes": 0,
+                                    "flops": 0.0}
+        self.dgemm: Any = None   # flop-counted zgemm: the kernel model's dgemm; None: Fig. 3
         self.n = n = fft_mesh(nf, nfscale, fft_grid)
         self.pts = n ** 3 / pf                  # mesh points per rank
         self.phase_flops = (n * n / pf) * 5.0 * n * math.log2(n) if n > 1 else 0.0
         self.batch = self.nloc if fft_batch <= 0 else min(fft_batch, self.nloc)
 
-    def add(self, seconds: float) -> None:
-        """Compute time of the PRIMEQUEST kernels, scaled to the target core."""
+    def add(self, seconds: float, flops: float = 0.0) -> None:
+        """Compute time of the PRIMEQUEST kernels, scaled to the target core; count flops."""
+        self.cnt["flops"] += flops
         bsim.add_time(seconds / self.speedup)
+
+    def zgemm(self, m: int, n: int, k: int, calls: int = 1, fig3: float | None = None) -> None:
+        """*calls* zgemms of an ``m x n`` result, inner dimension ``k`` (``8 m n k`` flops
+        each): timed by the kernel model's dgemm, or *fig3* seconds (``zgemm="fig3"``)."""
+        flops = 8.0 * m * n * k
+        if self.dgemm is not None:
+            self.add(calls * self.dgemm(flops) if flops > 0 else 0.0, calls * flops)
+        else:
+            self.add(fig3 if fig3 is not None else calls * zgemm_time(m, n, k), calls * flops)
 
     def allreduce(self, count: int) -> None:
         """Sum *count* complex values over the band group (the wavenumber slices)."""
@@ -226,7 +256,8 @@ class _SCF:
             per_rank = pf * math.ceil(bands * n ** 3 / (pf * pf))   # elements per rank, pf blocks
             for direction in range(2):      # to real space, back to wavenumbers
                 for step in range(3):
-                    self.add(bands * self.phase_flops * self.fft_flop_time)
+                    fl = bands * self.phase_flops
+                    self.add(fl * self.fft_flop_time, fl)
                     if step < 2:
                         cnt["alltoall"] += 1
                         cnt["alltoall_bytes"] += BYTES_PER_COMPLEX * per_rank
@@ -234,15 +265,16 @@ class _SCF:
                             self.wavec.Alltoall(bsim.buffer(per_rank, self.cz),
                                                 bsim.buffer(per_rank, self.cz))
                 if direction == 0:
-                    self.add(bands * self.pts * 6.0 * self.fft_flop_time)   # V_loc(r) psi(r)
+                    fl = bands * self.pts * 6.0           # V_loc(r) psi(r)
+                    self.add(fl * self.fft_flop_time, fl)
             done += b
 
     def nonlocal_pseudopotential(self) -> None:
         """Step 2: projections, their sum over wavenumbers, and the product back."""
-        tz = zgemm_time(self.nloc * self.nescale, self.nproj, self.nfp * self.nfscale)
-        self.add(tz)
+        shape = (self.nloc * self.nescale, self.nproj, self.nfp * self.nfscale)
+        self.zgemm(*shape)
         self.allreduce(self.nloc * self.nproj * self.nescale)
-        self.add(tz)
+        self.zgemm(*shape)
 
     def gram_schmidt(self) -> None:
         """Step 3: Gram-Schmidt orthogonalization over the global band blocks."""
@@ -252,7 +284,8 @@ class _SCF:
             owner, ls = divmod(s, nblk)
             nep_o = self.neps[owner]
             if g == owner:                  # normalize block s within itself
-                self.add(zgemm_block_time(nep, nfp, 1, nes, nfs))
+                self.zgemm(nep * nes, nep * nes, nfp * nfs, 1,
+                           zgemm_block_time(nep, nfp, 1, nes, nfs))
                 self.allreduce(nep * nep * nes * nes)
             cnt["bcast"] += 1
             cnt["bcast_bytes"] += BYTES_PER_COMPLEX * nfp * nep_o * nfs * nes
@@ -262,9 +295,10 @@ class _SCF:
             blocks = nblk - nbsn + 1
             if blocks > 0:
                 tcc = zgemm_block_time(nep, nfp, blocks, nes, nfs)
-                self.add(tcc)               # CC = PSI2^H PSI(:, :, nbsn:nblk)
+                shape = (nep * nes, nep * nes, nfp * nfs)
+                self.zgemm(*shape, blocks, tcc)   # CC = PSI2^H PSI(:, :, nbsn:nblk)
                 self.allreduce(nep * nep * blocks * nes * nes)
-                self.add(tcc)               # PSI(:, :, nbsn:nblk) -= PSI2 CC
+                self.zgemm(*shape, blocks, tcc)   # PSI(:, :, nbsn:nblk) -= PSI2 CC
 
 
 SKELETON = register(Skeleton(
@@ -287,9 +321,15 @@ SKELETON = register(Skeleton(
         "fft_flop_time": Param("seconds per FFT flop (ASSUMED)", minimum=0),
         "speedup": Param("divide every kernel time (target core vs PRIMEQUEST core)"),
         "band_counts": Param("bands per group, e.g. 28/12/12/12 (default: even split)"),
+        "kernel": Param("dgemm time model for the zgemms: machine preset, flat:rate=R, "
+                        "table:path=F (as hpl)"),
+        "zgemm": Param("flops (8mnk at the kernel's dgemm; default) or fig3 (the BSIM "
+                       "paper's Fig. 3 formula as transcribed: above peak)"),
         "verbose": Param("rank 0 prints a summary line"),
     },
     ranks=lambda prm: prm["pb"] * prm["pf"],
+    machine_kernel=MachineKernel(param="kernel", table="hpl_blas", generic=generic_kernel),
+    flops=lambda prm, returns: sum(float(r["flops"]) for r in returns if isinstance(r, dict)),
 ))
 
 if __name__ == "__main__":

@@ -75,9 +75,10 @@ class Skeleton:
     machine_kernel: MachineKernel | None = None
     """How ``bsim run --machine M`` sets this skeleton's compute times from M (a table of
     M's file, else a generic model of M, else an error: ``bsim/machines/kernels.py``)."""
-    flops: Callable[[dict[str, Any]], float] | None = None
-    """Resolved parameters -> floating-point operations of the whole run, when known: the
-    result then states the achieved rate, and a rate above the machine's peak is an error."""
+    flops: Callable[[dict[str, Any], list[Any]], float] | None = None
+    """(resolved parameters, every rank's return value) -> floating-point operations of the
+    whole run, when known: the result then states the achieved rate, and a rate above the
+    machine's peak is an error."""
     defaults: dict[str, Any] = field(init=False, default_factory=dict)
     """Parameter -> default: ``main``'s keyword defaults (or the ``Param``'s own)."""
 

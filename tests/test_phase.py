@@ -124,7 +124,8 @@ def test_wrong_rank_count_raises():
         bsim.simulate(main, ranks=3, kwargs=dict(pb=2, pf=2, verbose=False))
 
 
-def test_one_rank_iteration_time_by_hand():
+@pytest.mark.parametrize("zgemm", ["fig3", "flops"])
+def test_one_rank_iteration_time_by_hand(zgemm):
     """pb = pf = 1, ne = 4, nf = 32, nblk = 1, nproj = 4: the iteration time summed by hand.
 
     One rank: no messages, so time = the sum of the kernel times.  mesh n = ceil(64^(1/3))
@@ -132,13 +133,18 @@ def test_one_rank_iteration_time_by_hand():
       FFT: 2 directions x 3 steps of 4 * (16 * 5 * 4 * log2 4 = 640) flops * 1 ns = 15.36 us
            + V_loc 4 * 64 * 6 * 1 ns = 1.536 us;
       pseudo-potential: 2 zgemms of (4 x 4, k = 32); Gram-Schmidt: 1 block normalization of
-      (Nep = 4, Nfp = 32), no later block (nbsn = 2 > nblk).  All three have mx = 1,
-      nx = 8, jx = 1: (7.9e-8 + 0.512 + 8 * 1.141 + 8 * 0.666 us) / 2 = 7.5235 us.
+      (Nep = 4, Nfp = 32), no later block (nbsn = 2 > nblk).  ``fig3``: all three have
+      mx = 1, nx = 8, jx = 1: (7.9e-8 + 0.512 + 8 * 1.141 + 8 * 0.666 us) / 2 = 7.5235 us.
+      ``flops``: each is 8 * 4 * 4 * 32 = 4,096 flops, below Fig. 4's 10 MFlop break:
+      4,096 * 0.173 ns = 0.708608 us.
     """
-    res = run("zero", pb=1, pf=1, ne=4, nf=32, nblk=1, nproj=4, fft_grid=2.0)
+    res = run("zero", pb=1, pf=1, ne=4, nf=32, nblk=1, nproj=4, fft_grid=2.0, zgemm=zgemm)
     t = res.returns[0]["time"]
-    expected = 6 * 4 * 640 * 1e-9 + 4 * 64 * 6 * 1e-9 + 3 * (15.047e-6 / 2)
-    assert t == pytest.approx(expected, rel=1e-12)          # 39.4665 us
+    per_zgemm = 15.047e-6 / 2 if zgemm == "fig3" else 4096 * 0.173e-9
+    expected = 6 * 4 * 640 * 1e-9 + 4 * 64 * 6 * 1e-9 + 3 * per_zgemm
+    assert t == pytest.approx(expected, rel=1e-12)          # 39.4665 us / 19.021824 us
+    # flops: FFT 6 * 4 * 640 + V_loc 4 * 64 * 6 + 3 zgemms of 4,096
+    assert res.returns[0]["flops"] == 6 * 4 * 640 + 4 * 64 * 6 + 3 * 4096
     assert res.returns[0]["mesh"] == 4
     assert res.calc[0] == pytest.approx(expected, rel=1e-12)
 
@@ -155,3 +161,18 @@ def test_runs_under_real_mpiexec():
     out = run_mpiexec(4, code)
     assert out.returncode == 0, out.stderr
     assert "done True 4" in out.stdout
+
+
+def test_the_fig3_formula_as_transcribed_computes_faster_than_the_core():
+    """Fig. 3's zgemm formula, as printed, at the scale factors of a real run: above the
+    6.4 GFlop/s Itanium 2 core's peak (AbovePeakError); the flop-counted zgemm at Fig. 4's
+    dgemm rate (0.165 ns/flop = 6.06 GFlop/s) stays below it."""
+    from skeletons.phase import SKELETON
+    kw = dict(pb=1, pf=1, ne=64, nf=4096, nblk=2, nescale=32, nfscale=8, nproj=64,
+              verbose=False)
+    with pytest.raises(bsim.errors.AbovePeakError, match="above the machine's peak 6.4 GFlop/s"):
+        bsim.simulate(main, 1, kwargs=dict(kw, zgemm="fig3"), machine="primequest",
+                      flops=lambda returns: SKELETON.flops(kw, returns))
+    res = bsim.simulate(main, 1, kwargs=dict(kw, zgemm="flops"), machine="primequest",
+                        flops=lambda returns: SKELETON.flops(kw, returns))
+    assert 0.5 * 6.4e9 < res.flops / res.elapsed < 1 / 0.165e-9

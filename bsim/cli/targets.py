@@ -37,8 +37,8 @@ class Target:
     """Rank->node mapping spec the parameters ask for (e.g. a MILC layout), or None."""
     kernel_model: str = ""
     """Where the compute times came from on ``--machine`` (``bsim/machines/kernels.py``)."""
-    flops: float | None = None
-    """Floating-point operations of the whole run, when the skeleton knows them."""
+    flops: Callable[[list[Any]], float] | None = None
+    """Every rank's return value -> floating-point operations of the run, when known."""
 
     def network_for(self, network: Any) -> Any:
         """*network* (spec string or model) with this target's mapping applied."""
@@ -131,5 +131,10 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
     resolved = skel.resolve(params)
     ranks = skel.ranks(resolved) if skel.ranks is not None else None
     mapping = skel.mapping(resolved) if skel.mapping is not None else None
-    flops = skel.flops(resolved) if skel.flops is not None else None
+    flops = None
+    if skel.flops is not None:
+        count = skel.flops
+
+        def flops(returns: list[Any]) -> float:
+            return count(resolved, returns)
     return Target(skel.name, skel.main, resolved, ranks, mapping, account, flops)

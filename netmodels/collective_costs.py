@@ -21,8 +21,8 @@ written in :mod:`netmodels.collective_algorithms`.
 
 from __future__ import annotations
 
-import csv
 import math
+import warnings
 from abc import ABC, abstractmethod
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
@@ -51,6 +51,8 @@ from .collective_algorithms import (
     share,
 )
 from .collective_schedules import evaluate, schedule
+from .collective_table_io import interp as _interp
+from .collective_table_io import read_csv as _read_csv
 from .registry import Registry
 from .spec import split_spec
 
@@ -301,23 +303,12 @@ def _float(model: str, key: str, text: str) -> float:
 
 
 _OUTSIDE = ("extrapolate", "clamp", "error")
+FAR = 2.0
+"""A table call this many times beyond the measured ranks or sizes warns (once per op)."""
 
 
-def _interp(xs: list[float], ys: list[float], x: float, outside: str, what: str) -> float:
-    """Piecewise-linear ``y(x)`` through sorted *xs*; *outside* rules beyond the ends."""
-    if len(xs) == 1:
-        return ys[0]
-    if x < xs[0] or x > xs[-1]:
-        if outside == "error":
-            raise CollectiveSpecError(f"table: {what} {x} outside measured range "
-                                      f"[{xs[0]}, {xs[-1]}]")
-        if outside == "clamp":
-            return ys[0] if x < xs[0] else ys[-1]
-        i = 0 if x < xs[0] else len(xs) - 2
-    else:
-        i = min(bisect_right(xs, x) - 1, len(xs) - 2)
-    w = (x - xs[i]) / (xs[i + 1] - xs[i])
-    return ys[i] * (1.0 - w) + ys[i + 1] * w        # exact at both segment ends
+class ExtrapolationWarning(UserWarning):
+    """A collective table is used far outside what it measured."""
 
 
 @register_collective
@@ -356,6 +347,7 @@ class Table(CollectiveModel):
             raise CollectiveSpecError("table: give exactly one of path and points")
         self.path = None if path is None else str(path)
         self.outside, self.monotone = outside, bool(monotone)
+        self._warned: set[tuple[str, tuple[str, ...]]] = set()
         where = self.path or "points"
         rows = _read_csv(Path(path)) if path is not None else [
             (f"{where}[{i}]", *p) for i, p in enumerate(points or [])]
@@ -435,6 +427,8 @@ class Table(CollectiveModel):
             raise CollectiveSpecError(f"table {self.path or 'points'}: no measurements for "
                                       f"{name}; it has {', '.join(self.ops)}")
         ps, rows = self._ops[name]
+        if self.outside == "extrapolate":
+            self._warn_if_far(name, ps, rows, nprocs, float(nbytes))
         # The one or two rows that bracket nprocs (end rows when outside).
         j = min(max(bisect_right(ps, nprocs) - 1, 0), len(ps) - 2)
         pair = [j, j + 1]
@@ -446,48 +440,30 @@ class Table(CollectiveModel):
                         f"{name} nprocs")
         return max(value, 0.0)
 
+    def _warn_if_far(self, name: str, ps: list[int], rows: list[Any], nprocs: int,
+                     nbytes: float) -> None:
+        """Warn once per operation and direction when a call is more than ``FAR`` times
+        outside the measured ranks or sizes (a straight-line extrapolation, not a fit)."""
+        sizes = [x for row in rows for x in row[0]]
+        far = []
+        if nprocs > FAR * ps[-1] or nprocs * FAR < ps[0]:
+            far.append(f"{nprocs} ranks (measured {ps[0]}..{ps[-1]})")
+        if sizes and max(sizes) > 0 and (nbytes > FAR * max(sizes)
+                                         or 0 < nbytes * FAR < min(sizes)):
+            far.append(f"{nbytes:g} bytes (measured {min(sizes):g}..{max(sizes):g})")
+        key = (name, tuple(f.split(" ")[1] for f in far))
+        if far and key not in self._warned:
+            self._warned.add(key)
+            warnings.warn(f"collective table {self.path or 'points'}: {name} at "
+                          f"{' and '.join(far)} is extrapolated more than {FAR:g}x beyond "
+                          f"what was measured (outside=extrapolate); measure there or use "
+                          f"outside=clamp|error", ExtrapolationWarning, stacklevel=2)
+
     def spec(self) -> str:
         if self.path is None:
             raise CollectiveSpecError("table built from points has no spec string")
         return f"table:path={self.path},outside={self.outside}," \
                f"monotone={str(self.monotone).lower()}"
-
-
-def _read_csv(path: Path) -> list[tuple[str, str, int, float, float]]:
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise CollectiveSpecError(f"table: cannot read {path}: {exc.strerror}") from None
-    lines = [(i, ln) for i, ln in enumerate(text.splitlines(), 1)
-             if ln.strip() and not ln.lstrip().startswith("#")]
-    if not lines:
-        raise CollectiveSpecError(f"table {path}: empty file")
-    reader = csv.reader([ln for _, ln in lines])
-    header = [h.strip().lower() for h in next(reader)]
-    need = ("op", "nprocs", "nbytes", "seconds")
-    missing = [c for c in need if c not in header]
-    if missing:
-        raise CollectiveSpecError(f"{path}:{lines[0][0]}: missing column(s) {', '.join(missing)}"
-                                  f"; need {', '.join(need)}")
-    col = {c: header.index(c) for c in need}
-    out = []
-    for (lineno, _), fields in zip(lines[1:], reader, strict=False):
-        loc = f"{path}:{lineno}"
-        try:
-            op = fields[col["op"]].strip()
-            raw = {c: fields[col[c]].strip() for c in need[1:]}
-        except IndexError:
-            raise CollectiveSpecError(f"{loc}: expected {len(header)} fields, got "
-                                      f"{len(fields)}") from None
-        try:
-            nprocs_f, nbytes, seconds = (float(raw[c]) for c in need[1:])
-        except ValueError:
-            raise CollectiveSpecError(f"{loc}: nprocs, nbytes and seconds must be numbers, "
-                                      f"got {list(raw.values())}") from None
-        if not nprocs_f.is_integer():
-            raise CollectiveSpecError(f"{loc}: nprocs must be an integer, got {raw['nprocs']}")
-        out.append((loc, op, int(nprocs_f), nbytes, seconds))
-    return out
 
 
 # -- spec strings -----------------------------------------------------------------------

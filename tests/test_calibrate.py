@@ -214,3 +214,26 @@ def test_fit_pair_and_profile_tables(monkeypatch):
         for s in sizes:
             assert model.cost(0, 1, s) == pytest.approx(half(s), rel=1e-6)
     assert "pair" in netprofile.csv_rows({"intra": res}).splitlines()[0]
+
+
+def test_calibration_flags_fits_it_should_not_be_trusted_with():
+    """The issue's three cases: a line through curved times (residual), noisy few points
+    (standard error), LogGP whose small-message terms vanish (degenerate) -- and a clean
+    fit that is not flagged."""
+    from bsim.calibration.netfit import fit_hockney, fit_loggp
+    from bsim.calibration.quality import MAX_REL_ERROR, hockney_flags, loggp_flags
+    sizes = [8, 64, 512, 4096, 32768, 262144]
+    clean = fit_hockney(sizes, [2e-6 + s / 1e9 for s in sizes])
+    assert hockney_flags(clean) == []
+    # times that jump 20x at 4 KiB: no line fits them
+    curved = fit_hockney(sizes, [1e-6 + s / (1e8 if s >= 4096 else 2e9) for s in sizes])
+    assert any("relative residual" in f for f in hockney_flags(curved))
+    # three sizes scattered by +-40%: the parameters are not pinned down
+    noisy = fit_hockney([8, 16, 32], [3e-6, 1.2e-6, 3.5e-6])
+    assert any(f"> {MAX_REL_ERROR:.0%}" in f for f in hockney_flags(noisy))
+    # a LogGP range whose intercept is 0: L = o = g = 0
+    s = [1024, 2048, 4096]
+    zero = fit_loggp(s, [(x - 1) * 1e-9 for x in s], [0.0] * 3, [0.0] * 3)
+    assert any("L = o = g = 0" in f for f in loggp_flags(zero))
+    real = fit_loggp(s, [2e-6 + x * 1e-9 for x in s], [1e-6] * 3, [3e-7] * 3)
+    assert loggp_flags(real) == []

@@ -588,3 +588,30 @@ def test_analytic_on_a_topology_matches_the_expanded_algorithm(net, ranks, op, n
     analytic = bsim.simulate(main, ranks=ranks, network=net).elapsed
     expanded = bsim.simulate(main, ranks=ranks, network=net, collectives="algorithmic").elapsed
     assert analytic == pytest.approx(expanded, rel=5e-3)
+
+
+def test_table_warns_once_when_used_far_outside_what_it_measured(tmp_path):
+    """Measured on 2 and 4 ranks, 8..1024 bytes: 4096 ranks or 1 MiB is a straight line
+    stretched far beyond the data (the calibration issue: a 2-rank table at 4,096 ranks);
+    within 2x it is quiet; each operation warns once."""
+    import warnings as w
+
+    from netmodels.collective_costs import ExtrapolationWarning, Table
+    path = tmp_path / "coll.csv"
+    path.write_text("op,nprocs,nbytes,seconds\n" + "".join(
+        f"allreduce,{p},{n},{1e-6 * p + 1e-9 * n}\n" for p in (2, 4) for n in (8, 1024)))
+    table = Table(path)
+    with w.catch_warnings():
+        w.simplefilter("error")
+        table.time("allreduce", 8, 2048)              # 2x beyond both: quiet
+    with pytest.warns(ExtrapolationWarning, match=r"allreduce at 4096 ranks \(measured 2..4\)"):
+        table.time("allreduce", 4096, 16)
+    with w.catch_warnings():
+        w.simplefilter("error")
+        table.time("allreduce", 8192, 16)             # already said for this operation
+    with pytest.warns(ExtrapolationWarning, match=r"1.04858e\+06 bytes \(measured 8..1024\)"):
+        table.time("allreduce", 4, 1 << 20)
+    clamp = Table(path, outside="clamp")
+    with w.catch_warnings():
+        w.simplefilter("error")
+        clamp.time("allreduce", 4096, 16)             # the user chose to clamp: no warning

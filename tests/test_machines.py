@@ -97,13 +97,27 @@ def test_load_from_path(tmp_path):
     ('name = "x"\ndescription = "d"\nsource = "s"\n[network]\nmodel = "zero"\n',
      "missing key 'cores_per_node'"),
     ('name = "x"\ndescription = "d"\nsource = "s"\ncores_per_node = "4"\n'
-     '[network]\nmodel = "zero"\n', "must be int"),
+     '[network]\nmodel = "zero"\n', "'cores_per_node' must be an integer, found a string '4'"),
     ('name = "x"\ndescription = "d"\nsource = "s"\ncores_per_node = 4\n'
      '[network]\nmodel = "warp"\n', "unknown model 'warp'"),
     ('name = "x"\ndescription = "d"\nsource = "s"\ncores_per_node = 4\n'
      '[network]\nlatency = 1.0\n', "missing string key 'model'"),
     ('name = "x"\ndescription = "d"\nsource = "s"\ncores_per_node = 4\n'
      '[network]\nmodel = "hockney"\nlatency = [1, 2]\n', "numbers, booleans or strings"),
+    # a misspelt key is not ignored: it is named, with the closest valid one
+    ('name = "x"\ndescription = "d"\nsource = "s"\ncores_per_nod = 4\n'
+     '[network]\nmodel = "zero"\n', "unknown key 'cores_per_nod' .did you mean 'cores_per_node'"),
+    ('name = "x"\ndescription = "d"\nsource = "s"\ncores_per_node = 4\n'
+     '[network]\nmodel = "zero"\n[hardware]\npeak_flops_per_core = "fast"\n',
+     r"\[hardware\] peak_flops_per_core must be a positive number, found a string 'fast'"),
+    ('name = "x"\ndescription = "d"\nsource = "s"\ncores_per_node = 4\nkernels = 3\n'
+     '[network]\nmodel = "zero"\n', r"'kernels' must be a table \(\[kernels\]\), found an int"),
+    ('name = "x"\ndescription = "d"\nsource = "s"\ncores_per_node = 4\n'
+     '[network]\nmodel = "zero"\n[kernels]\nmilc = 1\n',
+     r"\[kernels.milc\] must be a table, found an integer 1"),
+    ('name = "x"\ndescription = "d"\nsource = "s"\ncores_per_node = 2\n'
+     '[network]\nmodel = "torus"\ndims = "2x2"\ncores = 4\n',
+     "cores = 4 ranks per node, but a node has cores_per_node = 2"),
 ])
 def test_malformed_files_raise(tmp_path, body, match):
     """Broken TOML, missing/mistyped keys and bad network tables raise MachineError."""

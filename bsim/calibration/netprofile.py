@@ -73,6 +73,7 @@ def profile_parts(cal: NetworkCalibration, data: Path | None, name: str | None,
         hw[f"calibration_{kind}_latency_var"] = fits.hockney.latency_var
         hw[f"calibration_{kind}_bandwidth_var"] = fits.hockney.bandwidth_var
         hw[f"calibration_{kind}_hockney_rel_residual"] = fits.hockney.rel_residual
+        hw[f"calibration_{kind}_flags"] = list(fits.flags)   # bsim/calibration/quality.py
         if fits.piecewise:
             variants[f"piecewise_{kind}"] = fits.piecewise.table()
             comments[f"network_variants.piecewise_{kind}"] = (

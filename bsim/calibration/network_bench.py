@@ -38,6 +38,7 @@ from .errors import CalibrationError, FitError
 from .netfit import HockneyFit, LogGPRange, PiecewiseFit, fit_hockney, fit_loggp, fit_piecewise
 from .netprofile import csv_rows, profile_parts
 from .profile import update_profile
+from .quality import hockney_flags, loggp_flags
 from .sampling import choose_inner, repeat
 from .stats import Repetitions, Summary, summarize
 
@@ -182,6 +183,8 @@ class Fits:
     loggp_all: LogGPRange | None
     loggp: list[LogGPRange]
     notes: list[str]
+    flags: list[str] = field(default_factory=list)
+    """What :mod:`bsim.calibration.quality` found wrong with these fits."""
 
 
 def fit_pair(res: PairResult, weighting: str = "relative") -> Fits:
@@ -208,7 +211,8 @@ def fit_pair(res: PairResult, weighting: str = "relative") -> Fits:
                 notes.append(f"loggp {r.describe()}: the send overhead o(s) includes the "
                              f"transfer (the CPU copies the data); o capped at half the "
                              f"ping-pong intercept, {r.o * 1e6:.3f} us")
-    return Fits(hockney, piecewise, loggp_all, ranges, notes)
+    flags = hockney_flags(hockney) + loggp_flags(([loggp_all] if loggp_all else []) + ranges)
+    return Fits(hockney, piecewise, loggp_all, ranges, notes, flags)
 
 
 @dataclass
@@ -254,6 +258,7 @@ class NetworkCalibration:
                            f"g {r.g * 1e6:.3f} us, G {r.G * 1e9:.4g} ns/B, rel. residual "
                            f"{100 * r.rel_residual:.2g} %")
             out.extend(f"note: {n}" for n in fits.notes)
+            out.extend(f"WARNING: {f}" for f in fits.flags)
         if self.profile:
             out.append(f"\nwrote profile {self.profile}")
         if self.data:

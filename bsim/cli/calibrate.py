@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +149,9 @@ def _calibrate_network(ns: argparse.Namespace) -> int:
                             cores_per_node=ns.cores_per_node, weighting=ns.weighting)
     if cal is not None:
         sys.stdout.write(cal.report())
+        for kind, fits in cal.fits.items():   # also on standard error, one line each
+            for flag in fits.flags:
+                warnings.warn(f"calibrate network ({kind}-node): {flag}", stacklevel=1)
     return 0
 
 

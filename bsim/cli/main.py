@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
+from typing import Any
 
 from ..version import __version__
 from . import calibrate, compare, failures, listing, plot, run, sweep
@@ -37,6 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line_warning(message: Any, category: Any, filename: str, lineno: int,
+                      file: Any = None, line: Any = None) -> None:
+    """``bsim: warning: MESSAGE`` on standard error (no source line of bsim's own code)."""
+    print(f"bsim: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bsim`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -47,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
     ns.program_args = program_args
     try:
-        status = int(ns.handler(ns))
+        with warnings.catch_warnings():   # a warning is one line, as an error is
+            warnings.showwarning = _one_line_warning
+            status = int(ns.handler(ns))
         sys.stdout.flush()   # a closed pipe shows here, not at interpreter exit
         return status
     except BaseException as exc:   # user-side failures: one line; anything else re-raised

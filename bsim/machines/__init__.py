@@ -19,7 +19,6 @@ Each ``<name>.toml`` beside this module describes one machine (schema in
 
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,19 +34,12 @@ __all__ = [
     "collective_spec", "list_machines", "load_machine", "network_spec", "split_variant",
 ]
 
+from .schema import NETWORK_MODELS, MachineError, check_machine_file
+
 MACHINE_DIR = Path(__file__).resolve().parent
 """Directory holding the preset TOML files."""
 
-NETWORK_MODELS = ("hockney", "loggp", "zero", "torus", "fattree", "bluewaters", "piecewise")
-"""Model names a ``[network]`` table may use."""
 
-_REQUIRED = {"name": str, "description": str, "source": str, "cores_per_node": int,
-             "network": dict}
-_OPTIONAL_TABLES = ("collectives", "kernels", "network_variants", "hardware")
-
-
-class MachineError(ValueError):
-    """A machine preset is unknown or malformed."""
 
 
 @dataclass(frozen=True)
@@ -138,36 +130,6 @@ def _resolve(name_or_path: str | Path) -> Path:
     return candidate
 
 
-def _network_models() -> tuple[str, ...]:
-    """Every registered network model name (the static list plus later registrations)."""
-    try:
-        import netmodels
-        return tuple(sorted(set(NETWORK_MODELS) | set(netmodels.REGISTRY)))
-    except ImportError:  # pragma: no cover - netmodels ships with bsim
-        return NETWORK_MODELS
-
-
-def _check_network(table: Any, where: str) -> None:
-    if not isinstance(table, dict):
-        raise MachineError(f"{where}: expected a table, got {type(table).__name__}")
-    model = table.get("model")
-    if not isinstance(model, str):
-        raise MachineError(f"{where}: missing string key 'model'")
-    valid = _network_models()
-    if model not in valid:
-        raise MachineError(f"{where}: unknown model {model!r}; valid: {', '.join(valid)}")
-    for key, value in table.items():
-        if key == "model":
-            continue
-        if not isinstance(value, (bool, int, float, str)):
-            raise MachineError(f"{where}.{key}: values must be numbers, booleans or strings, "
-                               f"got {value!r}")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise MachineError(f"{where}.{key}: value must be finite, got {value!r}")
-        if isinstance(value, str) and "," in value:   # nested specs use ';' between keys
-            raise MachineError(f"{where}.{key}: string {value!r} may not contain ','")
-
-
 def split_variant(text: str | Path) -> tuple[str | Path, str | None]:
     """``"power5:p1024"`` -> ``("power5", "p1024")``; a name or path alone -> ``(it, None)``.
 
@@ -180,9 +142,6 @@ def split_variant(text: str | Path) -> tuple[str | Path, str | None]:
     if base.lower() in list_machines() or Path(base).is_file():
         return base, variant
     return text, None
-
-
-_HARDWARE_NUMBERS = ("peak_flops_per_core", "memory_bandwidth_per_node")
 
 
 def load_machine(name_or_path: str | Path) -> Machine:
@@ -201,28 +160,7 @@ def load_machine(name_or_path: str | Path) -> Machine:
             data = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise MachineError(f"machine file {str(path)!r} is not valid TOML: {exc}") from None
-    for key, kind in _REQUIRED.items():
-        if key not in data:
-            raise MachineError(f"machine file {str(path)!r}: missing key {key!r}")
-        value = data[key]
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise MachineError(f"machine file {str(path)!r}: {key!r} must be "
-                               f"{kind.__name__}, got {value!r}")
-    if data["cores_per_node"] < 1:
-        raise MachineError(f"machine file {str(path)!r}: cores_per_node must be >= 1, "
-                           f"got {data['cores_per_node']}")
-    for key in _OPTIONAL_TABLES:
-        if key in data and not isinstance(data[key], dict):
-            raise MachineError(f"machine file {str(path)!r}: {key!r} must be a table")
-    _check_network(data["network"], f"{path.name}: [network]")
-    for vname, table in data.get("network_variants", {}).items():
-        _check_network(table, f"{path.name}: [network_variants.{vname}]")
-    for key in _HARDWARE_NUMBERS:
-        value = data.get("hardware", {}).get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or not math.isfinite(value) or value <= 0):
-            raise MachineError(f"machine file {str(path)!r}: [hardware] {key} must be a "
-                               f"positive number, got {value!r}")
+    check_machine_file(data, path)
     if variant is not None and variant not in data.get("network_variants", {}):
         valid = ", ".join(sorted(data.get("network_variants", {}))) or "none"
         raise MachineError(f"machine {data['name']!r} has no network variant {variant!r}; "

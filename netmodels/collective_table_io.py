@@ -1,0 +1,70 @@
+"""Reading and interpolating the measured tables of the ``table`` collective model.
+
+``read_csv`` parses ``op,nprocs,nbytes,seconds`` rows (naming file and line in
+every error); ``interp`` interpolates linearly between measured points and
+decides what happens beyond them (``extrapolate``, ``clamp``, ``error``).
+"""
+
+from __future__ import annotations
+
+import csv
+from bisect import bisect_right
+from pathlib import Path
+
+from .collective_algorithms import CollectiveSpecError
+
+__all__ = ["interp", "read_csv"]
+
+
+def interp(xs: list[float], ys: list[float], x: float, outside: str, what: str) -> float:
+    """Piecewise-linear ``y(x)`` through sorted *xs*; *outside* rules beyond the ends."""
+    if len(xs) == 1:
+        return ys[0]
+    if x < xs[0] or x > xs[-1]:
+        if outside == "error":
+            raise CollectiveSpecError(f"table: {what} {x} outside measured range "
+                                      f"[{xs[0]}, {xs[-1]}]")
+        if outside == "clamp":
+            return ys[0] if x < xs[0] else ys[-1]
+        i = 0 if x < xs[0] else len(xs) - 2
+    else:
+        i = min(bisect_right(xs, x) - 1, len(xs) - 2)
+    w = (x - xs[i]) / (xs[i + 1] - xs[i])
+    return ys[i] * (1.0 - w) + ys[i + 1] * w        # exact at both segment ends
+
+
+def read_csv(path: Path) -> list[tuple[str, str, int, float, float]]:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise CollectiveSpecError(f"table: cannot read {path}: {exc.strerror}") from None
+    lines = [(i, ln) for i, ln in enumerate(text.splitlines(), 1)
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    if not lines:
+        raise CollectiveSpecError(f"table {path}: empty file")
+    reader = csv.reader([ln for _, ln in lines])
+    header = [h.strip().lower() for h in next(reader)]
+    need = ("op", "nprocs", "nbytes", "seconds")
+    missing = [c for c in need if c not in header]
+    if missing:
+        raise CollectiveSpecError(f"{path}:{lines[0][0]}: missing column(s) {', '.join(missing)}"
+                                  f"; need {', '.join(need)}")
+    col = {c: header.index(c) for c in need}
+    out = []
+    for (lineno, _), fields in zip(lines[1:], reader, strict=False):
+        loc = f"{path}:{lineno}"
+        try:
+            op = fields[col["op"]].strip()
+            raw = {c: fields[col[c]].strip() for c in need[1:]}
+        except IndexError:
+            raise CollectiveSpecError(f"{loc}: expected {len(header)} fields, got "
+                                      f"{len(fields)}") from None
+        try:
+            nprocs_f, nbytes, seconds = (float(raw[c]) for c in need[1:])
+        except ValueError:
+            raise CollectiveSpecError(f"{loc}: nprocs, nbytes and seconds must be numbers, "
+                                      f"got {list(raw.values())}") from None
+        if not nprocs_f.is_integer():
+            raise CollectiveSpecError(f"{loc}: nprocs must be an integer, got {raw['nprocs']}")
+        out.append((loc, op, int(nprocs_f), nbytes, seconds))
+    return out

@@ -247,3 +247,50 @@ def test_runs_under_real_mpiexec():
     out = run_mpiexec(4, code, env={"BSIM_ADD_TIME": "sleep", "BSIM_ADD_TIME_SCALE": "0.01"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("done") == 4
+
+
+# -- Eq. 5 from the command line, on every machine of the MILC paper ------------------
+
+EQ5_VARIANTS = {   # machine -> (variant, the paper's message time m(x) for it)
+    "bgp": ("p2048", None), "xt5": ("p1024", None), "xe6": ("p2048", None),
+    "ds1": ("p1024", None), "power5": (None, model.power5_message_time),
+}
+
+
+@pytest.mark.parametrize("skeleton", ["milc_rmd", "milc_cg"])
+@pytest.mark.parametrize("machine", sorted(EQ5_VARIANTS))
+def test_cli_with_the_variant_equals_eq5_on_every_machine(machine, skeleton, tmp_path):
+    """``bsim run milc_rmd --machine M:VARIANT`` equals Eq. 5 (``total_time``; CG:
+    ``cg_time``) with that machine's kernel table, the paper's network model for it (the
+    ``pN`` effective Hockney fit, or POWER5+'s mixed LogGP of Sec. III-C 2, which is its
+    default network) and its allreduce fit ``c + d log2 P``.  BG/P and ds1 have no fit:
+    their analytic allreduce of 16 bytes is recursive doubling, log2 P messages of 16 B,
+    i.e. ``c = 0``, ``d = m(16)``.  16 ranks on 16^4 (V = 8^4, every rank alike)."""
+    variant, paper_m = EQ5_VARIANTS[machine]
+    spec = f"{machine}:{variant}" if variant else machine
+    out = tmp_path / "r.json"
+    params = ["nx=16", "ny=16", "nz=16", "nt=16", "niters=8"]
+    args = ["run", skeleton, "--machine", spec, "--quiet", "--json", str(out)]
+    for p in params:
+        args += ["--param", p]
+    assert cli(args) == 0
+    result = json.loads(out.read_text())
+    assert result["machine"] == spec
+    m_table = load_machine(machine)
+    if paper_m is None:
+        net = m_table.network_variants[variant]
+        m = model.hockney(net["latency"], net["bandwidth"])
+    else:
+        m = paper_m
+    fit = m_table.collectives.get("allreduce")
+    c, d = (fit["c"], fit["d"]) if fit else (0.0, m(16))
+    lattice, grid = (16, 16, 16, 16), balanced_grid((16, 16, 16, 16), 16)
+    ext = model.local_extents(lattice, grid)
+    kernels = m_table.kernels["milc"]
+    if skeleton == "milc_cg":
+        expected = model.cg_time(kernels["CG"], m, 8, 16, c, d, calls=1, extents=ext,
+                                 grid=grid)
+    else:
+        expected = model.total_time(kernels, m, model.MilcRun(niters=8), 16, c, d,
+                                    extents=ext, grid=grid)
+    assert result["elapsed"] == pytest.approx(expected, rel=1e-12)

@@ -22,7 +22,11 @@ from .engine.protocols import Protocol, build_protocol
 from .errors import AbovePeakError, DistributedError, LookaheadError
 from .outputs.result import Result
 
-__all__ = ["simulate", "mpi4py_shim", "check_rank_memory", "KIB_PER_RANK"]
+__all__ = ["simulate", "mpi4py_shim", "check_rank_memory", "KIB_PER_RANK", "DEFAULT_NETWORK"]
+
+DEFAULT_NETWORK = "hockney:latency=1e-06,bandwidth=1000000000.0"
+"""The network of a run that names none (``simulate`` and ``bsim run`` alike): Hockney,
+1 us and 1 GB/s, a generic modern interconnect.  The papers' machines: ``--machine``."""
 
 # memory of one idle virtual rank, with margin: 7.3-8.9 KiB measured by
 # benchmarks/engine_speed.py (docs/benchmarks.md) plus the program's own frames
@@ -65,10 +69,42 @@ class _Mpi4pyShim(types.ModuleType):
     __version__: str
 
 
+def _real_mpi_globals(program: Any, real: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The module globals of *program* and the names in them bound to the real mpi4py.
+
+    A program whose module did ``from mpi4py import MPI`` before :func:`simulate`
+    holds the real module: those names are rebound to bsim's for the run.  A
+    real MPI object made at import time (``comm = MPI.COMM_WORLD``) cannot be:
+    :class:`ValueError` names it.
+    """
+    glob = getattr(program, "__globals__", None)
+    if not isinstance(glob, dict):
+        return {}, []
+    modules = {id(m) for m in real.values() if m is not None}
+    names = [k for k, v in glob.items() if id(v) in modules]
+    for key, value in glob.items():
+        if type(value).__module__ == "mpi4py.MPI" and id(value) not in modules:
+            raise ValueError(
+                f"{getattr(program, '__module__', '?')}.{key} is a real mpi4py object "
+                f"({type(value).__name__}) made when the module was imported; inside a "
+                f"simulation every rank needs bsim's: get it inside the program (comm = "
+                f"MPI.COMM_WORLD in main), or run the file with bsim run FILE.py")
+    return glob, names
+
+
 @contextmanager
-def mpi4py_shim() -> Iterator[None]:
-    """Make ``import mpi4py`` / ``from mpi4py import MPI`` give ``bsim.MPI`` meanwhile."""
+def mpi4py_shim(program: Any = None) -> Iterator[None]:
+    """Make ``import mpi4py`` / ``from mpi4py import MPI`` give ``bsim.MPI`` meanwhile.
+
+    Names in *program*'s module that already hold the real ``mpi4py`` or
+    ``mpi4py.MPI`` (a module-level import, as real applications do) are bound
+    to bsim's for the run and restored after: never silently real.
+    """
     from . import MPI
+    real = {k: sys.modules.get(k) for k in ("mpi4py", "mpi4py.MPI")}
+    if real["mpi4py.MPI"] is MPI:   # already inside a shim
+        real = {}
+    glob, names = _real_mpi_globals(program, real)
     pkg = _Mpi4pyShim("mpi4py")
     pkg.__path__ = []
     pkg.MPI = MPI
@@ -78,9 +114,13 @@ def mpi4py_shim() -> Iterator[None]:
     saved = {k: sys.modules.get(k) for k in ("mpi4py", "mpi4py.MPI")}
     sys.modules["mpi4py"] = pkg
     sys.modules["mpi4py.MPI"] = MPI
+    rebound = {k: glob[k] for k in names}
+    for k, v in rebound.items():
+        glob[k] = MPI if v is real.get("mpi4py.MPI") else pkg
     try:
         yield
     finally:
+        glob.update(rebound)
         for k, v in saved.items():
             if v is None:
                 sys.modules.pop(k, None)
@@ -106,7 +146,7 @@ def simulate(main: Callable[..., Any], ranks: int,
     """Run ``main(*args, **kwargs)`` on *ranks* virtual ranks; return a :class:`Result`.
 
     *network* is a model or a spec string (``"hockney:latency=1e-6,bandwidth=1e9"``,
-    see ``bsim list networks``; default ``"hockney"``, or *machine*'s network);
+    see ``bsim list networks``; default :data:`DEFAULT_NETWORK`, or *machine*'s network);
     *machine* names a preset or TOML file, with ``:VARIANT`` for one of its
     ``[network_variants]`` (``"power5:p1024"``), whose network and collectives
     are used where *network* and *collectives* are not given; it and
@@ -164,7 +204,7 @@ def simulate(main: Callable[..., Any], ranks: int,
             network = network_spec(preset)
         if collectives is None:
             collectives = collective_spec(preset)
-    net = build_network("hockney" if network is None else network)
+    net = build_network(DEFAULT_NETWORK if network is None else network)
     net.prepare(ranks)
     proto = build_protocol(protocol)
     engine = Engine(ranks, net, proto)
@@ -194,9 +234,10 @@ def simulate(main: Callable[..., Any], ranks: int,
 
     label = str(name or getattr(main, "__name__", "program"))
     if hosts is not None and hosts.Get_size() > 1:
-        result = _simulate_distributed(engine, program, hosts, partition, label, params or {})
+        result = _simulate_distributed(engine, program, hosts, partition, label, params or {},
+                                       main)
     else:
-        with mpi4py_shim():
+        with mpi4py_shim(main):
             engine.run_program(program)
         result = collect(engine, label, params or {})
     result.machine, result.kernel_model = machine or "", kernel_model
@@ -222,7 +263,8 @@ def _check_peak(result: Result, flops: float, preset: Any) -> None:
 
 
 def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: Any,
-                          partition: str, name: str, params: dict[str, Any]) -> Result:
+                          partition: str, name: str, params: dict[str, Any],
+                          main: Any = None) -> Result:
     """:func:`simulate` over the host processes of *hosts* (``bsim.engine.distributed``)."""
     from .engine import distributed
     check_distributable(engine)
@@ -230,7 +272,7 @@ def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: 
     host_of = distributed.partition(engine.nranks, K, partition, engine.network)
     distributed.setup(engine, host_of, hosts.Get_rank(), K)
     stats = distributed.DistStats(K, partition)
-    with mpi4py_shim():
+    with mpi4py_shim(main):
         distributed.run_distributed(engine, program, hosts, stats)
     distributed.gather_accounts(engine, hosts)
     result = collect(engine, name, params)

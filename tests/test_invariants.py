@@ -121,7 +121,8 @@ def test_contention_and_size_only_ever_add_time(net, protocol, pattern):
     # holding its sender's NIC, which may let a later one leave earlier (as in real MPI)
     # (without contention: under max-min sharing a larger message can slow a competitor of
     # a third flow and so let that one finish a little earlier -- fair, not monotone)
-    bigger = run([(s, d, min(2 * n + 1, 65536) if n <= 65536 else 2 * n) for s, d, n in msgs],
+    limit = 0 if "eager_limit=0" in protocol else 65536   # (0 bytes is eager even there)
+    bigger = run([(s, d, min(2 * n + 1, limit) if n <= limit else 2 * n) for s, d, n in msgs],
                  starts, net, protocol, "none")
     for r in range(RANKS):
         for res in (base, fluid, weighted, bigger):

@@ -20,10 +20,10 @@ import argparse
 import sys
 from typing import Any
 
+from ..simulate import DEFAULT_NETWORK  # one default for the CLI and Python
+
 __all__ = ["DEFAULT_NETWORK", "param_pair", "add_model_options", "network_spec", "collectives",
            "add_timeline_options", "apply_run_options", "wrap_network", "finish_run_options"]
-
-DEFAULT_NETWORK = "hockney:latency=4e-05,bandwidth=1e8"   # BSIM paper: PRIMEQUEST receive
 
 
 def param_pair(text: str) -> tuple[str, str]:

@@ -5,7 +5,7 @@ One small case per skeleton (the same on every machine), run as ``bsim run SKELE
 (``bsim/machines/kernels.py``).  A cell that cannot run says what the machine file
 lacks.
 
-    python benchmarks/machines_table.py [--skeletons halo2d,sweep3d,hpl,milc_cg]
+    python benchmarks/machines_table.py [--skeletons halo2d,sweep3d,hpl,milc_cg,milc_rmd,phase]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ CASES = {
     "hpl": {"n": 8000, "nb": 128, "p": 4, "q": 4, "verbose": False},
     "milc_cg": {"nx": 16, "ny": 16, "nz": 16, "nt": 16, "niters": 10},
     "milc_rmd": {"nx": 16, "ny": 16, "nz": 16, "nt": 16},
+    "phase": {"ne": 64, "nf": 4096, "pb": 4, "pf": 8, "verbose": False},
 }
 
 

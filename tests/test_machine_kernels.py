@@ -88,7 +88,7 @@ def test_the_variant_of_a_machine_is_its_network():
 
 
 @pytest.mark.parametrize("machine", list_machines())
-@pytest.mark.parametrize("skeleton", ["halo2d", "sweep3d", "hpl", "milc_cg"])
+@pytest.mark.parametrize("skeleton", ["halo2d", "sweep3d", "hpl", "milc_cg", "phase"])
 def test_every_skeleton_on_every_machine_runs_under_peak_or_says_what_is_missing(
         skeleton, machine, tmp_path, capsys):
     """A small case of each (skeleton, preset): it runs and stays under peak, or stops with
@@ -96,7 +96,8 @@ def test_every_skeleton_on_every_machine_runs_under_peak_or_says_what_is_missing
     small = {"halo2d": ["px=2", "py=2", "nx=64", "ny=64", "iterations=2"],
              "sweep3d": ["px=2", "py=2", "nx=8", "ny=8", "nz=10", "mk=5", "mm=3", "mmi=3"],
              "hpl": ["n=256", "nb=32", "p=2", "q=2", "verbose=false"],
-             "milc_cg": ["nx=8", "ny=8", "nz=8", "nt=8", "niters=2"]}[skeleton]
+             "milc_cg": ["nx=8", "ny=8", "nz=8", "nt=8", "niters=2"],
+             "phase": ["ne=16", "nf=256", "pb=2", "pf=2", "verbose=false"]}[skeleton]
     out = tmp_path / "r.json"
     args = ["run", skeleton, "--machine", machine, "--quiet", "--json", str(out)]
     for p in small:
@@ -113,7 +114,6 @@ def test_every_skeleton_on_every_machine_runs_under_peak_or_says_what_is_missing
 
 
 def test_every_registered_skeleton_declares_where_its_compute_comes_from():
-    """Every skeleton but PHASE takes its compute from the machine (PHASE: issue open)."""
+    """Every bundled skeleton takes its compute times from the machine a run names."""
     for name in registry.names():
-        if name != "phase":
-            assert registry.get(name).machine_kernel is not None, name
+        assert registry.get(name).machine_kernel is not None, name

@@ -230,3 +230,43 @@ def test_uniform_is_a_pure_function_of_its_key():
     xs = [uniform(0, i) for i in range(20000)]
     assert 0 < min(xs) and max(xs) < 1
     assert abs(sum(xs) / len(xs) - 0.5) < 0.01
+
+
+def test_daemons_on_one_core_slow_only_the_rank_on_that_core():
+    """core=3 on 4-core nodes: a 1 ms work item started in a 0.1 ms daemon run at phase 0
+    takes 1.1 ms on ranks 3, 7, ... and 1 ms on the others; the detour model alike."""
+    from bsim.engine.noise import DetourNoise, PeriodicNoise
+    p = PeriodicNoise(period=1e-2, duration=1e-4, phase=0.0, cores_per_node=4, core=3)
+    assert p.stretch(3, 0.0, 1e-3) == pytest.approx(1.1e-3)
+    assert p.stretch(7, 0.0, 1e-3) == pytest.approx(1.1e-3)
+    assert all(p.stretch(r, 0.0, 1e-3) == 1e-3 for r in (0, 1, 2, 4, 5, 6))
+    assert p.spec().endswith(",core=3")
+    d = DetourNoise(rate=1e4, duration=1e-5, cores_per_node=4, core=0, seed=3)
+    assert d.stretch(0, 0.0, 1e-3) > 1e-3 and d.stretch(1, 0.0, 1e-3) == 1e-3
+    with pytest.raises(ValueError, match=r"core must be an int in 0..3"):
+        PeriodicNoise(period=1e-2, duration=1e-4, cores_per_node=4, core=4)
+
+
+def test_three_processes_per_node_escape_a_daemon_on_the_fourth_core():
+    """The ASCI Q lesson in a run: 4 ranks per node with daemons on core 3 are slower than
+    without; 3 ranks per node (cores 0..2 of 4) leave core 3 idle: exactly the noiseless
+    time, while the same daemons on core 2 still hit them."""
+    from bsim.engine.noise import build_noise
+
+    def bulk():
+        comm = MPI.COMM_WORLD
+        for _ in range(20):
+            bsim.add_time(1e-3)
+            comm.allreduce(1.0)
+
+    spec = "periodic:period=5e-3,duration=5e-4,seed=2,core=3"
+    four, _ = build_noise(spec, cores_per_node=4)
+    assert bsim.simulate(bulk, 32, noise=four).elapsed > bsim.simulate(bulk, 32).elapsed * 1.05
+    three, _ = build_noise(spec + ",ranks_per_node=3", cores_per_node=4)
+    assert three.spec().endswith("core=3,ranks_per_node=3")
+    assert bsim.simulate(bulk, 24, noise=three).elapsed == bsim.simulate(bulk, 24).elapsed
+    on_used, _ = build_noise(spec.replace("core=3", "core=2") + ",ranks_per_node=3",
+                             cores_per_node=4)
+    assert bsim.simulate(bulk, 24, noise=on_used).elapsed > bsim.simulate(bulk, 24).elapsed
+    with pytest.raises(ValueError, match=r"ranks_per_node must be an int in 1..4"):
+        build_noise(spec + ",ranks_per_node=5", cores_per_node=4)

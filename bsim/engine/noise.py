@@ -4,7 +4,13 @@ Compute noise implements the engine's ``noise`` hook
 (:class:`bsim.engine.hooks.ComputeNoise`): ``stretch(rank, start, seconds)`` returns
 how long *seconds* of work started at *start* take on the rank's node while
 the OS steals the CPU.  Ranks map to nodes by ``node = rank // cores_per_node``;
-all ranks of a node see the same noise (a daemon stops the node).
+all ranks of a node see the same noise (a daemon stops the node), unless
+``core=K`` puts the daemons on one core: then only the rank on core ``K`` is slowed.
+Ranks fill the first ``ranks_per_node`` cores of each node (default: all
+``cores_per_node``; node ``rank // ranks_per_node``, core ``rank % ranks_per_node``),
+so with ``ranks_per_node=3,cores_per_node=4,core=3`` the daemons run on the idle
+core and meet no rank: the ASCI Q lesson (three processes of a four-core node run
+clean while the fourth core absorbs the daemons).
 
 * :class:`PeriodicNoise` (``periodic:period=1e-3,duration=2.5e-5``): a daemon
   runs for *duration* every *period* on each node, from the node's phase
@@ -67,13 +73,35 @@ def _exponential(mean: float, *key: int) -> float:
     return -mean * math.log(uniform(*key))
 
 
+def _check_rpn(ranks_per_node: Any, cores_per_node: int) -> int:
+    """``ranks_per_node``: an int in ``[1, cores_per_node]`` (default: ``cores_per_node``)."""
+    if ranks_per_node is None:
+        return cores_per_node
+    if (isinstance(ranks_per_node, bool) or not isinstance(ranks_per_node, int)
+            or not 1 <= ranks_per_node <= cores_per_node):
+        raise ValueError(f"noise: ranks_per_node must be an int in 1..{cores_per_node} "
+                         f"(cores_per_node), got {ranks_per_node!r}")
+    return ranks_per_node
+
+
+def _check_core(core: Any, cores_per_node: int) -> int | None:
+    """``core=K``: an int in ``[0, cores_per_node)``; None (the default): the whole node."""
+    if core is None or core == "all":
+        return None
+    if isinstance(core, bool) or not isinstance(core, int) or not 0 <= core < cores_per_node:
+        raise ValueError(f"noise: core must be an int in 0..{cores_per_node - 1} (a core of "
+                         f"the node) or 'all', got {core!r}")
+    return core
+
+
 class PeriodicNoise:
     """Periodic OS daemons: *duration* seconds every *period* seconds on each node."""
 
     name = "periodic"
 
     def __init__(self, period: float, duration: float, phase: float | str = "random",
-                 seed: int = 0, cores_per_node: int = 1) -> None:
+                 seed: int = 0, cores_per_node: int = 1, core: int | None = None,
+                 ranks_per_node: int | None = None) -> None:
         if not (math.isfinite(period) and period > 0):
             raise ValueError(f"periodic noise: period must be > 0 seconds, got {period!r}")
         if not (0 <= duration < period):
@@ -85,6 +113,8 @@ class PeriodicNoise:
             raise ValueError(f"periodic noise: phase must be seconds or 'random', got {phase!r}")
         self.period, self.duration = float(period), float(duration)
         self.phase, self.seed, self.cores_per_node = phase, int(seed), int(cores_per_node)
+        self.core = _check_core(core, self.cores_per_node)
+        self.ranks_per_node = _check_rpn(ranks_per_node, self.cores_per_node)
         self._phases: dict[int, float] = {}
 
     def node_phase(self, node: int) -> float:
@@ -135,12 +165,18 @@ class PeriodicNoise:
 
     def stretch(self, rank: int, start: float, seconds: float) -> float:
         """Wall duration of *seconds* of work started at *start* on *rank*'s node."""
-        return max(self.end(rank // self.cores_per_node, start, seconds) - start, seconds)
+        node, core = divmod(rank, self.ranks_per_node)
+        if self.core is not None and core != self.core:
+            return seconds
+        return max(self.end(node, start, seconds) - start, seconds)
 
     def spec(self) -> str:
         """Spec string that rebuilds this model."""
         return (f"periodic:period={self.period!r},duration={self.duration!r},"
-                f"phase={self.phase},seed={self.seed},cores_per_node={self.cores_per_node}")
+                f"phase={self.phase},seed={self.seed},cores_per_node={self.cores_per_node}"
+                + (f",core={self.core}" if self.core is not None else "")
+                + (f",ranks_per_node={self.ranks_per_node}"
+                   if self.ranks_per_node != self.cores_per_node else ""))
 
     def __repr__(self) -> str:
         return f"<PeriodicNoise {self.spec()}>"
@@ -161,7 +197,8 @@ class DetourNoise:
     TRUNCATE = 20.0
 
     def __init__(self, rate: float, mean: float | None = None, duration: float | None = None,
-                 seed: int = 0, cores_per_node: int = 1, interval: float | None = None) -> None:
+                 seed: int = 0, cores_per_node: int = 1, interval: float | None = None,
+                 core: int | None = None, ranks_per_node: int | None = None) -> None:
         if not (math.isfinite(rate) and rate > 0):
             raise ValueError(f"detour noise: rate must be > 0 per second, got {rate!r}")
         if (mean is None) == (duration is None):
@@ -175,6 +212,8 @@ class DetourNoise:
         self.rate, self.mean, self.duration = float(rate), mean, duration
         self.fixed = length   # the detour length when durations are fixed
         self.seed, self.cores_per_node = int(seed), int(cores_per_node)
+        self.core = _check_core(core, self.cores_per_node)
+        self.ranks_per_node = _check_rpn(ranks_per_node, self.cores_per_node)
         self.interval = float(interval) if interval else 4.0 / self.rate
         if not self.interval > 0:
             raise ValueError(f"detour noise: interval must be > 0, got {interval!r}")
@@ -237,13 +276,19 @@ class DetourNoise:
 
     def stretch(self, rank: int, start: float, seconds: float) -> float:
         """Wall duration of *seconds* of work started at *start* on *rank*'s node."""
-        return max(self.end(rank // self.cores_per_node, start, seconds) - start, seconds)
+        node, core = divmod(rank, self.ranks_per_node)
+        if self.core is not None and core != self.core:
+            return seconds
+        return max(self.end(node, start, seconds) - start, seconds)
 
     def spec(self) -> str:
         """Spec string that rebuilds this model."""
         length = f"mean={self.mean!r}" if self.mean is not None else f"duration={self.duration!r}"
         return (f"detour:rate={self.rate!r},{length},seed={self.seed},"
-                f"cores_per_node={self.cores_per_node},interval={self.interval!r}")
+                f"cores_per_node={self.cores_per_node},interval={self.interval!r}"
+                + (f",core={self.core}" if self.core is not None else "")
+                + (f",ranks_per_node={self.ranks_per_node}"
+                   if self.ranks_per_node != self.cores_per_node else ""))
 
     def __repr__(self) -> str:
         return f"<DetourNoise {self.spec()}>"
@@ -350,8 +395,10 @@ class NoisyNetwork(NetworkModel):
 
 
 NOISE_KINDS = {
-    "periodic": "period=S,duration=S[,phase=S|random][,seed=N][,cores_per_node=C]",
-    "detour": "rate=PER_S,(mean=S|duration=S)[,seed=N][,cores_per_node=C][,interval=S]",
+    "periodic": "period=S,duration=S[,phase=S|random][,seed=N][,cores_per_node=C][,core=K]"
+                "[,ranks_per_node=R]",
+    "detour": "rate=PER_S,(mean=S|duration=S)[,seed=N][,cores_per_node=C][,interval=S]"
+              "[,core=K][,ranks_per_node=R]",
     "net": "mean=S[,prob=P][,seed=N]  (extra per-message delay, exponential)",
 }
 

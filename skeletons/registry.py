@@ -41,7 +41,7 @@ __all__ = ["Param", "Skeleton", "register", "get", "names", "BUILTIN_MODULES"]
 
 # modules imported on first lookup so that their skeletons register themselves
 BUILTIN_MODULES = ["skeletons.halo2d", "skeletons.sweep3d", "skeletons.milc", "skeletons.hpl",
-                   "skeletons.phase", "skeletons.sage"]
+                   "skeletons.phase", "skeletons.sage", "skeletons.dns3d"]
 
 
 _FROM_MAIN: Any = inspect.Parameter.empty

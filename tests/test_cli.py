@@ -47,7 +47,7 @@ def test_skeleton_run_writes_json(tmp_path, capsys):
 def test_cli_errors_are_one_line_with_exit_code_2(capsys):
     """Unknown skeletons and parameters give a clear error and exit code 2."""
     assert main(["run", "nosuch"]) == 2
-    assert "unknown skeleton 'nosuch'; valid: halo2d" in capsys.readouterr().err
+    assert "unknown skeleton 'nosuch'; valid: dns3d, halo2d" in capsys.readouterr().err
     assert main(["run", "halo2d", "--param", "bogus=1"]) == 2
     assert "unknown parameter(s) bogus" in capsys.readouterr().err
 

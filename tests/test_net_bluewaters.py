@@ -130,3 +130,16 @@ def test_links_and_min_cost():
     assert kinds == Counter({"W+": 32, "W-": 32, "LI": 224, "Lr": 768})
     assert BlueWaters().min_cost() == pytest.approx(0.5e-6)   # intra-QCM bound
     assert BlueWaters(cores=1).min_cost() == pytest.approx(0.7e-6)
+
+
+def test_all_to_all_in_one_supernode_loads_each_li_and_lr_with_32_x_32():
+    """The tutorial's intra-SN all-to-all (one of DNS3D's transposes): every core of a hub
+    sends to every core of every other hub over that pair's direct link, so C = 32 x 32 =
+    1,024 on each LI and each Lr, and each W carries all 32 x 992 messages of its hub."""
+    bw = build_network("bluewaters:supernodes=1")
+    bw.prepare(1024)
+    pairs = [(a, b) for a in range(1024) for b in range(1024) if a // 32 != b // 32]
+    by_class = _loads_by_class(link_loads(bw, pairs))
+    # 32 hubs: 7 LI peers in the drawer and 24 Lr peers in the other drawers each
+    assert by_class == Counter({("LI", 1024): 32 * 7, ("Lr", 1024): 32 * 24,
+                                ("W+", 32 * 992): 32, ("W-", 32 * 992): 32})

@@ -157,7 +157,8 @@ class ContentionLayer:
         late = 0.0
         if t < now:   # the sender learnt it could start only now (see the docstring)
             late = now - t
-            if late > eng.lookahead * (1.0 + 1e-9) + 1e-300:
+            # float noise of times near `now` (e.g. `ts + lookahead` rounded) is not lateness
+            if late > eng.lookahead * (1.0 + 1e-9) + 64 * math.ulp(now):
                 raise ValueError(f"contention: flow {src}->{dst} starts at {t!r}, "
                                  f"{late!r} s before now {now!r} (more than the lookahead)")
         routes = self.routes

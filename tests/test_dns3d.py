@@ -1,0 +1,62 @@
+"""DNS3D: the tutorial's pencil and transpose algebra by hand, the skeleton against it."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import bsim
+from skeletons.dns3d import main as dns3d_main
+from skeletons.dns3d import run_flops
+from skeletons.models import dns3d as model
+
+
+def test_compute_time_by_hand():
+    """64^3 on 4 x 2: N_pencils = 16 * 32 = 512; a 64-point FFT is 5 * 64 * 6 = 1,920 flops;
+    T_comp = 4 * 512 * (64 T_RK + 9 * 3 * 1,920 t_flop)."""
+    t = model.compute_time((64, 64, 64), 4, 2, t_flop=1e-9, t_rk=2e-8)
+    assert t == pytest.approx(4 * 512 * (64 * 2e-8 + 9 * 3 * 1920e-9))
+    assert model.transpose_time(1000.0, 1, lambda s: 1.0) == 0.0
+    assert model.transpose_time(1000.0, 4, lambda s: s) == pytest.approx(3 * 8 * 250)
+
+
+@pytest.mark.parametrize("px,pz", [(4, 2), (2, 4), (4, 4)])
+def test_skeleton_equals_the_iteration_model_without_contention(px, pz):
+    """Hockney network, BSIM receive rule, clog allreduce: the iteration is T_comp + 32
+    Y<->X transposes of (px-1) shifts + 36 Y<->Z of (pz-1) + the collective, exactly."""
+    lat, bw, c, d = 2e-6, 1e9, 3e-6, 4e-6
+    grid = (64, 32, 64)
+    kw = dict(nx=64, ny=32, nz=64, px=px, pz=pz, iterations=2, t_flop=1e-9, t_rk=2e-8,
+              t_local=1e-9)
+    res = bsim.simulate(dns3d_main, px * pz, network=f"hockney:latency={lat},bandwidth={bw}",
+                        collectives=f"clog:c={c},d={d}", kwargs=kw)
+
+    def m(nbytes: float) -> float:
+        return lat + nbytes / bw
+
+    coll = c + d * math.log2(px * pz)
+    # + the set-up: two Comm.Split (collectives, c + d log2 P each under this clog)
+    expected = 2 * coll + 2 * model.iteration_time(grid, px, pz, m, t_flop=1e-9, t_rk=2e-8,
+                                                   t_local=1e-9, collective=coll)
+    assert res.elapsed == pytest.approx(expected, rel=1e-12)
+    # every shift is one message per rank: 32 (px-1) + 36 (pz-1) per iteration
+    assert res.total_messages == 2 * px * pz * (32 * (px - 1) + 36 * (pz - 1))
+
+
+def test_flops_and_peak():
+    """The run's FFT flops: iterations * P * 4 N_pencils * 9 * sum 5 n log2 n."""
+    prm = dict(nx=64, ny=64, nz=64, px=4, pz=2, iterations=3)
+    assert run_flops(prm) == pytest.approx(3 * 8 * 4 * 512 * 9 * 3 * 1920)
+
+
+def test_runs_on_blue_waters_with_contention():
+    """8 ranks of one QCM on the Blue Waters preset with fluid contention (the BSIM
+    protocol's flows start when a receive is handled): it used to stop with "flow starts
+    ... before now (more than the lookahead)" over 1e-17 s of float noise at t = 9.5 s."""
+    from bsim.machines import network_spec
+    kw = dict(nx=256, ny=256, nz=256, px=4, pz=2, t_flop=1e-9, t_rk=5e-8)
+    res = bsim.simulate(dns3d_main, 8, network=network_spec("bluewaters"), contention="fluid",
+                        kwargs=kw)
+    comp = model.compute_time((256, 256, 256), 4, 2, 1e-9, 5e-8)
+    assert comp < res.elapsed < 1.2 * comp

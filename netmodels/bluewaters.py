@@ -64,7 +64,7 @@ import math
 from collections.abc import Sequence
 
 from .base import NetworkSpecError, SimTime, check_nonnegative, check_positive, register
-from .mapping import Mapping, MappingError
+from .mapping import Mapping, MappingError, register_mapping
 from .topology import LinkId, TopologyModel
 
 __all__ = ["BlueWaters", "percs_cost", "GridMapping2D", "CORES_PER_CHIP", "CHIPS_PER_QCM",
@@ -245,8 +245,12 @@ class BlueWaters(TopologyModel):
         return nbytes / self.w_bandwidth
 
 
+@register_mapping
 class GridMapping2D(Mapping):
     """The tutorial's 2-D process-grid mapping onto Blue Waters (modeling tutorial, "2D Example").
+
+    From a spec: ``mapping=grid2d:px=32;py=32[;chip=4x2;qcm=2x2;drawer=4x2;sn=1x4]``
+    (``bsim run ... --network "bluewaters:supernodes=1,mapping=grid2d:px=32;py=32"``).
 
     A ``px x py`` grid (rank = x + px*y) is tiled hierarchically: ``chip``
     ranks per P7 chip (default 4x2), ``qcm`` chips per QCM (2x2, so 8x4
@@ -274,6 +278,26 @@ class GridMapping2D(Mapping):
             raise MappingError(f"grid2d: grid {px}x{py} is not a whole number of "
                                f"{span_x}x{span_y} supernodes")
         self.sn_cols = px // span_x
+
+    @classmethod
+    def from_items(cls, spec: str, items: dict[str, str], cores_per_node: int | None,
+                   nodes: int | None) -> GridMapping2D:
+        """``grid2d:px=X;py=Y[;chip=AxB;qcm=AxB;drawer=AxB;sn=AxB]``."""
+        from .mapping import only_keys
+        only_keys(spec, items, {"px", "py", "chip", "qcm", "drawer", "sn"})
+        kw: dict[str, object] = {}
+        try:
+            for key in ("px", "py"):
+                if key in items:
+                    kw[key] = int(items[key])
+            for key in ("chip", "qcm", "drawer", "sn"):
+                if key in items:
+                    a, b = items[key].lower().split("x")
+                    kw[key] = (int(a), int(b))
+        except ValueError:
+            raise MappingError(f"mapping spec {spec!r}: px, py are integers and tiles AxB "
+                               f"(e.g. chip=4x2)") from None
+        return cls(**kw)  # type: ignore[arg-type]
 
     def _check(self, nranks: int) -> None:
         if nranks != self.px * self.py:

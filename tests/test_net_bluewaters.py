@@ -143,3 +143,16 @@ def test_all_to_all_in_one_supernode_loads_each_li_and_lr_with_32_x_32():
     # 32 hubs: 7 LI peers in the drawer and 24 Lr peers in the other drawers each
     assert by_class == Counter({("LI", 1024): 32 * 7, ("Lr", 1024): 32 * 24,
                                 ("W+", 32 * 992): 32, ("W-", 32 * 992): 32})
+
+
+def test_the_2d_placement_is_a_mapping_spec():
+    """mapping=grid2d:px=32;py=32 (reachable from --network) places ranks as GridMapping2D,
+    so the +X contention of the tutorial's 2-D example follows from a spec string."""
+    bw = build_network("bluewaters:supernodes=1,mapping=grid2d:px=32;py=32")
+    bw.prepare(1024)
+    ref = _grid_model()
+    assert [bw.node_of(r) for r in range(1024)] == [ref.node_of(r) for r in range(1024)]
+    pairs = [(x + 32 * y, (x + 1) % 32 + 32 * y) for x in range(32) for y in range(32)]
+    assert _loads_by_class(link_loads(bw, pairs))[("LI", 4)] == 32
+    with pytest.raises(NetworkSpecError, match="tiles AxB"):
+        build_network("bluewaters:supernodes=1,mapping=grid2d:px=32;py=32;chip=4-2")

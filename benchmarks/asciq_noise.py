@@ -34,6 +34,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _figure import line_figure  # noqa: E402
+
 import bsim  # noqa: E402
 from bsim import MPI  # noqa: E402
 from bsim.engine.noise import build_noise  # noqa: E402
@@ -87,32 +89,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{nodes:>6} {four:>7.3f}x {three:>7.3f}x {synced:>8.3f}x "
               f"{time.perf_counter() - t0:>7.1f}", flush=True)
     if args.png:
-        _figure(rows, args.png)
+        line_figure(args.png, [r[0] for r in rows],
+                    {"4 processes/node": [r[1] for r in rows],
+                     "3 processes/node": [r[2] for r in rows],
+                     "co-scheduled": [r[3] for r in rows]},
+                    xlabel="nodes", ylabel="slowdown vs. no daemons",
+                    title="ASCI Q noise story (bsim, daemons on core 3)")
     return 0
-
-
-def _figure(rows: list[tuple[int, float, float, float]], path: str) -> None:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no figure (pip install 'bsim[plot]')")
-        return
-    nodes = [r[0] for r in rows]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for i, label in enumerate(["4 processes/node", "3 processes/node", "co-scheduled"],
-                              start=1):
-        ax.plot(nodes, [r[i] for r in rows], marker="o", label=label)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("nodes")
-    ax.axhline(1.0, color="grey", lw=0.8, ls=":")   # daemons removed
-    ax.set_ylabel("slowdown vs. no daemons (dotted)")
-    ax.set_title("ASCI Q noise story (bsim, daemons on core 3)")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ with ``t_flop = 1 ns`` per FFT flop and ``T_RK = 50 ns`` per point (ASSUMED), on
 iteration, and prints the iteration time, its compute and communication parts, and
 the tutorial's model (no contention) beside it.
 
-    python benchmarks/dns3d_scaling.py [--max-cores 512]
+    python benchmarks/dns3d_scaling.py [--max-cores 512] [--png FILE]
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _figure import line_figure  # noqa: E402
 
 import bsim  # noqa: E402
 from bsim.machines import network_spec  # noqa: E402
@@ -53,11 +55,15 @@ def setups(max_cores: int) -> list[tuple[int, tuple[int, int, int], int, int]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-cores", type=int, default=512)
+    ap.add_argument("--png", default=None, help="write the figure here")
     args = ap.parse_args(argv)
     print(f"t_flop {T_FLOP:g} s, T_RK {T_RK:g} s per point; cluster {CLUSTER}; "
           f"Blue Waters {network_spec('bluewaters')[:60]}...")
     print(f"{'cores':>5} {'grid':>15} {'px x pz':>8} {'T_comp s':>9} {'cluster s':>10} "
           f"{'BW s':>8} {'model s':>8} {'host s':>7}")
+    xs: list[int] = []
+    table: dict[str, list[float]] = {"T_comp": [], "IB cluster": [], "Blue Waters": [],
+                                     "model (no contention)": []}
     for cores, grid, px, pz in setups(args.max_cores):
         if cores < 4:
             continue
@@ -71,9 +77,15 @@ def main(argv: list[str] | None = None) -> int:
 
         comp = model.compute_time(grid, px, pz, T_FLOP, T_RK)
         mod = model.iteration_time(grid, px, pz, m, t_flop=T_FLOP, t_rk=T_RK)
+        xs.append(cores)
+        for key, value in zip(table, [comp, *times, mod], strict=True):
+            table[key].append(value)
         print(f"{cores:>5} {'x'.join(map(str, grid)):>15} {f'{px}x{pz}':>8} {comp:>9.3f} "
               f"{times[0]:>10.3f} {times[1]:>8.3f} {mod:>8.3f} {time.perf_counter() - t0:>7.1f}",
               flush=True)
+    if args.png:
+        line_figure(args.png, xs, table, xlabel="cores", ylabel="seconds per step",
+                    title="DNS3D weak scaling, 128^3 per core (tutorial set-up)")
     return 0
 
 

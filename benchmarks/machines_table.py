@@ -5,7 +5,7 @@ One small case per skeleton (the same on every machine), run as ``bsim run SKELE
 (``bsim/machines/kernels.py``).  A cell that cannot run says what the machine file
 lacks.
 
-    python benchmarks/machines_table.py [--skeletons halo2d,sweep3d,hpl,milc_cg,milc_rmd,phase]
+    python benchmarks/machines_table.py [--skeletons halo2d,sweep3d,hpl,milc_cg,...]
 """
 
 from __future__ import annotations
@@ -29,14 +29,17 @@ CASES = {
     "milc_cg": {"nx": 16, "ny": 16, "nz": 16, "nt": 16, "niters": 10},
     "milc_rmd": {"nx": 16, "ny": 16, "nz": 16, "nt": 16},
     "phase": {"ne": 64, "nf": 4096, "pb": 4, "pf": 8, "verbose": False},
+    "sage": {"cells": 13500, "cycles": 1},
+    "dns3d": {"nx": 128, "ny": 128, "nz": 128, "px": 4, "pz": 4},
 }
+RANKS = 64   # for skeletons whose parameters do not fix the rank count (sage)
 
 
 def run(skeleton: str, machine: str) -> str:
     try:
         target = load_target(skeleton, dict(CASES[skeleton]), None, machine)
         ns = argparse.Namespace(network=None, machine=machine, collectives=None, collective=[])
-        res = simulate(target.main, target.ranks, network=target.network_for(
+        res = simulate(target.main, target.ranks or RANKS, network=target.network_for(
             options.network_spec(ns)), kwargs=target.params, name=skeleton,
             collectives=options.collectives(ns), machine=machine,
             kernel_model=target.kernel_model, flops=target.flops)

@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.png:
         line_figure(args.png, procs_list, table, xlabel="processors",
                     ylabel="SAGE cycle time (s)",
-                    title=f"SAGE on the ES45 fat-tree, E = {CELLS} (installation paper, Fig. 4)")
+                    title=f"SAGE on the ES45 fat-tree, E = {CELLS}")
     return 0
 
 

@@ -88,7 +88,8 @@ def test_the_variant_of_a_machine_is_its_network():
 
 
 @pytest.mark.parametrize("machine", list_machines())
-@pytest.mark.parametrize("skeleton", ["halo2d", "sweep3d", "hpl", "milc_cg", "phase"])
+@pytest.mark.parametrize("skeleton", ["halo2d", "sweep3d", "hpl", "milc_cg", "phase", "sage",
+                                      "dns3d"])
 def test_every_skeleton_on_every_machine_runs_under_peak_or_says_what_is_missing(
         skeleton, machine, tmp_path, capsys):
     """A small case of each (skeleton, preset): it runs and stays under peak, or stops with
@@ -97,9 +98,13 @@ def test_every_skeleton_on_every_machine_runs_under_peak_or_says_what_is_missing
              "sweep3d": ["px=2", "py=2", "nx=8", "ny=8", "nz=10", "mk=5", "mm=3", "mmi=3"],
              "hpl": ["n=256", "nb=32", "p=2", "q=2", "verbose=false"],
              "milc_cg": ["nx=8", "ny=8", "nz=8", "nt=8", "niters=2"],
-             "phase": ["ne=16", "nf=256", "pb=2", "pf=2", "verbose=false"]}[skeleton]
+             "phase": ["ne=16", "nf=256", "pb=2", "pf=2", "verbose=false"],
+             "sage": ["cells=512", "cycles=1", "float_gs=4", "int_gs=1"],
+             "dns3d": ["nx=32", "ny=32", "nz=32", "px=2", "pz=2"]}[skeleton]
     out = tmp_path / "r.json"
     args = ["run", skeleton, "--machine", machine, "--quiet", "--json", str(out)]
+    if skeleton == "sage":   # weak scaling: any rank count
+        args += ["-n", "4"]
     for p in small:
         args += ["--param", p]
     status = main(args)

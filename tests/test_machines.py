@@ -18,8 +18,8 @@ from bsim.machines import (
 )
 from netmodels import REGISTRY, build_network, parse_spec
 
-MACHINES = ["bgp", "bluewaters", "ds1", "es40", "es45", "petascale_torus", "power5",
-            "primequest", "xe6", "xt5"]
+MACHINES = ["bgp", "bluewaters", "dawn", "ds1", "es40", "es45", "lobo", "petascale_torus",
+            "power5", "primequest", "xe6", "xt5"]
 MIB = 2**20
 
 
@@ -32,7 +32,7 @@ def _all_specs():
 
 
 def test_list_machines_has_every_seed_machine():
-    """All ten presets are bundled."""
+    """All twelve presets are bundled (the papers' ten, and the tutorial's Dawn and Lobo)."""
     assert list_machines() == MACHINES
 
 

@@ -18,7 +18,7 @@ import bsim
 from bsim.machines.kernels import MachineKernel
 
 from .models.dns3d import XY_TRANSPOSES, YZ_TRANSPOSES, compute_time
-from .registry import Param, Skeleton, register
+from .registry import Param, Skeleton, grid, register
 
 __all__ = ["main", "SKELETON", "run_flops"]
 
@@ -104,6 +104,7 @@ SKELETON = register(Skeleton(
         param="t_flop", table="dns3d", key="t_flop", unit="FFT flop", flops=1.0,
         source="one flop, at the machine's peak (a bound; no machine table measures it)"),
     flops=lambda prm, _returns: run_flops(prm),
+    scale=lambda n: grid(n, 2, "px", "pz"),
 ))
 
 if __name__ == "__main__":

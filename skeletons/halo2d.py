@@ -19,7 +19,7 @@ from typing import Any
 import bsim
 from bsim.machines.kernels import MachineKernel
 
-from .registry import Param, Skeleton, register
+from .registry import Param, Skeleton, grid, register
 
 __all__ = ["main", "SKELETON", "FLOPS_PER_POINT", "BYTES_PER_POINT"]
 
@@ -93,6 +93,7 @@ SKELETON = register(Skeleton(
                "write-allocate"),
     flops=lambda p, _returns: FLOPS_PER_POINT * (p["nx"] // p["px"]) * (p["ny"] // p["py"])
     * p["px"] * p["py"] * p["iterations"],
+    scale=lambda n: grid(n, 2, "px", "py"),
 ))
 
 if __name__ == "__main__":

@@ -67,7 +67,7 @@ from .hpl_patterns import (
     spread_roll_steps,
 )
 from .models.hpl import hpl_flops
-from .registry import Param, Skeleton, register
+from .registry import Param, Skeleton, grid, register
 
 __all__ = ["main", "SKELETON", "KernelModel", "KERNELS", "numroc", "BCASTS", "SWAPS",
            "PFACTS", "panel_flops", "global_flops", "bcast_steps", "bexchange_plan"]
@@ -452,6 +452,7 @@ SKELETON = register(Skeleton(
     ranks=lambda prm: prm["p"] * prm["q"],
     machine_kernel=MachineKernel(param="kernel", table="hpl_blas", generic=generic_kernel),
     flops=lambda prm, _returns: hpl_flops(prm["n"]),
+    scale=lambda n: grid(n, 2, "q", "p"),   # HPL: P <= Q
 ))
 
 if __name__ == "__main__":

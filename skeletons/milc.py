@@ -353,6 +353,7 @@ MILC_CG = register(Skeleton(
     ranks=_ranks,
     mapping=_mapping,
     machine_kernel=MachineKernel(param="machine", table="milc"),
+    scale=lambda n: {"nprocs": n},
 ))
 
 MILC_RMD = register(Skeleton(
@@ -370,6 +371,7 @@ MILC_RMD = register(Skeleton(
     ranks=_ranks,
     mapping=_mapping,
     machine_kernel=MachineKernel(param="machine", table="milc"),
+    scale=lambda n: {"nprocs": n},
 ))
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ from .models.phase import (
     ZGEMM_CN,
     zgemm_block_time,
 )
-from .registry import Param, Skeleton, register
+from .registry import Param, Skeleton, grid, register
 
 ZGEMM_MODELS = ("flops", "fig3")
 
@@ -330,6 +330,7 @@ SKELETON = register(Skeleton(
     ranks=lambda prm: prm["pb"] * prm["pf"],
     machine_kernel=MachineKernel(param="kernel", table="hpl_blas", generic=generic_kernel),
     flops=lambda prm, returns: sum(float(r["flops"]) for r in returns if isinstance(r, dict)),
+    scale=lambda n: grid(n, 2, "pf", "pb"),
 ))
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from typing import Any
 from bsim.machines.kernels import MachineKernel
 from netmodels.registry import Registry
 
-__all__ = ["Param", "Skeleton", "register", "get", "names", "BUILTIN_MODULES"]
+__all__ = ["Param", "Skeleton", "register", "get", "names", "grid", "BUILTIN_MODULES"]
 
 # modules imported on first lookup so that their skeletons register themselves
 BUILTIN_MODULES = ["skeletons.halo2d", "skeletons.sweep3d", "skeletons.milc", "skeletons.hpl",
@@ -45,6 +45,13 @@ BUILTIN_MODULES = ["skeletons.halo2d", "skeletons.sweep3d", "skeletons.milc", "s
 
 
 _FROM_MAIN: Any = inspect.Parameter.empty
+
+
+def grid(nranks: int, ndims: int, *names: str) -> dict[str, int]:
+    """A balanced process grid of *nranks* in *ndims* dimensions as ``{name: extent}``
+    (MPI_Dims_create's rule: factors as equal as possible, largest first)."""
+    from bsim.MPI import Compute_dims
+    return dict(zip(names, Compute_dims(nranks, ndims), strict=True))
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,9 @@ class Skeleton:
     machine_kernel: MachineKernel | None = None
     """How ``bsim run --machine M`` sets this skeleton's compute times from M (a table of
     M's file, else a generic model of M, else an error: ``bsim/machines/kernels.py``)."""
+    scale: Callable[[int], dict[str, Any]] | None = None
+    """``bsim run NAME -n N``: the parameters that give N ranks (a balanced process grid),
+    used when the user set none of them."""
     flops: Callable[[dict[str, Any], list[Any]], float] | None = None
     """(resolved parameters, every rank's return value) -> floating-point operations of the
     whole run, when known: the result then states the achieved rate, and a rate above the

@@ -42,7 +42,7 @@ from bsim.machines import load_machine
 from bsim.machines.kernels import MachineKernel
 
 from .models.sweep3d import OCTANT_ORDER, nsweep
-from .registry import Param, Skeleton, register
+from .registry import Param, Skeleton, grid, register
 
 __all__ = ["main", "SKELETON", "T_CELL_ES40", "octant_directions"]
 
@@ -138,6 +138,7 @@ SKELETON = register(Skeleton(
         param="t_cell", table="sweep3d", key="tcell", unit="cell-angle update",
         reference="es40",
         source="the modeling tutorial measured Tcell on the ES40; no flop count is given"),
+    scale=lambda n: grid(n, 2, "px", "py"),
 ))
 
 if __name__ == "__main__":   # mpiexec -n N python -m skeletons.sweep3d: a px x py grid of N

@@ -148,3 +148,25 @@ def test_dash_writes_the_result_to_stdout(capsys, tmp_path, monkeypatch):
     assert data["format"] == "bsim-result/1" and data["ranks"] == 2
     assert main(["run", "halo2d", "--json", "-", "--csv", "-"]) == 2
     assert "only one of --json and --csv" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("skeleton,n,expected", [
+    ("halo2d", 64, {"px": 8, "py": 8}), ("sweep3d", 16, {"px": 4, "py": 4}),
+    ("hpl", 8, {"p": 2, "q": 4}), ("phase", 8, {"pb": 2, "pf": 4}),
+    ("dns3d", 8, {"px": 4, "pz": 2}), ("milc_cg", 64, {"nprocs": 64}),
+])
+def test_n_scales_a_skeleton_to_a_balanced_grid(skeleton, n, expected, tmp_path):
+    """-n N gives the skeleton a balanced process grid of N (MPI_Dims_create's rule; HPL
+    keeps P <= Q) when the user set none of its grid parameters."""
+    from bsim.cli.targets import load_target
+    target = load_target(skeleton, {}, None, None, n)
+    assert target.ranks == n
+    assert {k: target.params[k] for k in expected} == expected
+
+
+def test_n_does_not_override_a_grid_the_user_gave(capsys):
+    """--param px=4 --param py=4 with -n 64: the user's grid stands and the error names it."""
+    assert main(["run", "halo2d", "-n", "64", "--param", "px=4", "--param", "py=4",
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "runs on 16 ranks, not -n 64" in err and "--param px=..." in err

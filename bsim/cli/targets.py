@@ -104,13 +104,15 @@ def _file_program(path: Path, argv: list[str]) -> Callable[[], None]:
 
 
 def load_target(target: str, params: dict[str, Any], argv: list[str] | None = None,
-                machine: str | None = None) -> Target:
+                machine: str | None = None, ranks: int | None = None) -> Target:
     """Resolve *target* (skeleton name or ``.py`` path) with *params* (``--param k=v``).
 
     With *machine* (``--machine``), a skeleton that declares ``machine_kernel``
     takes its compute times from that machine (its table, else the generic model,
     else an error naming what the machine file lacks), unless the user set the
-    parameter; ``Target.kernel_model`` says which.
+    parameter; ``Target.kernel_model`` says which.  With *ranks* (``-n``), a
+    skeleton that declares ``scale`` gets the process grid for that many ranks
+    unless the user set one of its parameters.
     """
     path = Path(target)
     if target.endswith(".py") or os.sep in target or path.is_file():
@@ -122,6 +124,10 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
         return Target(path.name, _file_program(path.resolve(), argv or []), {}, None)
     from skeletons import registry
     skel = registry.get(target)
+    if ranks is not None and skel.scale is not None:
+        sized = skel.scale(ranks)
+        if not set(sized) & set(params):
+            params = {**params, **sized}
     account = ""
     if machine is not None and skel.machine_kernel is not None:
         from bsim.machines.kernels import choose

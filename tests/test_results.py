@@ -96,3 +96,25 @@ def test_atomic_write_gives_ordinary_permissions(tmp_path):
     finally:
         os.umask(mask)
     assert (path.stat().st_mode & 0o777) == 0o644
+
+
+def test_to_dataframe_one_row_per_rank_with_what_shaped_it():
+    """Ring of 4 on Hockney: per-rank columns equal the arrays; attrs carry the models."""
+    pd = pytest.importorskip("pandas")
+
+    def ring():
+        comm = bsim.MPI.COMM_WORLD
+        bsim.add_time(1e-3 * (comm.rank + 1))
+        comm.Sendrecv(bsim.Buffer(1000), dest=(comm.rank + 1) % 4,
+                      recvbuf=bsim.Buffer(1000), source=(comm.rank - 1) % 4)
+
+    res = bsim.simulate(ring, 4, network="hockney:latency=2e-6,bandwidth=1e9",
+                        machine=None, name="ring")
+    df = res.to_dataframe()
+    assert isinstance(df, pd.DataFrame) and df.index.name == "rank" and len(df) == 4
+    assert list(df.columns) == ["finish", "calc", "wait", "comm", "ops", "messages", "bytes"]
+    assert df["calc"].tolist() == [1e-3, 2e-3, 3e-3, 4e-3]
+    assert ((df["finish"] - (df["calc"] + df["wait"] + df["comm"])).abs() < 1e-15).all()
+    assert df.attrs["network"] == res.network and df.attrs["program"] == "ring"
+    assert df.attrs["elapsed"] == res.elapsed
+    assert res._repr_html_().startswith("<pre>bsim prediction: ring on 4 ranks")

@@ -198,6 +198,36 @@ class Result:
                         int(self.ops[r]), int(self.messages[r]), int(self.bytes[r])])
         return buf.getvalue()
 
+    def to_dataframe(self) -> Any:
+        """One row per rank (index ``rank``): finish, calc, wait, comm, ops, messages, bytes.
+
+        A ``pandas.DataFrame`` (the optional extra ``bsim[data]``); what shaped the
+        prediction (program, ranks, machine, network, protocol, contention,
+        collectives, noise, kernel model, version, elapsed) is in ``df.attrs``.
+        Raises ``ImportError`` naming the extra when pandas is missing.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Result.to_dataframe needs pandas: pip install 'bsim[data]' "
+                              "(or pip install pandas)") from None
+        df = pd.DataFrame({"finish": self.finish, "calc": self.calc, "wait": self.wait,
+                           "comm": self.comm, "ops": self.ops, "messages": self.messages,
+                           "bytes": self.bytes})
+        df.index.name = "rank"
+        df.attrs.update(program=self.program, ranks=self.ranks, machine=self.machine,
+                        network=self.network, protocol=self.protocol,
+                        contention=self.contention, collectives=self.collectives,
+                        noise=self.noise, kernel_model=self.kernel_model,
+                        bsim_version=self.version, elapsed=self.elapsed,
+                        params=dict(self.params))
+        return df
+
+    def _repr_html_(self) -> str:
+        """The summary as preformatted HTML (Jupyter's display of a result)."""
+        import html
+        return f"<pre>{html.escape(self.summary())}</pre>"
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:
         """Rebuild a result from :meth:`to_dict` output."""

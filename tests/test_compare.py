@@ -92,3 +92,16 @@ def test_noise_and_models_are_recorded_and_compared(tmp_path):
     assert noisy.to_dict()["noise"] == noisy.noise and "noise     periodic" in noisy.summary()
     assert bsim.Result.from_dict(noisy.to_dict()).noise == noisy.noise
     assert f"noise differ: none -> {noisy.noise}" in compare(clean, noisy)
+
+
+def test_compare_names_the_machines_and_kernel_models_that_differ(tmp_path):
+    """The same sweep3d on es40 and on bgp: the report says machine and kernel model differ."""
+    from bsim.cli.main import main
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    base = ["run", "sweep3d", "--param", "px=2", "--param", "py=2", "--param", "nx=8",
+            "--param", "ny=8", "--param", "nz=10", "--param", "mk=5", "--quiet"]
+    assert main(base + ["--machine", "es40", "--json", str(a)]) == 0
+    assert main(base + ["--machine", "bgp", "--json", str(b)]) == 0
+    text = compare(str(a), str(b))
+    assert "machine differ: es40 -> bgp" in text
+    assert "kernel model differ: t_cell = 1.2e-07 s per cell-angle update: es40" in text

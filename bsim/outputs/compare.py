@@ -94,10 +94,12 @@ def compare(a: Result | str, b: Result | str, groups: int = 8, top: int = 5,
         diff = [f"{k}: {ra.params.get(k)!r} -> {rb.params.get(k)!r}" for k in keys
                 if ra.params.get(k) != rb.params.get(k)]
         w("  params differ: " + "; ".join(diff) + "\n")
-    for what in ("collectives", "contention", "noise"):   # models the header does not show
+    for what in ("machine", "kernel_model", "collectives", "contention", "noise",
+                 "version"):   # what else shaped the predictions: the header shows the rest
         va, vb = getattr(ra, what), getattr(rb, what)
         if va != vb:
-            w(f"  {what} differ: {va or 'none'!s} -> {vb or 'none'!s}\n")
+            label = "bsim version" if what == "version" else what.replace("_", " ")
+            w(f"  {label} differ: {va or 'none'!s} -> {vb or 'none'!s}\n")
 
     w(f"\n  {'phase':<12}{na:>14}{nb:>14}{nb + ' - ' + na:>14}{nb + '/' + na:>10}\n")
     for label, va, vb in phase_table(ra, rb):

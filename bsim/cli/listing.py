@@ -8,12 +8,13 @@ from typing import Any
 
 __all__ = ["add_parser", "command", "show"]
 
-KINDS = ("skeletons", "networks", "protocols", "machines")
+KINDS = ("skeletons", "networks", "protocols", "machines", "mpi")
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``list`` on the ``bsim`` subparsers."""
-    ls = subparsers.add_parser("list", help="list skeletons, networks, protocols or machines")
+    ls = subparsers.add_parser("list", help="list skeletons, networks, protocols, machines, "
+                                            "or mpi (which mpi4py names bsim simulates)")
     ls.add_argument("what", choices=KINDS)
     ls.set_defaults(handler=command)
     sh = subparsers.add_parser("show", help="show one machine preset whole, with its sources")
@@ -53,6 +54,14 @@ def command(ns: argparse.Namespace) -> int:
             hw = [f"peak {peak / 1e9:.4g} GFlop/s per core" if peak else "no peak",
                   f"memory {bw / 1e9:.4g} GB/s per core" if bw else "no memory bandwidth"]
             print(f"    {'hardware':<14} {m.cores_per_node} cores per node, {', '.join(hw)}")
+    elif ns.what == "mpi":
+        from ..mpi.coverage import NOT_SIMULATED, coverage, summary
+        rows = coverage()
+        done = sum(r.status == "simulated" for r in rows)
+        print(f"{done} of {len(rows)} names of mpi4py.MPI simulated (docs/mpi_coverage.md)")
+        for scope, sim, tot in summary(rows):
+            why = NOT_SIMULATED.get(scope, "")
+            print(f"    {scope:<14} {sim:>4} / {tot:<4} {why}")
     elif ns.what == "networks":
         from netmodels import describe_networks
         print(describe_networks())

@@ -19,8 +19,13 @@ real run; 16 for ``bsim run milc_cg``).  Every keyword parameter of ``main``
 needs a ``Param`` and every ``Param`` a keyword parameter, checked when the
 skeleton registers.
 
-``bsim run NAME --param k=v`` looks it up here.  A skeleton whose parameters
-decide where ranks run (MILC's ``layout``) also gives ``mapping``: a function
+``bsim run NAME --param k=v`` looks it up here.  Users add their own: a module
+that calls :func:`register` when imported, named in ``$BSIM_SKELETONS``
+(``BSIM_SKELETONS=mysk bsim run mysk``) or as an entry point of an installed
+package (``[project.entry-points."bsim.skeletons"] mysk = "mypkg.mysk"``).
+
+A skeleton whose parameters decide where ranks run (MILC's ``layout``) also
+gives ``mapping``: a function
 of the resolved parameters returning a rank->node mapping spec (or None),
 which ``bsim run`` sets as the network model's ``mapping``
 (:func:`bsim.cli.targets.apply_mapping`).
@@ -166,7 +171,16 @@ def register(skeleton: Skeleton) -> Skeleton:
     return _REGISTRY.register(skeleton)
 
 
+ENTRY_POINT_GROUP = "bsim.skeletons"
+"""Installed packages register skeletons under this entry-point group (``name = "module"``)."""
+ENV_MODULES = "BSIM_SKELETONS"
+"""Comma-separated modules to import for their skeletons (``BSIM_SKELETONS=mysk,lab.sk``)."""
+
+
 def _load_builtins() -> None:
+    """Import the bundled skeleton modules, then the user's: the entry points of the group
+    :data:`ENTRY_POINT_GROUP` and the modules named in ``$BSIM_SKELETONS`` (each module
+    calls :func:`register` when imported)."""
     global _loaded
     if not _loaded:
         _loaded = True
@@ -176,6 +190,16 @@ def _load_builtins() -> None:
             except ModuleNotFoundError as exc:
                 if exc.name != mod:   # only a skeleton module that does not exist yet is skipped
                     raise
+        from importlib.metadata import entry_points
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            ep.load()
+        import os
+        for mod in filter(None, (m.strip() for m in os.environ.get(ENV_MODULES, "").split(","))):
+            try:
+                importlib.import_module(mod)
+            except ModuleNotFoundError as exc:
+                raise ValueError(f"${ENV_MODULES} names module {mod!r}, which cannot be "
+                                 f"imported ({exc}); put its folder on PYTHONPATH") from None
 
 
 def get(name: str) -> Skeleton:

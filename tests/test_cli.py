@@ -170,3 +170,14 @@ def test_n_does_not_override_a_grid_the_user_gave(capsys):
                  "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "runs on 16 ranks, not -n 64" in err and "--param px=..." in err
+
+
+@pytest.mark.parametrize("skeleton", ["hpl", "phase"])
+def test_quiet_silences_a_skeletons_own_output(skeleton, capsys):
+    """--quiet: no summary, no progress, and HPL's and PHASE's result lines are off too
+    (their verbose parameter defaults to False); --param verbose=true brings them back."""
+    args = ["run", skeleton, "--quiet"] + (["--param", "n=500"] if skeleton == "hpl" else [])
+    assert main(args) == 0
+    assert capsys.readouterr().out == ""
+    assert main(args + ["--param", "verbose=true"]) == 0
+    assert capsys.readouterr().out != ""

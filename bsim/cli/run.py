@@ -82,7 +82,8 @@ def command(ns: argparse.Namespace) -> int:
         HOST["rank"] = hosts.Get_rank()
         if HOST["rank"]:
             ns.quiet = True    # host process 0 prints and writes the outputs
-    target = load_target(ns.target, dict(ns.param), ns.program_args, ns.machine, ns.ranks)
+    target = load_target(ns.target, dict(ns.param), ns.program_args, ns.machine, ns.ranks,
+                         quiet=bool(ns.quiet))
     ranks = ns.ranks if ns.ranks is not None else target.ranks
     if ranks is None:
         raise ValueError(f"bsim run: {ns.target} needs -n RANKS")

@@ -104,13 +104,15 @@ def _file_program(path: Path, argv: list[str]) -> Callable[[], None]:
 
 
 def load_target(target: str, params: dict[str, Any], argv: list[str] | None = None,
-                machine: str | None = None, ranks: int | None = None) -> Target:
+                machine: str | None = None, ranks: int | None = None,
+                quiet: bool = False) -> Target:
     """Resolve *target* (skeleton name or ``.py`` path) with *params* (``--param k=v``).
 
     With *machine* (``--machine``), a skeleton that declares ``machine_kernel``
     takes its compute times from that machine (its table, else the generic model,
     else an error naming what the machine file lacks), unless the user set the
-    parameter; ``Target.kernel_model`` says which.  With *ranks* (``-n``), a
+    parameter; ``Target.kernel_model`` says which.  With *quiet* a skeleton's
+    ``verbose`` parameter defaults to False.  With *ranks* (``-n``), a
     skeleton that declares ``scale`` gets the process grid for that many ranks
     unless the user set one of its parameters.
     """
@@ -124,6 +126,8 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
         return Target(path.name, _file_program(path.resolve(), argv or []), {}, None)
     from skeletons import registry
     skel = registry.get(target)
+    if quiet and "verbose" in skel.params and "verbose" not in params:
+        params = {**params, "verbose": False}   # --quiet silences a skeleton's own print
     if ranks is not None and skel.scale is not None:
         sized = skel.scale(ranks)
         if not set(sized) & set(params):

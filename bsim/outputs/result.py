@@ -117,8 +117,11 @@ class Result:
                            ("finish", self.finish)):
             out.write(f"  {label:<8}{_fmt_time(arr.mean()):>12}{_fmt_time(arr.min()):>12}"
                       f"{_fmt_time(arr.max()):>12}{100 * arr.mean() / el:>13.1f}%\n")
-        out.write(f"\n  operations {self.total_ops:,}   messages {self.total_messages:,}   "
-                  f"bytes {self.total_bytes:,}\n")
+        out.write(f"\n  operations {self.total_ops:,}   point-to-point messages "
+                  f"{self.total_messages:,}   bytes {self.total_bytes:,}\n")
+        if self.total_messages == 0 and float(self.comm.sum()) > 0:
+            out.write("  (the comm time is collectives, charged by their cost model, not as "
+                      "messages)\n")
         out.write(f"  host time {self.host_seconds:.3f} s   events {self.events:,}   "
                   f"{self.ops_per_second:,.0f} ops/s\n")
         if self.distributed:

@@ -305,3 +305,28 @@ def test_update_profile_merges_tables(tmp_path):
     m = load_machine(prof)
     assert m.name == "x" and m.source == "new" and "a" in m.network_variants
     assert m.kernels["app"]["step"]["slope"] == 1e-9
+
+
+def test_updating_a_profile_keeps_the_users_comments(tmp_path):
+    """A hand-edited profile: `fit kernel` and a network update change their own values and
+    keep the user's comments and keys elsewhere (tomlkit)."""
+    pytest.importorskip("tomlkit")
+    path = tmp_path / "m.toml"
+    path.write_text('# my cluster, measured by hand in May\n'
+                    'name = "mine"\ndescription = "d"\nsource = "s"\ncores_per_node = 4  # 2 x 2\n'
+                    '\n[network]\nmodel = "hockney"\nlatency = 2e-6   # from the vendor\n'
+                    'bandwidth = 1e9\n\n[hardware]\nnote = "keep me"  # mine\n')
+    update_profile(path, subtables={"kernels.jacobi2d": {"step": {"model": "linear",
+                                                                  "t0": 1e-5, "slope": 2e-9}}})
+    text = path.read_text()
+    assert "# my cluster, measured by hand in May" in text and "# from the vendor" in text
+    assert '# mine' in text and "# 2 x 2" in text
+    data = read_profile(path)
+    assert data["kernels"]["jacobi2d"]["step"] == {"model": "linear", "t0": 1e-5, "slope": 2e-9}
+    assert data["network"]["latency"] == 2e-6 and data["hardware"]["note"] == "keep me"
+    update_profile(path, tables={"network": {"model": "hockney", "latency": 3e-6,
+                                             "bandwidth": 5e8}},
+                   comments={"network.latency": "fitted"})
+    text = path.read_text()
+    assert "# my cluster" in text and "# mine" in text and "# fitted" in text
+    assert read_profile(path)["network"]["latency"] == 3e-6

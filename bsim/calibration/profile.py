@@ -11,8 +11,11 @@ part of the file and keeps the rest:
 * ``fit kernel``: one entry ``[kernels.APP] KERNEL = {...}``.
 
 A file that only holds kernels is not yet a valid machine (no ``[network]``);
-``calibrate network`` completes it.  Files are rewritten atomically; comments
-are regenerated from the values, so hand-written comments are not kept.
+``calibrate network`` completes it.  Files are rewritten atomically.  An existing
+file is updated with tomlkit (a style-preserving TOML library, in the ``fit`` and
+``mpi`` extras): the user's comments, order and formatting outside what the command
+writes are kept.  Without tomlkit, or for a new file, the whole file is written
+from the values with generated comments.
 """
 
 from __future__ import annotations
@@ -157,5 +160,76 @@ def update_profile(path: str | Path, *, top: Mapping[str, Any] | None = None,
             if not isinstance(node, dict):
                 raise CalibrationError(f"profile {str(path)!r}: {dotted!r} is not a table")
         node.update(entries)
+    if Path(path).exists() and _preserve(path, data, top, top_defaults, tables, subtables,
+                                          comments):
+        return data
     write_profile(path, data, comments)
     return data
+
+
+def _preserve(path: str | Path, data: Mapping[str, Any], top: Any, top_defaults: Any,
+              tables: Any, subtables: Any, comments: Mapping[str, str] | None) -> bool:
+    """Apply the same update to the existing file's text with tomlkit, keeping everything
+    else (the user's comments, order, formatting); False when tomlkit is missing."""
+    try:
+        import tomlkit
+    except ImportError:
+        return False
+    notes = dict(comments or {})
+    doc = tomlkit.parse(Path(path).read_text(encoding="utf-8"))
+    for key, value in (top_defaults or {}).items():
+        if key not in doc:
+            doc[key] = value
+    for key, value in (top or {}).items():
+        doc[key] = value
+    for key, value in (tables or {}).items():
+        doc[key] = _tk_table(tomlkit, value, key, notes, container=key in _CONTAINERS)
+    for dotted, entries in (subtables or {}).items():
+        parts = dotted.split(".")
+        node: Any = doc
+        for part in parts:
+            if part not in node:
+                node[part] = tomlkit.table(is_super_table=True)
+            node = node[part]
+        for key, value in entries.items():
+            where = f"{dotted}.{key}"
+            if isinstance(value, Mapping) and len(parts) == 1 and parts[0] in _CONTAINERS:
+                node[key] = _tk_table(tomlkit, value, where, notes, container=False)
+            else:
+                node[key] = _tk_value(tomlkit, value)
+                if where in notes:
+                    node[key].comment(notes[where])
+    text = tomlkit.dumps(doc)
+    if tomllib.loads(text) != _plain(data):
+        return False     # tomlkit could not express the update exactly: regenerate instead
+    atomic_write_text(path, text)
+    return True
+
+
+def _tk_value(tomlkit: Any, value: Any) -> Any:
+    if isinstance(value, Mapping):
+        table = tomlkit.inline_table()
+        table.update({k: _tk_value(tomlkit, v) for k, v in value.items()})
+        return table
+    return tomlkit.item(value)
+
+
+def _tk_table(tomlkit: Any, value: Mapping[str, Any], where: str, notes: Mapping[str, str],
+              container: bool) -> Any:
+    table = tomlkit.table(is_super_table=container)
+    if where in notes:
+        table.comment(notes[where])
+    for key, item in value.items():
+        sub = f"{where}.{key}"
+        if container and isinstance(item, Mapping):
+            table[key] = _tk_table(tomlkit, item, sub, notes, container=False)
+        else:
+            table[key] = _tk_value(tomlkit, item)
+            if sub in notes:
+                table[key].comment(notes[sub])
+    return table
+
+
+def _plain(data: Mapping[str, Any]) -> dict[str, Any]:
+    """*data* as TOML would read it back (tuples as lists)."""
+    return tomllib.loads(dumps_toml(data))

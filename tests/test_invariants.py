@@ -124,13 +124,20 @@ def test_contention_and_size_only_ever_add_time(net, protocol, pattern):
     limit = 0 if "eager_limit=0" in protocol else 65536   # (0 bytes is eager even there)
     bigger = run([(s, d, min(2 * n + 1, limit) if n <= limit else 2 * n) for s, d, n in msgs],
                  starts, net, protocol, "none")
+    # a sender whose one NIC serves rendezvous data to several receivers in the order their
+    # clear-to-sends arrive: a larger earlier message to one receiver delays that receiver's
+    # handshake (pair order), so another receiver is served first and finishes earlier
+    # -- first-come-first-served scheduling, not monotone (docs/protocols.md, invariant 5)
+    fcfs = "loggp" in protocol and "injection=parallel" not in protocol and any(
+        len({d for s2, d, _ in msgs if s2 == s}) > 1 for s, _, _ in msgs)
     for r in range(RANKS):
         for res in (base, fluid, weighted, bigger):
             assert math.isclose(res.finish[r], res.calc[r] + res.wait[r] + res.comm[r],
                                 rel_tol=1e-9, abs_tol=1e-15)
         assert fluid.finish[r] >= base.finish[r] * (1 - 1e-12), r     # contention adds
         assert weighted.finish[r] >= base.finish[r] * (1 - 1e-12), r
-        assert bigger.finish[r] >= base.finish[r] * (1 - 1e-12), r    # monotone in size
+        if not fcfs:
+            assert bigger.finish[r] >= base.finish[r] * (1 - 1e-12), r    # monotone in size
     # no share charged twice: all messages one after another bound everything
     m = build_network(NETWORKS[net])
     m.prepare(RANKS)

@@ -66,3 +66,20 @@ def test_status_line_fits_the_terminal(monkeypatch):
     lines = out.getvalue().split("\r")
     assert max(len(s.rstrip()) for s in lines) <= 79
     assert all(len(s) <= 79 for s in lines)
+
+
+def test_eta_only_with_a_limit():
+    """Without a limit the end is unknown: no ETA; with max_events the line says the time
+    left to the limit at the current rate, and it falls as the run advances."""
+    stream = FakeTTY()
+    bar = ProgressBar(stream, delay=0.0, interval=0.0)
+    bsim.simulate(chatter, 8, network="hockney:latency=1e-6,bandwidth=1e9", progress=bar)
+    assert "eta<=" not in stream.getvalue()
+    stream = FakeTTY()
+    bar = ProgressBar(stream, delay=0.0, interval=0.0)
+    bsim.simulate(chatter, 8, network="hockney:latency=1e-6,bandwidth=1e9", progress=bar,
+                  max_events=10**7)
+    lines = [x for x in stream.getvalue().split("\r") if "eta<=" in x]
+    assert lines, stream.getvalue()[:300]
+    etas = [float(x.split("eta<=")[1].split("s")[0]) for x in lines]
+    assert all(e >= 0 for e in etas) and etas[-1] <= etas[0]

@@ -4,18 +4,20 @@ The engine calls the hook every ``bsim.engine.hooks.PROGRESS_EVERY`` events with
 itself.  :class:`ProgressBar` stays silent for the first *delay* host seconds
 (short runs print nothing), then redraws at most every *interval* seconds::
 
-    bsim [=====>    ] t=12.345 ms  ranks 3/4096 done  ops 1,234,567  events 2,345,678
-    412,000 ev/s  6.1 s          (one line on the terminal)
+    bsim t=12.345 ms  ranks done 3/4096  events 2,345,678  412,000 ev/s  6.1 s eta<=40s
 
 ``t`` is the simulated time reached: the largest rank clock (ranks run ahead
 of the engine's ``now`` between synchronisations; ``now`` is shown when it is
-larger).  The bar is the fraction of finished ranks.  :func:`make_progress`
+larger).  A run's end is not known in advance, so there is an ETA only when the
+run has a limit (``--max-events`` or ``--max-sim-time``): the time to reach it
+at the current rate, an upper bound.  :func:`make_progress`
 returns None (no hook at all) with ``quiet`` or when the stream is not a
 terminal, so logs and pipes never see carriage returns.
 """
 
 from __future__ import annotations
 
+import math
 import shutil
 import sys
 import time
@@ -62,7 +64,8 @@ class ProgressBar:
         s = self.stats(engine)
         # compact enough for an 80-column terminal; draw() cuts anything longer
         return (f"bsim t={_fmt(s['time'])}  ranks done {s['done']}/{s['ranks']}  "
-                f"events {s['events']:,}  {s['rate']:,.0f} ev/s  {s['host']:.1f} s")
+                f"events {s['events']:,}  {s['rate']:,.0f} ev/s  {s['host']:.1f} s"
+                f"{_eta(engine, s)}")
 
     def draw(self, text: str) -> None:
         """Overwrite the current line with *text*, cut to the terminal's width.
@@ -96,6 +99,18 @@ def make_progress(quiet: bool = False, stream: TextIO | None = None,
     except (AttributeError, ValueError):
         tty = False
     return ProgressBar(stream, delay=delay) if tty else None
+
+
+def _eta(engine: Any, s: dict[str, float]) -> str:
+    """`` eta<=N s`` to the run's limit at the current rate, or ``""`` without a limit."""
+    left = []
+    limit = getattr(engine, "max_events", 0)
+    if limit and s["rate"] > 0:
+        left.append((limit - s["events"]) / s["rate"])
+    until = getattr(engine, "max_sim_time", math.inf)
+    if math.isfinite(until) and s["time"] > 0 and s["host"] > 0:
+        left.append((until - s["time"]) / (s["time"] / s["host"]))
+    return f" eta<={max(min(left), 0.0):.0f}s" if left else ""
 
 
 def _fmt(seconds: float) -> str:

@@ -74,11 +74,18 @@ __all__ = [
     "BOR", "BXOR", "MAXLOC", "MINLOC", "REPLACE", "NO_OP", "OP_NULL", "Group", "GROUP_EMPTY",
     "IDENT", "CONGRUENT", "SIMILAR", "UNEQUAL", "COMM_TYPE_SHARED", "CART", "GRAPH",
     "DIST_GRAPH", "Cartcomm", "KEYVAL_INVALID", "Init_thread", "Get_library_version",
+    "NotSimulatedError",
 ] + list(PREDEFINED)
 
 Exception = MPIUsageError  # mpi4py's MPI.Exception: our usage errors
 
 globals().update(PREDEFINED)
+# every other public name of mpi4py.MPI, so that any program imports; the families bsim does
+# not simulate raise NotSimulatedError where they are used (bsim/mpi/namespace.py)
+from .mpi.namespace import NAMES as _REST  # noqa: E402
+from .mpi.namespace import NotSimulatedError  # noqa: E402
+
+globals().update({k: v for k, v in _REST.items() if k not in globals()})
 
 
 def Wtime() -> float:

@@ -4,7 +4,9 @@
 ``bsim.MPI``: every public module-level name and every public member of every
 class, each *simulated* (bsim has it; :data:`DIFFERENCES` notes where it behaves
 differently on purpose) or *not simulated* (with the reason of its family in
-:data:`NOT_SIMULATED`).  ``bsim list mpi`` prints the summary and
+:data:`NOT_SIMULATED`).  Every module-level name exists in ``bsim.MPI``: the ones
+not simulated are stand-ins (``bsim/mpi/namespace.py``) that import and raise
+``NotSimulatedError`` where used.  ``bsim list mpi`` prints the summary and
 ``python -m bsim.mpi.coverage > docs/mpi_coverage.md`` writes the page.
 """
 
@@ -68,24 +70,27 @@ def coverage(real: Any = None) -> list[Row]:
     if real is None:
         import mpi4py.MPI as real  # noqa: N811 - the real module, not bsim's
     from .. import MPI as ours
+    from .namespace import is_stand_in
     rows = []
     for name in _public(real):
         value = getattr(real, name)
+        mine = getattr(ours, name, None)
         if inspect.isclass(value):
-            mine = getattr(ours, name, None)
-            family = NOT_SIMULATED.get(name, "")
+            family = NOT_SIMULATED.get(name, "not implemented yet")
+            stand_in = is_stand_in(mine)
             for member in _public(value):
                 key = f"{name}.{member}"
-                if mine is not None and hasattr(mine, member):
+                if mine is not None and not stand_in and hasattr(mine, member):
                     rows.append(Row(name, member, "simulated", DIFFERENCES.get(key, "")))
                 else:
-                    rows.append(Row(name, member, "not simulated",
-                                    family or "not implemented yet"))
-        elif hasattr(ours, name):
+                    rows.append(Row(name, member, "not simulated", family))
+        elif mine is not None and not is_stand_in(mine):
             rows.append(Row("MPI", name, "simulated", DIFFERENCES.get(name, "")))
         else:
-            rows.append(Row("MPI", name, "not simulated",
-                            NOT_SIMULATED.get(name, "not implemented yet")))
+            why = NOT_SIMULATED.get(name, "not implemented yet")
+            if mine is not None:
+                why = "importable; using it raises NotSimulatedError"
+            rows.append(Row("MPI", name, "not simulated", why))
     return rows
 
 

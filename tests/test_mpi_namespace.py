@@ -1,0 +1,66 @@
+"""Every name of mpi4py's MPI module exists in bsim's: programs import; the families bsim
+does not simulate raise NotSimulatedError, naming the call and why, only where used."""
+
+from __future__ import annotations
+
+import pytest
+
+import bsim
+from bsim import MPI
+from bsim.errors import MPIUsageError
+from bsim.mpi.namespace import NotSimulatedError, is_stand_in
+
+
+def test_every_public_name_of_mpi4py_exists():
+    real = pytest.importorskip("mpi4py.MPI")
+    missing = [n for n in dir(real) if not n.startswith("_") and not hasattr(MPI, n)]
+    assert missing == []
+
+
+def test_constants_and_datatypes_are_usable():
+    """Fortran and sized datatypes carry their sizes; constants are distinct ints."""
+    assert MPI.INTEGER.Get_size() == 4 and MPI.DOUBLE_PRECISION.Get_size() == 8
+    assert MPI.COMPLEX16.Get_size() == 16 and MPI.DATATYPE_NULL.Get_size() == 0
+    assert isinstance(MPI.ERR_ARG, int) and MPI.ERR_ARG != MPI.ERR_RANK
+    assert MPI.get_vendor()[0] == "bsim"
+
+    def main():
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        out = bsim.buffer(4, MPI.INTEGER)
+        comm.Allreduce(bsim.buffer(4, MPI.INTEGER), out)
+        return MPI.INTEGER.Get_size()
+
+    assert bsim.simulate(main, 4).returns == [4] * 4
+
+
+@pytest.mark.parametrize("use,why", [
+    (lambda: MPI.Win.Create(None), "one-sided communication"),
+    (lambda: MPI.File.Open(MPI.COMM_WORLD, "x"), "MPI-IO is not simulated"),
+    (lambda: MPI.Info.Create(), "info objects"),
+    (lambda: MPI.Alloc_mem(64), r"MPI.Alloc_mem\(\) is not simulated: bsim models no time"),
+    (lambda: MPI.INFO_NULL.Get_nkeys(), "MPI.INFO_NULL.Get_nkeys is not simulated"),
+    (lambda: MPI.Intercomm(), "intercommunicators"),
+])
+def test_a_family_not_simulated_raises_where_it_is_used(use, why):
+    with pytest.raises(NotSimulatedError, match=why):
+        use()
+    assert issubclass(NotSimulatedError, MPIUsageError)
+    assert issubclass(NotSimulatedError, NotImplementedError)
+
+
+def test_stand_ins_import_and_compare():
+    """A program may import and pass the handles around (e.g. as defaults)."""
+    from bsim.MPI import ERRORS_RETURN, INFO_NULL, Win  # noqa: F401
+    assert INFO_NULL is MPI.INFO_NULL and INFO_NULL != MPI.INFO_ENV
+    assert is_stand_in(Win) and is_stand_in(INFO_NULL) and not is_stand_in(MPI.Comm)
+
+
+def test_in_a_run_the_error_names_the_rank_and_line():
+    def main():
+        from mpi4py import MPI
+        MPI.Win.Allocate(8, comm=MPI.COMM_WORLD)
+
+    with pytest.raises(NotSimulatedError,
+                       match=r"MPI.Win.Allocate is not simulated.*test_mpi_namespace.py:\d+"):
+        bsim.simulate(main, 2)

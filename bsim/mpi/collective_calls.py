@@ -228,9 +228,10 @@ def _red_args(comm: Comm, vr: VirtualRank, sendbuf: Any, recvbuf: Any, call: str
 
 
 def _reduce_raw(fn: Op, values: list[Any]) -> np.ndarray | None:
-    if any(raw is None for raw, _ in values):
+    """Fold the members' data; each value is ``(raw bytes or None, BufInfo, ...)``."""
+    if any(v[0] is None for v in values):
         return None   # a placeholder took part: sizes only
-    arrays = [a for a in (as_array(raw, info) for raw, info in values) if a is not None]
+    arrays = [a for a in (as_array(v[0], v[1]) for v in values) if a is not None]
     # logical ops give bools: cast back to the buffer's type before writing bytes
     return np.asarray(fold(fn, arrays)).astype(arrays[0].dtype, copy=False)
 
@@ -335,19 +336,23 @@ def Reduce_scatter_block(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM) 
 
 def Reduce_scatter(comm: Comm, sendbuf: Any, recvbuf: Any, recvcounts: Any = None,
                    op: Any = SUM) -> None:
-    """Reduce, then scatter blocks of ``recvcounts`` elements."""
+    """Reduce, then scatter blocks of ``recvcounts`` elements.
+
+    Without *recvcounts* each member receives as many elements as its receive
+    buffer holds, as mpi4py does (it gathers the members' counts).
+    """
     vr = current()
     fn = as_op(op)
-    size = comm.size_of(vr)
-    rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, "Reduce_scatter")
-    inst, me, _ = take_part(comm, vr, "reduce_scatter", ALL, -1, nbytes, value,
+    rinfo, (raw, sinfo), nbytes = _red_args(comm, vr, sendbuf, recvbuf, "Reduce_scatter")
+    mine = rinfo.count if rinfo is not None else 0
+    inst, me, _ = take_part(comm, vr, "reduce_scatter", ALL, -1, nbytes, (raw, sinfo, mine),
                             (("op", fn.name), ("nbytes", nbytes)))
     if inst.result is None:
         result = _reduce_raw(fn, inst.values)
         inst.result = NOTHING if result is None else result
     if inst.result is not NOTHING and rinfo is not None:
         counts = list(recvcounts) if recvcounts is not None else \
-            [len(inst.result) // size] * size
+            [v[2] for v in inst.values]
         start = sum(counts[:me])
         write_into(rinfo, inst.result[start:start + counts[me]])
     leave(comm, vr, inst)

@@ -49,3 +49,22 @@ if MPI.COMM_WORLD.rank == 0:
     real = json.loads(proc.stdout.strip().splitlines()[-1])
     assert real == _bsim(REDUCE_SCATTER_UNEQUAL, 3)
     assert np.allclose(sum(real, []), [30, 33, 36, 39, 42, 45])
+
+
+def test_a_freed_communicator_equals_comm_null_for_the_rank_that_freed_it():
+    """mpi4py sets a handle to COMM_NULL on Free(): ``comm == COMM_NULL`` afterwards, falsy;
+    a rank that has not freed its handle still sees a communicator."""
+    def main():
+        from mpi4py import MPI
+        world = MPI.COMM_WORLD
+        dup = world.Dup()
+        before = (dup == MPI.COMM_NULL, bool(dup))
+        if world.rank == 0:
+            dup.Free()
+        after = (dup == MPI.COMM_NULL, dup != MPI.COMM_NULL, bool(dup))
+        world.Barrier()
+        return before, after, dup == world
+
+    out = bsim.simulate(main, 2).returns
+    assert out[0] == ((False, True), (True, False, False), False)
+    assert out[1] == ((False, True), (False, True, True), False)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..constants import SELF_CONTEXT, WORLD_CONTEXT
 from ..constants import CommKind as Kind
-from ..engine.rank import current
+from ..engine.rank import current, current_or_none
 from ..errors import MPIUsageError
 from . import cartesian, collective_calls, collective_exchanges, management, neighbor, p2p
 
@@ -190,7 +190,27 @@ class Comm:
         return True
 
     def __bool__(self) -> bool:
-        return self.kind != _NULL
+        return not self._null_here()
+
+    def _null_here(self) -> bool:
+        """COMM_NULL, or a handle the calling rank has freed (mpi4py sets it to COMM_NULL)."""
+        if self.kind == _NULL:
+            return True
+        if not self.freed_by:
+            return False
+        vr = current_or_none()
+        return vr is not None and vr.rank in self.freed_by
+
+    def __eq__(self, other: object) -> bool:
+        """Handles are equal when they are the same communicator, or both null for the
+        calling rank: after ``comm.Free()`` that rank sees ``comm == MPI.COMM_NULL``."""
+        if self is other:
+            return True
+        if isinstance(other, Comm):
+            return self._null_here() and other._null_here()
+        return NotImplemented
+
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         if self.kind == Kind.NULL:

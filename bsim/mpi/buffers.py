@@ -119,12 +119,34 @@ def _raw(buf: Any) -> tuple[memoryview | None, int, Datatype]:
     try:
         view = memoryview(buf)
     except TypeError:
-        raise TypeError(f"expected a buffer, a bsim.Buffer or a [buf, count, datatype] spec, "
-                        f"got {type(buf).__name__}") from None
+        array = _foreign_array(buf)
+        if array is None:
+            raise TypeError(f"expected a buffer, a bsim.Buffer or a [buf, count, datatype] "
+                            f"spec, got {type(buf).__name__}") from None
+        return _raw(array)
     fmt = view.format
     dt = from_typecode(fmt) if fmt not in ("B", "b", "c") else _BYTE
     count = view.nbytes // max(dt.size, 1)
     return (view.cast("B") if view.nbytes else None), count, dt
+
+
+def _foreign_array(buf: Any) -> np.ndarray | None:
+    """A numpy view of a DLPack or ``__cuda_array_interface__`` object, else None.
+
+    bsim runs on the host, so both must describe host-accessible memory (a CPU
+    DLPack device; for the CUDA interface, managed memory or a host fake, as
+    mpi4py's own tests use): data are copied only when a program passes real
+    data, and a device-only array is refused by numpy's DLPack import.
+    """
+    if hasattr(buf, "__dlpack__"):
+        return np.from_dlpack(buf)
+    cai = getattr(buf, "__cuda_array_interface__", None)
+    if cai is None:
+        return None
+    host = type("HostArray", (), {"__array_interface__": {
+        "version": 3, "data": tuple(cai["data"]), "typestr": cai["typestr"],
+        "shape": tuple(cai["shape"]), "strides": cai.get("strides")}})()
+    return np.asarray(host)
 
 
 def parse_bufspec(spec: Any) -> BufInfo:
@@ -132,11 +154,12 @@ def parse_bufspec(spec: Any) -> BufInfo:
     if spec.__class__ is Buffer:   # fast path: a placeholder is already parsed
         return spec
     if isinstance(spec, (list, tuple)):
-        if not 1 <= len(spec) <= 3:
-            raise ValueError(f"buffer spec must have 1 to 3 items, got {len(spec)}")
+        if not 1 <= len(spec) <= 4:
+            raise ValueError(f"buffer spec must have 1 to 4 items, got {len(spec)}")
         buf = spec[0]
         mem, count, dt = _raw(buf)
-        given_count: int | None = None
+        given_count: Any = None
+        displ: Any = 0
         if len(spec) == 2:
             if isinstance(spec[1], (Datatype, str)):
                 dt = _as_datatype(spec[1])
@@ -146,12 +169,23 @@ def parse_bufspec(spec: Any) -> BufInfo:
                 given_count = spec[1]
         elif len(spec) == 3:
             given_count, dt = spec[1], _as_datatype(spec[2])
+        elif len(spec) == 4:   # [buf, count, displ, datatype]
+            given_count, displ, dt = spec[1], spec[2], _as_datatype(spec[3])
+        if isinstance(given_count, (tuple, list)):   # [buf, (count, displ), datatype]
+            given_count, displ = given_count
+        if displ:
+            if not isinstance(displ, (int, np.integer)) or displ < 0:
+                raise ValueError(f"displacement must be an int >= 0, got {displ!r}")
+            offset = int(displ) * dt.extent
+            if mem is None or offset > mem.nbytes:
+                raise ValueError(f"displacement {displ} x {dt.name} reaches past the buffer")
+            mem = mem[offset:]
+            if given_count is None:
+                count = mem.nbytes // max(dt.size, 1)
         if given_count is not None:
             if not isinstance(given_count, (int, np.integer)) or given_count < 0:
                 raise ValueError(f"count must be an int >= 0, got {given_count!r}")
             count = int(given_count)
-        elif mem is None and not isinstance(buf, Buffer):
-            raise ValueError("a None or BOTTOM buffer needs a count: [None, count, datatype]")
         nbytes = count * dt.size
         if mem is not None:
             if nbytes > mem.nbytes:
@@ -160,8 +194,6 @@ def parse_bufspec(spec: Any) -> BufInfo:
             mem = mem[:nbytes]
         return BufInfo(nbytes, count, dt, mem)
     mem, count, dt = _raw(spec)
-    if spec is None:
-        raise ValueError("a None buffer needs a count: [None, count, datatype]")
     nbytes = mem.nbytes if mem is not None else count * dt.size
     return BufInfo(nbytes, count, dt, mem)
 
@@ -271,8 +303,6 @@ def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:
     elif len(items) > 3:
         raise ValueError(f"vector buffer spec has too many items ({len(spec)})")
     if counts is None:
-        if buf is None:
-            raise ValueError("a None buffer needs counts: [None, counts, datatype]")
         if count % nblocks:
             raise ValueError(f"buffer of {count} elements does not split into {nblocks} "
                              f"equal blocks")

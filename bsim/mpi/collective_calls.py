@@ -217,7 +217,7 @@ def exscan(comm: Comm, sendobj: Any, op: Any = SUM) -> Any:
 def _red_args(comm: Comm, vr: VirtualRank, sendbuf: Any, recvbuf: Any, call: str
               ) -> tuple[BufInfo | None, tuple[bytes | None, BufInfo], int]:
     rinfo = parse_buffer(vr, recvbuf, call) if recvbuf is not None else None
-    if sendbuf is IN_PLACE:
+    if sendbuf is IN_PLACE or (sendbuf is None and rinfo is not None):   # mpi4py: None too
         if rinfo is None:
             raise MPIUsageError(f"rank {vr.rank}: {call}: IN_PLACE needs a receive buffer")
         sinfo = rinfo

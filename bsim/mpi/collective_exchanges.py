@@ -96,7 +96,7 @@ def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
     me = comm.rank_of(vr)
     rinfo = parse_vector_buffer(vr, recvbuf, size, call) if me == root and recvbuf is not None \
         else None
-    if sendbuf is IN_PLACE:
+    if sendbuf is IN_PLACE or (sendbuf is None and rinfo is not None):   # mpi4py: None too
         if rinfo is None:
             raise MPIUsageError(f"rank {vr.rank}: {call}: IN_PLACE only at the root")
         off, n = rinfo.block(me)
@@ -140,7 +140,8 @@ def _Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool) ->
     size = comm.size_of(vr)
     me = comm.rank_of(vr)
     sinfo = parse_vector_buffer(vr, sendbuf, size, call) if me == root else None
-    rinfo = None if recvbuf is IN_PLACE else parse_buffer(vr, recvbuf, call)
+    in_place = recvbuf is IN_PLACE or (recvbuf is None and me == root)   # mpi4py: None too
+    rinfo = None if in_place else parse_buffer(vr, recvbuf, call)
     value = None
     if sinfo is not None and sinfo.mem is not None:
         value = []
@@ -171,7 +172,7 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
     size = comm.size_of(vr)
     me = comm.rank_of(vr)
     rinfo = parse_vector_buffer(vr, recvbuf, size, call)
-    if sendbuf is IN_PLACE:
+    if sendbuf is IN_PLACE or sendbuf is None:   # mpi4py takes None as IN_PLACE
         off, n = rinfo.block(me)
         raw = bytes(rinfo.mem[off:off + n]) if rinfo.mem is not None else None
         nb = n
@@ -214,12 +215,14 @@ def _Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bo
     if typed:
         try:
             rinfo = parse_bufspecw(recvbuf, size)
-            sinfo = rinfo if sendbuf is IN_PLACE else parse_bufspecw(sendbuf, size)
+            sinfo = rinfo if sendbuf is IN_PLACE or sendbuf is None \
+                else parse_bufspecw(sendbuf, size)
         except (TypeError, ValueError) as exc:
             raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
     else:
         rinfo = parse_vector_buffer(vr, recvbuf, size, call)
-        sinfo = rinfo if sendbuf is IN_PLACE else parse_vector_buffer(vr, sendbuf, size, call)
+        sinfo = rinfo if sendbuf is IN_PLACE or sendbuf is None \
+            else parse_vector_buffer(vr, sendbuf, size, call)
     data = None
     if sinfo.mem is not None:
         data = []

@@ -221,9 +221,9 @@ def _merge(run: ModuleRun, logs: list[Path], abort: str) -> set[str]:
         run.outcomes[test] = Outcome(test, e["outcome"], e["where"], e["why"])
         final.add(test)
     for test in order:
-        per_rank = [r.get(test) for r in results]
-        if all(e is not None for e in per_rank):
-            e = max(per_rank, key=lambda e: _WORST[e["outcome"]])   # type: ignore[index]
+        per_rank = [r[test] for r in results if test in r]
+        if len(per_rank) == len(results):
+            e = max(per_rank, key=lambda e: _WORST[e["outcome"]])
             run.outcomes[test] = Outcome(test, e["outcome"], e["where"], e["why"])
             final.add(test)
         else:

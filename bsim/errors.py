@@ -10,7 +10,7 @@ __all__ = [
     "BsimError", "MPIUsageError", "TruncationError", "AddTimeError",
     "CollectiveMismatchError", "SimulationError", "DeadlockError", "RankError",
     "NotInSimulationError", "LookaheadError", "DistributedError", "LivelockError",
-    "SimulationLimitError", "AbovePeakError"]
+    "SimulationLimitError", "AbovePeakError", "MPIUsageTypeError"]
 
 
 class BsimError(Exception):
@@ -19,6 +19,10 @@ class BsimError(Exception):
 
 class MPIUsageError(BsimError, ValueError):
     """An MPI call with invalid arguments: rank, tag, count, buffer, request."""
+
+
+class MPIUsageTypeError(MPIUsageError, TypeError):
+    """An argument of the wrong type (mpi4py raises ``TypeError`` there: a list as a buffer)."""
 
 
 class TruncationError(MPIUsageError):

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from .core import Engine
     from .rank import VirtualRank
 
-__all__ = ["ALL", "FANOUT", "FANIN", "CollectiveCosts", "CollInstance", "arrive",
+__all__ = ["ALL", "FANOUT", "FANIN", "CollectiveCosts", "CollInstance", "arrive", "start_into",
            "arrival_info"]
 
 ALL, FANOUT, FANIN = 0, 1, 2
@@ -241,6 +241,23 @@ def _owner(root: int) -> int:
     return root if root >= 0 else 0
 
 
+_reuse: list[Request] = []
+
+
+def start_into(req: Request, post: Callable[[], Any]) -> Any:
+    """Run *post* (a nonblocking collective call) so that its arrival fills *req*.
+
+    A persistent collective (``Allreduce_init``, ...) starts as its nonblocking
+    call, but into its own request object.  Ranks run one at a time and the call
+    reaches :func:`arrive` without yielding, so the next request made is *req*'s.
+    """
+    _reuse[:] = [req]
+    try:
+        return post()
+    finally:
+        _reuse.clear()
+
+
 def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: float,
            value: Any, extra: tuple[Any, ...] = (), blocking: bool = True,
            cost_bytes: Callable[[CollInstance, int], float] | None = None,
@@ -303,7 +320,9 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     if alg is not None:
         _run_algorithm(vr, comm, key, inst, me, cop, alg, nbytes)
         return inst, me, None
-    req = Request(vr, RECV, op)
+    req = _reuse.pop() if _reuse else Request(vr, RECV, op)
+    if req.kind != RECV:   # a persistent collective's request, started again
+        req.reset(RECV)    # type: ignore[attr-defined]
     req.src = COLLECTIVE
     inst.reqs[me] = req
     T_of = inst.cost_fn

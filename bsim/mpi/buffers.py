@@ -20,8 +20,9 @@ import numpy as np
 
 from ..constants import BOTTOM
 from ..engine.rank import current_or_none
-from ..errors import MPIUsageError
+from ..errors import MPIUsageError, MPIUsageTypeError
 from .datatypes import PREDEFINED, Datatype, from_numpy, from_typecode
+from .foreign import foreign_array
 
 __all__ = ["Buffer", "buffer", "BufInfo", "parse_bufspec", "parse_buffer", "parse_vector_buffer",
            "in_simulation"]
@@ -119,7 +120,10 @@ def _raw(buf: Any) -> tuple[memoryview | None, int, Datatype]:
     try:
         view = memoryview(buf)
     except TypeError:
-        array = _foreign_array(buf)
+        try:
+            array = foreign_array(buf)
+        except BufferError as exc:
+            raise TypeError(str(exc)) from None
         if array is None:
             raise TypeError(f"expected a buffer, a bsim.Buffer or a [buf, count, datatype] "
                             f"spec, got {type(buf).__name__}") from None
@@ -128,25 +132,6 @@ def _raw(buf: Any) -> tuple[memoryview | None, int, Datatype]:
     dt = from_typecode(fmt) if fmt not in ("B", "b", "c") else _BYTE
     count = view.nbytes // max(dt.size, 1)
     return (view.cast("B") if view.nbytes else None), count, dt
-
-
-def _foreign_array(buf: Any) -> np.ndarray | None:
-    """A numpy view of a DLPack or ``__cuda_array_interface__`` object, else None.
-
-    bsim runs on the host, so both must describe host-accessible memory (a CPU
-    DLPack device; for the CUDA interface, managed memory or a host fake, as
-    mpi4py's own tests use): data are copied only when a program passes real
-    data, and a device-only array is refused by numpy's DLPack import.
-    """
-    if hasattr(buf, "__dlpack__"):
-        return np.from_dlpack(buf)
-    cai = getattr(buf, "__cuda_array_interface__", None)
-    if cai is None:
-        return None
-    host = type("HostArray", (), {"__array_interface__": {
-        "version": 3, "data": tuple(cai["data"]), "typestr": cai["typestr"],
-        "shape": tuple(cai["shape"]), "strides": cai.get("strides")}})()
-    return np.asarray(host)
 
 
 def parse_bufspec(spec: Any) -> BufInfo:
@@ -332,7 +317,8 @@ def parse_buffer(vr: VirtualRank, spec: Any, call: str) -> BufInfo:
     try:
         return parse_bufspec(spec)
     except (TypeError, ValueError) as exc:
-        raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
+        kind = MPIUsageTypeError if isinstance(exc, TypeError) else MPIUsageError
+        raise kind(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
 
 
 def parse_vector_buffer(vr: VirtualRank, spec: Any, nblocks: int, call: str) -> BufInfoV:
@@ -340,4 +326,5 @@ def parse_vector_buffer(vr: VirtualRank, spec: Any, nblocks: int, call: str) -> 
     try:
         return parse_bufspecv(spec, nblocks)
     except (TypeError, ValueError) as exc:
-        raise MPIUsageError(f"rank {vr.rank}: {call}: bad vector buffer: {exc}") from None
+        kind = MPIUsageTypeError if isinstance(exc, TypeError) else MPIUsageError
+        raise kind(f"rank {vr.rank}: {call}: bad vector buffer: {exc}") from None

@@ -294,17 +294,25 @@ def Iallreduce(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM) -> Request
     return _Allreduce(comm, sendbuf, recvbuf, op, False)
 
 
-def _Scan(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, exclusive: bool) -> None:
+def _Scan(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, exclusive: bool,
+          blocking: bool = True) -> Any:
     vr = current()
-    call = "Exscan" if exclusive else "Scan"
+    call = ("Exscan" if exclusive else "Scan") if blocking else \
+        ("Iexscan" if exclusive else "Iscan")
     fn = as_op(op)
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call)
-    inst, me, _ = take_part(comm, vr, call.lower(), ALL, -1, nbytes, value,
-                            (("op", fn.name), ("nbytes", nbytes)))
-    upto = me if exclusive else me + 1
-    if upto:
-        write_into(rinfo, _reduce_raw(fn, inst.values[:upto]))
-    leave(comm, vr, inst)
+    op_name = "exscan" if exclusive else "scan"
+    inst, me, req = take_part(comm, vr, op_name, ALL, -1, nbytes, value,
+                              (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
+
+    def post() -> None:
+        upto = me if exclusive else me + 1
+        if upto:
+            write_into(rinfo, _reduce_raw(fn, inst.values[:upto]))
+    if not blocking:
+        return nonblocking_request(comm, vr, inst, req, post)
+    post()
+    return leave(comm, vr, inst)
 
 
 def Scan(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM) -> None:
@@ -317,21 +325,47 @@ def Exscan(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM) -> None:
     _Scan(comm, sendbuf, recvbuf, op, True)
 
 
-def Reduce_scatter_block(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM) -> None:
-    """Reduce, then scatter equal blocks of the result."""
-    vr = current()
-    fn = as_op(op)
-    rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, "Reduce_scatter_block")
-    size = comm.size_of(vr)
-    inst, me, _ = take_part(comm, vr, "reduce_scatter", ALL, -1, nbytes, value,
-                            (("op", fn.name), ("nbytes", nbytes)))
+def _reduced(inst: Any, fn: Op) -> Any:
+    """The instance's reduction, computed once for all members (NOTHING: sizes only)."""
     if inst.result is None:
         result = _reduce_raw(fn, inst.values)
         inst.result = NOTHING if result is None else result
-    if inst.result is not NOTHING and rinfo is not None:
-        block = len(inst.result) // size
-        write_into(rinfo, inst.result[me * block:(me + 1) * block])
-    leave(comm, vr, inst)
+    return inst.result
+
+
+def _Reduce_scatter(comm: Comm, sendbuf: Any, recvbuf: Any, recvcounts: Any, op: Any,
+                    block: bool, blocking: bool) -> Any:
+    vr = current()
+    call = ("Reduce_scatter_block" if block else "Reduce_scatter") if blocking else \
+        ("Ireduce_scatter_block" if block else "Ireduce_scatter")
+    fn = as_op(op)
+    rinfo, (raw, sinfo), nbytes = _red_args(comm, vr, sendbuf, recvbuf, call)
+    mine = rinfo.count if rinfo is not None else 0
+    size = comm.size_of(vr)
+    inst, me, req = take_part(comm, vr, "reduce_scatter", ALL, -1, nbytes, (raw, sinfo, mine),
+                              (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
+
+    def post() -> None:
+        result = _reduced(inst, fn)
+        if result is NOTHING or rinfo is None:
+            return
+        if block:
+            counts = [len(result) // size] * size
+        elif recvcounts is not None:
+            counts = list(recvcounts)
+        else:   # as mpi4py: each member receives what its receive buffer holds
+            counts = [v[2] for v in inst.values]
+        start = sum(counts[:me])
+        write_into(rinfo, result[start:start + counts[me]])
+    if not blocking:
+        return nonblocking_request(comm, vr, inst, req, post)
+    post()
+    return leave(comm, vr, inst)
+
+
+def Reduce_scatter_block(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM) -> None:
+    """Reduce, then scatter equal blocks of the result."""
+    _Reduce_scatter(comm, sendbuf, recvbuf, None, op, True, True)
 
 
 def Reduce_scatter(comm: Comm, sendbuf: Any, recvbuf: Any, recvcounts: Any = None,
@@ -341,18 +375,25 @@ def Reduce_scatter(comm: Comm, sendbuf: Any, recvbuf: Any, recvcounts: Any = Non
     Without *recvcounts* each member receives as many elements as its receive
     buffer holds, as mpi4py does (it gathers the members' counts).
     """
-    vr = current()
-    fn = as_op(op)
-    rinfo, (raw, sinfo), nbytes = _red_args(comm, vr, sendbuf, recvbuf, "Reduce_scatter")
-    mine = rinfo.count if rinfo is not None else 0
-    inst, me, _ = take_part(comm, vr, "reduce_scatter", ALL, -1, nbytes, (raw, sinfo, mine),
-                            (("op", fn.name), ("nbytes", nbytes)))
-    if inst.result is None:
-        result = _reduce_raw(fn, inst.values)
-        inst.result = NOTHING if result is None else result
-    if inst.result is not NOTHING and rinfo is not None:
-        counts = list(recvcounts) if recvcounts is not None else \
-            [v[2] for v in inst.values]
-        start = sum(counts[:me])
-        write_into(rinfo, inst.result[start:start + counts[me]])
-    leave(comm, vr, inst)
+    _Reduce_scatter(comm, sendbuf, recvbuf, recvcounts, op, False, True)
+
+
+def Ireduce_scatter_block(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM) -> Request:
+    """Nonblocking reduce-scatter of equal blocks."""
+    return _Reduce_scatter(comm, sendbuf, recvbuf, None, op, True, False)
+
+
+def Ireduce_scatter(comm: Comm, sendbuf: Any, recvbuf: Any, recvcounts: Any = None,
+                    op: Any = SUM) -> Request:
+    """Nonblocking reduce-scatter."""
+    return _Reduce_scatter(comm, sendbuf, recvbuf, recvcounts, op, False, False)
+
+
+def Iscan(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM) -> Request:
+    """Nonblocking inclusive prefix reduction."""
+    return _Scan(comm, sendbuf, recvbuf, op, False, False)
+
+
+def Iexscan(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any = SUM) -> Request:
+    """Nonblocking exclusive prefix reduction."""
+    return _Scan(comm, sendbuf, recvbuf, op, True, False)

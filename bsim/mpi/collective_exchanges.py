@@ -87,10 +87,15 @@ def alltoall(comm: Comm, sendobj: Any) -> list[Any]:
     return leave(comm, vr, inst, [pickle.loads(v[me]) for v in inst.values])
 
 
+def _name(call: str, blocking: bool) -> str:
+    """The MPI call's name: ``Gatherv`` blocking, ``Igatherv`` not."""
+    return call if blocking else "I" + call.lower()
+
+
 def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
             blocking: bool = True) -> Any:
     vr = current()
-    call = ("Gatherv" if vector else "Gather") if blocking else "Igather"
+    call = _name("Gatherv" if vector else "Gather", blocking)
     root = check_root(comm, vr, root, call)
     size = comm.size_of(vr)
     me = comm.rank_of(vr)
@@ -133,9 +138,10 @@ def Igather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
     return _Gather(comm, sendbuf, recvbuf, root, False, False)
 
 
-def _Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool) -> None:
+def _Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
+             blocking: bool = True) -> Any:
     vr = current()
-    call = "Scatterv" if vector else "Scatter"
+    call = _name("Scatterv" if vector else "Scatter", blocking)
     root = check_root(comm, vr, root, call)
     size = comm.size_of(vr)
     me = comm.rank_of(vr)
@@ -149,10 +155,15 @@ def _Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool) ->
             off, n = sinfo.block(r)
             value.append(bytes(sinfo.mem[off:off + n]))
     nb = sinfo.nbytes if sinfo is not None else (rinfo.nbytes * size if rinfo else 0)
-    inst, me, _ = take_part(comm, vr, "scatter", FANOUT, root, nb, value)
-    if inst.values[root] is not None and rinfo is not None:
-        write_into(rinfo, inst.values[root][me][:rinfo.nbytes])
-    leave(comm, vr, inst)
+    inst, me, req = take_part(comm, vr, "scatter", FANOUT, root, nb, value, blocking=blocking)
+
+    def post() -> None:
+        if inst.values[root] is not None and rinfo is not None:
+            write_into(rinfo, inst.values[root][me][:rinfo.nbytes])
+    if not blocking:
+        return nonblocking_request(comm, vr, inst, req, post)
+    post()
+    return leave(comm, vr, inst)
 
 
 def Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
@@ -168,7 +179,7 @@ def Scatterv(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
 def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
                blocking: bool = True) -> Any:
     vr = current()
-    call = ("Allgatherv" if vector else "Allgather") if blocking else "Iallgather"
+    call = _name("Allgatherv" if vector else "Allgather", blocking)
     size = comm.size_of(vr)
     me = comm.rank_of(vr)
     rinfo = parse_vector_buffer(vr, recvbuf, size, call)
@@ -209,8 +220,7 @@ def Iallgather(comm: Comm, sendbuf: Any, recvbuf: Any) -> Request:
 def _Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bool = True,
               typed: bool = False) -> Any:
     vr = current()
-    call = ("Alltoallw" if typed else "Alltoallv" if vector else "Alltoall") if blocking \
-        else "Ialltoall"
+    call = _name("Alltoallw" if typed else "Alltoallv" if vector else "Alltoall", blocking)
     size = comm.size_of(vr)
     if typed:
         try:
@@ -272,3 +282,33 @@ def Alltoallw(comm: Comm, sendbuf: Any, recvbuf: Any) -> None:
 def Ialltoall(comm: Comm, sendbuf: Any, recvbuf: Any) -> Request:
     """Nonblocking all-to-all."""
     return _Alltoall(comm, sendbuf, recvbuf, False, False)
+
+
+def Igatherv(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
+    """Nonblocking gather of blocks of varying sizes."""
+    return _Gather(comm, sendbuf, recvbuf, root, True, False)
+
+
+def Iscatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
+    """Nonblocking scatter."""
+    return _Scatter(comm, sendbuf, recvbuf, root, False, False)
+
+
+def Iscatterv(comm: Comm, sendbuf: Any, recvbuf: Any, root: int = 0) -> Request:
+    """Nonblocking scatter of blocks of varying sizes."""
+    return _Scatter(comm, sendbuf, recvbuf, root, True, False)
+
+
+def Iallgatherv(comm: Comm, sendbuf: Any, recvbuf: Any) -> Request:
+    """Nonblocking allgather of blocks of varying sizes."""
+    return _Allgather(comm, sendbuf, recvbuf, True, False)
+
+
+def Ialltoallv(comm: Comm, sendbuf: Any, recvbuf: Any) -> Request:
+    """Nonblocking all-to-all with blocks of varying sizes."""
+    return _Alltoall(comm, sendbuf, recvbuf, True, False)
+
+
+def Ialltoallw(comm: Comm, sendbuf: Any, recvbuf: Any) -> Request:
+    """Nonblocking all-to-all with per-block datatypes."""
+    return _Alltoall(comm, sendbuf, recvbuf, True, False, typed=True)

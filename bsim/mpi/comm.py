@@ -25,6 +25,7 @@ from ..constants import CommKind as Kind
 from ..engine.rank import current, current_or_none
 from ..errors import MPIUsageError
 from . import cartesian, collective_calls, collective_exchanges, management, neighbor, p2p
+from .persistent_collectives import persistent
 
 if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
@@ -275,6 +276,10 @@ class Comm:
     Exscan = collective_calls.Exscan
     Reduce_scatter_block = collective_calls.Reduce_scatter_block
     Reduce_scatter = collective_calls.Reduce_scatter
+    Iscan = collective_calls.Iscan
+    Iexscan = collective_calls.Iexscan
+    Ireduce_scatter_block = collective_calls.Ireduce_scatter_block
+    Ireduce_scatter = collective_calls.Ireduce_scatter
     gather = collective_exchanges.gather
     scatter = collective_exchanges.scatter
     allgather = collective_exchanges.allgather
@@ -291,6 +296,29 @@ class Comm:
     Alltoallv = collective_exchanges.Alltoallv
     Alltoallw = collective_exchanges.Alltoallw
     Ialltoall = collective_exchanges.Ialltoall
+    Igatherv = collective_exchanges.Igatherv
+    Iscatter = collective_exchanges.Iscatter
+    Iscatterv = collective_exchanges.Iscatterv
+    Iallgatherv = collective_exchanges.Iallgatherv
+    Ialltoallv = collective_exchanges.Ialltoallv
+    Ialltoallw = collective_exchanges.Ialltoallw
+    Barrier_init = persistent("Barrier_init")
+    Bcast_init = persistent("Bcast_init")
+    Gather_init = persistent("Gather_init")
+    Gatherv_init = persistent("Gatherv_init")
+    Scatter_init = persistent("Scatter_init")
+    Scatterv_init = persistent("Scatterv_init")
+    Allgather_init = persistent("Allgather_init")
+    Allgatherv_init = persistent("Allgatherv_init")
+    Alltoall_init = persistent("Alltoall_init")
+    Alltoallv_init = persistent("Alltoallv_init")
+    Alltoallw_init = persistent("Alltoallw_init")
+    Reduce_init = persistent("Reduce_init")
+    Allreduce_init = persistent("Allreduce_init")
+    Reduce_scatter_block_init = persistent("Reduce_scatter_block_init")
+    Reduce_scatter_init = persistent("Reduce_scatter_init")
+    Scan_init = persistent("Scan_init")
+    Exscan_init = persistent("Exscan_init")
 
     # -- communicator management (bsim/mpi/management.py) ---------------------------------
     Get_group = management.Get_group

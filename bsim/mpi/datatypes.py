@@ -34,6 +34,20 @@ class Datatype:
         """(lower bound, extent) in bytes."""
         return 0, self.extent
 
+    @classmethod
+    def fromcode(cls, code: str) -> Datatype:
+        """The predefined datatype of a typecode (``"d"``, ``"i4"``, ``"F"``, ...)."""
+        try:
+            return from_typecode(code)
+        except (TypeError, ValueError):
+            raise ValueError(f"cannot map typecode {code!r} to an MPI datatype") from None
+
+    def tocode(self) -> str:
+        """The typecode of a predefined datatype (``ValueError`` for the others)."""
+        if not self.typecode:
+            raise ValueError(f"cannot map {self.name} to a typecode")
+        return self.typecode
+
     def Get_name(self) -> str:
         """The datatype's name."""
         return self.name

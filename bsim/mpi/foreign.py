@@ -1,0 +1,137 @@
+"""Buffers that are neither Python buffers nor numpy arrays: DLPack and the CUDA array interface.
+
+mpi4py takes both as messages; so does bsim, read as mpi4py reads them
+(``asdlpack.pxi``, ``ascaibuf.pxi`` of mpi4py 4.x): the DLPack capsule is
+inspected, not consumed (its producer keeps ownership and frees it when the
+capsule dies), and the memory must be C-contiguous.  bsim runs on the host, so
+the memory must be host-accessible: a DLPack CPU, CUDA-host or CUDA-managed
+device, or a ``__cuda_array_interface__`` whose pointer is host memory (managed
+memory or a host fake, as mpi4py's own tests use).  A DLPack array on another
+device is refused with ``BufferError``; a device pointer behind the CUDA array
+interface cannot be told apart and must not be passed.
+
+The numpy view returned keeps the capsule (or the object) alive for as long as
+bsim holds the buffer.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+__all__ = ["foreign_array"]
+
+_HOST_DEVICES = {1: "CPU", 3: "CUDA host", 13: "CUDA managed"}
+_KINDS = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}   # DLDataTypeCode -> numpy kind
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p)]
+
+
+class _DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
+                ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p),
+                ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
+
+
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype = ctypes.c_void_p
+_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_is_valid = ctypes.pythonapi.PyCapsule_IsValid
+_is_valid.restype = ctypes.c_int
+_is_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+class _HostView:
+    """An ``__array_interface__`` over host memory that keeps its owner alive."""
+
+    def __init__(self, owner: Any, address: int, shape: tuple[int, ...], typestr: str,
+                 readonly: bool) -> None:
+        self.owner = owner
+        self.__array_interface__ = {"version": 3, "data": (address, readonly),
+                                    "shape": shape, "typestr": typestr, "strides": None}
+
+
+def _view(owner: Any, address: int, shape: tuple[int, ...], typestr: str,
+          readonly: bool) -> np.ndarray:
+    if not address or 0 in shape:
+        return np.empty(shape, dtype=typestr)
+    return np.asarray(_HostView(owner, address, shape, typestr, readonly))
+
+
+def _from_dlpack(obj: Any) -> np.ndarray:
+    device, _ = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
+    if int(device) not in _HOST_DEVICES:
+        raise BufferError(f"DLPack device type {int(device)} is not host memory: bsim "
+                          f"simulates on the host (use bsim.buffer placeholders for "
+                          f"device data)")
+    try:   # DLPack 1.0
+        capsule = obj.__dlpack__(max_version=(1, 0), copy=False)
+    except TypeError:   # DLPack 0.x
+        capsule = obj.__dlpack__()
+    if _is_valid(capsule, b"dltensor_versioned"):
+        managed_v = _DLManagedTensorVersioned.from_address(
+            _get_pointer(capsule, b"dltensor_versioned"))
+        tensor, readonly = managed_v.dl_tensor, bool(managed_v.flags & 1)
+    elif _is_valid(capsule, b"dltensor"):
+        tensor = _DLManagedTensor.from_address(_get_pointer(capsule, b"dltensor")).dl_tensor
+        readonly = False
+    else:
+        raise BufferError("dlpack: invalid capsule object")
+    dtype = tensor.dtype
+    typestr = f"{'|' if dtype.bits == 8 else '<'}{_KINDS.get(dtype.code, '?')}{dtype.bits // 8}"
+    try:
+        if dtype.code not in _KINDS or dtype.lanes != 1 or dtype.bits % 8:
+            raise TypeError
+        np.dtype(typestr)
+    except TypeError:
+        raise BufferError(f"dlpack: unsupported data type (code {dtype.code}, "
+                          f"{dtype.bits} bits, {dtype.lanes} lanes)") from None
+    shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
+    if tensor.strides:
+        expected = 1
+        for i in reversed(range(tensor.ndim)):
+            if shape[i] != 1 and tensor.strides[i] != expected:
+                raise BufferError("dlpack: buffer is not contiguous")
+            expected *= shape[i]
+    address = (tensor.data or 0) + tensor.byte_offset
+    return _view(capsule, address, shape, typestr, readonly)
+
+
+def _from_cai(obj: Any, cai: dict[str, Any]) -> np.ndarray:
+    strides = cai.get("strides")
+    shape = tuple(cai["shape"])
+    if strides is not None:
+        itemsize = np.dtype(cai["typestr"]).itemsize
+        if tuple(strides) != np.empty(shape, dtype=np.dtype(("u1", itemsize))).strides:
+            raise BufferError("__cuda_array_interface__: buffer is not C-contiguous")
+    address, readonly = cai["data"]
+    return _view(obj, int(address or 0), shape, cai["typestr"], bool(readonly))
+
+
+def foreign_array(obj: Any) -> np.ndarray | None:
+    """A numpy view of a DLPack or CUDA-array-interface object, else None."""
+    if hasattr(obj, "__dlpack__"):
+        return _from_dlpack(obj)
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        return _from_cai(obj, cai)
+    return None

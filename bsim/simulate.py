@@ -20,6 +20,7 @@ from .engine.fabric import build_fabric
 from .engine.hooks import measure_compute
 from .engine.protocols import Protocol, build_protocol
 from .errors import AbovePeakError, DistributedError, LookaheadError
+from .mpi.rc import Rc
 from .outputs.result import Result
 
 __all__ = ["simulate", "mpi4py_shim", "check_rank_memory", "KIB_PER_RANK", "DEFAULT_NETWORK"]
@@ -65,7 +66,8 @@ class _Mpi4pyShim(types.ModuleType):
     """The ``mpi4py`` package as a simulated program sees it."""
 
     MPI: types.ModuleType
-    rc: types.SimpleNamespace
+    rc: Rc
+    get_config: Callable[[], dict[str, str]]
     __version__: str
 
 
@@ -109,11 +111,12 @@ def mpi4py_shim(program: Any = None) -> Iterator[None]:
     pkg.__path__ = []
     pkg.MPI = MPI
     pkg.__version__ = "4.0.0+bsim"
-    pkg.rc = types.SimpleNamespace(initialize=True, finalize=True, threads=True,
-                                   thread_level="multiple")
-    saved = {k: sys.modules.get(k) for k in ("mpi4py", "mpi4py.MPI")}
+    pkg.rc = Rc()
+    pkg.get_config = dict   # no MPI compiler wrappers behind bsim
+    saved = {k: sys.modules.get(k) for k in ("mpi4py", "mpi4py.MPI", "mpi4py.rc")}
     sys.modules["mpi4py"] = pkg
     sys.modules["mpi4py.MPI"] = MPI
+    sys.modules["mpi4py.rc"] = pkg.rc   # type: ignore[assignment]   # as mpi4py does
     rebound = {k: glob[k] for k in names}
     for k, v in rebound.items():
         glob[k] = MPI if v is real.get("mpi4py.MPI") else pkg

@@ -77,6 +77,16 @@ def _view(owner: Any, address: int, shape: tuple[int, ...], typestr: str,
     return np.asarray(_HostView(owner, address, shape, typestr, readonly))
 
 
+def _contiguous(shape: tuple[int, ...], strides: Any, unit: int) -> bool:
+    """C order, with *strides* in units of *unit*; a dimension of extent 1 has any stride."""
+    expected = unit
+    for extent, stride in zip(reversed(shape), reversed(list(strides))):
+        if extent != 1 and stride != expected:
+            return False
+        expected *= extent
+    return True
+
+
 def _from_dlpack(obj: Any) -> np.ndarray:
     device, _ = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
     if int(device) not in _HOST_DEVICES:
@@ -97,21 +107,22 @@ def _from_dlpack(obj: Any) -> np.ndarray:
     else:
         raise BufferError("dlpack: invalid capsule object")
     dtype = tensor.dtype
-    typestr = f"{'|' if dtype.bits == 8 else '<'}{_KINDS.get(dtype.code, '?')}{dtype.bits // 8}"
+    kind, lanes = _KINDS.get(dtype.code, "?"), dtype.lanes
+    if kind == "f" and lanes == 2:   # a complex number as two float lanes (mpi4py reads it so)
+        kind, lanes = "c", 1
+    size = dtype.bits * dtype.lanes // 8
+    typestr = f"{'|' if size == 1 else '<'}{kind}{size}"
     try:
-        if dtype.code not in _KINDS or dtype.lanes != 1 or dtype.bits % 8:
+        if kind == "?" or lanes != 1 or dtype.bits % 8:
             raise TypeError
         np.dtype(typestr)
     except TypeError:
         raise BufferError(f"dlpack: unsupported data type (code {dtype.code}, "
                           f"{dtype.bits} bits, {dtype.lanes} lanes)") from None
     shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
-    if tensor.strides:
-        expected = 1
-        for i in reversed(range(tensor.ndim)):
-            if shape[i] != 1 and tensor.strides[i] != expected:
-                raise BufferError("dlpack: buffer is not contiguous")
-            expected *= shape[i]
+    if tensor.strides and not _contiguous(shape, [tensor.strides[i] for i in
+                                                 range(tensor.ndim)], 1):
+        raise BufferError("dlpack: buffer is not contiguous")
     address = (tensor.data or 0) + tensor.byte_offset
     return _view(capsule, address, shape, typestr, readonly)
 
@@ -119,10 +130,9 @@ def _from_dlpack(obj: Any) -> np.ndarray:
 def _from_cai(obj: Any, cai: dict[str, Any]) -> np.ndarray:
     strides = cai.get("strides")
     shape = tuple(cai["shape"])
-    if strides is not None:
-        itemsize = np.dtype(cai["typestr"]).itemsize
-        if tuple(strides) != np.empty(shape, dtype=np.dtype(("u1", itemsize))).strides:
-            raise BufferError("__cuda_array_interface__: buffer is not C-contiguous")
+    if strides is not None and not _contiguous(shape, strides,
+                                               np.dtype(cai["typestr"]).itemsize):
+        raise BufferError("__cuda_array_interface__: buffer is not C-contiguous")
     address, readonly = cai["data"]
     return _view(obj, int(address or 0), shape, cai["typestr"], bool(readonly))
 

@@ -1,0 +1,45 @@
+"""``mpi4py.rc`` as a simulated program sees it: the same options, checked the same way.
+
+The options are accepted and kept (a program may read back what it set); none
+changes a simulation: initialization, finalization and thread support are
+bsim's (``docs/mpi_coverage.md``), and object reductions are always folded in
+rank order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Rc"]
+
+
+class Rc:
+    """Runtime configuration options, with mpi4py 4.x's names and defaults."""
+
+    initialize: bool = True
+    threads: bool = True
+    thread_level: str = "multiple"
+    finalize: bool | None = None
+    fast_reduce: bool = True
+    recv_mprobe: bool = True
+    irecv_bufsz: int = 32768
+    errors: str = "exception"
+
+    def __init__(self, **kwargs: Any) -> None:
+        self(**kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not hasattr(self, name):
+            raise TypeError(f"mpi4py.rc has no option {name!r}")
+        super().__setattr__(name, value)
+
+    def __call__(self, **kwargs: Any) -> None:
+        """Update options; an unknown one is a ``TypeError`` and changes nothing."""
+        for key in kwargs:
+            if not hasattr(self, key):
+                raise TypeError(f"unexpected argument {key!r}")
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+
+    def __repr__(self) -> str:
+        return "<mpi4py.rc>"

@@ -1,0 +1,55 @@
+"""DLPack and CUDA-array-interface buffers read as mpi4py reads them (bsim/mpi/foreign.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bsim.mpi.foreign import foreign_array
+
+
+class Dl:
+    def __init__(self, a, device=(1, 0)):
+        self.a, self.device = a, device
+
+    def __dlpack__(self, **kw):
+        return self.a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+class Cai:
+    def __init__(self, a, shape=None, strides=None, readonly=False):
+        self.a = a
+        self.__cuda_array_interface__ = {
+            "version": 0, "typestr": a.dtype.str, "data": (a.ctypes.data, readonly),
+            "shape": shape or a.shape, "strides": strides}
+
+
+@pytest.mark.parametrize("dtype", ["?", "i1", "u2", "i4", "i8", "f4", "f8", "c8", "c16"])
+def test_dlpack_views_the_same_memory(dtype):
+    a = np.arange(6).astype(dtype)
+    v = foreign_array(Dl(a))
+    assert v.dtype == a.dtype and v.tolist() == a.tolist()
+    v[0] = a[1]                    # a view, writable: receives land in the user's array
+    assert a[0] == a[1]
+
+
+def test_dlpack_refuses_strided_and_device_memory():
+    with pytest.raises(BufferError, match="contiguous"):
+        foreign_array(Dl(np.arange(10.0)[::2]))
+    with pytest.raises(BufferError, match="device type 2 is not host memory"):
+        foreign_array(Dl(np.arange(3.0), device=(2, 0)))
+
+
+def test_cuda_interface_with_unit_dimensions_and_readonly():
+    a = np.arange(3, dtype="i4")
+    v = foreign_array(Cai(a, shape=(3, 1, 1), strides=(4, 4, 4), readonly=True))
+    assert v.tolist() == [[[0]], [[1]], [[2]]] and not v.flags.writeable
+    with pytest.raises(BufferError, match="C-contiguous"):
+        foreign_array(Cai(np.arange(6, dtype="i4"), shape=(3,), strides=(8,)))
+
+
+def test_other_objects_are_not_foreign():
+    assert foreign_array([1, 2]) is None and foreign_array(object()) is None

@@ -35,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bsim.mpi.coverage import suite_markdown  # noqa: E402
 from bsim.outputs.files import atomic_write_text  # noqa: E402
 from bsim.validation.mpi4py_suite import ModuleRun, list_modules, run_module  # noqa: E402
 
@@ -152,21 +153,7 @@ def _api(outcome) -> str:
 
 
 def render(table: dict, version: str, wall: float) -> str:
-    sims = [w for w in table["worlds"] if w.startswith("bsim")]
-    head = ["module", "real n=2"] + [f"bsim n={w.split(':')[1]}" for w in sims] + ["gap",
-                                                                                 "first failure"]
-    out = [f"mpi4py {version} test suite, {wall:.0f} s wall", "",
-           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in table["rows"]:
-        cells = [r["module"], str(r["real"])] + [str(r[w]) for w in sims]
-        out.append("| " + " | ".join(cells + [str(r["gap"]), r["first_failure"]]) + " |")
-    for name, key in (("all", "total"), ("core", "core")):
-        c = table[key]
-        rate = table["rate" if key == "total" else "core_rate"]
-        cells = [f"**{name}**", str(c.get("real", 0))]
-        cells += [f"{c.get(w, 0)} ({rate.get(w, 0):.1%})" for w in sims]
-        out.append("| " + " | ".join(cells + ["", ""]) + " |")
-    return "\n".join(out)
+    return f"mpi4py {version} test suite, {wall:.0f} s wall\n\n" + suite_markdown(table)
 
 
 if __name__ == "__main__":

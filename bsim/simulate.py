@@ -145,7 +145,7 @@ def simulate(main: Callable[..., Any], ranks: int,
              name: str | None = None, params: dict[str, Any] | None = None,
              hosts: Any = None, partition: str = "block",
              max_sim_time: float | None = None, max_events: int | None = None,
-             check_memory: bool = True) -> Result:
+             check_memory: bool = True, private_modules: bool = True) -> Result:
     """Run ``main(*args, **kwargs)`` on *ranks* virtual ranks; return a :class:`Result`.
 
     *network* is a model or a spec string (``"hockney:latency=1e-6,bandwidth=1e9"``,
@@ -184,6 +184,11 @@ def simulate(main: Callable[..., Any], ranks: int,
     (:data:`KIB_PER_RANK` each) exceeds the memory available is refused before
     anything is allocated.
 
+    With *private_modules* (default) each rank gets its own copy of every module
+    the program imports from its own files during the run, as separate processes
+    would (:mod:`bsim.engine.private_modules`); ``False`` shares them (less memory
+    and a little less time per switch for very large runs).
+
     *max_sim_time* (seconds of simulated time) and *max_events* stop a run that
     goes on longer with :class:`~bsim.errors.SimulationLimitError`; a run whose
     every unfinished rank polls (``Test``, ``Iprobe``) with nothing in flight
@@ -211,6 +216,8 @@ def simulate(main: Callable[..., Any], ranks: int,
     net.prepare(ranks)
     proto = build_protocol(protocol)
     engine = Engine(ranks, net, proto)
+    if not private_modules:
+        engine.private_modules = None
     engine.fabric = build_fabric(engine, contention)
     engine.collective_costs = CollectiveCosts(collectives)
     engine.tracer, engine.noise, engine.progress = tracer, noise, progress

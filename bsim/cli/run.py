@@ -47,6 +47,10 @@ def add_parser(subparsers: Any) -> None:
                      help="stop with an error when simulated time passes SECONDS")
     run.add_argument("--max-events", type=int, default=None, metavar="N",
                      help="stop with an error after N events")
+    run.add_argument("--shared-modules", action="store_true",
+                     help="let every rank share the modules the program imports from its "
+                          "own files (default: each rank its own copy, as separate "
+                          "processes; sharing saves memory on very large runs)")
     run.add_argument("--no-memory-check", action="store_true",
                      help="run even when the rank count's estimated memory exceeds what is "
                           "available")
@@ -102,7 +106,8 @@ def command(ns: argparse.Namespace) -> int:
                       contention=ns.contention, collectives=options.collectives(ns),
                       compute=ns.compute, compute_scale=ns.compute_scale,
                       hosts=hosts, partition=ns.partition, max_sim_time=ns.max_sim_time,
-                      max_events=ns.max_events, check_memory=not ns.no_memory_check, **extra)
+                      max_events=ns.max_events, check_memory=not ns.no_memory_check,
+                      private_modules=not ns.shared_modules, **extra)
     options.finish_run_options(ns, result)
     if HOST["rank"]:
         return 0

@@ -28,6 +28,7 @@ from __future__ import annotations
 import gc
 import math
 import os
+import sys
 import time as _time
 from collections.abc import Callable
 from heapq import heappop, heappush
@@ -50,6 +51,7 @@ from ..errors import (
 from .events import PRIO_NET, SIMPY_KEYS, Call, NetEvent
 from .hooks import PROGRESS_EVERY
 from .matching import Message, deliver
+from .private_modules import PrivateModules
 from .rank import RankGreenlet, VirtualRank, charge_host_compute
 
 if TYPE_CHECKING:
@@ -115,6 +117,9 @@ class Engine(simpy.Environment):
         self.progress: Callable[[Engine], None] | None = None
         self.measure: Any = None
         self.hooked = False        # tracer or noise set: add_time takes the slow path
+        # per-rank copies of the program's own modules (bsim.engine.private_modules);
+        # None: every module shared (simulate(private_modules=False))
+        self.private_modules: PrivateModules | None = PrivateModules()
         self.comms: dict[Any, Any] = {}   # derived communicators by creation key
         self.user_state: dict[str, Any] = {}   # objects shared by the ranks (simpy_bridge.shared)
         # visibility lag of messages and collective completions (docs/distributed.md):
@@ -239,9 +244,11 @@ class Engine(simpy.Environment):
         gc.set_threshold(max(t[0], 50_000), max(t[1], 20), t[2])
 
     def finish(self) -> None:
-        """Undo :meth:`start`'s collector settings."""
+        """Undo :meth:`start`'s collector settings; drop the run's private modules."""
         gc.set_threshold(*self._gc_saved)
         gc.unfreeze()
+        if self.private_modules is not None:
+            self.private_modules.close()
 
     def run_until(self, end: float) -> None:
         """Process every event earlier than *end* (all of them for ``inf``)."""
@@ -250,6 +257,8 @@ class Engine(simpy.Environment):
         rank_cls = VirtualRank
         msg_cls = Message
         call_cls = Call
+        private = self.private_modules
+        modules = sys.modules
         progress = self.progress
         # distributed runs check the limits and livelocks for all hosts at the exchange
         max_events = self.max_events if self.host_of is None else 0
@@ -289,10 +298,14 @@ class Engine(simpy.Environment):
                     if 0 < max_events <= self.events:
                         self.limit_error(f"the run reached the limit max_events={max_events:,}")
                 if cls is rank_cls:
+                    if private is not None and private.names:
+                        private.enter(item.rank)
                     try:
                         item.greenlet.switch()
                     except BaseException as exc:
                         self._abort(item, exc)
+                    if private is not None and len(modules) != private.count:
+                        private.leave(item.rank)   # the rank imported something
                     if item.finished:
                         self.unfinished -= 1
                 elif cls is msg_cls:

@@ -1,0 +1,151 @@
+"""Each virtual rank its own copy of the program's own modules, as separate processes have.
+
+All virtual ranks share one interpreter, so without care a module imported by
+the program holds one set of globals for every rank: one rank's setting is read
+by another.  SMPI privatizes C globals per rank for the same reason.  Here a
+module is *private* when it is first imported while a rank runs (not before the
+simulation) from a file of the program's own -- not the standard library, not
+an installed package (``sys.prefix``, ``site-packages``), not bsim, netmodels or
+the bundled skeletons.  Each rank that imports it executes it afresh and keeps
+its copy; the engine installs the running rank's copies in ``sys.modules``
+before switching into it (``Engine.run_until``), so ``import`` and pickle find
+that rank's module.
+
+Cost: one length check of ``sys.modules`` per switch while no private module
+exists; once one does, a dictionary update per private module per switch, and
+per rank the memory of its copies (the module's globals, functions and
+classes: a few KiB to a few hundred KiB per rank for typical modules;
+measured in ``docs/architecture.md``).  Opt out with ``simulate(...,
+private_modules=False)`` / ``bsim run --shared-modules`` for very large runs;
+modules imported before the simulation starts are shared in any case.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import sysconfig
+import types
+from typing import Any
+
+__all__ = ["PrivateModules"]
+
+
+def _shared_roots() -> tuple[str, ...]:
+    """Directories whose modules are never private (stdlib, installs, bsim's own)."""
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            roots.add(path)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # bsim/
+    top = os.path.dirname(here)
+    roots.update({here, os.path.join(top, "netmodels"), os.path.join(top, "skeletons")})
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots if r)
+
+
+class _CompiledOnce(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports a private module a rank has not imported yet from the code object the
+    first rank compiled: each rank executes the module, none compiles it again."""
+
+    def __init__(self) -> None:
+        self.code: dict[str, tuple[types.CodeType, importlib.machinery.ModuleSpec]] = {}
+
+    def remember(self, name: str, module: types.ModuleType) -> None:
+        spec = getattr(module, "__spec__", None)
+        loader = getattr(spec, "loader", None)
+        if spec is None or name in self.code or not hasattr(loader, "get_code"):
+            return
+        try:
+            code = loader.get_code(name)   # type: ignore[union-attr]
+        except (ImportError, OSError, SyntaxError):
+            return
+        if code is not None:
+            self.code[name] = (code, spec)
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        known = self.code.get(name)
+        if known is None:
+            return None
+        first = known[1]
+        spec = importlib.machinery.ModuleSpec(
+            name, self, origin=first.origin,
+            is_package=first.submodule_search_locations is not None)
+        if first.submodule_search_locations is not None:
+            spec.submodule_search_locations = list(first.submodule_search_locations)
+        spec.has_location = first.has_location
+        spec.cached = first.cached
+        return spec
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        return None   # the default module object
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        exec(self.code[module.__name__][0], module.__dict__)
+
+
+class PrivateModules:
+    """Per-rank copies of the program's own modules, swapped in at each switch."""
+
+    def __init__(self) -> None:
+        self.shared: set[str] = set(sys.modules)   # everything imported before the run
+        self.names: set[str] = set()               # private module names seen so far
+        self.by_rank: dict[int, dict[str, types.ModuleType]] = {}
+        self.count = len(sys.modules)
+        self._roots = _shared_roots()
+        self._compiled = _CompiledOnce()
+
+    @property
+    def active(self) -> bool:
+        """Whether any private module exists (then every switch swaps them)."""
+        return bool(self.names)
+
+    def is_private(self, module: Any) -> bool:
+        """A module of the program's own files (see the module docstring)."""
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not path:
+            return False
+        return not os.path.realpath(path).startswith(self._roots)
+
+    def enter(self, rank: int) -> None:
+        """Install *rank*'s copies (and remove the private modules it has not imported)."""
+        modules = sys.modules
+        mine = self.by_rank.get(rank, {})
+        for name in self.names:
+            module = mine.get(name)
+            if module is None:
+                modules.pop(name, None)
+            else:
+                modules[name] = module
+        self.count = len(modules)
+
+    def leave(self, rank: int) -> None:
+        """Record what *rank* imported during its turn (called when ``sys.modules`` grew)."""
+        modules = sys.modules
+        mine = self.by_rank.setdefault(rank, {})
+        for name, module in list(modules.items()):
+            if name in self.shared or mine.get(name) is module:
+                continue
+            if module is not None and self.is_private(module):
+                mine[name] = module
+                if name not in self.names:
+                    self.names.add(name)
+                    self._compiled.remember(name, module)
+                    if self._compiled not in sys.meta_path:
+                        sys.meta_path.insert(0, self._compiled)
+            else:
+                self.shared.add(name)
+        if not mine:
+            del self.by_rank[rank]
+        self.count = len(modules)
+
+    def close(self) -> None:
+        """Remove every private module from ``sys.modules`` (they belong to this run)."""
+        for name in self.names:
+            sys.modules.pop(name, None)
+        if self._compiled in sys.meta_path:
+            sys.meta_path.remove(self._compiled)
+        self.count = len(sys.modules)

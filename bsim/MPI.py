@@ -86,6 +86,10 @@ from .mpi.namespace import NAMES as _REST  # noqa: E402
 from .mpi.namespace import NotSimulatedError  # noqa: E402
 
 globals().update({k: v for k, v in _REST.items() if k not in globals()})
+# attribute keys, as mpi4py has them: the values come from Comm.Get_attr (bsim/mpi/attributes.py)
+from .mpi.attributes import PREDEFINED_KEYS as _KEYS  # noqa: E402
+
+globals().update(_KEYS)
 
 
 def Wtime() -> float:

@@ -24,7 +24,15 @@ from ..constants import SELF_CONTEXT, WORLD_CONTEXT
 from ..constants import CommKind as Kind
 from ..engine.rank import current, current_or_none
 from ..errors import MPIUsageError
-from . import cartesian, collective_calls, collective_exchanges, management, neighbor, p2p
+from . import (
+    attributes,
+    cartesian,
+    collective_calls,
+    collective_exchanges,
+    management,
+    neighbor,
+    p2p,
+)
 from .persistent_collectives import persistent
 
 if TYPE_CHECKING:
@@ -176,6 +184,22 @@ class Comm:
     def Set_name(self, name: str) -> None:
         """Set the communicator's name."""
         self._name = name
+
+    # -- attributes (bsim/mpi/attributes.py) ------------------------------------------------
+    Create_keyval = staticmethod(attributes.create_keyval)
+    Free_keyval = staticmethod(attributes.free_keyval)
+
+    def Get_attr(self, keyval: int) -> Any:
+        """The calling rank's attribute value for *keyval*, or None."""
+        return attributes.get_attr(self, keyval, world=self.kind == Kind.WORLD)
+
+    def Set_attr(self, keyval: int, attrval: Any) -> None:
+        """Set the calling rank's attribute value for *keyval*."""
+        attributes.set_attr(self, keyval, attrval)
+
+    def Delete_attr(self, keyval: int) -> None:
+        """Delete the calling rank's attribute value for *keyval*."""
+        attributes.delete_attr(self, keyval)
 
     @property
     def name(self) -> str:

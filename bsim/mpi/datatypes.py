@@ -6,7 +6,19 @@ interpreted when a program passes real arrays.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+from .attributes import (
+    copy_attrs,
+    create_keyval,
+    delete_attr,
+    drop_attrs,
+    free_keyval,
+    get_attr,
+    set_attr,
+)
 
 __all__ = ["Datatype", "PREDEFINED", "from_typecode", "from_numpy"]
 
@@ -77,11 +89,38 @@ class Datatype:
         return self
 
     def Free(self) -> None:
-        """Free the datatype (a no-op here)."""
+        """Free the datatype (its attributes' delete callbacks run)."""
+        drop_attrs(self)
 
     def Dup(self) -> Datatype:
-        """A copy of the datatype."""
-        return Datatype(self.name, self.size, None, self.typecode, self.extent)
+        """A copy of the datatype (attributes copied by their keys' copy callbacks)."""
+        new = Datatype(self.name, self.size, None, self.typecode, self.extent)
+        new.dtype = self.dtype
+        copy_attrs(self, new)
+        return new
+
+    @staticmethod
+    def Create_keyval(copy_fn: Any = None, delete_fn: Any = None,
+                      nopython: bool = False) -> int:
+        """A new attribute key (``bsim/mpi/attributes.py``)."""
+        return create_keyval(copy_fn, delete_fn, nopython)
+
+    @staticmethod
+    def Free_keyval(keyval: int) -> int:
+        """Forget *keyval*; returns ``KEYVAL_INVALID``."""
+        return free_keyval(keyval)
+
+    def Get_attr(self, keyval: int) -> Any:
+        """The calling rank's attribute value for *keyval*, or None."""
+        return get_attr(self, keyval)
+
+    def Set_attr(self, keyval: int, attrval: Any) -> None:
+        """Set the calling rank's attribute value for *keyval*."""
+        set_attr(self, keyval, attrval)
+
+    def Delete_attr(self, keyval: int) -> None:
+        """Delete the calling rank's attribute value for *keyval*."""
+        delete_attr(self, keyval)
 
     def __repr__(self) -> str:
         return f"<Datatype {self.name} size={self.size}>"

@@ -26,6 +26,7 @@ from ..constants import (
 from ..engine.collective_rules import ALL, CollInstance, arrive, finalize
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError, SimulationError
+from .attributes import copy_attrs, drop_attrs
 from .groups import Group
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ def Dup(comm: Comm, info: Any = None) -> Intracomm:
     ctx = ("dup", comm.coll_context(vr), seq)
     new = comm.derive(vr, ctx, comm.members(vr), f"{comm.Get_name()}.Dup")
     finalize(vr, comm, inst)
+    copy_attrs(comm, new)
     return new
 
 
@@ -156,6 +158,7 @@ def Free(comm: Comm) -> None:
         raise MPIUsageError(f"rank {vr.rank}: {comm!r}.Free(): predefined communicators "
                             f"cannot be freed")
     comm.rank_of(vr)   # a member, and not freed twice
+    drop_attrs(comm)
     comm.freed_by.add(vr.rank)
 
 

@@ -64,6 +64,7 @@ from .mpi.requests import REQUEST_NULL, Prequest, Request, Status
 from .version import __version__
 
 __all__ = [
+    "Errhandler", "ERRHANDLER_NULL", "ERRORS_ABORT", "ERRORS_ARE_FATAL", "ERRORS_RETURN",
     "COMM_WORLD", "COMM_SELF", "COMM_NULL", "REQUEST_NULL", "Comm", "Intracomm", "Request",
     "Prequest", "Message", "MESSAGE_NO_PROC",
     "Status", "Datatype", "ANY_SOURCE", "ANY_TAG", "PROC_NULL", "UNDEFINED", "TAG_UB", "ROOT",
@@ -80,6 +81,14 @@ __all__ = [
 Exception = MPIUsageError  # mpi4py's MPI.Exception: our usage errors
 
 globals().update(PREDEFINED)
+from .mpi.errhandlers import (  # noqa: E402
+    ERRHANDLER_NULL,
+    ERRORS_ABORT,
+    ERRORS_ARE_FATAL,
+    ERRORS_RETURN,
+    Errhandler,
+)
+
 # every other public name of mpi4py.MPI, so that any program imports; the families bsim does
 # not simulate raise NotSimulatedError where they are used (bsim/mpi/namespace.py)
 from .mpi.namespace import NAMES as _REST  # noqa: E402

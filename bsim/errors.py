@@ -18,7 +18,31 @@ class BsimError(Exception):
 
 
 class MPIUsageError(BsimError, ValueError):
-    """An MPI call with invalid arguments: rank, tag, count, buffer, request."""
+    """An MPI call with invalid arguments: rank, tag, count, buffer, request.
+
+    It is ``MPI.Exception`` inside a simulation, with mpi4py's accessors: the
+    error class is ``ERR_OTHER`` (16, as MPICH numbers it) unless a subclass says
+    otherwise; bsim's message is the error string.
+    """
+
+    error_class = 16   # MPI.ERR_OTHER
+
+    def Get_error_class(self) -> int:
+        """The MPI error class."""
+        return self.error_class
+
+    def Get_error_code(self) -> int:
+        """The MPI error code (the class: bsim has no finer codes)."""
+        return self.error_class
+
+    def Get_error_string(self) -> str:
+        """What was wrong, naming the rank and the call."""
+        return str(self)
+
+    @property
+    def error_code(self) -> int:
+        """The MPI error code."""
+        return self.error_class
 
 
 class MPIUsageTypeError(MPIUsageError, TypeError):
@@ -27,6 +51,8 @@ class MPIUsageTypeError(MPIUsageError, TypeError):
 
 class TruncationError(MPIUsageError):
     """A receive buffer smaller than the message matched to it."""
+
+    error_class = 14   # MPI.ERR_TRUNCATE
 
 
 class AddTimeError(MPIUsageError):

@@ -29,6 +29,7 @@ from . import (
     cartesian,
     collective_calls,
     collective_exchanges,
+    errhandlers,
     management,
     neighbor,
     p2p,
@@ -200,6 +201,24 @@ class Comm:
     def Delete_attr(self, keyval: int) -> None:
         """Delete the calling rank's attribute value for *keyval*."""
         attributes.delete_attr(self, keyval)
+
+    # -- error handlers (bsim/mpi/errhandlers.py) -------------------------------------------
+    @classmethod
+    def Create_errhandler(cls, errhandler_fn: Any) -> errhandlers.Errhandler:
+        """A user error handler ``errhandler_fn(comm, errorcode)``."""
+        return errhandlers.create_errhandler(cls.__name__, errhandler_fn)
+
+    def Get_errhandler(self) -> errhandlers.Errhandler:
+        """A new handle equal to this communicator's error handler (this rank's)."""
+        return errhandlers.get_errhandler(self)
+
+    def Set_errhandler(self, errhandler: errhandlers.Errhandler) -> None:
+        """Set this communicator's error handler (this rank's)."""
+        errhandlers.set_errhandler(self, errhandler)
+
+    def Call_errhandler(self, errorcode: int) -> None:
+        """Invoke this communicator's error handler with *errorcode*."""
+        errhandlers.call_errhandler(self, errorcode)
 
     @property
     def name(self) -> str:

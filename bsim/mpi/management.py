@@ -27,6 +27,7 @@ from ..engine.collective_rules import ALL, CollInstance, arrive, finalize
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError, SimulationError
 from .attributes import copy_attrs, drop_attrs
+from .errhandlers import inherit_errhandler
 from .groups import Group
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ def Dup(comm: Comm, info: Any = None) -> Intracomm:
     new = comm.derive(vr, ctx, comm.members(vr), f"{comm.Get_name()}.Dup")
     finalize(vr, comm, inst)
     copy_attrs(comm, new)
+    inherit_errhandler(comm, new)
     return new
 
 

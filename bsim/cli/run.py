@@ -8,7 +8,8 @@
                     [-- PROGRAM ARGS...]
 
 TARGET is a registered skeleton (``bsim list skeletons``) or a Python file
-whose top-level code runs once per virtual rank.  Under ``mpiexec -n K`` the
+whose top-level code runs once per virtual rank; a file's ``--param k=v`` become
+``--k=v`` on its command line, before the PROGRAM ARGS.  Under ``mpiexec -n K`` the
 virtual ranks are spread over the K host processes (``docs/distributed.md``);
 host process 0 prints and writes the outputs.
 """
@@ -39,7 +40,8 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--compute-scale", type=float, default=1.0, metavar="X",
                      help="multiply measured host compute by X (target/host speed ratio)")
     run.add_argument("--param", action="append", type=options.param_pair, default=[],
-                     metavar="K=V", help="skeleton parameter (repeatable)")
+                     metavar="K=V",
+                     help="skeleton parameter; a file program gets --K=V (repeatable)")
     run.add_argument("--partition", choices=["block", "node"], default="block",
                      help="under mpiexec -n K: how virtual ranks are spread over the K "
                           "host processes (contiguous blocks, or whole simulated nodes)")
@@ -100,7 +102,7 @@ def command(ns: argparse.Namespace) -> int:
     network = target.network_for(options.network_spec(ns))     # a skeleton's layout: mapping
     network = options.wrap_network(ns, network)                 # network noise
     result = simulate(target.main, ranks, network=network, protocol=ns.protocol,
-                      kwargs=target.params, name=target.name, params=target.params,
+                      kwargs=target.kwargs, name=target.name, params=target.params,
                       machine=ns.machine, kernel_model=target.kernel_model,
                       flops=target.flops,
                       contention=ns.contention, collectives=options.collectives(ns),

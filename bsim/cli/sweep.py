@@ -99,7 +99,7 @@ def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any
     if hasattr(target, "network_for"):   # a skeleton's layout sets the rank mapping
         network = target.network_for(network)
     res = simulate(target.main, ranks, network=network, protocol=opts.get("protocol", "bsim"),
-                   kwargs=target.params, collectives=opts.get("collectives"),
+                   kwargs=target.kwargs, collectives=opts.get("collectives"),
                    contention=opts.get("contention"), name=target.name, params=target.params)
     row: dict[str, Any] = {k: target.params.get(k, v) for k, v in params.items()}
     row.update(ranks=ranks, elapsed=res.elapsed, calc=float(res.calc.mean()),
@@ -167,7 +167,8 @@ def add_parser(subparsers: Any) -> None:
                     "lists are zipped (problem fixed / problem per rank fixed).")
     sw.add_argument("target", help="skeleton name or path to a Python file")
     sw.add_argument("--param", action="append", default=[], metavar="K=V1,V2,...",
-                    help="parameter values (repeatable); 'ranks' sets -n for files")
+                    help="parameter values (repeatable); 'ranks' sets -n for files, "
+                         "other keys reach a file as --K=V")
     sw.add_argument("--mode", choices=MODES, default="grid")
     sw.add_argument("--jobs", "-j", type=int, default=default_jobs(),
                     help="host processes running points in parallel (default: host cores)")

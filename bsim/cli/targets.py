@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Target", "load_target", "apply_mapping"]
+__all__ = ["Target", "load_target", "apply_mapping", "file_arguments"]
 
 
 @dataclass
@@ -39,6 +39,13 @@ class Target:
     """Where the compute times came from on ``--machine`` (``bsim/machines/kernels.py``)."""
     flops: Callable[[list[Any]], float] | None = None
     """Every rank's return value -> floating-point operations of the run, when known."""
+    is_file: bool = False
+    """A Python file: its parameters reach it on its command line, not as keywords."""
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :attr:`main` (none for a file program)."""
+        return {} if self.is_file else self.params
 
     def network_for(self, network: Any) -> Any:
         """*network* (spec string or model) with this target's mapping applied."""
@@ -103,10 +110,29 @@ def _file_program(path: Path, argv: list[str]) -> Callable[[], None]:
     return run_file
 
 
+def file_arguments(params: dict[str, Any]) -> list[str]:
+    """``--param K=V`` for a file program: ``--K=V`` on its command line, in the given order.
+
+    An ``argparse`` program then takes the same parameters from ``bsim run FILE --param
+    nx=64`` as from ``mpiexec -n N python FILE --nx=64``; arguments after ``--`` follow.
+    """
+    out = []
+    for key, value in params.items():
+        if not key.replace("-", "_").isidentifier():
+            raise ValueError(f"--param {key}={value}: a file program's parameter becomes "
+                             f"--{key}=VALUE on its command line; {key!r} is not an option "
+                             f"name")
+        out.append(f"--{key}={value}")
+    return out
+
+
 def load_target(target: str, params: dict[str, Any], argv: list[str] | None = None,
                 machine: str | None = None, ranks: int | None = None,
                 quiet: bool = False) -> Target:
     """Resolve *target* (skeleton name or ``.py`` path) with *params* (``--param k=v``).
+
+    A file's *params* become ``--k=v`` arguments before *argv* (:func:`file_arguments`);
+    the result records them, and the whole command line as ``argv``.
 
     With *machine* (``--machine``), a skeleton that declares ``machine_kernel``
     takes its compute times from that machine (its table, else the generic model,
@@ -120,10 +146,12 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
     if target.endswith(".py") or os.sep in target or path.is_file():
         if not path.is_file():
             raise FileNotFoundError(f"no such program file: {target}")
-        if params:
-            raise ValueError(f"--param applies to registered skeletons; {target} is a file "
-                             f"(pass arguments after --)")
-        return Target(path.name, _file_program(path.resolve(), argv or []), {}, None)
+        command_line = file_arguments(params) + list(argv or [])
+        recorded: dict[str, Any] = dict(params)
+        if command_line:
+            recorded["argv"] = " ".join(command_line)
+        return Target(path.name, _file_program(path.resolve(), command_line), recorded, None,
+                      is_file=True)
     from skeletons import registry
     skel = registry.get(target)
     if quiet and "verbose" in skel.params and "verbose" not in params:

@@ -183,19 +183,21 @@ class BlueWaters(TopologyModel):
 
     def node_route(self, a: int, b: int) -> tuple[LinkId, ...]:
         sa, sb = a // HUBS_PER_SN, b // HUBS_PER_SN
-        path: list[LinkId] = [("W+", a)]
         if sa == sb:
-            path += self._hub_hop(a, b)
-        else:
-            middle = self.middle_candidates(a, sb) if self.routing == "indirect" else []
-            hops = [sa, middle[b % len(middle)], sb] if middle else [sa, sb]
-            here = a
-            for s, t in zip(hops, hops[1:]):
-                exit_hub = self.d_owner(s, t)
-                path += self._hub_hop(here, exit_hub)
-                path.append(("D", s, t))
-                here = self.d_owner(t, s)          # landing Hub of the cable in SN t
-            path += self._hub_hop(here, b)
+            return self.route_via(a, b, (sa,))
+        middle = self.middle_candidates(a, sb) if self.routing == "indirect" else []
+        return self.route_via(a, b, (sa, middle[b % len(middle)], sb) if middle else (sa, sb))
+
+    def route_via(self, a: int, b: int, sns: Sequence[int]) -> tuple[LinkId, ...]:
+        """Links from node *a* to node *b* through the supernodes *sns* (first is *a*'s,
+        last is *b*'s): ``(sa,)`` inside an SN, ``(sa, sb)`` direct, ``(sa, m, sb)`` via *m*."""
+        path: list[LinkId] = [("W+", a)]
+        here = a
+        for s, t in zip(sns, sns[1:]):
+            path += self._hub_hop(here, self.d_owner(s, t))
+            path.append(("D", s, t))
+            here = self.d_owner(t, s)              # landing Hub of the cable in SN t
+        path += self._hub_hop(here, b)
         path.append(("W-", b))
         return tuple(path)
 

@@ -1,0 +1,112 @@
+"""Blue Waters inter-SN contention with striping (modeling tutorial, "+X Dim", "+Y Dim",
+"All-to-all example: inter-node"): fractional loads of indirect routing, derived by hand."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from netmodels import BlueWaters, GridMapping2D
+from netmodels.bluewaters_striping import node_pair_counts, striped_link_loads, striped_step_loads
+from netmodels.topology import link_loads
+
+
+def _grid(cols: int, rows: int) -> tuple[BlueWaters, int, int]:
+    px, py = 32 * cols, 32 * rows
+    bw = BlueWaters(supernodes=cols * rows, routing="indirect", mapping=GridMapping2D(px, py))
+    bw.prepare(px * py)
+    return bw, px, py
+
+
+@pytest.fixture(scope="module")
+def bw513() -> tuple[BlueWaters, int, int]:
+    return _grid(19, 27)          # 513 SNs, SN 0's +X neighbour is SN 1, its +Y one SN 19
+
+
+def _by_value(loads: dict, kind: str) -> Counter:
+    return Counter(round(v, 9) for link, v in loads.items() if link[0] == kind)
+
+
+def test_plus_x_one_sn_pair_at_513_sns_puts_8_over_128_on_each_d_link(bw513):
+    """+X face of SN 0 (x = 31) -> SN 1: each drawer holds 2 face QCMs of 4 rows, so 8
+    messages, striped over its 8 Hubs x 16 D = 128 middle SNs: 8/128 on the first D hop
+    (0 -> m) and on the second (m -> 1).  The cable 0 -> 1 leaves Hub 0, so drawer 0 has
+    127 middles (8/127), and the cable itself is unused."""
+    bw, px, _ = bw513
+    pairs = [(31 + px * y, 32 + px * y) for y in range(32)]
+    loads = striped_link_loads(bw, pairs)
+    assert _by_value(loads, "D") == Counter({round(8 / 128, 9): 2 * 3 * 128,
+                                             round(8 / 127, 9): 2 * 127})
+    assert ("D", 0, 1) not in loads
+    # first step: QCM 3 of drawer 1 (node 11) sends 4 messages, 16 of 128 routes per Hub
+    for hub in range(8, 16):
+        if hub != 11:
+            assert loads[("LI", 11, hub)] == pytest.approx(4 * 16 / 128)
+
+
+def test_plus_x_middle_step_is_8_over_128_on_li_or_lr(bw513):
+    """In a middle SN m, A -> B crosses one Hub hop, from the landing Hub of cable 0 -> m
+    (Hub (-m) mod 513 mod 32) to the exit Hub of m -> 1 (one further): the drawer's share
+    8/128 (8/127), on LI, or on Lr when the two Hubs are in different drawers."""
+    bw, px, _ = bw513
+    counts = node_pair_counts(bw, [(31 + px * y, 32 + px * y) for y in range(32)])
+    middle = striped_step_loads(bw, counts)["middle"]
+    assert {round(v, 9) for v in middle.values()} == {round(8 / 128, 9), round(8 / 127, 9)}
+    assert {link[0] for link in middle} == {"LI", "Lr"}
+    for (kind, a, b) in middle:
+        assert b % 32 == (a + 1) % 32 and (kind == "LI") == (a // 8 == b // 8)
+
+
+def test_plus_y_one_sn_pair_at_513_sns_puts_32_over_128_on_each_d_link(bw513):
+    """+Y face of SN 0 (y = 31) -> SN 19: the top row of 4 QCMs, all in drawer 3, each
+    sending its 8 columns: 32 messages over drawer 3's 128 middle SNs (the cable 0 -> 19
+    leaves Hub 18, drawer 2): 32/128 on 128 first and 128 second D hops; the middle hop
+    carries 32/128 too."""
+    bw, px, _ = bw513
+    pairs = [(x + px * 31, x + px * 32) for x in range(32)]
+    counts = node_pair_counts(bw, pairs)
+    assert sorted(counts.values()) == [8] * 4
+    steps = striped_step_loads(bw, counts)
+    assert _by_value(steps["D"], "D") == Counter({0.25: 256})
+    assert {round(v, 9) for v in steps["middle"].values()} == {0.25}
+
+
+def test_plus_x_whole_exchange_doubles_every_d_link_65_sns():
+    """Every SN sends +X (65 SNs, 13 x 5): 64 D cables per SN, 2 per Hub, so a drawer has
+    16 middles (15 for the drawer owning the direct cable).  A cable s -> t carries s's
+    first-hop share (8/16, s's +X messages via t) and a second-hop share (8/16, the
+    messages into t of the SN whose +X neighbour is t, via s): every cable but the 65
+    direct ones carries 2 x 8/16 (up to 2 x 8/15), and the D hops sum to 2 per message."""
+    bw, px, py = _grid(13, 5)
+    pairs = [(x + px * y, (x + 1) % px + px * y) for y in range(py) for x in range(px)]
+    loads = striped_link_loads(bw, pairs)
+    d = [v for link, v in loads.items() if link[0] == "D"]
+    assert len(d) == 65 * 64 - 65
+    assert min(d) == pytest.approx(2 * 8 / 16) and max(d) <= 2 * 8 / 15 + 1e-12
+    assert sum(d) == pytest.approx(2 * 65 * 32)
+    # intra-SN +X messages keep the tutorial's C = 4 on LI beside the middle-step shares
+    assert max(v for link, v in loads.items() if link[0] == "LI") >= 4
+
+
+def test_all_to_all_inter_node_direct_is_1024_per_d_link():
+    """One of DNS3D's transposes across 4 SNs: core i of each SN to core i of the others.
+    Direct routing: each of the 1024 cores of SN p sends one message over cable p -> q, so
+    C = 1024 per D link and (#SN - 1) x 1024 over an SN's cables (tutorial: #SN x 1024);
+    nothing is striped, so the loads equal link_loads'."""
+    bw = BlueWaters(supernodes=4, routing="direct")
+    bw.prepare(4 * 1024)
+    pairs = [(1024 * p + i, 1024 * q + i) for p in range(4) for q in range(4) if p != q
+             for i in range(1024)]
+    loads = striped_link_loads(bw, pairs)
+    assert loads == {k: float(v) for k, v in link_loads(bw, pairs).items()}
+    assert _by_value(loads, "D") == Counter({1024: 12})
+    assert sum(v for link, v in loads.items() if link[0] == "D" and link[1] == 0) == 3 * 1024
+
+
+def test_intra_sn_loads_are_unstriped():
+    """Inside one SN (routing=indirect or not) the striped loads are link_loads': +X C = 4."""
+    bw, px, _ = _grid(1, 1)
+    pairs = [(x + 32 * y, (x + 1) % 32 + 32 * y) for x in range(32) for y in range(32)]
+    assert striped_link_loads(bw, pairs) == {k: float(v)
+                                             for k, v in link_loads(bw, pairs).items()}

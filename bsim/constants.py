@@ -17,7 +17,7 @@ __all__ = [
     "WORLD_CONTEXT", "SELF_CONTEXT", "COMM_TYPE_SHARED", "CART", "GRAPH", "DIST_GRAPH",
     "IDENT", "CONGRUENT", "SIMILAR", "UNEQUAL", "THREAD_SINGLE", "THREAD_FUNNELED",
     "THREAD_SERIALIZED", "THREAD_MULTIPLE", "SUCCESS", "ERR_OTHER", "KEYVAL_INVALID",
-    "IN_PLACE", "BOTTOM", "CommKind", "ReqKind",
+    "IN_PLACE", "BOTTOM", "ORDER_C", "ORDER_FORTRAN", "CommKind", "ReqKind",
 ]
 
 # -- point-to-point wildcards and null process --------------------------------------------
@@ -28,6 +28,10 @@ ROOT = -3
 TAG_UB = 2**31 - 1
 UNDEFINED = -32766
 COLLECTIVE = -3          # the source of a collective's request, in reports
+
+# -- array orders of Create_subarray (MPICH's values) --------------------------------------
+ORDER_C = 56
+ORDER_FORTRAN = 57
 
 # -- communicators -------------------------------------------------------------------------
 WORLD_CONTEXT = 0        # point-to-point context of COMM_WORLD (its collectives use 1)

@@ -23,6 +23,7 @@ from ..engine.rank import current_or_none
 from ..errors import MPIUsageError, MPIUsageTypeError
 from .datatypes import PREDEFINED, Datatype, from_numpy, from_typecode
 from .foreign import foreign_array
+from .typemap import GatherView, packed_index
 
 __all__ = ["Buffer", "buffer", "BufInfo", "parse_bufspec", "parse_buffer", "parse_vector_buffer",
            "in_simulation"]
@@ -38,7 +39,8 @@ class BufInfo:
 
     __slots__ = ("nbytes", "count", "datatype", "mem")
 
-    def __init__(self, nbytes: int, count: int, datatype: Datatype, mem: memoryview | None):
+    def __init__(self, nbytes: int, count: int, datatype: Datatype,
+                 mem: memoryview | GatherView | None):
         self.nbytes = nbytes
         self.count = count
         self.datatype = datatype
@@ -134,6 +136,28 @@ def _raw(buf: Any) -> tuple[memoryview | None, int, Datatype]:
     return (view.cast("B") if view.nbytes else None), count, dt
 
 
+def _count_in(mem: memoryview, dt: Datatype) -> int:
+    """How many elements of *dt* a buffer of ``mem.nbytes`` holds (by extent for a
+    derived type with gaps, as mpi4py counts ``[buf, datatype]``)."""
+    step = dt.size if dt.layout.contiguous else dt.extent
+    return mem.nbytes // max(step, 1)
+
+
+def _through(mem: memoryview, dt: Datatype, count: int) -> GatherView:
+    """*count* elements of the derived type *dt* in *mem*, as their packed bytes."""
+    lay = dt.layout
+    if count and lay.blocks:
+        last = (count - 1) * lay.extent
+        low, high = min(lay.true_lb, last + lay.true_lb), max(lay.true_ub, last + lay.true_ub)
+        if low < 0:
+            raise ValueError(f"{count} x {dt.name} starts {-low} bytes before the buffer "
+                             f"(negative displacement or lower bound)")
+        if high > mem.nbytes:
+            raise ValueError(f"count {count} x {dt.name} spans {high} bytes, more than the "
+                             f"buffer's {mem.nbytes} bytes")
+    return GatherView(mem, packed_index(lay, count))
+
+
 def parse_bufspec(spec: Any) -> BufInfo:
     """Reduce a BufSpec to a :class:`BufInfo`.  Raises ``TypeError``/``ValueError``."""
     if spec.__class__ is Buffer:   # fast path: a placeholder is already parsed
@@ -149,7 +173,7 @@ def parse_bufspec(spec: Any) -> BufInfo:
             if isinstance(spec[1], (Datatype, str)):
                 dt = _as_datatype(spec[1])
                 if mem is not None:
-                    count = mem.nbytes // max(dt.size, 1)
+                    count = _count_in(mem, dt)
             else:
                 given_count = spec[1]
         elif len(spec) == 3:
@@ -166,12 +190,14 @@ def parse_bufspec(spec: Any) -> BufInfo:
                 raise ValueError(f"displacement {displ} x {dt.name} reaches past the buffer")
             mem = mem[offset:]
             if given_count is None:
-                count = mem.nbytes // max(dt.size, 1)
+                count = _count_in(mem, dt)
         if given_count is not None:
             if not isinstance(given_count, (int, np.integer)) or given_count < 0:
                 raise ValueError(f"count must be an int >= 0, got {given_count!r}")
             count = int(given_count)
         nbytes = count * dt.size
+        if mem is not None and not dt.layout.contiguous:
+            return BufInfo(nbytes, count, dt, _through(mem, dt, count))
         if mem is not None:
             if nbytes > mem.nbytes:
                 raise ValueError(f"count {count} x {dt.name} = {nbytes} bytes exceeds the "
@@ -219,6 +245,13 @@ class BufInfoV:
         return displs[i] * size, counts[i] * size
 
 
+def _contiguous_only(dt: Datatype) -> None:
+    if not dt.layout.contiguous:
+        raise ValueError(f"{dt.name} has gaps: the v and w collectives move real data in "
+                         f"contiguous datatypes only in bsim (pack the blocks, or pass a "
+                         f"bsim.buffer placeholder)")
+
+
 def parse_bufspecw(spec: Any, nblocks: int) -> BufInfoV:
     """Reduce a BufSpecW (``[buf, counts, displs, datatypes]`` or
     ``[buf, (counts, displs), datatypes]``; displacements in **bytes**, one datatype
@@ -237,6 +270,9 @@ def parse_bufspecw(spec: Any, nblocks: int) -> BufInfoV:
         raise ValueError("counts and displacements must be >= 0")
     sizes = [c * dt.size for c, dt in zip(counts, dts)]
     mem, _, _ = _raw(buf)
+    if mem is not None:
+        for dt in dts:
+            _contiguous_only(dt)
     if mem is not None:
         end = max((d + n for d, n in zip(displs, sizes)), default=0)
         if end > mem.nbytes:
@@ -283,8 +319,8 @@ def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:
             counts = [int(second)] * nblocks
         else:
             counts = list(second)
-    elif len(items) == 3:
-        counts, displs = list(items[1]), list(items[2])
+    elif len(items) == 3:   # [buf, counts, displs]; displs None: the running sum
+        counts, displs = list(items[1]), (list(items[2]) if items[2] is not None else None)
     elif len(items) > 3:
         raise ValueError(f"vector buffer spec has too many items ({len(spec)})")
     if counts is None:
@@ -304,6 +340,7 @@ def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:
     if len(displs) != nblocks:
         raise ValueError(f"need {nblocks} displacements, got {displs}")
     if mem is not None:
+        _contiguous_only(dt)
         end = max((d + c) * dt.size for d, c in zip(displs, counts)) if counts else 0
         if end > mem.nbytes:
             raise ValueError(f"counts/displacements reach byte {end} past the buffer's "

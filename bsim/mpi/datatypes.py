@@ -1,15 +1,18 @@
-"""MPI datatypes: names, sizes and numpy equivalents (mpi4py's ``MPI.DOUBLE`` ...).
+"""MPI datatypes: names, sizes, layouts and numpy equivalents (mpi4py's ``MPI.DOUBLE`` ...).
 
-Only the size matters to the simulator; the numpy dtype lets buffers be
-interpreted when a program passes real arrays.
+The simulator charges a message by its size; the layout (``bsim/mpi/typemap.py``)
+moves a real buffer's bytes where a derived datatype puts them, and the numpy
+dtype lets reductions interpret predefined types.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ..constants import ORDER_C, ORDER_FORTRAN
 from .attributes import (
     copy_attrs,
     create_keyval,
@@ -19,23 +22,60 @@ from .attributes import (
     get_attr,
     set_attr,
 )
+from .typemap import Layout, combine
 
 __all__ = ["Datatype", "PREDEFINED", "from_typecode", "from_numpy"]
 
 
 class Datatype:
-    """An MPI datatype: a name, a size in bytes and (for predefined ones) a numpy dtype."""
+    """An MPI datatype: a name, a size in bytes, a memory layout and (for predefined
+    ones) a numpy dtype."""
 
-    __slots__ = ("name", "size", "extent", "dtype", "typecode", "committed")
+    __slots__ = ("name", "size", "extent", "dtype", "typecode", "committed", "layout")
 
     def __init__(self, name: str, size: int, dtype: str | None = None,
-                 typecode: str | None = None, extent: int | None = None) -> None:
+                 typecode: str | None = None, extent: int | None = None,
+                 layout: Layout | None = None) -> None:
         self.name = name
-        self.size = int(size)
-        self.extent = int(size if extent is None else extent)
+        if layout is None:
+            align = np.dtype(dtype).alignment if dtype is not None else min(int(size), 8)
+            layout = Layout([(0, int(size))], 0, int(size if extent is None else extent),
+                            max(align, 1))
+        self.layout = layout
+        self.size = layout.size
+        self.extent = layout.extent
         self.dtype = np.dtype(dtype) if dtype is not None else None
         self.typecode = typecode
         self.committed = True
+
+    @property
+    def lb(self) -> int:
+        """Lower bound in bytes."""
+        return self.layout.lb
+
+    @property
+    def ub(self) -> int:
+        """Upper bound in bytes (``lb + extent``)."""
+        return self.layout.lb + self.layout.extent
+
+    @property
+    def true_lb(self) -> int:
+        """Lowest byte the data covers."""
+        return self.layout.true_lb
+
+    @property
+    def true_ub(self) -> int:
+        """One past the highest byte the data covers."""
+        return self.layout.true_ub
+
+    @property
+    def true_extent(self) -> int:
+        """``true_ub - true_lb``."""
+        return self.layout.true_ub - self.layout.true_lb
+
+    def Get_true_extent(self) -> tuple[int, int]:
+        """(true lower bound, true extent) in bytes."""
+        return self.true_lb, self.true_extent
 
     # mpi4py surface -------------------------------------------------------
     def Get_size(self) -> int:
@@ -44,7 +84,7 @@ class Datatype:
 
     def Get_extent(self) -> tuple[int, int]:
         """(lower bound, extent) in bytes."""
-        return 0, self.extent
+        return self.layout.lb, self.extent
 
     @classmethod
     def fromcode(cls, code: str) -> Datatype:
@@ -68,20 +108,100 @@ class Datatype:
     def extent_(self) -> int:  # pragma: no cover - alias kept small
         return self.extent
 
+    def _derived(self, kind: str, layout: Layout) -> Datatype:
+        return Datatype(f"{kind}({self.name})", layout.size, layout=layout)
+
     def Create_contiguous(self, count: int) -> Datatype:
         """A datatype of *count* consecutive elements."""
-        if count < 0:
-            raise ValueError(f"Create_contiguous: negative count {count}")
-        return Datatype(f"contiguous({count},{self.name})", self.size * count,
-                        extent=self.extent * count)
+        _check_counts("Create_contiguous", [count])
+        return self._derived("contiguous", combine([(self.layout, 0, count)]))
 
     def Create_vector(self, count: int, blocklength: int, stride: int) -> Datatype:
         """*count* blocks of *blocklength* elements, *stride* elements apart."""
-        if count < 0 or blocklength < 0:
-            raise ValueError(f"Create_vector: negative count {count} or blocklength {blocklength}")
-        extent = ((count - 1) * stride + blocklength) * self.extent if count else 0
-        return Datatype(f"vector({count},{blocklength},{stride},{self.name})",
-                        self.size * count * blocklength, extent=extent)
+        return self.Create_hvector(count, blocklength, stride * self.extent, "vector")
+
+    def Create_hvector(self, count: int, blocklength: int, stride: int,
+                       _kind: str = "hvector") -> Datatype:
+        """*count* blocks of *blocklength* elements, *stride* bytes apart."""
+        _check_counts(f"Create_{_kind}", [count, blocklength])
+        return self._derived(_kind, combine([(self.layout, i * stride, blocklength)
+                                             for i in range(count)]))
+
+    def Create_indexed(self, blocklengths: Sequence[int],
+                       displacements: Sequence[int]) -> Datatype:
+        """Blocks of *blocklengths* elements at *displacements* (in extents)."""
+        return self.Create_hindexed(blocklengths, [d * self.extent for d in displacements],
+                                    "indexed")
+
+    def Create_hindexed(self, blocklengths: Sequence[int], displacements: Sequence[int],
+                        _kind: str = "hindexed") -> Datatype:
+        """Blocks of *blocklengths* elements at *displacements* (in bytes)."""
+        if len(blocklengths) != len(displacements):
+            raise ValueError(f"Create_{_kind}: {len(blocklengths)} block lengths but "
+                             f"{len(displacements)} displacements")
+        _check_counts(f"Create_{_kind}", blocklengths)
+        return self._derived(_kind, combine([(self.layout, int(d), int(n))
+                                             for n, d in zip(blocklengths, displacements)]))
+
+    def Create_indexed_block(self, blocklength: int,
+                             displacements: Sequence[int]) -> Datatype:
+        """Blocks of *blocklength* elements at *displacements* (in extents)."""
+        return self.Create_hindexed([blocklength] * len(displacements),
+                                    [d * self.extent for d in displacements],
+                                    "indexed_block")
+
+    def Create_hindexed_block(self, blocklength: int,
+                              displacements: Sequence[int]) -> Datatype:
+        """Blocks of *blocklength* elements at *displacements* (in bytes)."""
+        return self.Create_hindexed([blocklength] * len(displacements), displacements,
+                                    "hindexed_block")
+
+    def Create_resized(self, lb: int, extent: int) -> Datatype:
+        """The same data with lower bound *lb* and extent *extent* (bytes)."""
+        return self._derived("resized", Layout(self.layout.blocks, lb, extent,
+                                               self.layout.align))
+
+    def Create_subarray(self, sizes: Sequence[int], subsizes: Sequence[int],
+                        starts: Sequence[int], order: int = ORDER_C) -> Datatype:
+        """The ``subsizes`` block at ``starts`` of a ``sizes`` array (C or Fortran order)."""
+        if not len(sizes) == len(subsizes) == len(starts) or not sizes:
+            raise ValueError("Create_subarray: sizes, subsizes and starts need one entry "
+                             "per dimension")
+        if any(n <= 0 or sub < 0 or st < 0 or st + sub > n
+               for n, sub, st in zip(sizes, subsizes, starts)):
+            raise ValueError(f"Create_subarray: subarray {list(subsizes)} at {list(starts)} "
+                             f"does not fit in {list(sizes)}")
+        dims = list(zip(sizes, subsizes, starts))
+        if order == ORDER_FORTRAN:
+            dims.reverse()
+        elif order != ORDER_C:
+            raise ValueError(f"Create_subarray: order must be ORDER_C or ORDER_FORTRAN, "
+                             f"got {order!r}")
+        strides, acc = [], self.extent
+        for n, _, _ in reversed(dims):
+            strides.append(acc)
+            acc *= n
+        strides.reverse()
+        offsets = [0]
+        for (_, sub, st), stride in zip(dims[:-1], strides[:-1]):
+            offsets = [o + (st + i) * stride for o in offsets for i in range(sub)]
+        _, last_sub, last_st = dims[-1]
+        entries = [(self.layout, o + last_st * self.extent, last_sub) for o in offsets]
+        total = combine(entries)
+        return self._derived("subarray", Layout(total.blocks, 0, acc, total.align))
+
+    @staticmethod
+    def Create_struct(blocklengths: Sequence[int], displacements: Sequence[int],
+                      datatypes: Sequence[Datatype]) -> Datatype:
+        """Blocks of *blocklengths* elements of *datatypes* at *displacements* (bytes)."""
+        if not len(blocklengths) == len(displacements) == len(datatypes):
+            raise ValueError("Create_struct: blocklengths, displacements and datatypes "
+                             "need one entry per block")
+        _check_counts("Create_struct", blocklengths)
+        layout = combine([(t.layout, int(d), int(n))
+                          for n, d, t in zip(blocklengths, displacements, datatypes)], pad=True)
+        names = ",".join(t.name for t in datatypes)
+        return Datatype(f"struct({names})", layout.size, layout=layout)
 
     def Commit(self) -> Datatype:
         """Commit the datatype (a no-op here); returns it."""
@@ -94,7 +214,7 @@ class Datatype:
 
     def Dup(self) -> Datatype:
         """A copy of the datatype (attributes copied by their keys' copy callbacks)."""
-        new = Datatype(self.name, self.size, None, self.typecode, self.extent)
+        new = Datatype(self.name, self.size, None, self.typecode, layout=self.layout)
         new.dtype = self.dtype
         copy_attrs(self, new)
         return new
@@ -124,6 +244,11 @@ class Datatype:
 
     def __repr__(self) -> str:
         return f"<Datatype {self.name} size={self.size}>"
+
+
+def _check_counts(call: str, counts: Sequence[int]) -> None:
+    if any(not isinstance(c, (int, np.integer)) or c < 0 for c in counts):
+        raise ValueError(f"{call}: counts must be ints >= 0, got {list(counts)}")
 
 
 _TABLE = [

@@ -40,7 +40,7 @@ from .errors import MPIUsageError
 from .mpi.comm import COMM_NULL, COMM_SELF, COMM_WORLD, Cartcomm, Comm, Intracomm
 from .mpi.datatypes import PREDEFINED, Datatype
 from .mpi.groups import GROUP_EMPTY, Group
-from .mpi.message import MESSAGE_NO_PROC
+from .mpi.message import MESSAGE_NO_PROC, MESSAGE_NULL
 from .mpi.message import MatchedMessage as Message
 from .mpi.ops import (
     BAND,
@@ -66,7 +66,7 @@ from .version import __version__
 __all__ = [
     "Errhandler", "ERRHANDLER_NULL", "ERRORS_ABORT", "ERRORS_ARE_FATAL", "ERRORS_RETURN",
     "COMM_WORLD", "COMM_SELF", "COMM_NULL", "REQUEST_NULL", "Comm", "Intracomm", "Request",
-    "Prequest", "Message", "MESSAGE_NO_PROC",
+    "Prequest", "Message", "MESSAGE_NO_PROC", "MESSAGE_NULL",
     "Status", "Datatype", "ANY_SOURCE", "ANY_TAG", "PROC_NULL", "UNDEFINED", "TAG_UB", "ROOT",
     "IN_PLACE", "BOTTOM", "Wtime", "Wtick", "Get_processor_name", "Compute_dims", "Pcontrol",
     "Init", "Finalize", "Is_initialized", "Is_finalized", "Get_version", "Query_thread",
@@ -88,6 +88,21 @@ from .mpi.errhandlers import (  # noqa: E402
     ERRORS_RETURN,
     Errhandler,
 )
+
+# pickling, MPI.buffer and the internals mpi4py.util calls (bsim/mpi/pickling.py)
+from .mpi.pickling import (  # noqa: E402, F401 - names of bsim.MPI
+    Alloc_mem,
+    Free_mem,
+    Pickle,
+    _comm_lock,
+    _comm_lock_table,
+    _commctx_inter,
+    _commctx_intra,
+    buffer,
+    pickle,
+)
+
+memory = buffer   # mpi4py's older name of the same type
 
 # every other public name of mpi4py.MPI, so that any program imports; the families bsim does
 # not simulate raise NotSimulatedError where they are used (bsim/mpi/namespace.py)

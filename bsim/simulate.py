@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import math
 import sys
 import types
@@ -71,6 +73,13 @@ class _Mpi4pyShim(types.ModuleType):
     __version__: str
 
 
+def _real_submodule(value: Any) -> bool:
+    """A real ``mpi4py.util...`` module (bound to the real MPI), as imported outside a run."""
+    return (isinstance(value, types.ModuleType) and value.__name__.startswith("mpi4py.")
+            and value.__name__ != "mpi4py.MPI" and not isinstance(value, _Mpi4pyShim)
+            and sys.modules.get(value.__name__) is value)
+
+
 def _real_mpi_globals(program: Any, real: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The module globals of *program* and the names in them bound to the real mpi4py.
 
@@ -83,7 +92,7 @@ def _real_mpi_globals(program: Any, real: dict[str, Any]) -> tuple[dict[str, Any
     if not isinstance(glob, dict):
         return {}, []
     modules = {id(m) for m in real.values() if m is not None}
-    names = [k for k, v in glob.items() if id(v) in modules]
+    names = [k for k, v in glob.items() if id(v) in modules or _real_submodule(v)]
     for key, value in glob.items():
         if type(value).__module__ == "mpi4py.MPI" and id(value) not in modules:
             raise ValueError(
@@ -92,6 +101,21 @@ def _real_mpi_globals(program: Any, real: dict[str, Any]) -> tuple[dict[str, Any
                 f"simulation every rank needs bsim's: get it inside the program (comm = "
                 f"MPI.COMM_WORLD in main), or run the file with bsim run FILE.py")
     return glob, names
+
+
+def _real_package_path(real_pkg: Any) -> list[str]:
+    """Where the installed mpi4py's Python subpackages are (``[]`` when not installed).
+
+    Inside a simulation ``import mpi4py.util.pkl5`` loads mpi4py's own pure-Python
+    modules, whose ``from .. import MPI`` then gives ``bsim.MPI``.
+    """
+    if real_pkg is not None:
+        return list(getattr(real_pkg, "__path__", []))
+    try:
+        spec = importlib.util.find_spec("mpi4py")
+    except (ImportError, ValueError):
+        return []
+    return list(spec.submodule_search_locations or []) if spec is not None else []
 
 
 @contextmanager
@@ -108,22 +132,34 @@ def mpi4py_shim(program: Any = None) -> Iterator[None]:
         real = {}
     glob, names = _real_mpi_globals(program, real)
     pkg = _Mpi4pyShim("mpi4py")
-    pkg.__path__ = []
+    outer = sys.modules.get("mpi4py")
+    pkg.__path__ = (list(outer.__path__) if isinstance(outer, _Mpi4pyShim)   # mpi4py.util,
+                    else _real_package_path(outer))                       # on bsim's MPI
     pkg.MPI = MPI
     pkg.__version__ = "4.0.0+bsim"
     pkg.rc = Rc()
     pkg.get_config = dict   # no MPI compiler wrappers behind bsim
     saved = {k: sys.modules.get(k) for k in ("mpi4py", "mpi4py.MPI", "mpi4py.rc")}
+    submodules = {k: sys.modules.pop(k) for k in list(sys.modules)   # real mpi4py.util...
+                  if k.startswith("mpi4py.") and k not in saved}
     sys.modules["mpi4py"] = pkg
     sys.modules["mpi4py.MPI"] = MPI
     sys.modules["mpi4py.rc"] = pkg.rc   # type: ignore[assignment]   # as mpi4py does
     rebound = {k: glob[k] for k in names}
-    for k, v in rebound.items():
-        glob[k] = MPI if v is real.get("mpi4py.MPI") else pkg
     try:
+        for k, v in rebound.items():
+            if v is real.get("mpi4py.MPI"):
+                glob[k] = MPI
+            elif v is real.get("mpi4py"):
+                glob[k] = pkg
+            else:   # mpi4py.util.pkl5 imported at module level: its copy on bsim's MPI
+                glob[k] = importlib.import_module(v.__name__)
         yield
     finally:
         glob.update(rebound)
+        for k in [k for k in sys.modules if k.startswith("mpi4py.") and k not in saved]:
+            del sys.modules[k]                    # the run's mpi4py.util modules go
+        sys.modules.update(submodules)
         for k, v in saved.items():
             if v is None:
                 sys.modules.pop(k, None)

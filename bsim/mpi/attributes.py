@@ -53,10 +53,15 @@ def _world_value(name: str) -> Callable[[Any], Any]:
 _PREDEFINED = {key: _world_value(name) for name, key in PREDEFINED_KEYS.items()}
 
 
+def handle_id(obj: Any) -> int:
+    """Identity of *obj*'s MPI handle: objects made by ``Comm(comm)`` share it."""
+    return id(getattr(obj, "_handle", obj))
+
+
 def _attrs(obj: Any, create: bool) -> dict[int, Any] | None:
     vr = current()
     store = vr.engine.user_state.setdefault(_STATE, {})
-    key = (vr.rank, id(obj))
+    key = (vr.rank, handle_id(obj))
     if create:
         return store.setdefault(key, {})
     return store.get(key)

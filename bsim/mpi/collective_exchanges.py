@@ -48,6 +48,21 @@ def gather(comm: Comm, sendobj: Any, root: int = 0) -> list[Any] | None:
     return leave(comm, vr, inst, result)
 
 
+def _objects(vr: Any, sendobj: Any, size: int, call: str) -> list[Any]:
+    """One object per rank, as mpi4py takes them: a sequence or iterable of *size*
+    objects, or None (None for every rank)."""
+    if sendobj is None:
+        return [None] * size
+    try:
+        items = list(sendobj)
+    except TypeError:
+        items = None
+    if items is None or len(items) != size:
+        raise MPIUsageError(f"rank {vr.rank}: {call}: pass a sequence of {size} objects "
+                            f"(or None), got {type(sendobj).__name__}")
+    return items
+
+
 def scatter(comm: Comm, sendobj: Any = None, root: int = 0) -> Any:
     """Scatter a list of Python objects from *root*."""
     vr = current()
@@ -57,10 +72,8 @@ def scatter(comm: Comm, sendobj: Any = None, root: int = 0) -> Any:
     payload = None
     nbytes = 0
     if me == root:
-        if sendobj is None or len(sendobj) != size:
-            raise MPIUsageError(f"rank {vr.rank}: scatter(root={root}): root must pass a "
-                                f"sequence of {size} objects")
-        payload = [dumps(x) for x in sendobj]
+        items = _objects(vr, sendobj, size, f"scatter(root={root})")
+        payload = [dumps(x) for x in items]
         nbytes = sum(map(len, payload))
     inst, me, _ = take_part(comm, vr, "scatter", FANOUT, root, nbytes, payload)
     return leave(comm, vr, inst, pickle.loads(inst.values[root][me]))
@@ -79,9 +92,7 @@ def alltoall(comm: Comm, sendobj: Any) -> list[Any]:
     """Each rank sends item j of its sequence to rank j."""
     vr = current()
     size = comm.size_of(vr)
-    if sendobj is None or len(sendobj) != size:
-        raise MPIUsageError(f"rank {vr.rank}: alltoall: pass a sequence of {size} objects")
-    payload = [dumps(x) for x in sendobj]
+    payload = [dumps(x) for x in _objects(vr, sendobj, size, "alltoall")]
     inst, me, _ = take_part(comm, vr, "alltoall", ALL, -1, sum(map(len, payload)), payload,
                             cost_bytes=lambda i, r: max(i.nbytes))
     return leave(comm, vr, inst, [pickle.loads(v[me]) for v in inst.values])

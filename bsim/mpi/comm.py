@@ -70,10 +70,19 @@ class Comm:
     """
 
     __slots__ = ("context", "coll_ctx", "kind", "_group", "_index", "_name", "freed_by",
-                 "__weakref__")
+                 "_handle", "__weakref__")
 
-    def __init__(self, ctx: Any, kind: Kind, group: tuple[int, ...] | None = None,
-                 name: str = "") -> None:
+    def __new__(cls, *args: Any, **kwargs: Any) -> Comm:
+        # mpi4py's subclasses call Comm.__new__(cls, comm): the arguments go to __init__
+        return super().__new__(cls)
+
+    def __init__(self, ctx: Any = None, kind: Kind | None = None,
+                 group: tuple[int, ...] | None = None, name: str = "") -> None:
+        if kind is None:
+            # mpi4py's Comm(comm) / Comm(): another object for the same handle (or null)
+            self._copy_from(ctx if isinstance(ctx, Comm) else _null_comm())
+            return
+        self._handle: object = self   # copies share it: equality and hashing follow it
         self.context = ctx
         self.coll_ctx = ctx + 1 if isinstance(ctx, int) else (ctx, "c")   # collectives' context
         self.kind = kind
@@ -81,6 +90,17 @@ class Comm:
         self._index = {w: i for i, w in enumerate(group)} if group is not None else {}
         self._name = name
         self.freed_by: set[int] = set()   # world ranks that called Free on this handle
+
+    def _copy_from(self, other: Comm) -> None:
+        if not isinstance(other, Comm):
+            raise TypeError(f"expected a communicator, got {type(other).__name__}")
+        for cls in type(other).__mro__:
+            for slot in getattr(cls, "__slots__", ()):
+                if slot != "__weakref__" and hasattr(other, slot):
+                    try:
+                        setattr(self, slot, getattr(other, slot))
+                    except AttributeError:   # a slot this class does not have
+                        pass
 
     # -- identity --------------------------------------------------------
     def rank_of(self, vr: VirtualRank) -> int:
@@ -251,10 +271,13 @@ class Comm:
         if self is other:
             return True
         if isinstance(other, Comm):
+            if self._handle is other._handle:
+                return True
             return self._null_here() and other._null_here()
         return NotImplemented
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return id(self._handle)
 
     def __repr__(self) -> str:
         if self.kind == Kind.NULL:
@@ -414,3 +437,7 @@ class Cartcomm(Intracomm):
 COMM_WORLD = Intracomm(WORLD_CONTEXT, Kind.WORLD, name="WORLD")
 COMM_SELF = Intracomm(SELF_CONTEXT, Kind.SELF, name="SELF")
 COMM_NULL = Intracomm(-1, Kind.NULL, name="COMM_NULL")
+
+
+def _null_comm() -> Comm:
+    return COMM_NULL

@@ -27,14 +27,11 @@ NOT_SIMULATED = {
     "Session": "MPI-4 sessions are not simulated (COMM_WORLD is the only world)",
     "Grequest": "generalized requests are not simulated",
     "Info": "info objects are not simulated (hints change no simulated time)",
-    "Pickle": "pickle configuration: bsim pickles with the standard pickle module",
     "Intercomm": "intercommunicators are not simulated",
     "Graphcomm": "graph topologies (MPI-1 Graph_create) are not simulated; Cartcomm is",
     "Distgraphcomm": "distributed graph topologies are not simulated; Cartcomm is",
     "Topocomm": "the base class of mpi4py's topologies; bsim's Cartcomm derives from "
                 "Intracomm",
-    "memory": "mpi4py's memory type: bsim.buffer gives placeholders or numpy arrays",
-    "buffer": "mpi4py's buffer type: bsim.buffer gives placeholders or numpy arrays",
 }
 """Families bsim does not simulate, and why (class or name -> reason)."""
 

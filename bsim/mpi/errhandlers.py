@@ -25,6 +25,7 @@ from typing import Any
 
 from ..engine.rank import current
 from ..errors import MPIUsageError, SimulationError
+from .attributes import handle_id
 
 __all__ = ["Errhandler", "ERRHANDLER_NULL", "ERRORS_ARE_FATAL", "ERRORS_RETURN", "ERRORS_ABORT",
            "get_errhandler", "set_errhandler", "call_errhandler", "create_errhandler",
@@ -144,7 +145,7 @@ def _store() -> tuple[int, dict[tuple[int, int], Errhandler]]:
 def get_errhandler(obj: Any) -> Errhandler:
     """A new handle equal to *obj*'s handler for the calling rank."""
     rank, store = _store()
-    return Errhandler(store.get((rank, id(obj)), ERRORS_RETURN))
+    return Errhandler(store.get((rank, handle_id(obj)), ERRORS_RETURN))
 
 
 def set_errhandler(obj: Any, errhandler: Any) -> None:
@@ -154,21 +155,21 @@ def set_errhandler(obj: Any, errhandler: Any) -> None:
         raise MPIUsageError(f"rank {current().rank}: Set_errhandler: ERRHANDLER_NULL is not "
                             f"a handler")
     rank, store = _store()
-    store[(rank, id(obj))] = Errhandler(eh)
+    store[(rank, handle_id(obj))] = Errhandler(eh)
 
 
 def inherit_errhandler(parent: Any, child: Any) -> None:
     """A new communicator takes its parent's handler (MPI 4.0 Sec. 9.3)."""
     rank, store = _store()
-    eh = store.get((rank, id(parent)))
+    eh = store.get((rank, handle_id(parent)))
     if eh is not None:
-        store[(rank, id(child))] = Errhandler(eh)
+        store[(rank, handle_id(child))] = Errhandler(eh)
 
 
 def call_errhandler(obj: Any, errorcode: int) -> None:
     """Invoke *obj*'s handler with *errorcode* (see the module docstring)."""
     rank, store = _store()
-    eh = store.get((rank, id(obj)), ERRORS_RETURN)
+    eh = store.get((rank, handle_id(obj)), ERRORS_RETURN)
     user = _USER.get(eh._id)
     if user is not None:
         user[1](obj, errorcode)

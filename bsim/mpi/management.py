@@ -140,7 +140,7 @@ def Create_group(comm: Comm, group: Group, tag: int = 0) -> Intracomm:
 def Compare(this: Comm, comm: Comm) -> int:
     """``IDENT``, ``CONGRUENT``, ``SIMILAR`` or ``UNEQUAL``."""
     vr = current()
-    if comm is this:
+    if comm is this or comm._handle is this._handle:
         return IDENT
     a, b = this.members(vr), comm.members(vr)
     if a == b:

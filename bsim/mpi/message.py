@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..constants import ANY_TAG, PROC_NULL
+from ..constants import ANY_SOURCE, ANY_TAG, PROC_NULL
 from ..engine.rank import current
 from ..errors import MPIUsageError
 from .buffers import parse_bufspec
@@ -19,25 +19,75 @@ if TYPE_CHECKING:
     from ..engine.matching import Message
     from ..engine.rank import VirtualRank
 
-__all__ = ["MatchedMessage", "MESSAGE_NO_PROC"]
+__all__ = ["MatchedMessage", "MESSAGE_NO_PROC", "MESSAGE_NULL"]
 
 
 class MatchedMessage:
-    """A message set aside by a matched probe (mpi4py's ``MPI.Message``)."""
+    """A message set aside by a matched probe (mpi4py's ``MPI.Message``).
 
-    __slots__ = ("_vr", "_msg", "_used")
+    Three states, as mpi4py's handles: a matched message (truthy until received),
+    ``MESSAGE_NO_PROC`` (from a probe of ``PROC_NULL``: truthy, receives nothing) and
+    ``MESSAGE_NULL`` (falsy; what a message becomes once received).
+    ``Message()`` is a null message, ``Message(msg)`` another object for *msg*'s handle.
+    """
 
-    def __init__(self, vr: VirtualRank | None, msg: Message | None) -> None:
+    __slots__ = ("_vr", "_msg", "_used", "_noproc")
+    _vr: VirtualRank | None
+    _msg: Message | None
+    _used: bool
+    _noproc: bool
+
+    def __init__(self, vr: VirtualRank | MatchedMessage | None = None,
+                 msg: Message | None = None, noproc: bool = False) -> None:
+        if isinstance(vr, MatchedMessage):   # mpi4py's Message(message)
+            self._vr, self._msg, self._used, self._noproc = (
+                vr._vr, vr._msg, vr._used, vr._noproc)
+            return
         self._vr = vr
         self._msg = msg
         self._used = False
+        self._noproc = noproc
 
     def __bool__(self) -> bool:
-        return self._msg is not None and not self._used
+        return not self._used and (self._msg is not None or self._noproc)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MatchedMessage):
+            return NotImplemented
+        if not self and not other:
+            return True
+        return self._msg is other._msg and bool(self) == bool(other)
+
+    def __hash__(self) -> int:
+        return id(self._msg)
+
+    def Free(self) -> None:
+        """Free the handle (only ``MESSAGE_NULL`` and ``MESSAGE_NO_PROC`` may be freed)."""
+        if self._msg is not None and not self._used:
+            raise MPIUsageError(f"rank {current().rank}: Message.Free: a matched message "
+                                f"must be received, not freed")
+        self._used = True
+
+    free = Free
+
+    @classmethod
+    def probe(cls, comm: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+              status: Status | None = None) -> MatchedMessage:
+        """Blocking matched probe (``comm.Mprobe``)."""
+        return comm.Mprobe(source, tag, status)
+
+    @classmethod
+    def iprobe(cls, comm: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
+               status: Status | None = None) -> MatchedMessage | None:
+        """Nonblocking matched probe (``comm.Improbe``): None when nothing matches."""
+        return comm.Improbe(source, tag, status)
 
     def _receive(self, buf: Any, lower: bool, call: str) -> Request:
         vr = current()
+        if self._msg is None and not self._noproc:
+            raise MPIUsageError(f"rank {vr.rank}: {call}: receive through MESSAGE_NULL")
         if self._msg is None:   # MESSAGE_NO_PROC: a receive from PROC_NULL
+            self._used = True
             req = Request(vr, RECV, call)
             req.envelope = (PROC_NULL, ANY_TAG, 0)
             req.lower = lower
@@ -80,7 +130,11 @@ class MatchedMessage:
         return self._receive(buf, False, "Message.Irecv")
 
     def __repr__(self) -> str:
-        return "<Message NO_PROC>" if self._msg is None else f"<Message used={self._used}>"
+        if not self:
+            return "<Message MESSAGE_NULL>"
+        return "<Message NO_PROC>" if self._msg is None else "<Message matched>"
 
 
-MESSAGE_NO_PROC = MatchedMessage(None, None)
+MESSAGE_NO_PROC = MatchedMessage(None, None, noproc=True)
+"""The constant; probes of ``PROC_NULL`` return a fresh copy (receiving nulls it)."""
+MESSAGE_NULL = MatchedMessage()

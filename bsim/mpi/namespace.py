@@ -36,14 +36,10 @@ REASONS = {
     'Graphcomm': 'graph topologies are not simulated; Cartcomm is',
     'Distgraphcomm': 'distributed graph topologies are not simulated; Cartcomm is',
     'Topocomm': "Topocomm is mpi4py's topology base class; bsim's Cartcomm derives from Intracomm",
-    'Pickle': 'bsim pickles with the standard pickle module',
-    'buffer': "mpi4py's buffer type is not simulated: bsim.buffer gives placeholders or arrays",
-    'memory': "mpi4py's memory type is not simulated: bsim.buffer gives placeholders or arrays",
     'BottomType': 'use MPI.BOTTOM',
     'InPlaceType': 'use MPI.IN_PLACE',
     'BufferAutomaticType': 'attached send buffers are not simulated (Bsend costs as Send)',
     'Group': 'GROUP_NULL is not simulated (bsim has GROUP_EMPTY)',
-    'Message': 'MESSAGE_NULL is not simulated (bsim has MESSAGE_NO_PROC)',
     'function': 'bsim models no time or state for it',
 }
 """Why each family is not simulated (class name, or ``function``)."""
@@ -312,8 +308,8 @@ DATATYPES = {   # name: (size in bytes, numpy type char or None)
 """The remaining predefined datatypes (sizes of mpi4py 4.1.2 on MPICH; 0: not available there)."""
 
 CLASSES = ('BottomType', 'BufferAutomaticType', 'Distgraphcomm', 'Errhandler', 'File',
-           'Graphcomm', 'Grequest', 'InPlaceType', 'Info', 'Intercomm', 'Pickle',
-           'Session', 'Topocomm', 'Win', 'buffer', 'memory')
+           'Graphcomm', 'Grequest', 'InPlaceType', 'Info', 'Intercomm',
+           'Session', 'Topocomm', 'Win')
 HANDLES = {'BUFFER_AUTOMATIC': 'BufferAutomaticType',
            'ERRHANDLER_NULL': 'Errhandler',
            'ERRORS_ABORT': 'Errhandler',
@@ -323,12 +319,11 @@ HANDLES = {'BUFFER_AUTOMATIC': 'BufferAutomaticType',
            'GROUP_NULL': 'Group',
            'INFO_ENV': 'Info',
            'INFO_NULL': 'Info',
-           'MESSAGE_NULL': 'Message',
            'SESSION_NULL': 'Session',
            'WIN_NULL': 'Win'}
 FUNCTIONS = ('Add_error_class', 'Add_error_code', 'Add_error_string', 'Aint_add',
-             'Aint_diff', 'Alloc_mem', 'Attach_buffer', 'Close_port', 'Detach_buffer',
-             'Flush_buffer', 'Free_mem', 'Get_abi_fortran_info', 'Get_abi_info',
+             'Aint_diff', 'Attach_buffer', 'Close_port', 'Detach_buffer',
+             'Flush_buffer', 'Get_abi_fortran_info', 'Get_abi_info',
              'Get_abi_version', 'Get_address', 'Get_error_class', 'Get_error_string',
              'Get_hw_resource_info', 'Iflush_buffer', 'Is_thread_main', 'Lookup_name',
              'Open_port', 'Publish_name', 'Register_datarep', 'Remove_error_class',
@@ -357,7 +352,6 @@ def names() -> dict[str, Any]:
     out.update({n: _Handle(n, family) for n, family in HANDLES.items()})
     out.update({n: _stub_function(n) for n in FUNCTIONS})
     out["get_vendor"] = get_vendor
-    out["pickle"] = _Handle("pickle", "Pickle")
     return out
 
 

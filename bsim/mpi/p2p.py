@@ -373,7 +373,7 @@ def _matched_probe(comm: Comm, source: int, tag: int, status: Status | None, cal
     if msg is None:
         if source == PROC_NULL:
             _probe_status(status, None)
-            return MESSAGE_NO_PROC
+            return MatchedMessage(MESSAGE_NO_PROC)   # its own handle: a receive nulls it
         return None
     vr.box.unexpected.remove(msg)     # no other receive can take it now
     _probe_status(status, msg)

@@ -1,4 +1,4 @@
-"""``Request`` and ``Status``: mpi4py's handles for nonblocking operations.
+"""``Request``: mpi4py's handle for nonblocking operations (``Status`` is in status.py).
 
 A request knows, once its partner has acted, three times that drive the
 timing rule of :meth:`VirtualRank.settle`:
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, UNDEFINED, ReqKind
 from ..engine.rank import current
 from ..errors import MPIUsageError
+from .status import Status
 
 if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
@@ -29,64 +30,6 @@ __all__ = ["hand_out", "Request", "Prequest", "Status", "REQUEST_NULL", "SEND", 
 
 # hot path: the kinds as module globals (an Enum attribute lookup costs several times a global's)
 SEND, RECV, DONE = ReqKind.SEND, ReqKind.RECV, ReqKind.DONE
-
-
-class Status:
-    """Source, tag and size of a received message (mpi4py's ``MPI.Status``)."""
-
-    __slots__ = ("source", "tag", "count", "error", "cancelled")
-
-    def __init__(self) -> None:
-        self.source = ANY_SOURCE
-        self.tag = ANY_TAG
-        self.count = 0      # bytes
-        self.error = 0
-        self.cancelled = False
-
-    def Get_source(self) -> int:
-        """Rank of the sender in the communicator of the receive."""
-        return self.source
-
-    def Get_tag(self) -> int:
-        """Tag of the message."""
-        return self.tag
-
-    def Get_count(self, datatype: Any = None) -> int:
-        """Number of elements of *datatype* received (bytes by default)."""
-        if datatype is None:
-            return self.count
-        size = datatype.Get_size()
-        return self.count // size if size else 0
-
-    def Get_elements(self, datatype: Any) -> int:
-        """Number of basic elements received."""
-        return self.Get_count(datatype)
-
-    def Get_error(self) -> int:
-        """Error code (always 0: errors raise)."""
-        return self.error
-
-    def Is_cancelled(self) -> bool:
-        """Whether the request was cancelled."""
-        return bool(self.cancelled)
-
-    def Set_source(self, source: int) -> None:
-        """Set the source."""
-        self.source = source
-
-    def Set_tag(self, tag: int) -> None:
-        """Set the tag."""
-        self.tag = tag
-
-    def Set_error(self, error: int) -> None:
-        """Set the error code."""
-        self.error = error
-
-    def _fill(self, source: int, tag: int, nbytes: int) -> None:
-        self.source, self.tag, self.count = source, tag, nbytes
-
-    def __repr__(self) -> str:
-        return f"<Status source={self.source} tag={self.tag} count={self.count}>"
 
 
 class Request:
@@ -121,8 +64,20 @@ class Request:
                  "partner", "t_post", "waited", "envelope", "payload", "lower",
                  "rinfo", "error", "post", "flow", "cancelled", "handed")
 
-    def __init__(self, owner: VirtualRank, kind: ReqKind, call: str) -> None:
-        self.owner = owner   # the rank that posted it (None only for REQUEST_NULL)
+    def __new__(cls, *args: Any, **kwargs: Any) -> Request:
+        if len(args) == 1 and type(args[0]) is cls:   # mpi4py's Request(request): same handle
+            return args[0]
+        return super().__new__(cls)
+
+    def __init__(self, owner: VirtualRank | Request | None = None, kind: ReqKind = DONE,
+                 call: str = "REQUEST_NULL") -> None:
+        if isinstance(owner, Request):   # Request(request): __new__ returned it, or a subclass
+            if owner is not self:
+                for slot in Request.__slots__:
+                    setattr(self, slot, getattr(owner, slot))
+            return
+        # the rank that posted it (None only for a null request, never waited on)
+        self.owner: VirtualRank = cast("VirtualRank", owner)
         self.kind = kind
         self.call = call
         self.ctx: Any = 0      # communicator context: an int or a tuple
@@ -177,6 +132,47 @@ class Request:
     # -- mpi4py surface ----------------------------------------------------
     def __bool__(self) -> bool:
         return self.kind != DONE
+
+    def __eq__(self, other: object) -> bool:
+        """The same request, or both null (complete): a done request is ``REQUEST_NULL``."""
+        if not isinstance(other, Request):
+            return NotImplemented
+        return self is other or (not self and not other)
+
+    __hash__ = object.__hash__
+
+    @classmethod
+    def get_status_all(cls, requests: list[Request],
+                       statuses: list[Status] | None = None) -> bool:
+        """Whether every request is complete, without completing any."""
+        flags = [r.Get_status(statuses[i] if statuses else None)
+                 for i, r in enumerate(requests)]
+        return all(flags)
+
+    @classmethod
+    def get_status_any(cls, requests: list[Request],
+                       status: Status | None = None) -> tuple[int, bool]:
+        """``(index, True)`` of a complete request, ``(UNDEFINED, False)`` if none is."""
+        active = [i for i, r in enumerate(requests) if r]
+        if not active:
+            return UNDEFINED, True
+        for i in active:
+            if requests[i].Get_status(status):
+                return i, True
+        return UNDEFINED, False
+
+    @classmethod
+    def get_status_some(cls, requests: list[Request],
+                        statuses: list[Status] | None = None) -> list[int] | None:
+        """Indices of the complete active requests (None when none is active)."""
+        active = [i for i, r in enumerate(requests) if r]
+        if not active:
+            return None
+        return [i for i in active if requests[i].Get_status(statuses[i] if statuses else None)]
+
+    Get_status_all = get_status_all
+    Get_status_any = get_status_any
+    Get_status_some = get_status_some
 
     def Wait(self, status: Status | None = None) -> bool:
         """Wait for completion."""

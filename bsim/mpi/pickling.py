@@ -1,0 +1,168 @@
+"""mpi4py's pickling helpers and the internals its pure-Python utilities call.
+
+``mpi4py.util.pkl5`` (and programs that configure ``MPI.pickle``) need, besides the
+public API: :class:`Pickle` with out-of-band buffers (pickle protocol 5, PEP 574),
+:class:`buffer` (``MPI.buffer.allocate``), and three private helpers of
+``mpi4py.MPI``: ``_comm_lock`` (a lock per communicator and key),
+``_commctx_intra`` (a duplicate communicator and a fresh tag per call, for
+collectives built from point-to-point messages) and ``_commctx_inter``.
+
+In bsim every virtual rank is a greenlet of one host thread, and one communicator
+object is shared by its members, so the locks and the duplicate-communicator
+contexts are kept **per virtual rank** (``engine.user_state``): a lock held by one
+rank across a blocking call never blocks another rank's greenlet, as it would not
+block another process.
+"""
+
+from __future__ import annotations
+
+import pickle as _pickle
+import threading
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from ..constants import TAG_UB
+from ..engine.rank import current
+from ..errors import MPIUsageError
+
+__all__ = ["Pickle", "buffer", "pickle", "Alloc_mem", "Free_mem", "_comm_lock", "_comm_lock_table",
+           "_commctx_intra", "_commctx_inter"]
+
+_LOCKS = "bsim.mpi.comm_locks"
+_CONTEXTS = "bsim.mpi.comm_contexts"
+
+
+class Pickle:
+    """Serialization of Python objects for the lowercase methods (mpi4py's ``Pickle``).
+
+    ``dumps_oob`` keeps buffers of at least ``THRESHOLD`` bytes out of band (pickle
+    protocol 5); ``loads_oob`` takes them back.
+    """
+
+    def __init__(self, dumps: Callable[..., bytes] = _pickle.dumps,
+                 loads: Callable[..., Any] = _pickle.loads,
+                 protocol: int | None = None, threshold: int | None = None) -> None:
+        self._dumps, self._loads = dumps, loads
+        self.PROTOCOL = protocol
+        self.THRESHOLD = threshold
+
+    @property
+    def PROTOCOL(self) -> int:  # noqa: N802 - mpi4py's name
+        """Pickle protocol (None sets the highest)."""
+        return self._protocol
+
+    @PROTOCOL.setter
+    def PROTOCOL(self, value: int | None) -> None:  # noqa: N802
+        self._protocol = _pickle.HIGHEST_PROTOCOL if value is None else int(value)
+
+    @property
+    def THRESHOLD(self) -> int:  # noqa: N802 - mpi4py's name
+        """Smallest buffer sent out of band, bytes (None sets 256 KiB)."""
+        return self._threshold
+
+    @THRESHOLD.setter
+    def THRESHOLD(self, value: int | None) -> None:  # noqa: N802
+        self._threshold = 256 * 1024 if value is None else int(value)
+
+    def dumps(self, obj: Any) -> bytes:
+        """Serialize *obj* in band."""
+        return self._dumps(obj, self.PROTOCOL)
+
+    def loads(self, data: Any) -> Any:
+        """Deserialize *data*."""
+        return self._loads(data)
+
+    def dumps_oob(self, obj: Any) -> tuple[bytes, list[buffer]]:
+        """Serialize *obj*; large buffers (protocol >= 5) are returned apart (copied)."""
+        bufs: list[buffer] = []
+        if self.PROTOCOL < 5:
+            return self.dumps(obj), bufs
+
+        def keep(pb: _pickle.PickleBuffer) -> bool:
+            raw = pb.raw()
+            if raw.nbytes < self.THRESHOLD:
+                return True        # small: serialized in band
+            bufs.append(buffer(raw))   # mpi4py hands them out as MPI.buffer
+            return False
+
+        return self._dumps(obj, self.PROTOCOL, buffer_callback=keep), bufs
+
+    def loads_oob(self, data: Any, bufs: Any) -> Any:
+        """Deserialize *data* with its out-of-band buffers *bufs*."""
+        return self._loads(data, buffers=bufs)
+
+
+pickle = Pickle()
+
+
+class buffer(bytearray):  # noqa: N801 - mpi4py's name
+    """A buffer of bytes (mpi4py's ``MPI.buffer``), allocated by :meth:`allocate`."""
+
+    @classmethod
+    def allocate(cls, nbytes: int, clear: bool = False) -> buffer:
+        """A new zero-filled buffer of *nbytes* bytes."""
+        if nbytes < 0:
+            raise ValueError(f"buffer.allocate: negative size {nbytes}")
+        return cls(nbytes)
+
+    @property
+    def nbytes(self) -> int:
+        return len(self)
+
+    @property
+    def readonly(self) -> bool:
+        return False
+
+    def tobytes(self) -> bytes:
+        return bytes(self)
+
+    def release(self) -> None:
+        """Nothing to release: the bytes are Python's."""
+
+
+def Alloc_mem(size: int, info: Any = None) -> buffer:  # noqa: N802 - mpi4py's name
+    """Memory for MPI (``MPI.Alloc_mem``): a zero-filled :class:`buffer`."""
+    return buffer.allocate(size)
+
+
+def Free_mem(mem: Any) -> None:  # noqa: N802 - mpi4py's name
+    """Release memory from :func:`Alloc_mem` (Python frees it)."""
+
+
+def _per_rank(key: str) -> tuple[int, dict[Any, Any]]:
+    vr = current()
+    table = vr.engine.user_state.setdefault(key, {})
+    return vr.rank, table
+
+
+def _comm_lock_table(comm: Any) -> dict[Hashable, threading.Lock]:
+    """The calling rank's locks of *comm*, by key."""
+    rank, table = _per_rank(_LOCKS)
+    return table.setdefault((rank, comm), {})
+
+
+def _comm_lock(comm: Any, key: Hashable | None = None) -> threading.Lock:
+    """The calling rank's lock of *comm* for *key*."""
+    locks = _comm_lock_table(comm)
+    lock = locks.get(key)
+    if lock is None:
+        lock = locks[key] = threading.Lock()
+    return lock
+
+
+def _commctx_intra(comm: Any) -> tuple[Any, int]:
+    """``(duplicate of comm, tag)``: the duplicate is made once per rank and
+    communicator (collectively, at the first call); each call gives the next tag."""
+    rank, table = _per_rank(_CONTEXTS)
+    ctx = table.get((rank, comm))
+    if ctx is None:
+        ctx = table[(rank, comm)] = [comm.Dup(), 0]
+    tag = ctx[1]
+    ctx[1] = (tag + 1) % (TAG_UB + 1)
+    return ctx[0], tag
+
+
+def _commctx_inter(comm: Any) -> tuple[Any, int, Any, bool]:
+    """Intercommunicators are not simulated."""
+    raise MPIUsageError(f"rank {current().rank}: intercommunicators are not simulated "
+                        f"(mpi4py.util on {comm!r})")

@@ -1,0 +1,78 @@
+"""``Status``: source, tag and size of a received message (mpi4py's ``MPI.Status``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..constants import ANY_SOURCE, ANY_TAG
+
+__all__ = ["Status"]
+
+
+class Status:
+    """Source, tag and size of a received message (mpi4py's ``MPI.Status``)."""
+
+    __slots__ = ("source", "tag", "count", "error", "cancelled")
+
+    def __init__(self, status: Status | None = None) -> None:
+        self.source = ANY_SOURCE
+        self.tag = ANY_TAG
+        self.count = 0      # bytes
+        self.error = 0
+        self.cancelled = False
+        if status is not None:   # mpi4py's Status(status): a copy
+            self.source, self.tag, self.count, self.error, self.cancelled = (
+                status.source, status.tag, status.count, status.error, status.cancelled)
+
+    def Get_source(self) -> int:
+        """Rank of the sender in the communicator of the receive."""
+        return self.source
+
+    def Get_tag(self) -> int:
+        """Tag of the message."""
+        return self.tag
+
+    def Get_count(self, datatype: Any = None) -> int:
+        """Number of elements of *datatype* received (bytes by default)."""
+        if datatype is None:
+            return self.count
+        size = datatype.Get_size()
+        return self.count // size if size else 0
+
+    def Get_elements(self, datatype: Any) -> int:
+        """Number of basic elements received."""
+        return self.Get_count(datatype)
+
+    def Get_error(self) -> int:
+        """Error code (always 0: errors raise)."""
+        return self.error
+
+    def Is_cancelled(self) -> bool:
+        """Whether the request was cancelled."""
+        return bool(self.cancelled)
+
+    def Set_source(self, source: int) -> None:
+        """Set the source."""
+        self.source = source
+
+    def Set_tag(self, tag: int) -> None:
+        """Set the tag."""
+        self.tag = tag
+
+    def Set_error(self, error: int) -> None:
+        """Set the error code."""
+        self.error = error
+
+    def Set_elements(self, datatype: Any, count: int) -> None:
+        """Set the size to *count* elements of *datatype*."""
+        self.count = int(count) * datatype.Get_size()
+
+    def Set_cancelled(self, flag: bool) -> None:
+        """Set the cancelled flag."""
+        self.cancelled = bool(flag)
+
+    def _fill(self, source: int, tag: int, nbytes: int) -> None:
+        self.source, self.tag, self.count = source, tag, nbytes
+
+    def __repr__(self) -> str:
+        return f"<Status source={self.source} tag={self.tag} count={self.count}>"

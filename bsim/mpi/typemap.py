@@ -22,6 +22,8 @@ import numpy as np
 __all__ = ["Layout", "contiguous_layout", "combine", "GatherView", "packed_index"]
 
 Block = tuple[int, int]
+MAX_BLOCKS = 10_000_000
+"""Layouts with more separate byte blocks than this are refused (memory)."""
 
 
 class Layout:
@@ -76,9 +78,15 @@ def combine(entries: Sequence[tuple[Layout, int, int]], pad: bool = False) -> La
     for old, displ, count in entries:
         if count <= 0:
             continue
-        for k in range(count):
-            base = displ + k * old.extent
-            blocks.extend((base + off, n) for off, n in old.blocks)
+        if old.blocks == ((0, old.extent),):   # dense element: the copies are one block
+            blocks.append((displ, count * old.extent))
+        else:
+            if count * len(old.blocks) > MAX_BLOCKS:
+                raise ValueError(f"a datatype of more than {MAX_BLOCKS:,} separate blocks "
+                                 f"is not simulated")
+            for k in range(count):
+                base = displ + k * old.extent
+                blocks.extend((base + off, n) for off, n in old.blocks)
         lbs.append(displ + old.lb)
         ubs.append(displ + (count - 1) * old.extent + old.lb + old.extent)
     if not lbs:

@@ -1,91 +1,242 @@
-"""Engine speed and memory: a 2-D halo exchange on 4,096 and 65,536 virtual ranks.
+"""Engine speed and memory at scale: two workloads on 4,096 to 1,048,576 virtual ranks.
 
-Prints, per scale: simulated operations (MPI calls + add_time) per host second,
-events per second, peak RSS of a fresh process, and memory per idle virtual
-rank (RSS of N ranks all blocked in a receive, minus the RSS before the run,
-divided by N).  Each measurement runs in its own subprocess so peak RSS
-figures do not mix.  Targets (issue 2): >= 200,000 ops/s on the 4,096-rank
-case, <= 10 KiB per idle rank.
+What it measures, in one sitting:
 
-    python benchmarks/engine_speed.py [--quick]
+* **ops/s**: simulated operations (MPI calls + ``add_time``, ``Result.total_ops``) per
+  host second of the simulation loop (``Result.host_seconds``), for two workloads:
+
+  - ``halo``: the 2-D halo exchange ``skeletons.halo2d.main`` (per iteration each rank
+    posts 4 ``Irecv`` and 4 ``Isend``, one ``Waitall``, one ``add_time``: 10 operations);
+  - ``ring``: :func:`ring_allreduce`, written here: per iteration each rank
+    ``Sendrecv``s 8 bytes to its right ring neighbour (receiving from its left one), then
+    ``comm.allreduce`` of one float (2 operations, both blocking);
+
+  at 4,096, 65,536 and 1,048,576 ranks (``--max-ranks`` stops earlier, ``--quick`` runs
+  4,096 only).  The halo runs 10 iterations up to 65,536 ranks and 2 at 1,048,576 (the
+  first iteration starts every greenlet and costs more, so the 2-iteration case also
+  runs at 4,096 ranks and is compared with that).  The ring runs 10 iterations at 4,096
+  ranks and 2 from 65,536 on, and by default stops at 65,536 ranks
+  (``--ring-max-ranks``): the completion of a lowercase ``allreduce`` evaluates every
+  member's cost as a max over all P contributions' sizes, O(P^2) host time per call,
+  so 1,048,576 ranks would take hours (the script prints the projection);
+* each rate's ratio to the 4,096-rank rate of the same workload and iterations;
+* a yardstick: raw SimPy timeouts per second, a plain ``simpy.Environment`` with as many
+  processes as the run had ranks, each yielding ``env.timeout(d)`` at least 10 times
+  (400,000 timeouts or more in all), timed in
+  the same subprocess right after the bsim run (Python's default collector settings, as a
+  user would run SimPy); the table gives ops/s / SimPy timeouts/s;
+* the 4,096-rank runs are repeated (``--repeat``, default 3) and the fastest is shown
+  with the SimPy rate of its own subprocess: a short run is easily disturbed;
+* peak RSS of each run (each run in its own subprocess, so peaks do not mix; measured
+  before the yardstick);
+* memory per idle virtual rank: RSS of N ranks all blocked in a receive, minus the RSS
+  before the run, divided by N.
+
+Targets: >= 600,000 ops/s on the 4,096-rank halo and at least the raw SimPy timeout rate
+(ratio >= 1); ops/s at 1,048,576 ranks >= 0.66 x the 4,096-rank figure; <= 6 KiB per
+idle rank.  The 1,048,576-rank runs need several GiB of RAM and minutes each.
+
+    python benchmarks/engine_speed.py [--quick] [--max-ranks N] [--ring-max-ranks N]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
+import time
+from typing import Any
 
-CHILD = r"""
-import json, resource, sys, time
-import bsim
-from bsim import MPI
-from skeletons.halo2d import main as halo
+NETWORK = "hockney:latency=1e-6,bandwidth=1e10"
+SCALES = [(64, 64), (256, 256), (1024, 1024)]   # 4,096, 65,536, 1,048,576 ranks
+BIG = 1 << 20                                    # from here on: few iterations
+ITERATIONS = 10
+BIG_ITERATIONS = 2
+RING_BIG = 1 << 16                               # the ring's O(P^2) part: few iterations
+RING_LIMIT = 1 << 16                             # and no larger scale by default
+WORKLOADS = ("halo", "ring")
 
-def rss_kib():
+
+def ring_allreduce(iterations: int = 10, nbytes: int = 8) -> float:
+    """Ring + allreduce skeleton: Sendrecv to the right neighbour, then allreduce."""
+    import bsim
+    from bsim import MPI
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    right, left = (rank + 1) % size, (rank - 1) % size
+    sbuf, rbuf = bsim.Buffer(nbytes), bsim.Buffer(nbytes)
+    total = 0.0
+    for _ in range(iterations):
+        comm.Sendrecv(sbuf, dest=right, sendtag=7, recvbuf=rbuf, source=left, recvtag=7)
+        total = comm.allreduce(1.0)
+    return total
+
+
+# -- child side: one measurement per process ----------------------------------------------
+
+def _rss_kib() -> int:
     with open("/proc/self/status") as fh:
         for line in fh:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
 
-mode, px, py, iters = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-n = px * py
-if mode == "halo":
-    res = bsim.simulate(halo, ranks=n, network="hockney:latency=1e-6,bandwidth=1e10",
-                        kwargs=dict(px=px, py=py, nx=64 * px, ny=64 * py, iterations=iters))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps(dict(ranks=n, ops=res.total_ops, events=res.events,
-                          host=res.host_seconds, peak_kib=peak, elapsed=res.elapsed)))
-else:   # idle: every rank but 0 blocks in a receive; rank 0 measures RSS at t=1
+
+def simpy_timeouts(nprocs: int, total: int) -> tuple[int, float]:
+    """Raw SimPy: *nprocs* processes yielding timeouts, at least *total* in all and at
+    least 10 per process (so process start-up stays a small part at every scale).
+
+    Returns (timeouts, seconds of ``env.run()``).
+    """
+    import simpy
+    per = max(10, -(-total // nprocs))
+    env = simpy.Environment()
+
+    def proc(env: simpy.Environment, d: float, k: int) -> Any:
+        for _ in range(k):
+            yield env.timeout(d)
+
+    for i in range(nprocs):
+        env.process(proc(env, 1e-6 * (1 + i % 16), per))
+    t0 = time.perf_counter()
+    env.run()
+    return nprocs * per, time.perf_counter() - t0
+
+
+def _child(mode: str, px: int, py: int, iters: int) -> dict[str, Any]:
     import gc
-    samples = {}
+    import resource
 
-    def idle_measured():
-        comm = MPI.COMM_WORLD
-        if comm.rank == 0:
-            bsim.add_time(1.0)
-            comm.Iprobe(source=1)   # synchronises at t=1: every other rank is blocked by then
-            samples["during"] = rss_kib()
-            for dst in range(1, comm.size):
-                comm.Send(bsim.Buffer(8), dest=dst)
-        else:
-            comm.Recv(bsim.Buffer(8), source=0)
+    import bsim
+    from bsim import MPI
+    n = px * py
+    if mode == "idle":   # every rank but 0 blocks in a receive; rank 0 measures RSS at t=1
+        samples = {}
 
+        def idle_measured() -> None:
+            comm = MPI.COMM_WORLD
+            if comm.rank == 0:
+                bsim.add_time(1.0)
+                comm.Iprobe(source=1)   # synchronises at t=1: every other rank is blocked
+                samples["during"] = _rss_kib()
+                for dst in range(1, comm.size):
+                    comm.Send(bsim.Buffer(8), dest=dst)
+            else:
+                comm.Recv(bsim.Buffer(8), source=0)
+
+        gc.collect()
+        before = _rss_kib()
+        bsim.simulate(idle_measured, ranks=n, check_memory=False)
+        return dict(ranks=n, before_kib=before, during_kib=samples["during"],
+                    per_rank_kib=(samples["during"] - before) / n)
+    if mode == "halo":
+        from skeletons.halo2d import main as halo
+        res = bsim.simulate(halo, ranks=n, network=NETWORK, check_memory=False,
+                            kwargs=dict(px=px, py=py, nx=64 * px, ny=64 * py, iterations=iters))
+    else:
+        res = bsim.simulate(ring_allreduce, ranks=n, network=NETWORK, check_memory=False,
+                            kwargs=dict(iterations=iters))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out = dict(ranks=n, ops=res.total_ops, events=res.events, host=res.host_seconds,
+               peak_kib=peak, elapsed=res.elapsed)
+    del res
     gc.collect()
-    before = rss_kib()
-    bsim.simulate(idle_measured, ranks=n)
-    print(json.dumps(dict(ranks=n, before_kib=before, during_kib=samples["during"],
-                          per_rank_kib=(samples["during"] - before) / n)))
-"""
+    timeouts, seconds = simpy_timeouts(n, 400_000)
+    out.update(simpy_timeouts=timeouts, simpy_seconds=seconds)
+    return out
 
 
-def run(mode: str, px: int, py: int, iters: int) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, mode, str(px), str(py), str(iters)],
+def run(mode: str, px: int, py: int, iters: int) -> dict[str, Any]:
+    """One measurement in a fresh subprocess (its own peak RSS)."""
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", mode,
+                          str(px), str(py), str(iters)],
                          check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="skip the 65,536-rank case")
-    ns = ap.parse_args()
-    scales = [(64, 64)] + ([] if ns.quick else [(256, 256)])
-    print(f"{'ranks':>8} {'iters':>6} {'ops':>10} {'host s':>8} {'ops/s':>10} {'events/s':>10} "
-          f"{'peak RSS MiB':>13}")
-    for px, py in scales:
-        r = run("halo", px, py, 10)
-        print(f"{r['ranks']:>8} {10:>6} {r['ops']:>10,} {r['host']:>8.2f} "
-              f"{r['ops'] / r['host']:>10,.0f} {r['events'] / r['host']:>10,.0f} "
-              f"{r['peak_kib'] / 1024:>13.1f}")
-    print()
-    print(f"{'ranks':>8} {'KiB per idle rank':>18}")
-    for px, py in scales:
-        r = run("idle", px, py, 0)
-        print(f"{r['ranks']:>8} {r['per_rank_kib']:>18.2f}")
-    print("\ntargets: >= 200,000 ops/s at 4,096 ranks; <= 10 KiB per idle rank")
+def plan(limit: int, ring_limit: int) -> list[tuple[str, int, int, int]]:
+    """(workload, px, py, iterations) of every run, smallest scale first.
 
+    A workload that runs fewer iterations at a larger scale also runs them at 4,096 ranks,
+    so each ratio compares rates over the same number of iterations.
+    """
+    runs = []
+    for wl in WORKLOADS:
+        top = limit if wl == "halo" else min(limit, ring_limit)
+        scales = [(px, py) for px, py in SCALES if px * py <= top]
+        iters = [ITERATIONS if px * py < (BIG if wl == "halo" else RING_BIG) else BIG_ITERATIONS
+                 for px, py in scales]
+        for k in sorted(set(iters), reverse=True):
+            runs.append((wl, *SCALES[0], k))
+        runs += [(wl, px, py, k) for (px, py), k in zip(scales, iters) if px * py > 4096]
+    return runs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="4,096 ranks only")
+    ap.add_argument("--max-ranks", type=int, default=BIG,
+                    help="largest scale to run (default 1,048,576)")
+    ap.add_argument("--ring-max-ranks", type=int, default=RING_LIMIT,
+                    help="largest scale of the ring + allreduce workload (default 65,536: "
+                         "its host time grows as P^2)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="runs of each 4,096-rank case; the fastest is shown (default 3)")
+    ap.add_argument("--child", nargs=4, metavar=("MODE", "PX", "PY", "ITERS"),
+                    help=argparse.SUPPRESS)
+    ns = ap.parse_args()
+    if ns.child:
+        mode, px, py, iters = ns.child
+        print(json.dumps(_child(mode, int(px), int(py), int(iters))))
+        return
+    limit = 4096 if ns.quick else ns.max_ranks
+    if limit < 4096:
+        ap.error(f"--max-ranks {limit}: the smallest scale is 4,096")
+    print(f"{'workload':>8} {'ranks':>9} {'iters':>5} {'ops':>11} {'host s':>8} "
+          f"{'ops/s':>9} {'/4,096':>6} {'events/s':>9} {'SimPy t/s':>9} {'ops/SimPy':>9} "
+          f"{'peak RSS MiB':>12}", flush=True)
+    base: dict[tuple[str, int], float] = {}     # (workload, iterations) -> 4,096-rank rate
+    rates: dict[tuple[str, int, int], tuple[float, float]] = {}
+    last_host: dict[str, tuple[int, float]] = {}
+    for wl, px, py, iters in plan(limit, ns.ring_max_ranks):
+        n = px * py
+        tries = [run(wl, px, py, iters) for _ in range(ns.repeat if n == 4096 else 1)]
+        r = min(tries, key=lambda t: t["host"] / t["ops"])
+        rate = r["ops"] / r["host"]
+        simpy_rate = r["simpy_timeouts"] / r["simpy_seconds"]
+        base.setdefault((wl, iters), rate)
+        rates[(wl, n, iters)] = (rate, rate / simpy_rate)
+        last_host[wl] = (n, r["host"])
+        print(f"{wl:>8} {n:>9,} {iters:>5} {r['ops']:>11,} {r['host']:>8.2f} "
+              f"{rate:>9,.0f} {rate / base[(wl, iters)]:>6.2f} "
+              f"{r['events'] / r['host']:>9,.0f} {simpy_rate:>9,.0f} "
+              f"{rate / simpy_rate:>9.2f} {r['peak_kib'] / 1024:>12,.1f}", flush=True)
+    if "ring" in last_host and limit > ns.ring_max_ranks:
+        n, host = last_host["ring"]
+        big = max(px * py for px, py in SCALES if px * py <= limit)
+        print(f"    ring {big:>9,}  skipped (--ring-max-ranks): host time grows as P^2 "
+              f"(every member's allreduce cost takes a max over P sizes), about "
+              f"{host * (big / n) ** 2 / 3600:,.1f} h projected from {n:,} ranks", flush=True)
+    print()
+    print(f"{'ranks':>9} {'KiB per idle rank':>18}", flush=True)
+    idle: dict[int, float] = {}
+    for px, py in SCALES:
+        if px * py <= limit:
+            r = run("idle", px, py, 0)
+            idle[r["ranks"]] = r["per_rank_kib"]
+            print(f"{r['ranks']:>9,} {r['per_rank_kib']:>18.2f}", flush=True)
+    print("\ntargets: 4,096-rank halo >= 600,000 ops/s and >= 1 x SimPy timeouts/s; "
+          "1,048,576 ranks >= 0.66 x the 4,096 rate; <= 6 KiB per idle rank")
+    halo, vs_simpy = rates[("halo", 4096, ITERATIONS)]
+    print(f"  4,096-rank halo: {halo:,.0f} ops/s = {halo / 600_000:.2f} x 600,000, "
+          f"{vs_simpy:.2f} x SimPy timeouts/s")
+    for (wl, n, iters), (rate, _) in rates.items():
+        if n == BIG:
+            print(f"  {wl} 1,048,576 / 4,096 ranks ({iters} iterations): "
+                  f"{rate / base[(wl, iters)]:.2f}")
+    print(f"  largest KiB per idle rank: {max(idle.values()):.2f}")
 
 if __name__ == "__main__":
     main()

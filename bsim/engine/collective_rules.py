@@ -49,10 +49,21 @@ if TYPE_CHECKING:
     from .core import Engine
     from .rank import VirtualRank
 
-__all__ = ["ALL", "FANOUT", "FANIN", "CollectiveCosts", "CollInstance", "arrive", "start_into",
-           "arrival_info"]
+__all__ = ["ALL", "FANOUT", "FANIN", "CollectiveCosts", "CollInstance", "Aggregate", "arrive",
+           "start_into", "arrival_info"]
 
 ALL, FANOUT, FANIN = 0, 1, 2
+
+
+class Aggregate:
+    """A cost size that is the same for every member, ``fn(instance)`` (e.g. the largest
+    contribution of an allreduce): evaluated once per set of arrivals, not once per
+    member, so a collective's cost is O(P) to compute rather than O(P^2)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[CollInstance], float]) -> None:
+        self.fn = fn
 
 
 class CollectiveCosts:
@@ -260,7 +271,7 @@ def start_into(req: Request, post: Callable[[], Any]) -> Any:
 
 def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: float,
            value: Any, extra: tuple[Any, ...] = (), blocking: bool = True,
-           cost_bytes: Callable[[CollInstance, int], float] | None = None,
+           cost_bytes: Callable[[CollInstance, int], float] | Aggregate | None = None,
            cost_op: str | None = None) -> tuple[CollInstance, int, Request | None]:
     """Register the calling rank's arrival at its next collective on *comm*.
 
@@ -302,9 +313,20 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
         _count_local(eng, inst, comm, vr)
         members = comm.members(vr)
 
-        def member_cost(rank: int) -> float:
-            nb = cost_bytes(inst, rank) if cost_bytes is not None else inst.nbytes[rank]
-            return costs.cost(eng, comm, members, cop, nb)
+        if isinstance(cost_bytes, Aggregate):
+            aggregate, memo = cost_bytes.fn, [-1, 0.0]
+
+            def member_cost(rank: int) -> float:
+                if memo[0] != inst.arrived:   # new arrivals may change the size
+                    memo[0] = inst.arrived
+                    memo[1] = costs.cost(eng, comm, members, cop, aggregate(inst))
+                return memo[1]
+        else:
+            per_rank = cost_bytes
+
+            def member_cost(rank: int) -> float:
+                nb = per_rank(inst, rank) if per_rank is not None else inst.nbytes[rank]
+                return costs.cost(eng, comm, members, cop, nb)
 
         inst.cost_fn = member_cost
     t = vr.clock

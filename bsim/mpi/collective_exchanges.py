@@ -12,7 +12,7 @@ import pickle
 from typing import TYPE_CHECKING, Any
 
 from ..constants import IN_PLACE
-from ..engine.collective_rules import ALL, FANIN, FANOUT
+from ..engine.collective_rules import ALL, FANIN, FANOUT, Aggregate
 from ..engine.rank import current
 from ..errors import MPIUsageError
 from .buffers import parse_buffer, parse_bufspecw, parse_vector_buffer
@@ -84,7 +84,7 @@ def allgather(comm: Comm, sendobj: Any) -> list[Any]:
     vr = current()
     payload = dumps(sendobj)
     inst, _, _ = take_part(comm, vr, "allgather", ALL, -1, len(payload), payload,
-                           cost_bytes=lambda i, r: sum(i.nbytes))
+                           cost_bytes=Aggregate(lambda i: sum(i.nbytes)))
     return leave(comm, vr, inst, [pickle.loads(v) for v in inst.values])
 
 
@@ -94,7 +94,7 @@ def alltoall(comm: Comm, sendobj: Any) -> list[Any]:
     size = comm.size_of(vr)
     payload = [dumps(x) for x in _objects(vr, sendobj, size, "alltoall")]
     inst, me, _ = take_part(comm, vr, "alltoall", ALL, -1, sum(map(len, payload)), payload,
-                            cost_bytes=lambda i, r: max(i.nbytes))
+                            cost_bytes=Aggregate(lambda i: max(i.nbytes)))
     return leave(comm, vr, inst, [pickle.loads(v[me]) for v in inst.values])
 
 
@@ -203,7 +203,7 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
         raw, nb = (bytes(sinfo.mem) if sinfo.mem is not None else None), sinfo.nbytes
     inst, me, req = take_part(comm, vr, "allgather", ALL, -1, rinfo.nbytes, raw,
                               () if vector else (("nbytes", nb),),
-                              cost_bytes=lambda i, r: max(i.nbytes), blocking=blocking)
+                              cost_bytes=Aggregate(lambda i: max(i.nbytes)), blocking=blocking)
 
     def post() -> None:
         place_blocks(rinfo, inst.values)
@@ -254,7 +254,7 @@ def _Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bo
     value = ([sinfo.block(r)[1] for r in range(size)], data) if vector else data
     inst, me, req = take_part(comm, vr, "alltoall", ALL, -1, sinfo.nbytes, value,
                               () if vector else (("nbytes", sinfo.nbytes),),
-                              cost_bytes=lambda i, r: max(i.nbytes), blocking=blocking)
+                              cost_bytes=Aggregate(lambda i: max(i.nbytes)), blocking=blocking)
 
     def post() -> None:   # block r of the receive buffer is rank r's block for me
         if vector:

@@ -73,6 +73,20 @@ class _Mpi4pyShim(types.ModuleType):
     __version__: str
 
 
+class _NotSimulatedModule(types.ModuleType):
+    """A module of mpi4py bsim does not simulate: importing works, using a name raises."""
+
+    def __init__(self, name: str, why: str) -> None:
+        super().__init__(name)
+        self._why = why
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        from .mpi.namespace import NotSimulatedError
+        raise NotSimulatedError(f"{self.__name__}.{attr} is not simulated: {self._why}")
+
+
 def _real_submodule(value: Any) -> bool:
     """A real ``mpi4py.util...`` module (bound to the real MPI), as imported outside a run."""
     return (isinstance(value, types.ModuleType) and value.__name__.startswith("mpi4py.")
@@ -143,6 +157,8 @@ def mpi4py_shim(program: Any = None) -> Iterator[None]:
     submodules = {k: sys.modules.pop(k) for k in list(sys.modules)   # real mpi4py.util...
                   if k.startswith("mpi4py.") and k not in saved}
     sys.modules["mpi4py"] = pkg
+    sys.modules["mpi4py.futures"] = _NotSimulatedModule(
+        "mpi4py.futures", "it runs tasks in spawned MPI processes (Comm.Spawn) from threads")
     sys.modules["mpi4py.MPI"] = MPI
     sys.modules["mpi4py.rc"] = pkg.rc   # type: ignore[assignment]   # as mpi4py does
     rebound = {k: glob[k] for k in names}

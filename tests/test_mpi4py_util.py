@@ -103,3 +103,14 @@ if MPI.COMM_WORLD.rank == 0:
     real = json.loads(proc.stdout.strip().splitlines()[-1])
     assert real == _simulate(3).returns
     assert np.isclose(real[1]["p2p"][1], sum(range(100_000)))
+
+
+def test_mpi4py_futures_imports_and_says_it_is_not_simulated():
+    """mpi4py.futures runs tasks in spawned processes from threads: inside a simulation it
+    imports (so mpi4py.util.pool does) and its first use is one clear error, not a hang."""
+    def main():
+        from mpi4py import futures
+        return futures.MPIPoolExecutor
+    with pytest.raises(bsim.MPIUsageError, match="MPIPoolExecutor is not simulated: it runs "
+                                                  "tasks in spawned MPI processes"):
+        bsim.simulate(main, 1)

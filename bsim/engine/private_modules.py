@@ -110,6 +110,13 @@ class PrivateModules:
             return False
         return not os.path.realpath(path).startswith(self._roots)
 
+    def sync(self) -> None:
+        """Count every module now in ``sys.modules`` that is not a known private one as
+        shared (called when a run starts or resumes, after the mpi4py shim is in place),
+        and take its size as the reference for detecting imports."""
+        self.shared.update(name for name in sys.modules if name not in self.names)
+        self.count = len(sys.modules)
+
     def enter(self, rank: int) -> None:
         """Install *rank*'s copies (and remove the private modules it has not imported)."""
         modules = sys.modules

@@ -1,0 +1,130 @@
+"""The per-run collective cost source (``--collectives``), with per-operation overrides.
+
+``T = T(op, P, nbytes)`` for the timing rules of ``bsim/engine/collective_rules.py``:
+``analytic`` formulas, the MILC paper's ``clog`` (``c + d*log2 P``), a measured
+``table`` (the BSIM paper's PRIMEQUEST method) or ``algorithmic`` (the collective
+expanded into point-to-point messages, ``docs/collectives.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from netmodels.collective_costs import (
+    Analytic,
+    CollectiveModel,
+    build_collective_model,
+    canonical_op,
+)
+from netmodels.collective_costs import default_algorithm as _default_algorithm
+
+if TYPE_CHECKING:
+    from ..mpi.comm import Comm
+    from .core import Engine
+
+__all__ = ["CollectiveCosts"]
+
+
+class CollectiveCosts:
+    """The per-run choice of collective cost source, with per-operation overrides.
+
+    *spec* is a source spec (``"analytic"``, ``"analytic:allreduce=ring"``,
+    ``"clog:c=1e-6,d=2e-6"``, ``"table:path=t.csv"``, ``"algorithmic"``,
+    ``"algorithmic:allreduce=ring"``) or a dict ``{"default": spec, op: spec}``.
+    """
+
+    def __init__(self, spec: str | dict[str, str] | CollectiveModel | None = None) -> None:
+        if spec is None:
+            spec = "analytic"
+        specs = dict(spec) if isinstance(spec, dict) else {"default": spec}
+        self.specs = {k: (v if isinstance(v, str) else v.spec()) for k, v in specs.items()}
+        self._models: dict[str, CollectiveModel | None] = {}
+        self._algorithms: dict[str, dict[str, str]] = {}
+        for key, value in specs.items():
+            op = key if key == "default" else canonical_op(key)
+            if isinstance(value, str) and value.split(":", 1)[0].strip() == "algorithmic":
+                algs = {}
+                rest = value.split(":", 1)[1] if ":" in value else ""
+                for item in filter(None, (x.strip() for x in rest.split(","))):
+                    name, _, alg = item.partition("=")
+                    algs[canonical_op(name)] = alg.strip()
+                self._models[op] = None
+                self._algorithms[op] = algs
+            else:
+                self._models[op] = build_collective_model(value)
+        self._cost_cache: dict[tuple[Any, ...], float] = {}
+        self._p2p_cache: dict[Any, Callable[[float], float]] = {}
+        self.any_algorithmic = any(m is None for m in self._models.values())
+
+    def spec(self) -> str:
+        """A readable form of the configuration."""
+        if list(self.specs) == ["default"]:
+            return self.specs["default"]
+        return ";".join(f"{k}={v}" for k, v in self.specs.items())
+
+    def _entry(self, op: str) -> str:
+        return op if op in self._models else "default"
+
+    def algorithm(self, op: str, nprocs: int, nbytes: float) -> str | None:
+        """The algorithm to expand *op* into, or None when the source is a formula."""
+        entry = self._entry(op)
+        if self._models[entry] is not None:
+            return None
+        algs = self._algorithms[entry]
+        alg = algs.get(op)
+        return alg if alg else _default_algorithm(op, nprocs, nbytes)
+
+    def p2p_for(self, engine: Engine, comm: Comm,
+                group: tuple[int, ...]) -> Callable[[float], float]:
+        """One message's time for formulas on *comm*: the worst of a few member pairs.
+
+        The pairs are (member 0, member k) for k in {1, P/2, P-1}.  On a
+        topology the analytic source prices each message by its own pair
+        instead (``Analytic.time_on_pairs``); this single time is the
+        fallback for schedules past its budget (an upper bound there: every
+        step pays the farthest sampled pair) and the ``p2p`` of the other
+        sources.
+        """
+        key = comm.coll_ctx
+        fn = self._p2p_cache.get(key)
+        if fn is None:
+            net = engine.network
+            P = len(group)
+            pairs = sorted({(group[0], group[k]) for k in (1, P // 2, P - 1) if 0 < k < P})
+            if not pairs:
+                pairs = [(group[0], group[0])]
+
+            def fn(nbytes: float, _net: Any = net, _pairs: list[tuple[int, int]] = pairs) -> float:
+                n = int(nbytes)
+                return max(_net.cost(a, b, n) for a, b in _pairs)
+
+            self._p2p_cache[key] = fn
+        return fn
+
+    def cost(self, engine: Engine, comm: Comm, group: tuple[int, ...], op: str,
+             nbytes: float) -> float:
+        """``T(op, P, nbytes)`` on *comm* from the configured source (cached)."""
+        P = len(group)
+        if P <= 1:
+            return 0.0
+        key = (comm.coll_ctx, op, nbytes)
+        t = self._cost_cache.get(key)
+        if t is None:
+            entry = self._entry(op)
+            model = self._models[entry]
+            if model is None:   # algorithmic source asked for a formula: its analytic twin
+                alg = self.algorithm(op, P, nbytes)
+                assert alg is not None   # an algorithmic source always names one
+                model = Analytic({op: alg})
+            t = None
+            net = engine.network
+            if isinstance(model, Analytic) and hasattr(net, "node_of"):
+                # a topology (or nodes): price each step by the algorithm's real partners
+                def pair_cost(a: int, b: int, n: Any, _g: tuple[int, ...] = group) -> float:
+                    return net.cost(_g[a], _g[b], int(n))
+                t = model.time_on_pairs(op, P, nbytes, pair_cost)
+            if t is None:
+                t = model.time(op, P, nbytes, self.p2p_for(engine, comm, group))
+            self._cost_cache[key] = t
+        return t

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 LATENCY = 2e-6        # l, seconds
@@ -15,6 +17,7 @@ def hockney_spec() -> str:
 
 
 # -- real MPI: skeletons must also run under mpiexec with mpi4py ------------------------
+import json  # noqa: E402
 import os  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
@@ -37,6 +40,17 @@ def run_mpiexec(nprocs: int, code: str, env: dict[str, str] | None = None,
     return subprocess.run([MPIEXEC, "-n", str(nprocs), sys.executable, "-c", code],
                           env=full_env, capture_output=True, text=True, timeout=timeout,
                           cwd=ROOT)
+
+
+def real_mpi_returns(nprocs: int, code: str) -> list[Any]:
+    """Every rank's ``main()`` of the program *code* under real ``mpiexec -n NPROCS``
+    (gathered to rank 0 and printed as JSON), to compare with ``simulate().returns``."""
+    driver = ("\nimport json as _json\nfrom mpi4py import MPI as _MPI\n"
+              "_out = _MPI.COMM_WORLD.gather(main(), root=0)\n"
+              "if _MPI.COMM_WORLD.rank == 0:\n    print(_json.dumps(_out))\n")
+    proc = run_mpiexec(nprocs, code + driver)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
 # -- golden traces (tests/test_golden.py) ------------------------------------------------

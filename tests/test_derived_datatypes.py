@@ -8,11 +8,9 @@ Bounds (size, extent, true extent) are compared with real mpi4py's.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
-from conftest import needs_mpiexec, run_mpiexec
+from conftest import needs_mpiexec, real_mpi_returns
 
 import bsim
 
@@ -115,16 +113,7 @@ def test_derived_datatypes_by_hand():
 
 @needs_mpiexec
 def test_derived_datatypes_equal_real_mpi():
-    code = PROGRAM + '''
-result = main()
-out = MPI.COMM_WORLD.gather(result, root=0)
-if MPI.COMM_WORLD.rank == 0:
-    print(json.dumps(out))
-'''
-    proc = run_mpiexec(2, code)
-    assert proc.returncode == 0, proc.stderr
-    real = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert real == _bsim()
+    assert real_mpi_returns(2, PROGRAM) == _bsim()
 
 
 def test_a_datatype_that_reaches_past_the_buffer_is_one_line():

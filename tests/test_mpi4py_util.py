@@ -9,12 +9,11 @@ are counted.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import numpy as np
 import pytest
-from conftest import needs_mpiexec, run_mpiexec
+from conftest import needs_mpiexec, real_mpi_returns
 
 import bsim
 
@@ -93,14 +92,7 @@ def test_sys_modules_is_restored_after_the_run():
 
 @needs_mpiexec
 def test_pkl5_equals_real_mpi():
-    code = PROGRAM + '''
-out = MPI.COMM_WORLD.gather(main(), root=0)
-if MPI.COMM_WORLD.rank == 0:
-    print(json.dumps(out))
-'''
-    proc = run_mpiexec(3, code)
-    assert proc.returncode == 0, proc.stderr
-    real = json.loads(proc.stdout.strip().splitlines()[-1])
+    real = real_mpi_returns(3, PROGRAM)
     assert real == _simulate(3).returns
     assert np.isclose(real[1]["p2p"][1], sum(range(100_000)))
 

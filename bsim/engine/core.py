@@ -260,7 +260,7 @@ class Engine(simpy.Environment):
         private = self.private_modules
         modules = sys.modules
         if private is not None:
-            private.sync()   # what sys.modules holds now (the mpi4py shim changed it) is shared
+            private.sync()   # once: what sys.modules holds at the start (the shim's) is shared
         progress = self.progress
         # distributed runs check the limits and livelocks for all hosts at the exchange
         max_events = self.max_events if self.host_of is None else 0

@@ -97,6 +97,7 @@ class PrivateModules:
         self.count = len(sys.modules)
         self._roots = _shared_roots()
         self._compiled = _CompiledOnce()
+        self._synced = False
 
     @property
     def active(self) -> bool:
@@ -111,9 +112,12 @@ class PrivateModules:
         return not os.path.realpath(path).startswith(self._roots)
 
     def sync(self) -> None:
-        """Count every module now in ``sys.modules`` that is not a known private one as
-        shared (called when a run starts or resumes, after the mpi4py shim is in place),
-        and take its size as the reference for detecting imports."""
+        """At the first call (the run starts, the mpi4py shim is in place): count every
+        module now in ``sys.modules`` as shared and take its size as the reference for
+        detecting imports.  Later calls (each window of a distributed run) do nothing."""
+        if self._synced:
+            return
+        self._synced = True
         self.shared.update(name for name in sys.modules if name not in self.names)
         self.count = len(sys.modules)
 

@@ -80,7 +80,7 @@ class Comm:
                  group: tuple[int, ...] | None = None, name: str = "") -> None:
         if kind is None:
             # mpi4py's Comm(comm) / Comm(): another object for the same handle (or null)
-            self._copy_from(ctx if isinstance(ctx, Comm) else _null_comm())
+            self._copy_from(ctx if isinstance(ctx, Comm) else COMM_NULL)
             return
         self._handle: object = self   # copies share it: equality and hashing follow it
         self.context = ctx
@@ -437,7 +437,3 @@ class Cartcomm(Intracomm):
 COMM_WORLD = Intracomm(WORLD_CONTEXT, Kind.WORLD, name="WORLD")
 COMM_SELF = Intracomm(SELF_CONTEXT, Kind.SELF, name="SELF")
 COMM_NULL = Intracomm(-1, Kind.NULL, name="COMM_NULL")
-
-
-def _null_comm() -> Comm:
-    return COMM_NULL

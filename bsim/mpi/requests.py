@@ -62,19 +62,18 @@ class Request:
 
     __slots__ = ("owner", "kind", "call", "ctx", "src", "tag", "avail", "cost",
                  "partner", "t_post", "waited", "envelope", "payload", "lower",
-                 "rinfo", "error", "post", "flow", "cancelled", "handed")
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Request:
-        if len(args) == 1 and type(args[0]) is cls:   # mpi4py's Request(request): same handle
-            return args[0]
-        return super().__new__(cls)
+                 "rinfo", "error", "post", "flow", "cancelled", "handed", "_origin")
 
     def __init__(self, owner: VirtualRank | Request | None = None, kind: ReqKind = DONE,
                  call: str = "REQUEST_NULL") -> None:
-        if isinstance(owner, Request):   # Request(request): __new__ returned it, or a subclass
-            if owner is not self:
-                for slot in Request.__slots__:
+        if isinstance(owner, Request):
+            # mpi4py's Request(request): another object for the same handle, equal to it.
+            # A snapshot of its state (no Python-level __new__: requests are made per
+            # operation, and a __new__ doubled their cost)
+            for slot in Request.__slots__:
+                if slot != "_origin":
                     setattr(self, slot, getattr(owner, slot))
+            self._origin = getattr(owner, "_origin", owner)
             return
         # the rank that posted it (None only for a null request, never waited on)
         self.owner: VirtualRank = cast("VirtualRank", owner)
@@ -137,7 +136,9 @@ class Request:
         """The same request, or both null (complete): a done request is ``REQUEST_NULL``."""
         if not isinstance(other, Request):
             return NotImplemented
-        return self is other or (not self and not other)
+        if self is other or (not self and not other):
+            return True
+        return getattr(self, "_origin", self) is getattr(other, "_origin", other)
 
     __hash__ = object.__hash__
 

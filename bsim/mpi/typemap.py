@@ -29,7 +29,7 @@ MAX_BLOCKS = 10_000_000
 class Layout:
     """Byte blocks of one element plus its bounds (``lb``, ``extent``)."""
 
-    __slots__ = ("blocks", "lb", "extent", "size", "align")
+    __slots__ = ("blocks", "lb", "extent", "size", "align", "contiguous")
 
     def __init__(self, blocks: Sequence[Block], lb: int, extent: int, align: int = 1) -> None:
         merged: list[Block] = []
@@ -44,12 +44,9 @@ class Layout:
         self.lb, self.extent = int(lb), int(extent)
         self.size = sum(n for _, n in merged)
         self.align = align
-
-    @property
-    def contiguous(self) -> bool:
-        """True when an element is its ``size`` bytes at offset 0 and elements abut."""
-        return (self.lb == 0 and self.extent == self.size
-                and (not self.blocks or self.blocks == ((0, self.size),)))
+        # an element is its size bytes at offset 0 and elements abut (read per message)
+        self.contiguous = (self.lb == 0 and self.extent == self.size
+                           and (not self.blocks or self.blocks == ((0, self.size),)))
 
     @property
     def true_lb(self) -> int:

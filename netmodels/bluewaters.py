@@ -67,6 +67,8 @@ from .base import NetworkSpecError, SimTime, check_nonnegative, check_positive, 
 from .mapping import Mapping, MappingError, register_mapping
 from .topology import LinkId, TopologyModel
 
+MIDDLES_CACHE_LIMIT = 1 << 16   # (SN, drawer, destination SN) middle lists kept
+
 __all__ = ["BlueWaters", "percs_cost", "GridMapping2D", "CORES_PER_CHIP", "CHIPS_PER_QCM",
            "QCMS_PER_DRAWER", "DRAWERS_PER_SN", "MAX_SUPERNODES"]
 
@@ -145,6 +147,12 @@ class BlueWaters(TopologyModel):
                        "Lr": (self.lr_latency, self.lr_bandwidth),
                        "D": (self.d_latency, self.d_bandwidth)}
         self._init_common(latency, intra_latency, intra_bandwidth, cores, mapping)
+        self._middles: dict[tuple[int, int, int], list[int]] = {}
+        if striping and routing == "indirect":
+            # the fluid layer (bsim/engine/fabric_routes.py) takes a message's parts from
+            # ``contention_flows`` when the model has one: only striped indirect routing
+            # splits a message, every other setting keeps its one cached route
+            self.contention_flows = self.striped_flows
 
     # -- hierarchy --------------------------------------------------------------
     def num_nodes(self) -> int:
@@ -165,13 +173,41 @@ class BlueWaters(TopologyModel):
     def middle_candidates(self, a: int, t: int) -> list[int]:
         """SNs (not *t*) reachable over a D cable from a Hub in node *a*'s drawer."""
         s, drawer, _ = self.locate(a)
-        out = []
-        for m in range(self.supernodes):
-            if m in (s, t):
-                continue
-            if (self.d_owner(s, m) % HUBS_PER_SN) // QCMS_PER_DRAWER == drawer:
-                out.append(m)
+        key = (s, drawer, t)
+        out = self._middles.get(key)
+        if out is None:
+            out = [m for m in range(self.supernodes) if m not in (s, t) and
+                   (self.d_owner(s, m) % HUBS_PER_SN) // QCMS_PER_DRAWER == drawer]
+            if len(self._middles) < MIDDLES_CACHE_LIMIT:
+                self._middles[key] = out
         return out
+
+    def striped_flows(self, src: int, dst: int,
+                      nbytes: int) -> tuple[tuple[tuple[LinkId, ...], float], ...]:
+        """The parts of a message striped over the middle SNs (``routing=indirect``,
+        ``striping=true``): ``((links, bytes), ...)`` for the fluid contention layer.
+
+        The modeling tutorial ("Communication Cost with striping", "+X Dim") sends an
+        indirect-routed inter-SN message ``1/N`` over each of the ``N`` middle SNs its
+        drawer reaches, in 2 KB packets, so a D link carries ``C_i / N_i`` of the
+        messages routed through it.  Here a message of ``S`` bytes is
+        ``n = min(N, ceil(S / packet))`` equal parts over the routes via ``n``
+        consecutive middles starting at the unstriped choice
+        (``candidates[dst_node % N]``), as :func:`netmodels.bluewaters_striping.
+        striped_link_loads` counts them (``n = N`` there).  Messages inside an SN, and
+        between SNs with no middle, keep their one route.
+        """
+        a, b = self.node_of(src), self.node_of(dst)
+        if a == b:
+            return ()
+        sa, sb = a // HUBS_PER_SN, b // HUBS_PER_SN
+        middle = self.middle_candidates(a, sb) if sa != sb else []
+        if not middle:
+            return ((self.route_nodes(a, b), float(nbytes)),)
+        n = min(len(middle), max(1, math.ceil(nbytes / self.packet)))
+        first = b % len(middle)
+        return tuple((self.route_via(a, b, (sa, middle[(first + i) % len(middle)], sb)),
+                      nbytes / n) for i in range(n))
 
     # -- routing ------------------------------------------------------------------
     @staticmethod

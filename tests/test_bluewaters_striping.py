@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import pytest
@@ -110,3 +111,59 @@ def test_intra_sn_loads_are_unstriped():
     pairs = [(x + 32 * y, (x + 1) % 32 + 32 * y) for x in range(32) for y in range(32)]
     assert striped_link_loads(bw, pairs) == {k: float(v)
                                              for k, v in link_loads(bw, pairs).items()}
+
+
+# -- the fluid contention layer stripes too ----------------------------------------------
+def _fluid_pair_times(striping: bool) -> list[float]:
+    """Two messages from QCMs 0 and 1 of SN 0 to QCMs 0 and 1 of SN 4 (5 SNs, one core per
+    QCM, indirect routing), on links where only D is slow (bandwidth ``B``)."""
+    import bsim
+    from bsim import MPI
+
+    size, bw, lat = 2**20, 2.0**30, 2.0**-20
+    net = (f"bluewaters:supernodes=5,routing=indirect,striping={str(striping).lower()},"
+           f"cores=1,latency={lat},w_latency=0,li_latency=0,lr_latency=0,d_latency=0,"
+           f"w_bandwidth={2.0**50},li_bandwidth={2.0**50},lr_bandwidth={2.0**50},"
+           f"d_bandwidth={bw}")
+    pairs = [(0, 128), (1, 129)]
+
+    def main():
+        comm = MPI.COMM_WORLD
+        r = comm.Get_rank()
+        reqs = [comm.Irecv(bsim.Buffer(size), source=s) for s, d in pairs if d == r]
+        reqs += [comm.Isend(bsim.Buffer(size), dest=d) for s, d in pairs if s == r]
+        MPI.Request.Waitall(reqs)
+
+    res = bsim.simulate(main, ranks=160, network=net, contention="fluid")
+    return [res.finish[d] - lat for _, d in pairs]
+
+
+def test_fluid_layer_stripes_indirect_messages_over_the_middle_sns():
+    """By hand: SN 0's drawer 0 reaches middles 1, 2, 3 toward SN 4 (their D cables leave
+    Hubs 0, 1, 2), so each message is 3 parts of S/3.  Both messages put a part on each
+    D(0, m) and D(m, 4): 2 parts per D link, each at B/2, so a part takes
+    (S/3)/(B/2) = 2S/(3B) -- the tutorial's C_i * (S/N_i) / B_i with C = 2, N = 3.  The
+    model's lone cost already charges S/(3B) (N_D = 3); contention adds the other S/(3B).
+    Without striping in the fluid layer each message took one middle (128 % 3 = 2 ->
+    SN 3, 129 % 3 = 0 -> SN 1) and, though sharing nothing, arrived only when its S bytes
+    had crossed one D link: S/B, three times the model's own striped cost."""
+    bw5 = BlueWaters(supernodes=5, routing="indirect", striping=True, cores=1)
+    assert bw5.middle_candidates(0, 4) == [1, 2, 3]
+    parts = bw5.striped_flows(0, 128, 2**20)
+    assert [lk for route, _ in parts for lk in route if lk[0] == "D"] == [
+        ("D", 0, 3), ("D", 3, 4), ("D", 0, 1), ("D", 1, 4), ("D", 0, 2), ("D", 2, 4)]
+    assert all(size == 2**20 / 3 for _, size in parts)
+    s_over_b = 2**20 / 2.0**30
+    for t in _fluid_pair_times(striping=True):
+        assert math.isclose(t, 2 * s_over_b / 3, rel_tol=1e-9)
+
+
+def test_fluid_layer_packets_bound_the_stripes_and_small_messages_keep_one_route():
+    """``n = min(N, ceil(S / 2 KB))``: 3 KB goes in 2 parts, 1 KB in one; inside an SN
+    and with striping off the model offers no parts hook (one cached route)."""
+    bw = BlueWaters(supernodes=5, routing="indirect", striping=True, cores=1)
+    assert [size for _, size in bw.striped_flows(0, 128, 3072)] == [1536.0, 1536.0]
+    assert len(bw.striped_flows(0, 128, 1024)) == 1
+    assert len(bw.striped_flows(0, 5, 2**20)) == 1 and bw.striped_flows(3, 3, 10) == ()
+    assert not hasattr(BlueWaters(supernodes=5, routing="indirect"), "contention_flows")
+    assert not hasattr(BlueWaters(supernodes=5, striping=True), "contention_flows")

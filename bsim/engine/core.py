@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import gc
 import math
-import os
 import sys
 import time as _time
 from collections.abc import Callable
 from heapq import heappop, heappush
 from itertools import count
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import greenlet
@@ -41,14 +41,12 @@ from simpy.core import EmptySchedule
 
 from ..errors import (
     BsimError,
-    DeadlockError,
-    LivelockError,
     LookaheadError,
     MPIUsageError,
     RankError,
-    SimulationLimitError,
 )
-from .events import PRIO_NET, SIMPY_KEYS, Call, NetEvent
+from .events import PRIO_NET, SIMPY_KEYS, Call, Deliveries, NetEvent
+from .failures import FailureReports, user_location_of_traceback
 from .hooks import PROGRESS_EVERY
 from .matching import Message, deliver
 from .private_modules import PrivateModules
@@ -60,13 +58,15 @@ if TYPE_CHECKING:
 
 __all__ = ["Engine", "LIVELOCK_POLLS"]
 
+GC_YOUNG_MIN = 50_000          # young-generation collector threshold during a run, at least
+GC_ALLOCS_PER_RANK = 8         # ... and this many net allocations per local rank
+GC_YOUNG_MAX = 2_000_000       # ... up to this (bounds the garbage cycles a run can hold)
 LIVELOCK_POLLS = 100_000   # consecutive fruitless polls before the livelock check scans the queue
 
-# bsim's own code: every module of the bsim package (not skeletons, not the user's files)
-_BSIM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_by_key = attrgetter("key")   # a message's place among the deliveries of one time
 
 
-class Engine(simpy.Environment):
+class Engine(FailureReports, simpy.Environment):
     """One simulation: the event queue, the virtual ranks and the models they use.
 
     ``Engine(nranks, network, protocol)``; :meth:`run_program` runs
@@ -107,6 +107,7 @@ class Engine(simpy.Environment):
         # the event heap (bsim.engine.events); SimPy's own _queue stays empty: SimPy events
         # scheduled through schedule() land here too
         self.queue: list[tuple[float, int, int, Any]] = []
+        self.deliveries: dict[float, Deliveries] = {}   # time -> its batch in the queue
         self.colls: dict[Any, Any] = {}   # (collective context, sequence) -> CollInstance
         self.collective_costs: CollectiveCosts   # set by simulate()
         self.fabric: ContentionLayer | None = None   # contention 'fluid' (bsim.engine.fabric)
@@ -228,6 +229,17 @@ class Engine(simpy.Environment):
     def start(self, program: Callable[[VirtualRank], Any]) -> None:
         """Create the greenlets of the ranks this process runs; wake them at t = 0."""
         self.main = greenlet.getcurrent()
+        # The run allocates many short-lived tuples and requests while thousands of
+        # long-lived greenlets and frames exist: freezing what exists and raising the
+        # young-generation threshold cuts collector work (~30% faster halo exchange at
+        # 4,096 ranks).  What survives a young collection is the requests and messages in
+        # flight, about proportional to the ranks, so the threshold grows with them
+        # (GC_ALLOCS_PER_RANK, capped): at 65,536 ranks a fixed 50,000 spent 2.3 s of a
+        # 19 s loop in young collections, 524,288 spends 0.3 s (docs/benchmarks.md).
+        self._gc_saved = t = gc.get_threshold()
+        young = min(max(t[0], GC_YOUNG_MIN, GC_ALLOCS_PER_RANK * len(self.local_ranks)),
+                    GC_YOUNG_MAX)
+        gc.set_threshold(young, max(t[1], 20), t[2])
         for vr in self.local_ranks:
             g = RankGreenlet(self._rank_main(program, vr), self.main)
             g.vrank = vr
@@ -235,13 +247,7 @@ class Engine(simpy.Environment):
             vr.wake(0.0)
         self.unfinished = len(self.local_ranks)
         self.hooked = self.tracer is not None or self.noise is not None
-        # The run allocates many short-lived tuples and requests while thousands of
-        # long-lived greenlets and frames exist: freezing what exists and raising the
-        # young-generation threshold cuts collector work (~30% faster halo exchange).
-        self._gc_saved = gc.get_threshold()
         gc.freeze()
-        t = self._gc_saved
-        gc.set_threshold(max(t[0], 50_000), max(t[1], 20), t[2])
 
     def finish(self) -> None:
         """Undo :meth:`start`'s collector settings; drop the run's private modules."""
@@ -270,11 +276,37 @@ class Engine(simpy.Environment):
         start = _time.perf_counter()
         base = self.events
         events = 0
+        deliveries = self.deliveries
+        batch_cls = Deliveries
         try:
             while queue and queue[0][0] < end:
-                now, _, key, item = heappop(queue)   # a VirtualRank, Message, Call, NetEvent
-                self._now = now                        # or SimPy event
+                now, _, key, item = heappop(queue)   # a VirtualRank, Message, Deliveries,
+                self._now = now                        # Call, NetEvent or SimPy event
                 cls = item.__class__
+                if cls is batch_cls:   # messages visible at `now`, in key order (events.py)
+                    idle = 0
+                    if key < 0:        # fresh from the send path: not yet sorted
+                        if deliveries.get(now) is item:
+                            del deliveries[now]
+                        if len(item) > 1:
+                            item.sort(key=_by_key)
+                    i, n = 0, len(item)
+                    while i < n:
+                        msg = item[i]
+                        if queue and queue[0] < (now, PRIO_NET, msg.key):
+                            # an event ordered before this message: the rest waits its turn
+                            heappush(queue, (now, PRIO_NET, msg.key,
+                                             batch_cls(item[i:]) if i else item))
+                            break
+                        events += 1
+                        if periodic and not (base + events) & (PROGRESS_EVERY - 1):
+                            start = self._periodic(base + events, start, max_events)
+                        try:
+                            deliver(ranks[msg.dst], msg, now)
+                        except BaseException as exc:
+                            self._abort(None, exc)
+                        i += 1
+                    continue
                 if cls is rank_cls:
                     if key != item.wake_key:   # superseded wake-up
                         continue
@@ -292,13 +324,7 @@ class Engine(simpy.Environment):
                     idle = 0
                 events += 1
                 if periodic and not (base + events) & (PROGRESS_EVERY - 1):
-                    self.events = base + events
-                    self.host_seconds += _time.perf_counter() - start
-                    start = _time.perf_counter()
-                    if progress is not None:
-                        progress(self)
-                    if 0 < max_events <= self.events:
-                        self.limit_error(f"the run reached the limit max_events={max_events:,}")
+                    start = self._periodic(base + events, start, max_events)
                 if cls is rank_cls:
                     if private is not None and private.names:
                         private.enter(item.rank)
@@ -335,6 +361,20 @@ class Engine(simpy.Environment):
             self.host_seconds += _time.perf_counter() - start
             self.poll_streak = idle
 
+    def _periodic(self, events: int, start: float, max_events: int) -> float:
+        """Every ``PROGRESS_EVERY`` events: the progress hook and the event limit.
+
+        Returns the new start of the host-time measurement.
+        """
+        self.events = events
+        self.host_seconds += _time.perf_counter() - start
+        start = _time.perf_counter()
+        if self.progress is not None:
+            self.progress(self)
+        if 0 < max_events <= events:
+            self.limit_error(f"the run reached the limit max_events={max_events:,}")
+        return start
+
     def _rank_main(self, program: Callable[[VirtualRank], Any],
                    vr: VirtualRank) -> Callable[[], None]:
         def run() -> None:
@@ -344,7 +384,7 @@ class Engine(simpy.Environment):
                 vr.retval = program(vr)
             except SystemExit as exc:   # sys.exit(0) ends the rank; another code is an error
                 if exc.code not in (None, 0):
-                    where = _user_location_of_traceback(exc)
+                    where = user_location_of_traceback(exc)
                     raise RankError(f"rank {vr.rank} called sys.exit({exc.code!r}){where}",
                                     vr.rank) from None
             if self.measure is not None:
@@ -372,6 +412,7 @@ class Engine(simpy.Environment):
                 except BaseException:   # a rank's cleanup failing must not mask the cause
                     pass
         self.queue.clear()
+        self.deliveries.clear()
 
     def _abort(self, vr: VirtualRank | None, exc: BaseException) -> None:
         self._teardown()
@@ -380,117 +421,11 @@ class Engine(simpy.Environment):
         if (vr is not None and isinstance(exc, MPIUsageError) and exc.args
                 and isinstance(exc.args[0], str) and " (at " not in exc.args[0]):
             # a usage error of this rank's call: point at the user's line, as other errors do
-            exc.args = (exc.args[0] + _user_location_of_traceback(exc),) + exc.args[1:]
+            exc.args = (exc.args[0] + user_location_of_traceback(exc),) + exc.args[1:]
         if isinstance(exc, (BsimError, KeyboardInterrupt, SystemExit, EmptySchedule)):
             raise exc
         if vr is None:
             raise exc
-        where = _user_location_of_traceback(exc)
+        where = user_location_of_traceback(exc)
         raise RankError(f"rank {vr.rank} raised {type(exc).__name__}: {exc}{where}",
                         vr.rank) from exc
-
-    def blocked_ranks(self) -> list[tuple[int, str, str]]:
-        """``(rank, call, where)`` of every unfinished rank run by this process."""
-        blocked = []
-        for vr in self.local_ranks:
-            if not vr.finished:
-                call = vr.pending or "?"
-                if vr.polled:
-                    call = f"polling {call}"
-                if vr.waitset:
-                    waiting = [r.describe() for r in vr.waitset if r.avail is None]
-                    if len(vr.waitset) == 1 and vr.waitset[0].call == call:
-                        call = waiting[0] if waiting else call
-                    else:
-                        call += " on " + ", ".join(waiting)
-                blocked.append((vr.rank, call, _user_location(vr.greenlet)))
-        return blocked
-
-    def _check_livelock(self, polling: VirtualRank) -> None:
-        """Raise :class:`LivelockError` if every pending event is a poll's wake-up.
-
-        Then nothing in flight (a message, a collective completion, a computing
-        rank's next action) can change what the polls find.  *polling* is the
-        rank just woken from its poll.
-        """
-        if not self.only_polling():
-            return
-        polling.polled = True          # still polling: report it as such
-        self.livelock_error(self.blocked_ranks())
-
-    def only_polling(self) -> bool:
-        """True if every pending event is the wake-up of a rank asleep after a fruitless poll."""
-        for _, _, key, item in self.queue:
-            if item.__class__ is not VirtualRank:
-                return False           # a message, a completion or a SimPy event in flight
-            if key == item.wake_key and not item.polled:
-                return False           # a rank that will act (computing, about to send)
-        return True
-
-    def livelock_error(self, blocked: list[tuple[int, str, str]]) -> None:
-        """Tear down and raise :class:`LivelockError` for *blocked* (every unfinished rank)."""
-        self._teardown()
-        lines = [f"  rank {r}: {call} at {where}" for r, call, where in blocked[:32]]
-        if len(blocked) > 32:
-            lines.append(f"  ... and {len(blocked) - 32} more")
-        npoll = sum(call.startswith("polling ") for _, call, _ in blocked)
-        raise LivelockError(
-            f"livelock at t={self._now!r}: {npoll} of {self.nranks} ranks polling and "
-            f"{len(blocked) - npoll} blocked, with nothing in flight that could satisfy "
-            f"them\n" + "\n".join(lines), blocked)
-
-    def limit_error(self, what: str, blocked: list[tuple[int, str, str]] | None = None) -> None:
-        """Tear down and raise :class:`SimulationLimitError` naming the unfinished ranks."""
-        if blocked is None:
-            blocked = self.blocked_ranks()
-        self._teardown()
-        first = f"; e.g. rank {blocked[0][0]} in {blocked[0][1]} at {blocked[0][2]}" \
-            if blocked else ""
-        raise SimulationLimitError(f"{what} at t={self._now!r} with {len(blocked)} of "
-                                   f"{self.nranks} ranks unfinished{first}")
-
-    def _deadlock(self) -> None:
-        self.deadlock_error(self.blocked_ranks(), self.nranks)
-
-    def deadlock_error(self, blocked: list[tuple[int, str, str]], nranks: int) -> None:
-        """Tear down and raise :class:`DeadlockError` for *blocked*."""
-        t = self._now
-        since: dict[int, str] = {}
-        if self.host_of is None:   # one process: each rank's own clock says when it blocked
-            for vr in self.ranks:
-                if not vr.finished:
-                    since[vr.rank] = f" (blocked since t={vr.clock!r})"
-                    t = max(t, vr.clock)
-        lines = [f"  rank {r}: {call} at {where}{since.get(r, '')}"
-                 for r, call, where in blocked[:32]]
-        if len(blocked) > 32:
-            lines.append(f"  ... and {len(blocked) - 32} more")
-        self._teardown()
-        raise DeadlockError(
-            f"deadlock at t={t!r}: {len(blocked)} of {nranks} ranks blocked "
-            f"with no pending event\n" + "\n".join(lines), blocked)
-
-
-def _is_internal(filename: str) -> bool:
-    """True for a frame of bsim's own code (any module of the ``bsim`` package)."""
-    return os.path.abspath(filename).startswith(_BSIM_DIR)
-
-
-def _user_location(g: greenlet.greenlet | None) -> str:
-    """``file:line`` of the innermost frame of *g* that is not bsim's own code."""
-    frame = g.gr_frame if g is not None else None
-    while frame is not None and _is_internal(frame.f_code.co_filename):
-        frame = frame.f_back
-    if frame is None:
-        return "?"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
-
-
-def _user_location_of_traceback(exc: BaseException) -> str:
-    tb = exc.__traceback__
-    where = ""
-    while tb is not None:
-        if not _is_internal(tb.tb_frame.f_code.co_filename):
-            where = f" (at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno})"
-        tb = tb.tb_next
-    return where

@@ -10,8 +10,18 @@ The queue is a heap of ``(time, priority, key, item)``:
   that caused the event and how many events it had caused before; plain
   SimPy events get keys above every rank's (``SIMPY_KEYS``) in insertion order;
 * ``item``: a :class:`~bsim.engine.rank.VirtualRank` (a wake-up), a
-  :class:`~bsim.engine.matching.Message` (a delivery), a :class:`Call`, a
-  :class:`NetEvent` or a SimPy event.
+  :class:`~bsim.engine.matching.Message` (a delivery), a :class:`Deliveries`
+  batch, a :class:`Call`, a :class:`NetEvent` or a SimPy event.
+
+Deliveries: in one process the point-to-point send does not push each message;
+messages that become visible at the same time ``t`` join one :class:`Deliveries`
+list, which sits in the heap once as ``(t, NET, -1, batch)``.  When it comes out the
+loop sorts it by the messages' keys and delivers them in that order, and before each
+one checks the heap: an entry ordered before the next message (another network event
+of time ``t`` with a smaller key) sends the rest of the batch back into the heap under
+that message's key.  The order of deliveries is therefore exactly the order of one
+heap entry per message, and the heap holds one entry per distinct time instead of
+one per message in flight (a halo exchange's sends of one step share their time).
 
 None of the four depends on host timing or on how ranks are partitioned over
 host processes, so runs are bit-identical (``docs/architecture.md``).
@@ -28,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .core import Engine
 
-__all__ = ["Priority", "Call", "NetEvent", "SIMPY_KEYS", "PRIO_NET", "PRIO_RANK",
+__all__ = ["Priority", "Call", "Deliveries", "NetEvent", "SIMPY_KEYS", "PRIO_NET", "PRIO_RANK",
            "PRIO_SETTLE"]
 
 SIMPY_KEYS = 1 << 62   # keys of plain SimPy events start here (above every rank's)
@@ -55,6 +65,12 @@ class Call:
     def __init__(self, fn: Callable[..., None], args: tuple[Any, ...]) -> None:
         self.fn = fn
         self.args = args
+
+
+class Deliveries(list):
+    """Messages that become visible at one time, delivered in key order (module docstring)."""
+
+    __slots__ = ()
 
 
 class NetEvent(ABC):

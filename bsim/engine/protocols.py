@@ -54,7 +54,7 @@ from netmodels.spec import SpecError, parse_spec
 
 from ..errors import TruncationError
 from .envelope import Enveloped
-from .events import PRIO_NET, NetEvent
+from .events import PRIO_NET, Deliveries, NetEvent
 from .matching import Message
 
 if TYPE_CHECKING:
@@ -202,8 +202,12 @@ class BsimProtocol(Protocol):
             lag = min(lag, self.net.cost(vr.rank, vr.rank, msg.nbytes))
         vr.seq += 1
         key = msg.key = vr.keybase | vr.seq
-        if eng.host_of is None:   # one process: Engine.post and Engine.push inlined (hot path)
-            heappush(eng.queue, (t + lag, PRIO_NET, key, msg))
+        if eng.host_of is None:   # one process: the time's batch of deliveries (events.py)
+            batch = eng.deliveries.get(t + lag)
+            if batch is None:
+                batch = eng.deliveries[t + lag] = Deliveries()
+                heappush(eng.queue, (t + lag, PRIO_NET, -1, batch))
+            batch.append(msg)
         else:
             eng.post(t + lag, key, msg, dst.rank)
         sc = (self.net.cost(vr.rank, dst.rank, msg.nbytes)

@@ -1,0 +1,144 @@
+"""How a run that cannot go on says so: deadlock, livelock and limit reports.
+
+:class:`FailureReports` is the part of :class:`~bsim.engine.core.Engine` that names
+every unfinished rank -- its rank, the call it is blocked in and the user's
+``file:line`` (the innermost frame outside bsim's own package) -- tears the run down
+and raises :class:`~bsim.errors.DeadlockError`, :class:`~bsim.errors.LivelockError` or
+:class:`~bsim.errors.SimulationLimitError` (``docs/errors.md``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import greenlet
+
+from ..errors import DeadlockError, LivelockError, SimulationLimitError
+from .rank import VirtualRank
+
+__all__ = ["FailureReports", "user_location_of_traceback"]
+
+# bsim's own code: every module of the bsim package (not skeletons, not the user's files)
+_BSIM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class FailureReports:
+    """Reports of a run that cannot go on (mixed into the engine)."""
+
+    queue: list[tuple[float, int, int, Any]]
+    ranks: list[VirtualRank]
+    local_ranks: list[VirtualRank]
+    nranks: int
+    host_of: Any
+    _now: float
+
+    if TYPE_CHECKING:
+        def _teardown(self) -> None: ...   # the engine's: kill every unfinished rank
+
+    def blocked_ranks(self) -> list[tuple[int, str, str]]:
+        """``(rank, call, where)`` of every unfinished rank run by this process."""
+        blocked = []
+        for vr in self.local_ranks:
+            if not vr.finished:
+                call = vr.pending or "?"
+                if vr.polled:
+                    call = f"polling {call}"
+                if vr.waitset:
+                    waiting = [r.describe() for r in vr.waitset if r.avail is None]
+                    if len(vr.waitset) == 1 and vr.waitset[0].call == call:
+                        call = waiting[0] if waiting else call
+                    else:
+                        call += " on " + ", ".join(waiting)
+                blocked.append((vr.rank, call, _user_location(vr.greenlet)))
+        return blocked
+
+    def _check_livelock(self, polling: VirtualRank) -> None:
+        """Raise :class:`LivelockError` if every pending event is a poll's wake-up.
+
+        Then nothing in flight (a message, a collective completion, a computing
+        rank's next action) can change what the polls find.  *polling* is the
+        rank just woken from its poll.
+        """
+        if not self.only_polling():
+            return
+        polling.polled = True          # still polling: report it as such
+        self.livelock_error(self.blocked_ranks())
+
+    def only_polling(self) -> bool:
+        """True if every pending event is the wake-up of a rank asleep after a fruitless poll."""
+        for _, _, key, item in self.queue:
+            if item.__class__ is not VirtualRank:
+                return False           # a message, a completion or a SimPy event in flight
+            if key == item.wake_key and not item.polled:
+                return False           # a rank that will act (computing, about to send)
+        return True
+
+    def livelock_error(self, blocked: list[tuple[int, str, str]]) -> None:
+        """Tear down and raise :class:`LivelockError` for *blocked* (every unfinished rank)."""
+        self._teardown()
+        lines = [f"  rank {r}: {call} at {where}" for r, call, where in blocked[:32]]
+        if len(blocked) > 32:
+            lines.append(f"  ... and {len(blocked) - 32} more")
+        npoll = sum(call.startswith("polling ") for _, call, _ in blocked)
+        raise LivelockError(
+            f"livelock at t={self._now!r}: {npoll} of {self.nranks} ranks polling and "
+            f"{len(blocked) - npoll} blocked, with nothing in flight that could satisfy "
+            f"them\n" + "\n".join(lines), blocked)
+
+    def limit_error(self, what: str, blocked: list[tuple[int, str, str]] | None = None) -> None:
+        """Tear down and raise :class:`SimulationLimitError` naming the unfinished ranks."""
+        if blocked is None:
+            blocked = self.blocked_ranks()
+        self._teardown()
+        first = f"; e.g. rank {blocked[0][0]} in {blocked[0][1]} at {blocked[0][2]}" \
+            if blocked else ""
+        raise SimulationLimitError(f"{what} at t={self._now!r} with {len(blocked)} of "
+                                   f"{self.nranks} ranks unfinished{first}")
+
+    def _deadlock(self) -> None:
+        self.deadlock_error(self.blocked_ranks(), self.nranks)
+
+    def deadlock_error(self, blocked: list[tuple[int, str, str]], nranks: int) -> None:
+        """Tear down and raise :class:`DeadlockError` for *blocked*."""
+        t = self._now
+        since: dict[int, str] = {}
+        if self.host_of is None:   # one process: each rank's own clock says when it blocked
+            for vr in self.ranks:
+                if not vr.finished:
+                    since[vr.rank] = f" (blocked since t={vr.clock!r})"
+                    t = max(t, vr.clock)
+        lines = [f"  rank {r}: {call} at {where}{since.get(r, '')}"
+                 for r, call, where in blocked[:32]]
+        if len(blocked) > 32:
+            lines.append(f"  ... and {len(blocked) - 32} more")
+        self._teardown()
+        raise DeadlockError(
+            f"deadlock at t={t!r}: {len(blocked)} of {nranks} ranks blocked "
+            f"with no pending event\n" + "\n".join(lines), blocked)
+
+
+
+def _is_internal(filename: str) -> bool:
+    """True for a frame of bsim's own code (any module of the ``bsim`` package)."""
+    return os.path.abspath(filename).startswith(_BSIM_DIR)
+
+
+def _user_location(g: greenlet.greenlet | None) -> str:
+    """``file:line`` of the innermost frame of *g* that is not bsim's own code."""
+    frame = g.gr_frame if g is not None else None
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return "?"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def user_location_of_traceback(exc: BaseException) -> str:
+    tb = exc.__traceback__
+    where = ""
+    while tb is not None:
+        if not _is_internal(tb.tb_frame.f_code.co_filename):
+            where = f" (at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno})"
+        tb = tb.tb_next
+    return where

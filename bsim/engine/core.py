@@ -82,7 +82,7 @@ class Engine(FailureReports, simpy.Environment):
     rules, the fabric and the MPI surface): ``ranks`` (every
     :class:`VirtualRank`), ``network``, ``protocol``, ``collective_costs``,
     ``fabric``, ``queue`` (the event heap: add to it only through :meth:`push`,
-    :meth:`call_at` or :meth:`post`), ``lookahead``, ``comms`` (derived
+    :meth:`deliver_at`, :meth:`call_at` or :meth:`post`), ``lookahead``, ``comms`` (derived
     communicators by creation key), ``colls`` (collective instances),
     ``tracer``/``noise``/``progress``/``measure`` (hooks), ``host_of``,
     ``outbox`` and ``handles`` (distributed runs).  SimPy's clock field
@@ -167,9 +167,9 @@ class Engine(FailureReports, simpy.Environment):
     def push(self, t: float, priority: int, key: int, item: Any) -> None:
         """Put *item* on the queue at simulated time *t* (``bsim.engine.events``).
 
-        The one way to add a queue entry; two hot paths inline it, each with a
-        comment saying so (``VirtualRank.sleep_until``/``wake`` and the ``bsim``
-        protocol's send).
+        The one way to add a queue entry besides :meth:`deliver_at`; hot paths inline
+        them, each with a comment saying so (``VirtualRank.sleep_until``/``wake`` and
+        the ``bsim`` protocol's send).
         """
         heappush(self.queue, (t, priority, key, item))
 
@@ -182,6 +182,18 @@ class Engine(FailureReports, simpy.Environment):
         owner.seq += 1
         self.push(t, PRIO_NET, owner.keybase | owner.seq, Call(fn, args))
 
+    def deliver_at(self, t: float, msg: Message) -> None:
+        """Deliver *msg* at time *t*, in the order of its key among the deliveries of *t*.
+
+        It joins the time's :class:`~bsim.engine.events.Deliveries` batch (one queue
+        entry per time; ``bsim.engine.events``).  The ``bsim`` protocol's send inlines this.
+        """
+        batch = self.deliveries.get(t)
+        if batch is None:
+            batch = self.deliveries[t] = Deliveries()
+            heappush(self.queue, (t, PRIO_NET, -1, batch))
+        batch.append(msg)
+
     def post(self, t: float, key: int, item: Any, target: int) -> None:
         """Schedule network event *item* (a ``Message`` or a ``NetEvent``) for world rank
         *target* at time *t* with tie-break *key*.
@@ -192,7 +204,10 @@ class Engine(FailureReports, simpy.Environment):
         """
         host_of = self.host_of
         if host_of is None or host_of[target] == self.host:
-            self.push(t, PRIO_NET, key, item)
+            if item.__class__ is Message:
+                self.deliver_at(t, item)
+            else:
+                self.push(t, PRIO_NET, key, item)
             return
         if t < self.window_end:
             raise LookaheadError(

@@ -300,7 +300,7 @@ def _insert(engine: Engine, events: list[tuple[float, int, tuple[Any, ...]]]) ->
     for t, key, data in events:
         tag = data[0]
         if tag == "M":
-            engine.push(t, PRIO_NET, key, Message.from_wire(data))
+            engine.deliver_at(t, Message.from_wire(data))   # its key travels with it
         elif tag == "A":
             arrival_info(engine, data)
         elif tag == "C":

@@ -202,7 +202,7 @@ class BsimProtocol(Protocol):
             lag = min(lag, self.net.cost(vr.rank, vr.rank, msg.nbytes))
         vr.seq += 1
         key = msg.key = vr.keybase | vr.seq
-        if eng.host_of is None:   # one process: the time's batch of deliveries (events.py)
+        if eng.host_of is None:   # one process: Engine.deliver_at inlined (hot path)
             batch = eng.deliveries.get(t + lag)
             if batch is None:
                 batch = eng.deliveries[t + lag] = Deliveries()

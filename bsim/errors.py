@@ -10,7 +10,7 @@ __all__ = [
     "BsimError", "MPIUsageError", "TruncationError", "AddTimeError",
     "CollectiveMismatchError", "SimulationError", "DeadlockError", "RankError",
     "NotInSimulationError", "LookaheadError", "DistributedError", "LivelockError",
-    "SimulationLimitError", "AbovePeakError", "MPIUsageTypeError"]
+    "SimulationLimitError", "AbovePeakError", "MPIUsageTypeError", "HostBlockedError"]
 
 
 class BsimError(Exception):
@@ -105,6 +105,12 @@ class RankError(SimulationError):
     def __init__(self, message: str, rank: int) -> None:
         super().__init__(message)
         self.rank = rank
+
+
+class HostBlockedError(RankError):
+    """A virtual rank held the host thread in a blocking host call (socket, pipe, lock)
+    while the process stayed idle: the rank it waits for could never run
+    (``bsim/engine/host_watchdog.py``)."""
 
 
 class LookaheadError(SimulationError):

@@ -48,6 +48,7 @@ from ..errors import (
 from .events import PRIO_NET, SIMPY_KEYS, Call, Deliveries, NetEvent
 from .failures import FailureReports, user_location_of_traceback
 from .hooks import PROGRESS_EVERY
+from .host_watchdog import HostBlockWatchdog
 from .matching import Message, deliver
 from .private_modules import PrivateModules
 from .rank import RankGreenlet, VirtualRank, charge_host_compute
@@ -122,6 +123,7 @@ class Engine(FailureReports, simpy.Environment):
         # None: every module shared (simulate(private_modules=False))
         self.private_modules: PrivateModules | None = PrivateModules()
         self.comms: dict[Any, Any] = {}   # derived communicators by creation key
+        self.watchdog = HostBlockWatchdog()   # a rank blocked in the host OS (socket, ...)
         self.user_state: dict[str, Any] = {}   # objects shared by the ranks (simpy_bridge.shared)
         # visibility lag of messages and collective completions (docs/distributed.md):
         # the protocol's lookahead over this network, set by simulate()
@@ -262,10 +264,12 @@ class Engine(FailureReports, simpy.Environment):
             vr.wake(0.0)
         self.unfinished = len(self.local_ranks)
         self.hooked = self.tracer is not None or self.noise is not None
+        self.watchdog.arm()
         gc.freeze()
 
     def finish(self) -> None:
-        """Undo :meth:`start`'s collector settings; drop the run's private modules."""
+        """Undo :meth:`start`'s collector settings and watchdog; drop the private modules."""
+        self.watchdog.disarm()
         gc.set_threshold(*self._gc_saved)
         gc.unfreeze()
         if self.private_modules is not None:

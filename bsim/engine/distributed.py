@@ -43,6 +43,7 @@ from .events import PRIO_NET
 from .matching import Message
 from .protocols import ClearToSend, DataArrival
 from .rank import VirtualRank
+from .synchronous import SyncAck
 
 __all__ = ["partition", "run_distributed", "DistStats", "PARTITIONS", "host_processes"]
 
@@ -307,6 +308,8 @@ def _insert(engine: Engine, events: list[tuple[float, int, tuple[Any, ...]]]) ->
             engine.push(t, PRIO_NET, key, ClearToSend.from_wire(data))
         elif tag == "D":
             engine.push(t, PRIO_NET, key, DataArrival.from_wire(data))
+        elif tag == "S":
+            engine.push(t, PRIO_NET, key, SyncAck.from_wire(data))
         else:   # pragma: no cover - a programming error
             raise SimulationError(f"unknown shipped event {tag!r}")
 

@@ -4,10 +4,10 @@ Two protocols, selected per run (``docs/protocols.md``); the
 formulas are written out in ``docs/protocols.md``.
 
 ``bsim`` (BSIM paper, Sec. 2.C and 3.C): sends are asynchronous and cost
-``send_cost`` (default 0).  A message is visible to the receiver at its send
-time ``ts``.  A receive that blocks at ``tp`` completes at
-``max(tp, ts) + cost(src, dst, s)``; ``max(0, ts - tp)`` is wait and ``cost``
-is comm.  ``irecv`` + ``wait`` is a receive blocking at the time of ``wait``.
+``send_cost`` (default 0); a synchronous send completes on the receiver's
+acknowledgement (:mod:`bsim.engine.synchronous`).  A receive that blocks at
+``tp`` completes at ``max(tp, ts) + cost(src, dst, s)``; ``max(0, ts - tp)``
+is wait and ``cost`` comm.  ``irecv`` + ``wait`` is a receive blocking at ``wait``.
 
 ``loggp`` (LogGP, Alexandrov et al.; the MILC paper Sec. IV): the sender pays
 ``o_s``; an eager message (``s <= eager_limit``) departs at
@@ -56,6 +56,7 @@ from ..errors import TruncationError
 from .envelope import Enveloped
 from .events import PRIO_NET, NetEvent
 from .matching import Message
+from .synchronous import acknowledge
 
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
@@ -202,6 +203,9 @@ class BsimProtocol(Protocol):
             lag = min(lag, self.net.cost(vr.rank, vr.rank, msg.nbytes))
         vr.seq += 1
         key = msg.key = vr.keybase | vr.seq
+        if synchronous:   # completes on the receiver's acknowledgement (engine/synchronous.py)
+            msg.rendezvous = True
+            msg.sreq = req
         if eng.host_of is None:   # one process: Engine.post and Engine.push inlined (hot path)
             heappush(eng.queue, (t + lag, PRIO_NET, key, msg))
         else:
@@ -213,10 +217,13 @@ class BsimProtocol(Protocol):
             vr.clock = t + sc
             if vr.engine.tracer is not None:
                 vr.engine.tracer.span(vr.rank, "comm", req.call, t, t + sc)
-        req.resolve(t, 0.0, t)
+        if not synchronous:
+            req.resolve(t, 0.0, t)
 
     def matched(self, req: Request, msg: Message) -> None:
         transfer_payload(req, msg)
+        if msg.rendezvous:   # a synchronous send: acknowledge the match to the sender
+            acknowledge(self.engine, self.net, req, msg)
         if self.fabric is not None:   # the bytes move when the receiver handles it
             req.flow = msg
             req.resolve(msg.t_send, DEFERRED, msg.t_send)

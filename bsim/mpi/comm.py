@@ -34,6 +34,7 @@ from . import (
     neighbor,
     p2p,
 )
+from . import sendrecv as joined_p2p
 from .persistent_collectives import persistent
 
 if TYPE_CHECKING:
@@ -320,6 +321,8 @@ class Comm:
     Iprobe = p2p.Iprobe
     Mprobe = p2p.Mprobe
     Improbe = p2p.Improbe
+    Isendrecv = joined_p2p.Isendrecv
+    Isendrecv_replace = joined_p2p.Isendrecv_replace
     mprobe = p2p.Mprobe
     improbe = p2p.Improbe
 

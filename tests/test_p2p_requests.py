@@ -1,0 +1,173 @@
+"""Synchronous sends, Isendrecv, the *some* request calls, statuses of null requests.
+
+The program below runs under real ``mpiexec`` and under bsim (both protocols) and
+must return the same values: what an MPI program can observe of these calls.
+Timing checks are hand-derived from the rules in ``docs/protocols.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import needs_mpiexec, real_mpi_returns
+
+import bsim
+
+PROGRAM = '''
+import numpy as np
+from mpi4py import MPI
+
+
+def main():
+    comm = MPI.COMM_WORLD
+    r, n = comm.rank, comm.size
+    right, left = (r + 1) % n, (r - 1) % n
+    out = {}
+    # Issend to oneself: not complete until the receive is posted
+    req = comm.Issend([np.arange(3, dtype="i"), MPI.INT], r, 7)
+    out["issend_before"] = bool(req.Test())
+    status = MPI.Status()
+    out["get_status_before"] = bool(req.Get_status(status))
+    buf = np.zeros(3, "i")
+    comm.Recv(buf, r, 7)
+    flag = False
+    while not flag:
+        flag = req.Test()
+    out["issend_after"] = [bool(flag), bool(req), buf.tolist()]
+    # object form: issend, testsome finds nothing until the receive
+    reqs = [comm.issend(i, r, i) for i in range(4)]
+    idx, objs = MPI.Request.testsome(reqs)
+    out["testsome_none"] = [idx, objs]
+    got = comm.recv(source=r, tag=2)
+    idx = []
+    while not idx:
+        idx, objs = MPI.Request.testsome(reqs)
+    out["testsome_one"] = [idx, objs, got]
+    for i in (0, 1, 3):
+        comm.recv(source=r, tag=i)
+    done = []
+    while len(done) < 3:
+        more, _ = MPI.Request.waitsome(reqs)
+        done += more
+    out["waitsome_rest"] = sorted(done)
+    out["waitsome_none"] = list(MPI.Request.waitsome(reqs))
+    # receives completed by waitsome, with a statuses list grown to the count
+    rreqs = [comm.irecv(source=left, tag=10 + i) for i in range(3)]
+    for i in (2, 0):
+        comm.send(f"m{i}", right, 10 + i)
+    comm.Barrier()
+    statuses = []
+    got = []
+    while len(got) < 2:
+        idx, objs = MPI.Request.waitsome(rreqs, statuses)
+        got += list(zip(idx, objs, [s.tag for s in statuses]))
+    comm.Barrier()
+    comm.send("m1", right, 11)
+    got += [MPI.Request.waitsome(rreqs)[1]]
+    out["waitsome_recv"] = sorted(map(str, got))
+    # Isendrecv and Isendrecv_replace around the ring
+    sbuf = np.full(3, r, "i")
+    rbuf = np.full(4, -1, "i")
+    comm.Isendrecv(sbuf, right, 3, rbuf, left, 3).Wait()
+    out["isendrecv"] = rbuf.tolist()
+    rep = np.full(2, float(r))
+    st = MPI.Status()
+    comm.Isendrecv_replace(rep, right, 4, left, 4).Wait(st)
+    out["isendrecv_replace"] = [rep.tolist(), st.Get_source()]
+    # null requests: empty statuses, lists grown to one status per request
+    st = MPI.Status()
+    st.source, st.tag = 5, 5
+    out["null_status"] = [MPI.REQUEST_NULL.Get_status(st), st.source == MPI.ANY_SOURCE,
+                          st.tag == MPI.ANY_TAG, st.error == MPI.SUCCESS]
+    sts = []
+    MPI.Request.Waitall([MPI.REQUEST_NULL] * 3, sts)
+    out["waitall_statuses"] = [len(sts), [s.source == MPI.ANY_SOURCE for s in sts]]
+    out["get_status_any"] = list(MPI.Request.Get_status_any([MPI.REQUEST_NULL] * 2))
+    # blocking Ssend in a ring: even ranks send first, odd ranks receive first
+    if n % 2 == 0:
+        b = np.zeros(1, "i")
+        if r % 2 == 0:
+            comm.Ssend(np.array([r], "i"), right, 9)
+            comm.Recv(b, left, 9)
+        else:
+            comm.Recv(b, left, 9)
+            comm.Ssend(np.array([r], "i"), right, 9)
+        out["ssend_ring"] = int(b[0])
+    return out
+'''
+
+
+def _bsim(nprocs: int, protocol: str = "bsim") -> list[Any]:
+    namespace: dict[str, Any] = {}
+    exec(compile(PROGRAM, "<program>", "exec"), namespace)
+    return bsim.simulate(namespace["main"], nprocs, protocol=protocol).returns
+
+
+@needs_mpiexec
+def test_same_values_as_real_mpi() -> None:
+    real = real_mpi_returns(2, PROGRAM)
+    assert _bsim(2) == real
+    assert _bsim(2, "loggp") == real
+
+
+@pytest.mark.parametrize("protocol", ["bsim", "loggp"])
+@pytest.mark.parametrize("nprocs", [1, 3])
+def test_issend_waits_for_the_receive(nprocs: int, protocol: str) -> None:
+    out = _bsim(nprocs, protocol)[0]
+    assert out["issend_before"] is False and out["get_status_before"] is False
+    assert out["issend_after"] == [True, False, [0, 1, 2]]
+    assert out["testsome_none"] == [[], []]
+    assert out["testsome_one"] == [[2], [None], 2]
+    assert out["waitsome_rest"] == [0, 1, 3]
+    assert out["waitsome_none"] == [None, None]
+
+
+def test_ssend_timing_under_bsim() -> None:
+    """Hand-derived: l = 1 us, 1 GB/s, receiver posts at 50 us.  The envelope reaches
+    it at ts + l; the match is at max(ts + l, tp) = 50 us; the acknowledgement
+    returns at 50 + 1 = 51 us.  The sender waited 50 us for the receiver (wait), then
+    1 us for the acknowledgement (comm).  The receiver pays max(tp, ts) + cost."""
+    def main() -> Any:
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            comm.Ssend(bsim.Buffer(1000), dest=1)
+        else:
+            bsim.add_time(50e-6)
+            comm.Recv(bsim.Buffer(1000), source=0)
+        return MPI.Wtime()
+
+    res = bsim.simulate(main, 2, network="hockney:latency=1e-6,bandwidth=1e9")
+    assert res.returns[0] == pytest.approx(51e-6)
+    assert res.returns[1] == pytest.approx(50e-6 + 2e-6)
+    assert res.wait[0] == pytest.approx(50e-6)
+    assert res.comm[0] == pytest.approx(1e-6)
+
+
+def test_isendrecv_charges_as_irecv_isend_waitall() -> None:
+    """One joined request costs what Waitall on the two parts costs."""
+    def joined() -> Any:
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        r, n = comm.rank, comm.size
+        bsim.add_time(r * 3e-6)
+        comm.Isendrecv(bsim.Buffer(4000), (r + 1) % n, 0, bsim.Buffer(4000),
+                       (r - 1) % n, 0).Wait()
+        return MPI.Wtime()
+
+    def parts() -> Any:
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        r, n = comm.rank, comm.size
+        bsim.add_time(r * 3e-6)
+        rr = comm.Irecv(bsim.Buffer(4000), (r - 1) % n, 0)
+        sr = comm.Isend(bsim.Buffer(4000), (r + 1) % n, 0)
+        MPI.Request.Waitall([sr, rr])
+        return MPI.Wtime()
+
+    for protocol in ("bsim", "loggp", "loggp:eager_limit=1000"):
+        a = bsim.simulate(joined, 4, protocol=protocol)
+        b = bsim.simulate(parts, 4, protocol=protocol)
+        assert a.returns == pytest.approx(b.returns), protocol
+        assert list(a.finish) == pytest.approx(list(b.finish)), protocol

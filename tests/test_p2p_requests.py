@@ -13,6 +13,7 @@ import pytest
 from conftest import needs_mpiexec, real_mpi_returns
 
 import bsim
+from bsim.errors import MPIUsageError
 
 PROGRAM = '''
 import numpy as np
@@ -171,3 +172,100 @@ def test_isendrecv_charges_as_irecv_isend_waitall() -> None:
         b = bsim.simulate(parts, 4, protocol=protocol)
         assert a.returns == pytest.approx(b.returns), protocol
         assert list(a.finish) == pytest.approx(list(b.finish)), protocol
+
+
+BSEND_PROGRAM = '''
+import numpy as np
+from mpi4py import MPI
+
+
+def main():
+    comm = MPI.COMM_WORLD
+    r, n = comm.rank, comm.size
+    right, left = (r + 1) % n, (r - 1) % n
+    out = {}
+    mem = MPI.Alloc_mem(2 * (40 + MPI.BSEND_OVERHEAD))
+    MPI.Attach_buffer(mem)
+    comm.Ibsend(np.full(10, r, "i"), right, 1).Wait()
+    comm.Bsend(np.full(10, r + 10, "i"), right, 2)
+    a, b = np.zeros(10, "i"), np.zeros(10, "i")
+    comm.Recv(b, left, 2)
+    comm.Recv(a, left, 1)
+    out["bsend"] = [a.tolist(), b.tolist()]
+    MPI.Flush_buffer()
+    MPI.Iflush_buffer().Wait()
+    out["detach_same"] = MPI.Detach_buffer().nbytes == mem.nbytes
+    out["detach_none"] = MPI.Detach_buffer().nbytes
+    MPI.Attach_buffer(MPI.BUFFER_AUTOMATIC)
+    comm.bsend({"from": r}, right, 3)
+    out["bsend_obj"] = comm.recv(source=left, tag=3)
+    out["automatic"] = MPI.Detach_buffer() == MPI.BUFFER_AUTOMATIC
+    c = comm.Dup()
+    c.Attach_buffer(MPI.Alloc_mem(100 + MPI.BSEND_OVERHEAD))
+    req = c.Bsend_init(np.full(25, r, "i"), right, 4)
+    got = np.zeros(25, "i")
+    for _ in range(2):
+        req.Start()
+        req.Wait()
+        c.Recv(got, left, 4)
+        c.Flush_buffer()
+    req.Free()
+    out["bsend_init"] = int(got.sum())
+    c.Detach_buffer()
+    c.Free()
+    return out
+'''
+
+
+def _bsim_program(code: str, nprocs: int, protocol: str = "bsim") -> list[Any]:
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<program>", "exec"), namespace)
+    return bsim.simulate(namespace["main"], nprocs, protocol=protocol).returns
+
+
+@needs_mpiexec
+def test_buffered_sends_as_real_mpi() -> None:
+    real = real_mpi_returns(2, BSEND_PROGRAM)
+    assert _bsim_program(BSEND_PROGRAM, 2) == real
+    assert _bsim_program(BSEND_PROGRAM, 2, "loggp:eager_limit=16") == real
+
+
+def test_buffered_send_rules() -> None:
+    """No buffer, too small a buffer, attaching twice: one clear error each."""
+    def main(case: str) -> Any:
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        if case != "none":
+            MPI.Attach_buffer(bytearray(50 + MPI.BSEND_OVERHEAD))
+        if case == "twice":
+            MPI.Attach_buffer(bytearray(10))
+        comm.Bsend(bsim.Buffer(60), dest=0)
+
+    for case, match in (("none", "no buffer is attached"),
+                        ("small", r"needs 156 bytes \(60 \+ BSEND_OVERHEAD 96\), 146 of 146"),
+                        ("twice", "already attached")):
+        with pytest.raises(MPIUsageError, match=match):
+            bsim.simulate(lambda c=case: main(c), 1)
+
+
+def test_detach_waits_for_rendezvous_buffered_messages() -> None:
+    """loggp, eager limit 16 bytes: a 1000-byte buffered message leaves the buffer once
+    the receiver (posting at 100 us) has cleared it; Detach_buffer waits for that."""
+    def main() -> Any:
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            MPI.Attach_buffer(bytearray(1000 + MPI.BSEND_OVERHEAD))
+            comm.Bsend(bsim.Buffer(1000), dest=1)
+            t_bsend = MPI.Wtime()
+            MPI.Detach_buffer()
+            return [t_bsend, MPI.Wtime()]
+        bsim.add_time(100e-6)
+        comm.Recv(bsim.Buffer(1000), source=0)
+        return MPI.Wtime()
+
+    res = bsim.simulate(main, 2, network="loggp:L=1e-6,o=0,g=0,G=1e-9",
+                        protocol="loggp:eager_limit=16")
+    t_bsend, t_detach = res.returns[0]
+    assert t_bsend == 0.0
+    assert t_detach == pytest.approx(100e-6 + 1e-6 + 999e-9)   # CTS, then injection

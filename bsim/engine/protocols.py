@@ -85,9 +85,9 @@ def transfer_payload(req: Request, msg: Message) -> None:
                 f"rank {msg.src_crank} (tag {msg.tag}) truncated: receive buffer holds "
                 f"{info.nbytes} bytes")
             return
-        if info.mem is not None and msg.payload is not None and not msg.lower:
+        if info.mem is not None and msg.payload is not None:
             info.mem[:msg.nbytes] = msg.payload
-    elif msg.lower:
+    elif req.lower:   # a pickle (or the bytes of a buffer send: unpickled the same way)
         req.payload = msg.payload
 
 

@@ -126,7 +126,7 @@ class Request(RequestSets):
             return post()
         if self.lower:
             payload, self.payload = self.payload, None
-            return pickle.loads(payload) if payload is not None else None
+            return pickle.loads(payload) if payload else None
         return None
 
     # -- mpi4py surface ----------------------------------------------------

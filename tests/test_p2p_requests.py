@@ -269,3 +269,97 @@ def test_detach_waits_for_rendezvous_buffered_messages() -> None:
     t_bsend, t_detach = res.returns[0]
     assert t_bsend == 0.0
     assert t_detach == pytest.approx(100e-6 + 1e-6 + 999e-9)   # CTS, then injection
+
+
+PARTITIONED_PROGRAM = '''
+import numpy as np
+from mpi4py import MPI
+
+
+def main():
+    comm = MPI.COMM_WORLD
+    r, n = comm.rank, comm.size
+    right, left = (r + 1) % n, (r - 1) % n
+    out = {}
+    p = 3
+    sbuf = np.arange(6, dtype="d") + 10 * r
+    rbuf = np.full(6, -1.0)
+    sreq = comm.Psend_init(sbuf, p, right, 5)
+    rreq = comm.Precv_init(rbuf, p, left, 5)
+    arrived = []
+    for rnd in range(2):
+        comm.Barrier()
+        rreq.Start()
+        before = [bool(rreq.Parrived(i)) for i in range(p)]
+        comm.Barrier()
+        sreq.Start()
+        if rnd == 0:
+            sreq.Pready_list([2, 0])
+            sreq.Pready(1)
+        else:
+            sreq.Pready_range(0, p - 1)
+        for i in range(p):
+            while not rreq.Parrived(i):
+                pass
+        rreq.Wait()
+        sreq.Wait()
+        arrived.append([before, rbuf.tolist()])
+        sbuf += 100
+    out["rounds"] = arrived
+    out["active"] = [bool(sreq), bool(rreq)]
+    sreq.Free()
+    rreq.Free()
+    out["freed"] = [sreq == MPI.REQUEST_NULL, rreq == MPI.REQUEST_NULL]
+    return out
+'''
+
+
+@needs_mpiexec
+def test_partitioned_as_real_mpi() -> None:
+    real = real_mpi_returns(2, PARTITIONED_PROGRAM)
+    assert _bsim_program(PARTITIONED_PROGRAM, 2) == real
+    assert _bsim_program(PARTITIONED_PROGRAM, 2, "loggp") == real
+    assert _bsim_program(PARTITIONED_PROGRAM, 3)[1]["rounds"][1][1] == \
+        [100.0, 101.0, 102.0, 103.0, 104.0, 105.0]
+
+
+def test_partitioned_timing() -> None:
+    """Each part is one message of nbytes/partitions: 2 parts of 500 bytes, c = 1 us +
+    0.5 us.  Part 0 is sent at 0, part 1 at 10 us; a receiver waiting from 0 handles
+    part 0 (0 -> c), then part 1 from 10 us: it ends at 10 us + c = 11.5 us."""
+    def main() -> Any:
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        buf = bsim.Buffer(1000)
+        if comm.rank == 0:
+            req = comm.Psend_init(buf, 2, 1, 0)
+            req.Start()
+            req.Pready(0)
+            bsim.add_time(10e-6)
+            req.Pready(1)
+        else:
+            req = comm.Precv_init(buf, 2, 0, 0)
+            req.Start()
+        req.Wait()
+        return MPI.Wtime()
+
+    res = bsim.simulate(main, 2, network="hockney:latency=1e-6,bandwidth=1e9")
+    assert res.returns == pytest.approx([10e-6, 11.5e-6])
+
+
+def test_partitioned_errors() -> None:
+    def main(case: str) -> None:
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        if case == "wildcard":
+            comm.Precv_init(bytearray(4), 2, MPI.ANY_SOURCE, 0)
+        req = comm.Psend_init(bytearray(4), 2, 0, 0)
+        if case == "inactive":
+            req.Pready(0)
+        req.Start()
+        req.Pready(2)
+
+    for case, match in (("wildcard", "no wildcards"), ("inactive", "not active"),
+                        ("range", r"invalid partition \(valid: 0..1\)")):
+        with pytest.raises(MPIUsageError, match=match):
+            bsim.simulate(lambda c=case: main(c), 1)

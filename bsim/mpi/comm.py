@@ -33,6 +33,7 @@ from . import (
     management,
     neighbor,
     p2p,
+    partitioned,
 )
 from . import bsend as buffered
 from . import sendrecv as joined_p2p
@@ -324,6 +325,8 @@ class Comm:
     Improbe = p2p.Improbe
     Isendrecv = joined_p2p.Isendrecv
     Bsend_init = buffered.Bsend_init
+    Psend_init = partitioned.Psend_init
+    Precv_init = partitioned.Precv_init
     Rsend_init = p2p.Rsend_init
     Attach_buffer = buffered.comm_attach_buffer
     Detach_buffer = buffered.comm_detach_buffer

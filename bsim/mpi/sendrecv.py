@@ -8,9 +8,9 @@ receive is known by ``(a_r, c_r)`` and the send by ``(a_s, 0)`` (every
 protocol's send requests have cost 0).  That is ``max(t, A) + c_r`` with
 ``A = max(a_r, a_s - c_r)``, so the joined request carries ``avail = A``,
 ``cost = c_r`` and the receive's ``partner``: waiting on it charges exactly
-what waiting on both parts would.  Under ``bsim`` with contention (receive
-cost deferred to the transfer) the send has completed at its call, and the
-joined request is the receive's.
+what waiting on both parts would (:func:`combine`, for any number of parts).
+Under ``bsim`` with contention (receive cost deferred to the transfer) the
+send has completed at its call, and the joined request is the receive's.
 """
 
 from __future__ import annotations
@@ -27,39 +27,73 @@ from .requests import Prequest, Request, hand_out
 if TYPE_CHECKING:
     from .comm import Comm
 
-__all__ = ["Isendrecv", "Isendrecv_replace", "JoinedRequest"]
+__all__ = ["Isendrecv", "Isendrecv_replace", "JoinedRequest", "Part", "combine",
+           "resolve_joined"]
+
+
+def combine(parts: list[Request], net: Any) -> tuple[float, float, float]:
+    """``(avail, cost, partner)`` of one request standing for *parts*, all known.
+
+    Handling the parts in order of ``avail`` from clock ``t`` (``settle``'s rule)
+    ends at ``max(t, A) + C`` with ``C`` the sum of the costs and
+    ``A = max_j (a_j - sum of the costs before j)``; ``partner`` is that of the part
+    that sets ``A``.  A cost deferred to a contended transfer (``bsim`` with
+    contention) counts as the message's uncontended cost.
+    """
+    before = 0.0
+    best: tuple[float, float] | None = None
+    for r in sorted(parts, key=lambda r: r.avail or 0.0):   # stable: ties by position
+        assert r.avail is not None
+        cost = r.cost
+        if cost == DEFERRED:
+            m = r.flow
+            cost = net.cost(m.src, m.dst, m.nbytes)
+        start = r.avail - before
+        if best is None or start > best[0]:
+            best = (start, r.partner)
+        before += cost
+    assert best is not None
+    return best[0], before, best[1]
 
 
 class JoinedRequest(Request):
-    """One request for a send and a receive: known once both parts are."""
+    """One request for several parts (a send and a receive): known once all parts are."""
 
     __slots__ = ("parts", "known")
-    parts: tuple[Request, Request]
+    parts: list[Request]
     known: int
 
     def part_known(self) -> None:
-        """A part resolved: once both have, resolve this request (module docstring)."""
+        """A part resolved: once all have, resolve this request (:func:`combine`)."""
         self.known += 1
-        if self.known < 2:
-            return
-        send, recv = self.parts
-        self.envelope = recv.envelope
-        self.error = recv.error if recv.error is not None else send.error
-        self.flow = recv.flow
-        a_r, c_r, a_s = recv.avail, recv.cost, send.avail
-        assert a_r is not None and a_s is not None
-        if c_r == DEFERRED or a_s - c_r <= a_r:
-            self.resolve(a_r, c_r, recv.partner)
-        else:
-            self.resolve(a_s - c_r, c_r, recv.partner)
+        if self.known == len(self.parts):
+            resolve_joined(self, self.parts)
 
 
-class _Part(Prequest):
+def resolve_joined(req: Request, parts: list[Request]) -> None:
+    """Resolve *req*, standing for *parts* (all known), by :func:`combine`."""
+    recv = next((r for r in parts if r.kind == ReqKind.RECV), parts[0])
+    req.envelope = recv.envelope
+    req.error = next((r.error for r in parts if r.error is not None), None)
+    deferred = [r for r in parts if r.cost == DEFERRED]
+    if len(deferred) == 1 and all(r.cost == 0.0 and r.avail is not None
+                                  and r.avail <= req.owner.clock
+                                  for r in parts if r is not deferred[0]):
+        # the other parts (sends) ended before any wait: the contended transfer decides
+        r = deferred[0]
+        assert r.avail is not None
+        req.flow = r.flow
+        req.resolve(r.avail, DEFERRED, r.partner)
+        return
+    req.resolve(*combine(parts, req.owner.engine.protocol.net))
+
+
+class Part(Prequest):
     """A part of a :class:`JoinedRequest`: tells it when the engine resolves it."""
 
     __slots__ = ("parent",)
 
-    def __init__(self, parent: JoinedRequest, kind: ReqKind) -> None:
+    def __init__(self, parent: Any, kind: ReqKind) -> None:
         super().__init__(parent.owner, kind, parent.call, None)
         self.parent = parent
 
@@ -73,8 +107,8 @@ def _joined(comm: Comm, sendbuf: Any, dest: int, sendtag: int, recvbuf: Any, sou
     vr = current()
     req = JoinedRequest(vr, ReqKind.RECV, call)
     req.known = 0
-    send, recv = _Part(req, ReqKind.SEND), _Part(req, ReqKind.RECV)
-    req.parts = (send, recv)
+    send, recv = Part(req, ReqKind.SEND), Part(req, ReqKind.RECV)
+    req.parts = [send, recv]
     info = parse_buffer(vr, recvbuf, call) if recvbuf is not None else None
     _irecv(comm, vr, info, False, source, recvtag, call, recv)
     vr.ops -= 1   # one operation, counted by the send
@@ -95,8 +129,8 @@ def Isendrecv_replace(comm: Comm, buf: Any, dest: int, sendtag: int = 0,
     call = "Isendrecv_replace"
     req = JoinedRequest(vr, ReqKind.RECV, call)
     req.known = 0
-    send, recv = _Part(req, ReqKind.SEND), _Part(req, ReqKind.RECV)
-    req.parts = (send, recv)
+    send, recv = Part(req, ReqKind.SEND), Part(req, ReqKind.RECV)
+    req.parts = [send, recv]
     _buf_send(comm, buf, dest, sendtag, call, False, send)   # payload copied before receiving
     vr.ops -= 1
     _irecv(comm, vr, parse_buffer(vr, buf, call), False, source, recvtag, call, recv)

@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bsim.mpi.foreign import foreign_array
+from bsim.mpi.foreign import _host_mapped, foreign_array
 
 
 class Dl:
     def __init__(self, a, device=(1, 0)):
         self.a, self.device = a, device
 
-    def __dlpack__(self, **kw):
+    def __dlpack__(self, stream=None, **kw):
+        assert stream == (None if self.device[0] == 1 else -1)   # as mpi4py asks
         return self.a.__dlpack__(**kw)
 
     def __dlpack_device__(self):
@@ -39,8 +40,17 @@ def test_dlpack_views_the_same_memory(dtype):
 def test_dlpack_refuses_strided_and_device_memory():
     with pytest.raises(BufferError, match="contiguous"):
         foreign_array(Dl(np.arange(10.0)[::2]))
-    with pytest.raises(BufferError, match="device type 2 is not host memory"):
-        foreign_array(Dl(np.arange(3.0), device=(2, 0)))
+    with pytest.raises(BufferError, match="device type 4 is not host memory"):
+        foreign_array(Dl(np.arange(3.0), device=(4, 0)))
+
+
+def test_dlpack_cuda_pointer_to_host_memory_is_read():
+    """mpi4py hands a kDLCUDA pointer to MPI; bsim reads it when it is host memory (a fake
+    GPU array, managed memory) and refuses device memory, which is not mapped readable."""
+    a = np.arange(3.0)
+    assert foreign_array(Dl(a, device=(2, 0))).tolist() == [0.0, 1.0, 2.0]
+    assert _host_mapped(a.ctypes.data, a.nbytes)
+    assert not _host_mapped(4096, 8)          # the zero page is never mapped
 
 
 def test_cuda_interface_with_unit_dimensions_and_readonly():

@@ -5,10 +5,13 @@ mpi4py takes both as messages; so does bsim, read as mpi4py reads them
 inspected, not consumed (its producer keeps ownership and frees it when the
 capsule dies), and the memory must be C-contiguous.  bsim runs on the host, so
 the memory must be host-accessible: a DLPack CPU, CUDA-host or CUDA-managed
-device, or a ``__cuda_array_interface__`` whose pointer is host memory (managed
-memory or a host fake, as mpi4py's own tests use).  A DLPack array on another
-device is refused with ``BufferError``; a device pointer behind the CUDA array
-interface cannot be told apart and must not be passed.
+device, or a CUDA/ROCm device pointer (DLPack, ``__cuda_array_interface__``)
+that is host memory of this process (managed memory, or a host fake as mpi4py's
+own tests use; checked in ``/proc/self/maps`` for DLPack, as mpi4py reads
+``__dlpack_device__`` and hands the pointer to MPI).  Other devices, and a
+DLPack device pointer that is not host-accessible, are refused with
+``BufferError``; a device pointer behind the CUDA array interface is not
+checked and must not be passed.
 
 The numpy view returned keeps the capsule (or the object) alive for as long as
 bsim holds the buffer.
@@ -24,6 +27,7 @@ import numpy as np
 __all__ = ["foreign_array"]
 
 _HOST_DEVICES = {1: "CPU", 3: "CUDA host", 13: "CUDA managed"}
+_GPU_DEVICES = {2: "CUDA", 10: "ROCm"}   # taken when the pointer is host memory
 _KINDS = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}   # DLDataTypeCode -> numpy kind
 
 
@@ -87,16 +91,43 @@ def _contiguous(shape: tuple[int, ...], strides: Any, unit: int) -> bool:
     return True
 
 
+def _host_mapped(address: int, nbytes: int) -> bool:
+    """Whether ``[address, address + nbytes)`` is readable and writable host memory of this
+    process (Linux: ``/proc/self/maps``).  A GPU's device memory is not: its range is
+    reserved without access."""
+    if nbytes <= 0 or not address:
+        return True
+    end = address + nbytes
+    try:
+        with open("/proc/self/maps", encoding="ascii") as maps:
+            for line in maps:
+                span, perms = line.split(None, 2)[:2]
+                low, high = (int(x, 16) for x in span.split("-"))
+                if low <= address < high:
+                    if not perms.startswith("rw"):
+                        return False
+                    if end <= high:
+                        return True
+                    address = high   # continues in the next mapping
+    except OSError:
+        return False
+    return False
+
+
 def _from_dlpack(obj: Any) -> np.ndarray:
     device, _ = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
-    if int(device) not in _HOST_DEVICES:
-        raise BufferError(f"DLPack device type {int(device)} is not host memory: bsim "
+    device = int(device)
+    if device not in _HOST_DEVICES and device not in _GPU_DEVICES:
+        raise BufferError(f"DLPack device type {device} is not host memory: bsim "
                           f"simulates on the host (use bsim.buffer placeholders for "
                           f"device data)")
+    # a device array is asked for its data without stream synchronisation (stream=-1),
+    # as mpi4py asks (asdlpack.pxi); a CPU array with no stream
+    stream = {} if device == 1 else {"stream": -1}
     try:   # DLPack 1.0
-        capsule = obj.__dlpack__(max_version=(1, 0), copy=False)
+        capsule = obj.__dlpack__(max_version=(1, 0), copy=False, **stream)
     except TypeError:   # DLPack 0.x
-        capsule = obj.__dlpack__()
+        capsule = obj.__dlpack__(**stream)
     if _is_valid(capsule, b"dltensor_versioned"):
         managed_v = _DLManagedTensorVersioned.from_address(
             _get_pointer(capsule, b"dltensor_versioned"))
@@ -124,6 +155,10 @@ def _from_dlpack(obj: Any) -> np.ndarray:
                                                  range(tensor.ndim)], 1):
         raise BufferError("dlpack: buffer is not contiguous")
     address = (tensor.data or 0) + tensor.byte_offset
+    if device in _GPU_DEVICES and not _host_mapped(address, int(np.prod(shape)) * size):
+        raise BufferError(f"DLPack device type {device} ({_GPU_DEVICES[device]}): the memory "
+                          f"is not host-accessible, and bsim simulates on the host (use "
+                          f"bsim.buffer placeholders for device data)")
     return _view(capsule, address, shape, typestr, readonly)
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..constants import ANY_SOURCE, ANY_TAG, PROC_NULL
 from ..engine.rank import current
 from ..errors import MPIUsageError
-from .buffers import parse_bufspec
+from .buffers import parse_buffer
 from .requests import RECV, Request, Status
 
 if TYPE_CHECKING:
@@ -115,10 +115,7 @@ class MatchedMessage:
         req = Request(vr, RECV, call)
         req.lower = lower
         if buf is not None:
-            try:
-                req.rinfo = parse_bufspec(buf)
-            except (TypeError, ValueError) as exc:
-                raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
+            req.rinfo = parse_buffer(vr, buf, call)
         req.t_post = vr.clock
         vr.ops += 1
         vr.engine.protocol.matched(req, self._msg)

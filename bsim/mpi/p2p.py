@@ -286,9 +286,11 @@ def Sendrecv(comm: Comm, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any
     """Send and receive."""
     vr = current()
     call = "Sendrecv"
+    sinfo = parse_buffer(vr, sendbuf, call)   # both specs checked before anything is posted
     info = parse_buffer(vr, recvbuf, call) if recvbuf is not None else None
     rreq = _irecv(comm, vr, info, False, source, recvtag, call)
-    sreq = _buf_send(comm, sendbuf, dest, sendtag, call)
+    sreq = _isend(comm, vr, sinfo.nbytes, bytes(sinfo.mem) if sinfo.mem is not None else None,
+                  False, dest, sendtag, call)
     vr.settle([sreq, rreq], call)
     sreq.finish(None)
     rreq.finish(status)

@@ -363,3 +363,16 @@ def test_partitioned_errors() -> None:
                         ("range", r"invalid partition \(valid: 0..1\)")):
         with pytest.raises(MPIUsageError, match=match):
             bsim.simulate(lambda c=case: main(c), 1)
+
+
+def test_status_memory_and_constructor() -> None:
+    """mpi4py's Status(status) takes only a Status; tomemory() reads and writes through."""
+    st = bsim.MPI.Status()
+    st.source, st.tag, st.error = 11, 22, 33
+    mem = st.tomemory()
+    seq = list(mem)
+    mem[seq.index(11)] = 111
+    mem[seq.index(22)] = 222
+    assert (st.source, st.tag, st.error) == (111, 222, 33)
+    with pytest.raises(TypeError):
+        bsim.MPI.Status(123)

@@ -274,6 +274,10 @@ class Request(RequestSets):
             self.handed = False
             self.owner.open_requests -= 1
 
+    def free(self) -> None:
+        """mpi4py's lowercase ``free``: :meth:`Free` (of this class or a subclass)."""
+        self.Free()
+
     # class methods over lists --------------------------------------------
     @classmethod
     def Waitall(cls, requests: list[Request], statuses: list[Status] | None = None) -> bool:

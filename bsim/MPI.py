@@ -113,6 +113,7 @@ from .mpi.bsend import (  # noqa: E402, F401 - names of bsim.MPI
     Flush_buffer,
     Iflush_buffer,
 )
+from .mpi.buffers import Get_address  # noqa: E402, F401 - a name of bsim.MPI
 
 # every other public name of mpi4py.MPI, so that any program imports; the families bsim does
 # not simulate raise NotSimulatedError where they are used (bsim/mpi/namespace.py)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import bsim
 from bsim.mpi.foreign import _host_mapped, foreign_array
 
 
@@ -63,3 +64,42 @@ def test_cuda_interface_with_unit_dimensions_and_readonly():
 
 def test_other_objects_are_not_foreign():
     assert foreign_array([1, 2]) is None and foreign_array(object()) is None
+
+
+def test_cuda_interface_checks_as_mpi4py():
+    """mpi4py's checks (ascaibuf.pxi): a missing key is a KeyError, a wrong type a TypeError,
+    a mask or foreign byte order a BufferError, an unread descr a RuntimeWarning."""
+    import sys
+    import warnings
+
+    a = np.arange(3, dtype="i4")
+
+    def cai(**change):
+        c = Cai(a)
+        c.__cuda_array_interface__.update(change)
+        return c
+
+    with pytest.raises(BufferError, match="masked"):
+        foreign_array(cai(mask=True))
+    with pytest.raises(TypeError):
+        foreign_array(cai(typestr=None))
+    other = ">" if sys.byteorder == "little" else "<"
+    with pytest.raises(BufferError, match="byte order"):
+        foreign_array(cai(typestr=other + "i4"))
+    with pytest.raises(ValueError):
+        foreign_array(cai(data=(a.ctypes.data,)))
+    c = Cai(a)
+    del c.__cuda_array_interface__["shape"]
+    with pytest.raises(KeyError):
+        foreign_array(c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning):
+            foreign_array(cai(descr=[("", "<i4"), ("", "<i4")]))
+
+
+def test_dlpack_fortran_order_and_get_address():
+    f = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    assert foreign_array(Dl(f)).nbytes == 48
+    assert bsim.MPI.Get_address(f) == f.ctypes.data
+    assert bsim.MPI.Get_address(bsim.MPI.BOTTOM) == 0

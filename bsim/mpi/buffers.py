@@ -27,6 +27,7 @@ from .foreign import foreign_array
 from .typemap import GatherView, packed_index
 
 __all__ = ["Buffer", "buffer", "BufInfo", "parse_bufspec", "parse_buffer", "parse_vector_buffer",
+           "Get_address",
            "in_simulation"]
 
 if TYPE_CHECKING:
@@ -201,11 +202,14 @@ def parse_bufspec(spec: Any) -> BufInfo:
             dt = _as_datatype(typespec)
             if mem is not None:
                 count = _count_in(mem, dt)
+        if spec[0] is None and displ is not None and len(spec) == 4 and given_count:
+            raise ValueError("a count and displacement into no buffer (None); a bsim "
+                             "placeholder is [None, count, datatype]")
         if displ:
             if not isinstance(displ, (int, np.integer)) or displ < 0:
                 raise ValueError(f"displacement must be an int >= 0, got {displ!r}")
             offset = int(displ) * dt.extent
-            if mem is None or offset > mem.nbytes:
+            if mem is None or not 0 <= offset <= mem.nbytes:
                 raise ValueError(f"displacement {displ} x {dt.name} reaches past the buffer")
             mem = mem[offset:]
             if given_count is None:
@@ -226,6 +230,17 @@ def parse_bufspec(spec: Any) -> BufInfo:
     mem, count, dt = _raw(spec)
     nbytes = mem.nbytes if mem is not None else count * dt.size
     return BufInfo(nbytes, count, dt, mem)
+
+
+def Get_address(location: Any) -> int:  # noqa: N802 - mpi4py's name
+    """``MPI.Get_address``: the address of a buffer's first byte (0 for ``BOTTOM``/None).
+
+    The buffer is read as a message is (DLPack and CUDA-array-interface objects
+    checked the same way), so a bad one raises what mpi4py raises."""
+    mem, _, _ = _raw(location, False)
+    if mem is None:
+        return 0
+    return int(np.frombuffer(mem, dtype=np.uint8).ctypes.data)
 
 
 class BufInfoV:

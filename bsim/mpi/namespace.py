@@ -321,7 +321,7 @@ HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'WIN_NULL': 'Win'}
 FUNCTIONS = ('Add_error_class', 'Add_error_code', 'Add_error_string', 'Aint_add',
              'Aint_diff', 'Close_port', 'Get_abi_fortran_info', 'Get_abi_info',
-             'Get_abi_version', 'Get_address', 'Get_error_class', 'Get_error_string',
+             'Get_abi_version', 'Get_error_class', 'Get_error_string',
              'Get_hw_resource_info', 'Is_thread_main', 'Lookup_name',
              'Open_port', 'Publish_name', 'Register_datarep', 'Remove_error_class',
              'Remove_error_code', 'Remove_error_string', 'Unpublish_name')

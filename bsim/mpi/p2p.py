@@ -21,7 +21,7 @@ from ..constants import ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB
 from ..engine.matching import Message, find_unexpected, mailbox, post_receive
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
-from .buffers import BufInfo, parse_buffer
+from .buffers import BufInfo, MPIUsageBufferError, parse_buffer
 from .message import MESSAGE_NO_PROC, MatchedMessage
 from .requests import RECV, SEND, Prequest, Request, Status, hand_out
 
@@ -107,7 +107,7 @@ def _irecv(comm: Comm, vr: VirtualRank, info: BufInfo | None, lower: bool, sourc
     req.src = source if source == ANY_SOURCE else comm.world_rank(source, vr)
     req.tag = tag
     if info is not None and info.mem is not None and info.mem.readonly:
-        raise MPIUsageError(f"rank {vr.rank}: {call}: the receive buffer is read-only")
+        raise MPIUsageBufferError(f"rank {vr.rank}: {call}: the receive buffer is read-only")
     req.rinfo = info
     if source == ANY_SOURCE or tag == ANY_TAG:
         vr.sync(call)  # which message matches depends on what arrived by now

@@ -104,6 +104,17 @@ from .mpi.pickling import (  # noqa: E402, F401 - names of bsim.MPI
 
 memory = buffer   # mpi4py's older name of the same type
 
+# buffered-mode sends: attached buffers (bsim/mpi/bsend.py)
+from .mpi.bsend import (  # noqa: E402, F401 - names of bsim.MPI
+    BUFFER_AUTOMATIC,
+    Attach_buffer,
+    BufferAutomaticType,
+    Detach_buffer,
+    Flush_buffer,
+    Iflush_buffer,
+)
+from .mpi.buffers import Get_address  # noqa: E402, F401 - a name of bsim.MPI
+
 # every other public name of mpi4py.MPI, so that any program imports; the families bsim does
 # not simulate raise NotSimulatedError where they are used (bsim/mpi/namespace.py)
 from .mpi.namespace import NAMES as _REST  # noqa: E402

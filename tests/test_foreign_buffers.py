@@ -5,14 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bsim.mpi.foreign import foreign_array
+import bsim
+from bsim.mpi.foreign import _host_mapped, foreign_array
 
 
 class Dl:
     def __init__(self, a, device=(1, 0)):
         self.a, self.device = a, device
 
-    def __dlpack__(self, **kw):
+    def __dlpack__(self, stream=None, **kw):
+        assert stream == (None if self.device[0] == 1 else -1)   # as mpi4py asks
         return self.a.__dlpack__(**kw)
 
     def __dlpack_device__(self):
@@ -39,8 +41,17 @@ def test_dlpack_views_the_same_memory(dtype):
 def test_dlpack_refuses_strided_and_device_memory():
     with pytest.raises(BufferError, match="contiguous"):
         foreign_array(Dl(np.arange(10.0)[::2]))
-    with pytest.raises(BufferError, match="device type 2 is not host memory"):
-        foreign_array(Dl(np.arange(3.0), device=(2, 0)))
+    with pytest.raises(BufferError, match="device type 4 is not host memory"):
+        foreign_array(Dl(np.arange(3.0), device=(4, 0)))
+
+
+def test_dlpack_cuda_pointer_to_host_memory_is_read():
+    """mpi4py hands a kDLCUDA pointer to MPI; bsim reads it when it is host memory (a fake
+    GPU array, managed memory) and refuses device memory, which is not mapped readable."""
+    a = np.arange(3.0)
+    assert foreign_array(Dl(a, device=(2, 0))).tolist() == [0.0, 1.0, 2.0]
+    assert _host_mapped(a.ctypes.data, a.nbytes)
+    assert not _host_mapped(4096, 8)          # the zero page is never mapped
 
 
 def test_cuda_interface_with_unit_dimensions_and_readonly():
@@ -53,3 +64,42 @@ def test_cuda_interface_with_unit_dimensions_and_readonly():
 
 def test_other_objects_are_not_foreign():
     assert foreign_array([1, 2]) is None and foreign_array(object()) is None
+
+
+def test_cuda_interface_checks_as_mpi4py():
+    """mpi4py's checks (ascaibuf.pxi): a missing key is a KeyError, a wrong type a TypeError,
+    a mask or foreign byte order a BufferError, an unread descr a RuntimeWarning."""
+    import sys
+    import warnings
+
+    a = np.arange(3, dtype="i4")
+
+    def cai(**change):
+        c = Cai(a)
+        c.__cuda_array_interface__.update(change)
+        return c
+
+    with pytest.raises(BufferError, match="masked"):
+        foreign_array(cai(mask=True))
+    with pytest.raises(TypeError):
+        foreign_array(cai(typestr=None))
+    other = ">" if sys.byteorder == "little" else "<"
+    with pytest.raises(BufferError, match="byte order"):
+        foreign_array(cai(typestr=other + "i4"))
+    with pytest.raises(ValueError):
+        foreign_array(cai(data=(a.ctypes.data,)))
+    c = Cai(a)
+    del c.__cuda_array_interface__["shape"]
+    with pytest.raises(KeyError):
+        foreign_array(c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning):
+            foreign_array(cai(descr=[("", "<i4"), ("", "<i4")]))
+
+
+def test_dlpack_fortran_order_and_get_address():
+    f = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    assert foreign_array(Dl(f)).nbytes == 48
+    assert bsim.MPI.Get_address(f) == f.ctypes.data
+    assert bsim.MPI.Get_address(bsim.MPI.BOTTOM) == 0

@@ -40,9 +40,10 @@ from ..errors import BsimError, DeadlockError, RankError, SimulationError
 from .collective_rules import arrival_info
 from .core import LIVELOCK_POLLS, Engine
 from .events import PRIO_NET
+from .loggp_events import ClearToSend, DataArrival
 from .matching import Message
-from .protocols import ClearToSend, DataArrival
 from .rank import VirtualRank
+from .synchronous import SyncAck
 
 __all__ = ["partition", "run_distributed", "DistStats", "PARTITIONS", "host_processes"]
 
@@ -307,6 +308,8 @@ def _insert(engine: Engine, events: list[tuple[float, int, tuple[Any, ...]]]) ->
             engine.push(t, PRIO_NET, key, ClearToSend.from_wire(data))
         elif tag == "D":
             engine.push(t, PRIO_NET, key, DataArrival.from_wire(data))
+        elif tag == "S":
+            engine.push(t, PRIO_NET, key, SyncAck.from_wire(data))
         else:   # pragma: no cover - a programming error
             raise SimulationError(f"unknown shipped event {tag!r}")
 

@@ -4,10 +4,10 @@ Two protocols, selected per run (``docs/protocols.md``); the
 formulas are written out in ``docs/protocols.md``.
 
 ``bsim`` (BSIM paper, Sec. 2.C and 3.C): sends are asynchronous and cost
-``send_cost`` (default 0).  A message is visible to the receiver at its send
-time ``ts``.  A receive that blocks at ``tp`` completes at
-``max(tp, ts) + cost(src, dst, s)``; ``max(0, ts - tp)`` is wait and ``cost``
-is comm.  ``irecv`` + ``wait`` is a receive blocking at the time of ``wait``.
+``send_cost`` (default 0); a synchronous send completes on the receiver's
+acknowledgement (:mod:`bsim.engine.synchronous`).  A receive that blocks at
+``tp`` completes at ``max(tp, ts) + cost(src, dst, s)``; ``max(0, ts - tp)``
+is wait and ``cost`` comm.  ``irecv`` + ``wait`` is a receive blocking at ``wait``.
 
 ``loggp`` (LogGP, Alexandrov et al.; the MILC paper Sec. IV): the sender pays
 ``o_s``; an eager message (``s <= eager_limit``) departs at
@@ -54,8 +54,10 @@ from netmodels.spec import SpecError, parse_spec
 
 from ..errors import TruncationError
 from .envelope import Enveloped
-from .events import PRIO_NET, Deliveries, NetEvent
+from .events import PRIO_NET, Deliveries
+from .loggp_events import ClearToSend, DataArrival
 from .matching import Message
+from .synchronous import acknowledge
 
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
@@ -84,9 +86,9 @@ def transfer_payload(req: Request, msg: Message) -> None:
                 f"rank {msg.src_crank} (tag {msg.tag}) truncated: receive buffer holds "
                 f"{info.nbytes} bytes")
             return
-        if info.mem is not None and msg.payload is not None and not msg.lower:
+        if info.mem is not None and msg.payload is not None:
             info.mem[:msg.nbytes] = msg.payload
-    elif msg.lower:
+    elif req.lower:   # a pickle (or the bytes of a buffer send: unpickled the same way)
         req.payload = msg.payload
 
 
@@ -202,6 +204,9 @@ class BsimProtocol(Protocol):
             lag = min(lag, self.net.cost(vr.rank, vr.rank, msg.nbytes))
         vr.seq += 1
         key = msg.key = vr.keybase | vr.seq
+        if synchronous:   # completes on the receiver's acknowledgement (engine/synchronous.py)
+            msg.rendezvous = True
+            msg.sreq = req
         if eng.host_of is None:   # one process: Engine.deliver_at inlined (hot path)
             batch = eng.deliveries.get(t + lag)
             if batch is None:
@@ -217,10 +222,13 @@ class BsimProtocol(Protocol):
             vr.clock = t + sc
             if vr.engine.tracer is not None:
                 vr.engine.tracer.span(vr.rank, "comm", req.call, t, t + sc)
-        req.resolve(t, 0.0, t)
+        if not synchronous:
+            req.resolve(t, 0.0, t)
 
     def matched(self, req: Request, msg: Message) -> None:
         transfer_payload(req, msg)
+        if msg.rendezvous:   # a synchronous send: acknowledge the match to the sender
+            acknowledge(self.engine, self.net, req, msg)
         if self.fabric is not None:   # the bytes move when the receiver handles it
             req.flow = msg
             req.resolve(msg.t_send, DEFERRED, msg.t_send)
@@ -442,65 +450,6 @@ class LogGPProtocol(Protocol):
         if sreq is not None:   # above the eager limit: the sender waited for the transfer
             msg.sreq = None
             sreq.resolve(arrival, 0.0, req.t_post)
-
-
-class ClearToSend(NetEvent):
-    """``loggp`` rendezvous: the receiver's clear-to-send reaches the sender's NIC.
-
-    Runs on the sender's host; ``msg``, ``sreq`` and ``req`` are references
-    within one process, replaced by keys when shipped (``key`` is this
-    event's, naming the receive request; ``msg_key`` the message's, naming
-    the send request).
-    """
-
-    __slots__ = ("src", "dst", "nbytes", "t_send", "t_post", "o_r", "key", "msg_key",
-                 "msg", "sreq", "req")
-
-    def __init__(self, msg: Message | None, req: Request | None, o_r: float, key: int) -> None:
-        if msg is not None:
-            self.src, self.dst, self.nbytes = msg.src, msg.dst, msg.nbytes
-            self.t_send, self.msg_key, self.sreq = msg.t_send, msg.key, msg.sreq
-        self.msg = msg
-        self.req = req
-        self.t_post = req.t_post if req is not None else 0.0
-        self.o_r = o_r
-        self.key = key
-
-    def run(self, engine: Engine) -> None:
-        engine.protocol._inject(self)
-
-    def to_wire(self, engine: Engine) -> tuple[Any, ...]:
-        engine.handles[self.key] = self.req
-        return ("C", self.src, self.dst, self.nbytes, self.t_send, self.t_post, self.o_r,
-                self.key, self.msg_key)
-
-    @classmethod
-    def from_wire(cls, data: tuple[Any, ...]) -> ClearToSend:
-        cts = cls(None, None, data[6], data[7])
-        (_, cts.src, cts.dst, cts.nbytes, cts.t_send, cts.t_post, _, _, cts.msg_key) = data
-        cts.sreq = None
-        return cts
-
-
-class DataArrival(NetEvent):
-    """``loggp`` rendezvous: the data reaches the receiver; its receive resolves."""
-
-    __slots__ = ("req", "key", "arrival", "o_r", "t_send")
-
-    def __init__(self, req: Request | None, key: int, arrival: float, o_r: float,
-                 t_send: float) -> None:
-        self.req, self.key, self.arrival, self.o_r, self.t_send = req, key, arrival, o_r, t_send
-
-    def run(self, engine: Engine) -> None:
-        req = self.req if self.req is not None else engine.handles.pop(self.key)
-        req.resolve(self.arrival, self.o_r, self.t_send)
-
-    def to_wire(self, engine: Engine) -> tuple[Any, ...]:
-        return ("D", self.key, self.arrival, self.o_r, self.t_send)
-
-    @classmethod
-    def from_wire(cls, data: tuple[Any, ...]) -> DataArrival:
-        return cls(None, data[1], data[2], data[3], data[4])
 
 
 PROTOCOLS: Registry[type[Protocol]] = Registry("protocol", SpecError,

@@ -14,6 +14,7 @@ unmodified mpi4py programs compute correct values.
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,6 +27,7 @@ from .foreign import foreign_array
 from .typemap import GatherView, packed_index
 
 __all__ = ["Buffer", "buffer", "BufInfo", "parse_bufspec", "parse_buffer", "parse_vector_buffer",
+           "Get_address",
            "in_simulation"]
 
 if TYPE_CHECKING:
@@ -102,34 +104,46 @@ def buffer(count: int, datatype: Any = None) -> Any:
 
 def _as_datatype(datatype: Any) -> Datatype:
     if isinstance(datatype, Datatype):
+        if datatype.size == 0 and datatype.name == "DATATYPE_NULL":
+            raise ValueError("MPI.DATATYPE_NULL is not a datatype of data")
         return datatype
     if isinstance(datatype, str):
-        return from_typecode(datatype)
+        try:
+            if not datatype.isprintable():   # numpy reads "\0" as bool; mpi4py refuses it
+                raise ValueError(f"unknown datatype typecode {datatype!r}")
+            return from_typecode(datatype)
+        except ValueError as exc:
+            raise KeyError(str(exc)) from None   # mpi4py: an unknown typecode is a KeyError
     raise TypeError(f"expected an MPI datatype or a typecode string, got {datatype!r}")
 
 
-def _raw(buf: Any) -> tuple[memoryview | None, int, Datatype]:
-    """(byte view or None, element count, datatype) of a bare buffer object."""
+def _raw(buf: Any, typed: bool = True) -> tuple[memoryview | None, int, Datatype]:
+    """(byte view or None, element count, datatype) of a bare buffer object.
+
+    *typed*: the datatype comes from the buffer itself (no datatype in the spec), so
+    a numpy array of non-native byte order is refused (``BufferError``, as mpi4py).
+    """
     if buf is None or buf is BOTTOM:   # None or MPI.BOTTOM: no data
         return None, 0, _BYTE
     if isinstance(buf, Buffer):
         return None, buf.count, buf.datatype
     if isinstance(buf, np.ndarray):
-        if not buf.flags.c_contiguous:
-            raise ValueError("buffer must be C-contiguous")
-        view = buf.data   # the array's buffer, as memoryview(buf) (typed as one)
-        return view.cast("B") if buf.nbytes else None, buf.size, from_numpy(buf.dtype)
+        if not (buf.flags.c_contiguous or buf.flags.f_contiguous):
+            raise BufferError("buffer is not contiguous")
+        if typed and not buf.dtype.isnative:
+            raise BufferError(f"buffer of non-native byte order ({buf.dtype.str}): give "
+                              f"the datatype explicitly")
+        view = buf.reshape(-1, order="A").data   # the memory in its own order
+        dt = from_numpy(buf.dtype) if typed or buf.dtype.isnative else _BYTE
+        return view.cast("B") if buf.nbytes else None, buf.size, dt
     try:
         view = memoryview(buf)
     except TypeError:
-        try:
-            array = foreign_array(buf)
-        except BufferError as exc:
-            raise TypeError(str(exc)) from None
+        array = foreign_array(buf)
         if array is None:
             raise TypeError(f"expected a buffer, a bsim.Buffer or a [buf, count, datatype] "
                             f"spec, got {type(buf).__name__}") from None
-        return _raw(array)
+        return _raw(array, typed)
     fmt = view.format
     dt = from_typecode(fmt) if fmt not in ("B", "b", "c") else _BYTE
     count = view.nbytes // max(dt.size, 1)
@@ -138,9 +152,13 @@ def _raw(buf: Any) -> tuple[memoryview | None, int, Datatype]:
 
 def _count_in(mem: memoryview, dt: Datatype) -> int:
     """How many elements of *dt* a buffer of ``mem.nbytes`` holds (by extent for a
-    derived type with gaps, as mpi4py counts ``[buf, datatype]``)."""
-    step = dt.size if dt.layout.contiguous else dt.extent
-    return mem.nbytes // max(step, 1)
+    derived type with gaps, as mpi4py counts ``[buf, datatype]``); for a contiguous type
+    a length that is not a multiple is a ``ValueError``, as in mpi4py."""
+    step = max(dt.size if dt.layout.contiguous else dt.extent, 1)
+    if mem.nbytes % step and dt.layout.contiguous:
+        raise ValueError(f"cannot infer the count: a buffer of {mem.nbytes} bytes is not a "
+                         f"whole number of {dt.name} ({step} bytes)")
+    return mem.nbytes // step
 
 
 def _through(mem: memoryview, dt: Datatype, count: int) -> GatherView:
@@ -165,28 +183,33 @@ def parse_bufspec(spec: Any) -> BufInfo:
     if isinstance(spec, (list, tuple)):
         if not 1 <= len(spec) <= 4:
             raise ValueError(f"buffer spec must have 1 to 4 items, got {len(spec)}")
-        buf = spec[0]
-        mem, count, dt = _raw(buf)
         given_count: Any = None
         displ: Any = 0
+        typespec: Any = None   # None: the buffer's own type
         if len(spec) == 2:
-            if isinstance(spec[1], (Datatype, str)):
-                dt = _as_datatype(spec[1])
-                if mem is not None:
-                    count = _count_in(mem, dt)
+            if spec[1] is None or isinstance(spec[1], (Datatype, str)):
+                typespec = spec[1]
             else:
                 given_count = spec[1]
         elif len(spec) == 3:
-            given_count, dt = spec[1], _as_datatype(spec[2])
+            given_count, typespec = spec[1], spec[2]
         elif len(spec) == 4:   # [buf, count, displ, datatype]
-            given_count, displ, dt = spec[1], spec[2], _as_datatype(spec[3])
+            given_count, displ, typespec = spec[1], spec[2], spec[3]
         if isinstance(given_count, (tuple, list)):   # [buf, (count, displ), datatype]
             given_count, displ = given_count
+        mem, count, dt = _raw(spec[0], typespec is None)
+        if typespec is not None:
+            dt = _as_datatype(typespec)
+            if mem is not None:
+                count = _count_in(mem, dt)
+        if spec[0] is None and displ is not None and len(spec) == 4 and given_count:
+            raise ValueError("a count and displacement into no buffer (None); a bsim "
+                             "placeholder is [None, count, datatype]")
         if displ:
             if not isinstance(displ, (int, np.integer)) or displ < 0:
                 raise ValueError(f"displacement must be an int >= 0, got {displ!r}")
             offset = int(displ) * dt.extent
-            if mem is None or offset > mem.nbytes:
+            if mem is None or not 0 <= offset <= mem.nbytes:
                 raise ValueError(f"displacement {displ} x {dt.name} reaches past the buffer")
             mem = mem[offset:]
             if given_count is None:
@@ -207,6 +230,17 @@ def parse_bufspec(spec: Any) -> BufInfo:
     mem, count, dt = _raw(spec)
     nbytes = mem.nbytes if mem is not None else count * dt.size
     return BufInfo(nbytes, count, dt, mem)
+
+
+def Get_address(location: Any) -> int:  # noqa: N802 - mpi4py's name
+    """``MPI.Get_address``: the address of a buffer's first byte (0 for ``BOTTOM``/None).
+
+    The buffer is read as a message is (DLPack and CUDA-array-interface objects
+    checked the same way), so a bad one raises what mpi4py raises."""
+    mem, _, _ = _raw(location, False)
+    if mem is None:
+        return 0
+    return int(np.frombuffer(mem, dtype=np.uint8).ctypes.data)
 
 
 class BufInfoV:
@@ -281,12 +315,26 @@ def parse_bufspecw(spec: Any, nblocks: int) -> BufInfoV:
     return BufInfoV(mem, sizes, displs, _BYTE)
 
 
+def _ints(spec: Any, nblocks: int, what: str) -> list[int]:
+    """Counts or displacements: one integer for every block, or a sequence of integers
+    (numpy integers and 0-d integer arrays too; a float is a ``TypeError``)."""
+    if isinstance(spec, (int, np.integer)) or (isinstance(spec, np.ndarray) and spec.ndim == 0):
+        return [operator.index(spec)] * nblocks
+    try:
+        return [operator.index(x) for x in spec]
+    except TypeError:
+        raise TypeError(f"{what} must be integers, got {spec!r}") from None
+
+
 def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:
     """Reduce a BufSpecV (``buf``, ``[buf, counts]``, ``[buf, (counts, displs)]``,
-    ``[buf, counts, displs]``, each optionally ending with a datatype) for *nblocks* ranks.
+    ``[buf, counts, displs]``, each optionally ending with a datatype; ``[buf, counts,
+    displs, datatype]``) for *nblocks* ranks.
 
-    Without counts the buffer is split in *nblocks* equal blocks.  Displacements
-    default to the running sum of counts.
+    Counts and displacements are one integer for all blocks or one per block; a
+    ``None`` anywhere is inferred (mpi4py): without counts the buffer is split in
+    *nblocks* equal blocks, displacements default to the running sum of counts,
+    the datatype to the buffer's own.
     """
     if spec.__class__ is Buffer:   # fast path: a placeholder in equal blocks
         if spec.count % nblocks:
@@ -300,29 +348,36 @@ def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:
         if items[1] < 0:
             raise ValueError(f"need counts >= 0, got {items[1]}")
         return BufInfoV(None, None, None, dt, int(items[1]) * nblocks * dt.size, nblocks)
-    datatype: Datatype | None = None
-    if len(items) > 1 and isinstance(items[-1], (Datatype, str)):
-        datatype = _as_datatype(items.pop())
-    buf = items[0]
-    mem, count, dt = _raw(buf)
-    if datatype is not None:
-        dt = datatype
+    counts_spec: Any = None
+    displs_spec: Any = None
+    typespec: Any = None   # None: the buffer's own type
+    if isinstance(spec, (list, tuple)):
+        if not 1 <= len(items) <= 4:
+            raise ValueError(f"vector buffer spec must have 1 to 4 items, got {len(items)}")
+        if len(items) == 2:
+            if items[1] is None or isinstance(items[1], (Datatype, str)):
+                typespec = items[1]
+            else:
+                counts_spec = items[1]
+        elif len(items) == 3 and isinstance(items[2], (list, tuple, np.ndarray)):
+            counts_spec, displs_spec = items[1], items[2]   # [buf, counts, displs]
+        elif len(items) == 3:
+            counts_spec, typespec = items[1], items[2]
+        elif len(items) == 4:
+            counts_spec, displs_spec, typespec = items[1], items[2], items[3]
+        if len(items) < 4 and isinstance(counts_spec, tuple) and len(counts_spec) == 2:
+            counts_spec, displs_spec = counts_spec   # [buf, (counts, displs), datatype]
+    mem, count, dt = _raw(items[0], typespec is None)
+    if typespec is not None:
+        dt = _as_datatype(typespec)
         if mem is not None:
-            count = mem.nbytes // max(dt.size, 1)
+            count = _count_in(mem, dt)
     counts: list[int] | None = None
     displs: list[int] | None = None
-    if len(items) == 2:
-        second = items[1]
-        if isinstance(second, tuple) and len(second) == 2 and not isinstance(second[0], int):
-            counts, displs = list(second[0]), (list(second[1]) if second[1] is not None else None)
-        elif isinstance(second, (int, np.integer)):
-            counts = [int(second)] * nblocks
-        else:
-            counts = list(second)
-    elif len(items) == 3:   # [buf, counts, displs]; displs None: the running sum
-        counts, displs = list(items[1]), (list(items[2]) if items[2] is not None else None)
-    elif len(items) > 3:
-        raise ValueError(f"vector buffer spec has too many items ({len(spec)})")
+    if counts_spec is not None:
+        counts = _ints(counts_spec, nblocks, "counts")
+    if displs_spec is not None:
+        displs = _ints(displs_spec, nblocks, "displacements")
     if counts is None:
         if count % nblocks:
             raise ValueError(f"buffer of {count} elements does not split into {nblocks} "
@@ -348,20 +403,40 @@ def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:
     return BufInfoV(mem, counts, displs, dt)
 
 
+class MPIUsageBufferError(MPIUsageError, BufferError):
+    """A buffer MPI cannot use as given (not contiguous, foreign byte order, device memory)."""
+
+
+class MPIUsageKeyError(MPIUsageError, KeyError):
+    """An unknown typecode in a buffer spec (mpi4py raises ``KeyError``)."""
+
+    def __str__(self) -> str:   # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+def _usage_error(exc: Exception) -> type[MPIUsageError]:
+    if isinstance(exc, BufferError):
+        return MPIUsageBufferError
+    if isinstance(exc, KeyError):
+        return MPIUsageKeyError
+    return MPIUsageTypeError if isinstance(exc, TypeError) else MPIUsageError
+
+
 def parse_buffer(vr: VirtualRank, spec: Any, call: str) -> BufInfo:
     """:func:`parse_bufspec` for an MPI call: a bad spec is an :class:`MPIUsageError`
-    naming the rank and the call."""
+    naming the rank and the call (also a ``TypeError`` or ``BufferError`` when that is
+    what mpi4py raises)."""
     try:
         return parse_bufspec(spec)
-    except (TypeError, ValueError) as exc:
-        kind = MPIUsageTypeError if isinstance(exc, TypeError) else MPIUsageError
-        raise kind(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
+    except (TypeError, ValueError, BufferError, KeyError) as exc:
+        why = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        raise _usage_error(exc)(f"rank {vr.rank}: {call}: bad buffer: {why}") from None
 
 
 def parse_vector_buffer(vr: VirtualRank, spec: Any, nblocks: int, call: str) -> BufInfoV:
     """:func:`parse_bufspecv` for an MPI call (errors name the rank and the call)."""
     try:
         return parse_bufspecv(spec, nblocks)
-    except (TypeError, ValueError) as exc:
-        kind = MPIUsageTypeError if isinstance(exc, TypeError) else MPIUsageError
-        raise kind(f"rank {vr.rank}: {call}: bad vector buffer: {exc}") from None
+    except (TypeError, ValueError, BufferError, KeyError) as exc:
+        why = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        raise _usage_error(exc)(f"rank {vr.rank}: {call}: bad vector buffer: {why}") from None

@@ -33,7 +33,10 @@ from . import (
     management,
     neighbor,
     p2p,
+    partitioned,
 )
+from . import bsend as buffered
+from . import sendrecv as joined_p2p
 from .persistent_collectives import persistent
 
 if TYPE_CHECKING:
@@ -294,10 +297,10 @@ class Comm:
     Ssend_init = p2p.Ssend_init
     Recv_init = p2p.Recv_init
     send = p2p.send
-    bsend = p2p.bsend
+    bsend = buffered.bsend
     ssend = p2p.ssend
     isend = p2p.isend
-    ibsend = p2p.ibsend
+    ibsend = buffered.ibsend
     issend = p2p.issend
     recv = p2p.recv
     irecv = p2p.irecv
@@ -305,11 +308,11 @@ class Comm:
     probe = p2p.probe
     iprobe = p2p.iprobe
     Send = p2p.Send
-    Bsend = p2p.Bsend
+    Bsend = buffered.Bsend
     Rsend = p2p.Rsend
     Ssend = p2p.Ssend
     Isend = p2p.Isend
-    Ibsend = p2p.Ibsend
+    Ibsend = buffered.Ibsend
     Irsend = p2p.Irsend
     Issend = p2p.Issend
     Recv = p2p.Recv
@@ -320,6 +323,16 @@ class Comm:
     Iprobe = p2p.Iprobe
     Mprobe = p2p.Mprobe
     Improbe = p2p.Improbe
+    Isendrecv = joined_p2p.Isendrecv
+    Bsend_init = buffered.Bsend_init
+    Psend_init = partitioned.Psend_init
+    Precv_init = partitioned.Precv_init
+    Rsend_init = p2p.Rsend_init
+    Attach_buffer = buffered.comm_attach_buffer
+    Detach_buffer = buffered.comm_detach_buffer
+    Flush_buffer = buffered.comm_flush_buffer
+    Iflush_buffer = buffered.comm_iflush_buffer
+    Isendrecv_replace = joined_p2p.Isendrecv_replace
     mprobe = p2p.Mprobe
     improbe = p2p.Improbe
 

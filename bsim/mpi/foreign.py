@@ -5,10 +5,13 @@ mpi4py takes both as messages; so does bsim, read as mpi4py reads them
 inspected, not consumed (its producer keeps ownership and frees it when the
 capsule dies), and the memory must be C-contiguous.  bsim runs on the host, so
 the memory must be host-accessible: a DLPack CPU, CUDA-host or CUDA-managed
-device, or a ``__cuda_array_interface__`` whose pointer is host memory (managed
-memory or a host fake, as mpi4py's own tests use).  A DLPack array on another
-device is refused with ``BufferError``; a device pointer behind the CUDA array
-interface cannot be told apart and must not be passed.
+device, or a CUDA/ROCm device pointer (DLPack, ``__cuda_array_interface__``)
+that is host memory of this process (managed memory, or a host fake as mpi4py's
+own tests use; checked in ``/proc/self/maps`` for DLPack, as mpi4py reads
+``__dlpack_device__`` and hands the pointer to MPI).  Other devices, and a
+DLPack device pointer that is not host-accessible, are refused with
+``BufferError``; a device pointer behind the CUDA array interface is not
+checked and must not be passed.
 
 The numpy view returned keeps the capsule (or the object) alive for as long as
 bsim holds the buffer.
@@ -17,6 +20,8 @@ bsim holds the buffer.
 from __future__ import annotations
 
 import ctypes
+import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -24,6 +29,7 @@ import numpy as np
 __all__ = ["foreign_array"]
 
 _HOST_DEVICES = {1: "CPU", 3: "CUDA host", 13: "CUDA managed"}
+_GPU_DEVICES = {2: "CUDA", 10: "ROCm"}   # taken when the pointer is host memory
 _KINDS = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}   # DLDataTypeCode -> numpy kind
 
 
@@ -87,19 +93,55 @@ def _contiguous(shape: tuple[int, ...], strides: Any, unit: int) -> bool:
     return True
 
 
+def _any_contiguous(shape: tuple[int, ...], strides: list[int], unit: int) -> bool:
+    """C or Fortran order (DLPack arrays may be either, as mpi4py takes them)."""
+    return (_contiguous(shape, strides, unit)
+            or _contiguous(shape[::-1], strides[::-1], unit))
+
+
+def _host_mapped(address: int, nbytes: int) -> bool:
+    """Whether ``[address, address + nbytes)`` is readable and writable host memory of this
+    process (Linux: ``/proc/self/maps``).  A GPU's device memory is not: its range is
+    reserved without access."""
+    if nbytes <= 0 or not address:
+        return True
+    end = address + nbytes
+    try:
+        with open("/proc/self/maps", encoding="ascii") as maps:
+            for line in maps:
+                span, perms = line.split(None, 2)[:2]
+                low, high = (int(x, 16) for x in span.split("-"))
+                if low <= address < high:
+                    if not perms.startswith("rw"):
+                        return False
+                    if end <= high:
+                        return True
+                    address = high   # continues in the next mapping
+    except OSError:
+        return False
+    return False
+
+
 def _from_dlpack(obj: Any) -> np.ndarray:
-    device, _ = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
-    if int(device) not in _HOST_DEVICES:
-        raise BufferError(f"DLPack device type {int(device)} is not host memory: bsim "
+    device, device_id = (obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__")
+                         else (1, 0))
+    device, _ = int(device), int(device_id)   # TypeError for anything but integers
+    if device not in _HOST_DEVICES and device not in _GPU_DEVICES:
+        raise BufferError(f"DLPack device type {device} is not host memory: bsim "
                           f"simulates on the host (use bsim.buffer placeholders for "
                           f"device data)")
+    # a device array is asked for its data without stream synchronisation (stream=-1),
+    # as mpi4py asks (asdlpack.pxi); a CPU array with no stream
+    stream = {} if device == 1 else {"stream": -1}
     try:   # DLPack 1.0
-        capsule = obj.__dlpack__(max_version=(1, 0), copy=False)
+        capsule = obj.__dlpack__(max_version=(1, 0), copy=False, **stream)
     except TypeError:   # DLPack 0.x
-        capsule = obj.__dlpack__()
+        capsule = obj.__dlpack__(**stream)
     if _is_valid(capsule, b"dltensor_versioned"):
         managed_v = _DLManagedTensorVersioned.from_address(
             _get_pointer(capsule, b"dltensor_versioned"))
+        if managed_v.major < 1:
+            raise BufferError(f"dlpack: versioned tensor of major version {managed_v.major}")
         tensor, readonly = managed_v.dl_tensor, bool(managed_v.flags & 1)
     elif _is_valid(capsule, b"dltensor"):
         tensor = _DLManagedTensor.from_address(_get_pointer(capsule, b"dltensor")).dl_tensor
@@ -111,30 +153,73 @@ def _from_dlpack(obj: Any) -> np.ndarray:
     if kind == "f" and lanes == 2:   # a complex number as two float lanes (mpi4py reads it so)
         kind, lanes = "c", 1
     size = dtype.bits * dtype.lanes // 8
+    if size < 1 or dtype.bits * dtype.lanes % 8:
+        raise BufferError(f"dlpack: unsupported data type (code {dtype.code}, "
+                          f"{dtype.bits} bits, {dtype.lanes} lanes)")
     typestr = f"{'|' if size == 1 else '<'}{kind}{size}"
     try:
-        if kind == "?" or lanes != 1 or dtype.bits % 8:
+        if kind == "?" or lanes != 1:
             raise TypeError
         np.dtype(typestr)
-    except TypeError:
-        raise BufferError(f"dlpack: unsupported data type (code {dtype.code}, "
-                          f"{dtype.bits} bits, {dtype.lanes} lanes)") from None
-    shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
-    if tensor.strides and not _contiguous(shape, [tensor.strides[i] for i in
-                                                 range(tensor.ndim)], 1):
+    except TypeError:   # another type: its bytes, as mpi4py moves them
+        typestr = f"|V{size}"
+    ndim = tensor.ndim
+    if ndim < 0:
+        raise BufferError(f"dlpack: negative number of dimensions {ndim}")
+    if ndim and not tensor.shape:
+        raise BufferError("dlpack: no shape")
+    shape = tuple(tensor.shape[i] for i in range(ndim))
+    if any(n < 0 for n in shape):
+        raise BufferError(f"dlpack: negative extent in shape {shape}")
+    if ndim and tensor.strides and not _any_contiguous(
+            shape, [tensor.strides[i] for i in range(ndim)], 1):
         raise BufferError("dlpack: buffer is not contiguous")
     address = (tensor.data or 0) + tensor.byte_offset
+    if device in _GPU_DEVICES and not _host_mapped(address, int(np.prod(shape)) * size):
+        raise BufferError(f"DLPack device type {device} ({_GPU_DEVICES[device]}): the memory "
+                          f"is not host-accessible, and bsim simulates on the host (use "
+                          f"bsim.buffer placeholders for device data)")
     return _view(capsule, address, shape, typestr, readonly)
 
 
-def _from_cai(obj: Any, cai: dict[str, Any]) -> np.ndarray:
-    strides = cai.get("strides")
-    shape = tuple(cai["shape"])
-    if strides is not None and not _contiguous(shape, strides,
-                                               np.dtype(cai["typestr"]).itemsize):
-        raise BufferError("__cuda_array_interface__: buffer is not C-contiguous")
-    address, readonly = cai["data"]
-    return _view(obj, int(address or 0), shape, cai["typestr"], bool(readonly))
+def _from_cai(obj: Any, cai: Any) -> np.ndarray:
+    """Read ``__cuda_array_interface__`` with mpi4py's checks (``ascaibuf.pxi``): a missing
+    key is a ``KeyError``, a wrong type a ``TypeError``, a wrong value a ``ValueError``, and
+    what MPI cannot send (a mask, foreign byte order, negative extents, gaps) a
+    ``BufferError``."""
+    what = "__cuda_array_interface__"
+    if not isinstance(cai, dict):
+        raise TypeError(f"{what}: expected a dict, got {type(cai).__name__}")
+    data, typestr, shape = cai["data"], cai["typestr"], cai["shape"]
+    strides, descr, mask = cai.get("strides"), cai.get("descr"), cai.get("mask")
+    if not isinstance(data, tuple):
+        raise TypeError(f"{what}: 'data' must be a tuple (pointer, readonly)")
+    if len(data) != 2:
+        raise ValueError(f"{what}: 'data' must be a tuple of 2 items, got {len(data)}")
+    if not isinstance(typestr, str):
+        raise TypeError(f"{what}: 'typestr' must be a str")
+    if not isinstance(shape, tuple):
+        raise TypeError(f"{what}: 'shape' must be a tuple")
+    if strides is not None and not isinstance(strides, tuple):
+        raise TypeError(f"{what}: 'strides' must be a tuple or None")
+    if descr is not None and not isinstance(descr, list):
+        raise TypeError(f"{what}: 'descr' must be a list or None")
+    if mask is not None:
+        raise BufferError(f"{what}: masked arrays cannot be sent")
+    native = "<" if sys.byteorder == "little" else ">"
+    order, itemsize = typestr[:1], int(typestr[2:])   # ValueError for a bad size
+    if order not in ("|", "=", native) and not (order in "<>" and itemsize == 1):
+        raise BufferError(f"{what}: byte order {order!r} is not the host's")
+    if any(n < 0 for n in shape):
+        raise BufferError(f"{what}: negative extent in shape {shape}")
+    if descr is not None and (len(descr) != 1 or descr[0][1][1:] != typestr[1:]):
+        warnings.warn(f"{what}: 'descr' {descr!r} is not read: the data is sent as its "
+                      f"'typestr' {typestr!r}", RuntimeWarning, stacklevel=2)
+    if strides is not None and not _contiguous(shape, strides, itemsize):
+        raise BufferError(f"{what}: buffer is not C-contiguous")
+    address, readonly = data
+    typestr = "|" + typestr[1:] if order == "|" or itemsize == 1 else native + typestr[1:]
+    return _view(obj, int(address or 0), shape, typestr, bool(readonly))
 
 
 def foreign_array(obj: Any) -> np.ndarray | None:

@@ -12,7 +12,7 @@ in every run and on every partition.  The functions are bound as methods of
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..constants import (
     COMM_TYPE_SHARED,
@@ -62,6 +62,8 @@ def Dup(comm: Comm, info: Any = None) -> Intracomm:
     finalize(vr, comm, inst)
     copy_attrs(comm, new)
     inherit_errhandler(comm, new)
+    if not type(comm).__module__.startswith("bsim."):
+        return cast("Intracomm", type(comm)(new))   # a subclass (pkl5.Intracomm) stays one
     return new
 
 

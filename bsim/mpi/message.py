@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..constants import ANY_SOURCE, ANY_TAG, PROC_NULL
 from ..engine.rank import current
 from ..errors import MPIUsageError
-from .buffers import parse_bufspec
+from .buffers import parse_buffer
 from .requests import RECV, Request, Status
 
 if TYPE_CHECKING:
@@ -82,12 +82,27 @@ class MatchedMessage:
         """Nonblocking matched probe (``comm.Improbe``): None when nothing matches."""
         return comm.Improbe(source, tag, status)
 
+    Probe = probe
+    Iprobe = iprobe
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        """The constants pickle as themselves, a copy of one as a copy; a matched
+        message cannot leave its rank (``ValueError``, as mpi4py)."""
+        if self is MESSAGE_NULL:
+            return "MESSAGE_NULL"
+        if self is MESSAGE_NO_PROC:
+            return "MESSAGE_NO_PROC"
+        if self._msg is not None and not self._used:
+            raise ValueError("cannot pickle a matched MPI.Message")
+        return (MatchedMessage, (MESSAGE_NO_PROC if self else MESSAGE_NULL,))
+
     def _receive(self, buf: Any, lower: bool, call: str) -> Request:
         vr = current()
         if self._msg is None and not self._noproc:
             raise MPIUsageError(f"rank {vr.rank}: {call}: receive through MESSAGE_NULL")
         if self._msg is None:   # MESSAGE_NO_PROC: a receive from PROC_NULL
-            self._used = True
+            if self is not MESSAGE_NO_PROC:   # the constant itself stays (as in mpi4py)
+                self._used = True
             req = Request(vr, RECV, call)
             req.envelope = (PROC_NULL, ANY_TAG, 0)
             req.lower = lower
@@ -100,10 +115,7 @@ class MatchedMessage:
         req = Request(vr, RECV, call)
         req.lower = lower
         if buf is not None:
-            try:
-                req.rinfo = parse_bufspec(buf)
-            except (TypeError, ValueError) as exc:
-                raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
+            req.rinfo = parse_buffer(vr, buf, call)
         req.t_post = vr.clock
         vr.ops += 1
         vr.engine.protocol.matched(req, self._msg)

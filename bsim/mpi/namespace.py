@@ -38,7 +38,6 @@ REASONS = {
     'Topocomm': "Topocomm is mpi4py's topology base class; bsim's Cartcomm derives from Intracomm",
     'BottomType': 'use MPI.BOTTOM',
     'InPlaceType': 'use MPI.IN_PLACE',
-    'BufferAutomaticType': 'attached send buffers are not simulated (Bsend costs as Send)',
     'Group': 'GROUP_NULL is not simulated (bsim has GROUP_EMPTY)',
     'function': 'bsim models no time or state for it',
 }
@@ -307,11 +306,10 @@ DATATYPES = {   # name: (size in bytes, numpy type char or None)
 }
 """The remaining predefined datatypes (sizes of mpi4py 4.1.2 on MPICH; 0: not available there)."""
 
-CLASSES = ('BottomType', 'BufferAutomaticType', 'Distgraphcomm', 'Errhandler', 'File',
+CLASSES = ('BottomType', 'Distgraphcomm', 'Errhandler', 'File',
            'Graphcomm', 'Grequest', 'InPlaceType', 'Info', 'Intercomm',
            'Session', 'Topocomm', 'Win')
-HANDLES = {'BUFFER_AUTOMATIC': 'BufferAutomaticType',
-           'ERRHANDLER_NULL': 'Errhandler',
+HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'ERRORS_ABORT': 'Errhandler',
            'ERRORS_ARE_FATAL': 'Errhandler',
            'ERRORS_RETURN': 'Errhandler',
@@ -322,10 +320,9 @@ HANDLES = {'BUFFER_AUTOMATIC': 'BufferAutomaticType',
            'SESSION_NULL': 'Session',
            'WIN_NULL': 'Win'}
 FUNCTIONS = ('Add_error_class', 'Add_error_code', 'Add_error_string', 'Aint_add',
-             'Aint_diff', 'Attach_buffer', 'Close_port', 'Detach_buffer',
-             'Flush_buffer', 'Get_abi_fortran_info', 'Get_abi_info',
-             'Get_abi_version', 'Get_address', 'Get_error_class', 'Get_error_string',
-             'Get_hw_resource_info', 'Iflush_buffer', 'Is_thread_main', 'Lookup_name',
+             'Aint_diff', 'Close_port', 'Get_abi_fortran_info', 'Get_abi_info',
+             'Get_abi_version', 'Get_error_class', 'Get_error_string',
+             'Get_hw_resource_info', 'Is_thread_main', 'Lookup_name',
              'Open_port', 'Publish_name', 'Register_datarep', 'Remove_error_class',
              'Remove_error_code', 'Remove_error_string', 'Unpublish_name')
 

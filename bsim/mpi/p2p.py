@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import operator
 import pickle
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB
 from ..engine.matching import Message, find_unexpected, mailbox, post_receive
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
-from .buffers import BufInfo, parse_buffer
+from .buffers import BufInfo, MPIUsageBufferError, parse_buffer
 from .message import MESSAGE_NO_PROC, MatchedMessage
 from .requests import RECV, SEND, Prequest, Request, Status, hand_out
 
@@ -106,7 +107,7 @@ def _irecv(comm: Comm, vr: VirtualRank, info: BufInfo | None, lower: bool, sourc
     req.src = source if source == ANY_SOURCE else comm.world_rank(source, vr)
     req.tag = tag
     if info is not None and info.mem is not None and info.mem.readonly:
-        raise MPIUsageError(f"rank {vr.rank}: {call}: the receive buffer is read-only")
+        raise MPIUsageBufferError(f"rank {vr.rank}: {call}: the receive buffer is read-only")
     req.rinfo = info
     if source == ANY_SOURCE or tag == ANY_TAG:
         vr.sync(call)  # which message matches depends on what arrived by now
@@ -142,6 +143,12 @@ def Ssend_init(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Prequest:
                     lambda req: _buf_send(comm, buf, dest, tag, "Ssend_init", True, req))
 
 
+def Rsend_init(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Prequest:
+    """Persistent ready-mode send (a standard send here: the receive is posted)."""
+    return Prequest(current(), SEND, "Rsend_init",
+                    lambda req: _buf_send(comm, buf, dest, tag, "Rsend_init", False, req))
+
+
 def Recv_init(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Prequest:
     """Persistent receive (start with ``Start``)."""
     vr = current()
@@ -161,11 +168,6 @@ def send(comm: Comm, obj: Any, dest: int, tag: int = 0) -> None:
     _complete(_obj_send(comm, obj, dest, tag, "send"), None, "send")
 
 
-def bsend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> None:
-    """Send in buffered mode."""
-    _complete(_obj_send(comm, obj, dest, tag, "bsend"), None, "bsend")
-
-
 def ssend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> None:
     """Send in synchronous mode."""
     call = "ssend"
@@ -177,11 +179,6 @@ def isend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> Request:
     return hand_out(_obj_send(comm, obj, dest, tag, "isend"))
 
 
-def ibsend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> Request:
-    """Nonblocking send in buffered mode."""
-    return hand_out(_obj_send(comm, obj, dest, tag, "ibsend"))
-
-
 def issend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> Request:
     """Nonblocking send in synchronous mode."""
     return hand_out(_obj_send(comm, obj, dest, tag, "issend", True))
@@ -189,7 +186,9 @@ def issend(comm: Comm, obj: Any, dest: int, tag: int = 0) -> Request:
 
 def recv(comm: Comm, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_TAG,
          status: Status | None = None) -> Any:
-    """Receive."""
+    """Receive a Python object (a *buf* is deprecated in mpi4py 4 and ignored here)."""
+    if buf is not None:
+        warnings.warn("the 'buf' argument is deprecated", UserWarning, stacklevel=2)
     vr = current()
     call = "recv"
     return _complete(_irecv(comm, vr, None, True, source, tag, call), status, call)
@@ -232,12 +231,6 @@ def Send(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
     _complete(_buf_send(comm, buf, dest, tag, call), None, call)
 
 
-def Bsend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
-    """Blocking send in buffered mode."""
-    call = "Bsend"
-    _complete(_buf_send(comm, buf, dest, tag, call), None, call)
-
-
 def Rsend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
     """Blocking send in ready mode."""
     call = "Rsend"
@@ -256,11 +249,6 @@ def Isend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
     req.handed = True   # hand_out() inlined: a fresh request (hot path)
     req.owner.open_requests += 1
     return req
-
-
-def Ibsend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
-    """Nonblocking send in buffered mode."""
-    return hand_out(_buf_send(comm, buf, dest, tag, "Ibsend"))
 
 
 def Irsend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
@@ -298,9 +286,11 @@ def Sendrecv(comm: Comm, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any
     """Send and receive."""
     vr = current()
     call = "Sendrecv"
+    sinfo = parse_buffer(vr, sendbuf, call)   # both specs checked before anything is posted
     info = parse_buffer(vr, recvbuf, call) if recvbuf is not None else None
     rreq = _irecv(comm, vr, info, False, source, recvtag, call)
-    sreq = _buf_send(comm, sendbuf, dest, sendtag, call)
+    sreq = _isend(comm, vr, sinfo.nbytes, bytes(sinfo.mem) if sinfo.mem is not None else None,
+                  False, dest, sendtag, call)
     vr.settle([sreq, rreq], call)
     sreq.finish(None)
     rreq.finish(status)

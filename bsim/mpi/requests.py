@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, UNDEFINED, ReqKind
 from ..engine.rank import current
 from ..errors import MPIUsageError
+from .request_sets import RequestSets, active, check_owner, empty_status, status_slots
 from .status import Status
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ __all__ = ["hand_out", "Request", "Prequest", "Status", "REQUEST_NULL", "SEND", 
 SEND, RECV, DONE = ReqKind.SEND, ReqKind.RECV, ReqKind.DONE
 
 
-class Request:
+class Request(RequestSets):
     """Handle of a nonblocking operation (mpi4py's ``MPI.Request``).
 
     Truthy while pending, falsy once completed (then it is ``REQUEST_NULL``).
@@ -125,7 +126,7 @@ class Request:
             return post()
         if self.lower:
             payload, self.payload = self.payload, None
-            return pickle.loads(payload) if payload is not None else None
+            return pickle.loads(payload) if payload else None
         return None
 
     # -- mpi4py surface ----------------------------------------------------
@@ -142,34 +143,46 @@ class Request:
 
     __hash__ = object.__hash__
 
+    def __reduce__(self) -> str:
+        """``REQUEST_NULL`` pickles as itself; a live request cannot leave its rank."""
+        if self is REQUEST_NULL:
+            return "REQUEST_NULL"
+        raise ValueError(f"cannot pickle {self!r}")
+
     @classmethod
     def get_status_all(cls, requests: list[Request],
                        statuses: list[Status] | None = None) -> bool:
-        """Whether every request is complete, without completing any."""
-        flags = [r.Get_status(statuses[i] if statuses else None)
-                 for i, r in enumerate(requests)]
-        return all(flags)
+        """Whether every request is complete, without completing any (one poll if not)."""
+        slots = status_slots(statuses, len(requests))
+        flags = [r._peek(slots[i]) for i, r in enumerate(requests)]
+        return _polled(requests, all(flags), "Get_status_all")
 
     @classmethod
     def get_status_any(cls, requests: list[Request],
                        status: Status | None = None) -> tuple[int, bool]:
         """``(index, True)`` of a complete request, ``(UNDEFINED, False)`` if none is."""
-        active = [i for i, r in enumerate(requests) if r]
-        if not active:
+        pending = [i for i, r in enumerate(requests) if r]
+        if not pending:
+            if status is not None:
+                empty_status(status)
             return UNDEFINED, True
-        for i in active:
-            if requests[i].Get_status(status):
+        for i in pending:
+            if requests[i]._peek(status):
                 return i, True
+        _polled(requests, False, "Get_status_any")
         return UNDEFINED, False
 
     @classmethod
     def get_status_some(cls, requests: list[Request],
                         statuses: list[Status] | None = None) -> list[int] | None:
         """Indices of the complete active requests (None when none is active)."""
-        active = [i for i, r in enumerate(requests) if r]
-        if not active:
+        pending = [i for i, r in enumerate(requests) if r]
+        if not pending:
             return None
-        return [i for i in active if requests[i].Get_status(statuses[i] if statuses else None)]
+        slots = status_slots(statuses, len(requests))
+        done = [i for i in pending if requests[i]._peek(slots[i])]
+        _polled(requests, bool(done), "Get_status_some")
+        return done
 
     Get_status_all = get_status_all
     Get_status_any = get_status_any
@@ -183,8 +196,10 @@ class Request:
     def wait(self, status: Status | None = None) -> Any:
         """Wait for completion; return the received object (lowercase receives)."""
         if self.kind == DONE:
+            if status is not None:
+                empty_status(status)
             return None
-        owner = _check_owner(self, "Wait")
+        owner = check_owner(self, "Wait")
         owner.ops += 1
         owner.settle([self], self.call + ".Wait")
         return self.finish(status)
@@ -196,8 +211,10 @@ class Request:
     def test(self, status: Status | None = None) -> tuple[bool, Any]:
         """Test for completion; return ``(flag, object or None)``."""
         if self.kind == DONE:
+            if status is not None:
+                empty_status(status)
             return True, None
-        owner = _check_owner(self, "Test")
+        owner = check_owner(self, "Test")
         owner.ops += 1
         owner.sync(self.call + ".Test")
         if self.avail is not None and self.avail <= owner.engine.now:
@@ -207,12 +224,28 @@ class Request:
         return False, None
 
     def Get_status(self, status: Status | None = None) -> bool:
-        """Whether complete (fills *status* if so) without completing it."""
-        if self.kind == DONE:
+        """Whether complete (fills *status* if so) without completing it.
+
+        As ``Test`` without the completion: a request not yet complete is a poll
+        (``poll_time`` of wait), so ``while not req.Get_status(): pass`` ends.
+        """
+        return _polled([self], self._peek(status), "Get_status")
+
+    get_status = Get_status
+
+    def _peek(self, status: Status | None) -> bool:
+        """Whether complete at the owner's present (after a sync); fill *status* if so."""
+        if self.kind == DONE or self.owner is None:
+            if status is not None:
+                empty_status(status)
             return True
-        done = self.avail is not None and self.avail <= current().engine.now
-        if done and status is not None and self.envelope is not None:
-            status._fill(*self.envelope)
+        owner = self.owner
+        owner.sync(self.call + ".Get_status")
+        done = self.avail is not None and self.avail <= owner.engine.now
+        if done and status is not None:
+            if self.envelope is not None:
+                status._fill(*self.envelope)
+            status.cancelled = self.cancelled
         return done
 
     def Cancel(self) -> None:
@@ -224,7 +257,7 @@ class Request:
         """
         if self.kind != RECV or self.avail is not None:
             return
-        owner = _check_owner(self, "Cancel")
+        owner = check_owner(self, "Cancel")
         box = owner.box
         if box is not None and self in box.posted:
             box.posted.remove(self)
@@ -232,12 +265,18 @@ class Request:
             self.envelope = (ANY_SOURCE, ANY_TAG, 0)
             self.resolve(owner.clock, 0.0, owner.clock)
 
+    cancel = Cancel
+
     def Free(self) -> None:
         """Release the handle; the operation still completes."""
         self.kind = DONE
         if self.handed:
             self.handed = False
             self.owner.open_requests -= 1
+
+    def free(self) -> None:
+        """mpi4py's lowercase ``free``: :meth:`Free` (of this class or a subclass)."""
+        self.Free()
 
     # class methods over lists --------------------------------------------
     @classmethod
@@ -249,15 +288,21 @@ class Request:
     @classmethod
     def waitall(cls, requests: list[Request], statuses: list[Status] | None = None) -> list[Any]:
         """Wait for all requests; return the received objects."""
-        active = _active(requests, "Waitall")
-        if active:
-            owner = _check_owner(active[0], "Waitall")
+        pending = active(requests, "Waitall")
+        if pending:
+            owner = check_owner(pending[0], "Waitall")
             owner.ops += 1
-            owner.settle(active, "Waitall")
+            owner.settle(pending, "Waitall")
+        if statuses is None:
+            return [r.finish(None) if r.kind != DONE else None for r in requests]
         out = []
-        for i, r in enumerate(requests):
-            st = statuses[i] if statuses is not None and i < len(statuses) else None
-            out.append(r.finish(st) if r.kind != DONE else None)
+        for r, st in zip(requests, status_slots(statuses, len(requests))):
+            if r.kind != DONE:
+                out.append(r.finish(st))
+            else:
+                if st is not None:
+                    empty_status(st)
+                out.append(None)
         return out
 
     @classmethod
@@ -271,71 +316,15 @@ class Request:
         try:
             idx = [i for i, r in enumerate(requests) if r.kind != DONE]
         except AttributeError:
-            _active(requests, "Waitany")   # raises the clear error
+            active(requests, "Waitany")   # raises the clear error
             raise
         if not idx:
             return UNDEFINED, None
-        owner = _check_owner(requests[idx[0]], "Waitany")
+        owner = check_owner(requests[idx[0]], "Waitany")
         owner.ops += 1
         k = owner.settle_any([requests[i] for i in idx], "Waitany")
         i = idx[k]
         return i, requests[i].finish(status)
-
-    @classmethod
-    def Waitsome(cls, requests: list[Request],
-                 statuses: list[Status] | None = None) -> list[int] | None:
-        """Wait for at least one request; return the indices completed."""
-        first, _ = cls.waitany(requests)
-        if first == UNDEFINED:
-            return None
-        done = [first]
-        now = current().engine.now
-        for i, r in enumerate(requests):
-            if i != first and r.kind != DONE and r.avail is not None and r.avail <= now:
-                r.wait()
-                done.append(i)
-        return sorted(done)
-
-    @classmethod
-    def Testsome(cls, requests: list[Request],
-                 statuses: list[Status] | None = None) -> list[int] | None:
-        """Indices of the requests that can complete now, completing them (None: all inactive).
-
-        Nothing completable is a poll (``poll_time`` of wait, as ``Test``).
-        """
-        active = _active(requests, "Testsome")
-        if not active:
-            return None
-        owner = _check_owner(active[0], "Testsome")
-        owner.sync("Testsome")
-        now = owner.engine.now
-        done = [i for i, r in enumerate(requests)
-                if r.kind != DONE and r.avail is not None and r.avail <= now]
-        for k, i in enumerate(done):
-            st = statuses[k] if statuses is not None and k < len(statuses) else None
-            requests[i].Wait(st)
-        if not done:
-            owner.ops += 1
-            owner.engine.protocol.poll(owner, "Testsome")
-        return done
-
-    @classmethod
-    def testsome(cls, requests: list[Request],
-                 statuses: list[Status] | None = None) -> tuple[list[int] | None, list[Any]]:
-        """``(indices, objects)`` of the requests that can complete now."""
-        active = _active(requests, "testsome")
-        if not active:
-            return None, []
-        owner = _check_owner(active[0], "testsome")
-        owner.sync("testsome")
-        now = owner.engine.now
-        done = [i for i, r in enumerate(requests)
-                if r.kind != DONE and r.avail is not None and r.avail <= now]
-        objs = [requests[i].wait() for i in done]
-        if not done:
-            owner.ops += 1
-            owner.engine.protocol.poll(owner, "testsome")
-        return done, objs
 
     @classmethod
     def Testall(cls, requests: list[Request], statuses: list[Status] | None = None) -> bool:
@@ -346,14 +335,14 @@ class Request:
     def testall(cls, requests: list[Request],
                 statuses: list[Status] | None = None) -> tuple[bool, list[Any] | None]:
         """``(flag, objects)``: complete all requests if all can complete now."""
-        active = _active(requests, "testall")
-        if not active:
-            return True, [None] * len(requests)
-        owner = _check_owner(active[0], "Testall")
+        pending = active(requests, "testall")
+        if not pending:
+            return True, cls.waitall(requests, statuses)
+        owner = check_owner(pending[0], "Testall")
         owner.ops += 1
         owner.sync("Testall")
         now = owner.engine.now
-        if all(r.avail is not None and r.avail <= now for r in active):
+        if all(r.avail is not None and r.avail <= now for r in pending):
             return True, cls.waitall(requests, statuses)
         owner.engine.protocol.poll(owner, "Testall")
         return False, None
@@ -368,10 +357,12 @@ class Request:
     def testany(cls, requests: list[Request],
                 status: Status | None = None) -> tuple[int, bool, Any]:
         """``(index, flag, object)``."""
-        active = _active(requests, "testany")
-        if not active:
+        pending = active(requests, "testany")
+        if not pending:
+            if status is not None:
+                empty_status(status)
             return UNDEFINED, True, None
-        owner = _check_owner(active[0], "Testany")
+        owner = check_owner(pending[0], "Testany")
         owner.sync("Testany")
         now = owner.engine.now
         for i, r in enumerate(requests):
@@ -404,11 +395,17 @@ class Prequest(Request):
     """
 
     __slots__ = ("_issue", "_freed")
+    _issue: Any
 
-    def __init__(self, owner: VirtualRank, kind: ReqKind, call: str, issue: Any) -> None:
+    def __init__(self, owner: VirtualRank | Request | None = None, kind: ReqKind = DONE,
+                 call: str = "REQUEST_NULL", issue: Any = None) -> None:
         super().__init__(owner, DONE, call)
+        if isinstance(owner, Request):   # mpi4py's Prequest(request): the same handle
+            self._issue = getattr(owner, "_issue", None)
+            self._freed = getattr(owner, "_freed", owner.owner is None)
+            return
         self._issue = issue        # issue(self): posts the operation into this request
-        self._freed = False
+        self._freed = issue is None   # Prequest(): a null persistent request
 
     def __bool__(self) -> bool:
         return not self._freed
@@ -450,15 +447,13 @@ class Prequest(Request):
         self.flow = None
 
 
-def _active(requests: list[Request], call: str) -> list[Request]:
-    """The requests of *requests* still pending; :class:`MPIUsageError` for a non-request."""
-    try:
-        return [r for r in requests if r.kind != DONE]
-    except AttributeError:   # checked only on failure: the normal path pays nothing
-        bad = next(i for i, r in enumerate(requests) if not isinstance(r, Request))
-        vr = current()
-        raise MPIUsageError(f"rank {vr.rank}: {call}: requests[{bad}] is {requests[bad]!r}, "
-                            f"not a Request (use MPI.REQUEST_NULL for an empty slot)") from None
+def _polled(requests: list[Request], done: bool, call: str) -> bool:
+    """*done*; when False, a poll by the owner of the first pending request (as ``Test``)."""
+    if not done:
+        owner = next((r.owner for r in requests if r and r.owner is not None), None)
+        if owner is not None:
+            owner.engine.protocol.poll(owner, call)
+    return done
 
 
 def hand_out(req: Request) -> Request:
@@ -470,14 +465,6 @@ def hand_out(req: Request) -> Request:
         req.handed = True
         req.owner.open_requests += 1
     return req
-
-
-def _check_owner(req: Request, call: str) -> VirtualRank:
-    me = current()
-    if req.owner is not me:
-        owner = req.owner.rank if req.owner is not None else "?"
-        raise MPIUsageError(f"rank {me.rank}: {call}: request {req!r} belongs to rank {owner}")
-    return me
 
 
 REQUEST_NULL = Request(cast("VirtualRank", None), DONE, "REQUEST_NULL")   # never waited on

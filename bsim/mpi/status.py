@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from ..constants import ANY_SOURCE, ANY_TAG
@@ -15,6 +16,8 @@ class Status:
     __slots__ = ("source", "tag", "count", "error", "cancelled")
 
     def __init__(self, status: Status | None = None) -> None:
+        if status is not None and not isinstance(status, Status):
+            raise TypeError(f"Status(status): expected a Status, got {type(status).__name__}")
         self.source = ANY_SOURCE
         self.tag = ANY_TAG
         self.count = 0      # bytes
@@ -71,8 +74,53 @@ class Status:
         """Set the cancelled flag."""
         self.cancelled = bool(flag)
 
+    def tomemory(self) -> _StatusMemory:
+        """The status as MPICH lays it out (``count_lo``, ``count_hi_and_cancelled``,
+        ``MPI_SOURCE``, ``MPI_TAG``, ``MPI_ERROR``): a view of ints that reads and
+        writes this status (mpi4py's ``Status.tomemory``)."""
+        return _StatusMemory(self)
+
     def _fill(self, source: int, tag: int, nbytes: int) -> None:
         self.source, self.tag, self.count = source, tag, nbytes
 
     def __repr__(self) -> str:
         return f"<Status source={self.source} tag={self.tag} count={self.count}>"
+
+
+class _StatusMemory:
+    """Five C ints over a :class:`Status`, read and written through to it."""
+
+    __slots__ = ("status",)
+    _FIELDS = ("count_lo", "count_hi", "source", "tag", "error")
+
+    def __init__(self, status: Status) -> None:
+        self.status = status
+
+    def __len__(self) -> int:
+        return 5
+
+    def _get(self, i: int) -> int:
+        st = self.status
+        return (st.count & 0x7FFFFFFF, (st.count >> 31) << 1 | int(st.cancelled), st.source,
+                st.tag, st.error)[i]
+
+    def __getitem__(self, i: int) -> int:
+        if not -5 <= i < 5:
+            raise IndexError("status memory index out of range")
+        return self._get(i % 5)
+
+    def __setitem__(self, i: int, value: int) -> None:
+        if not -5 <= i < 5:
+            raise IndexError("status memory index out of range")
+        i %= 5
+        st = self.status
+        if i == 0:
+            st.count = (st.count & ~0x7FFFFFFF) | (int(value) & 0x7FFFFFFF)
+        elif i == 1:
+            st.count = (st.count & 0x7FFFFFFF) | ((int(value) >> 1) << 31)
+            st.cancelled = bool(int(value) & 1)
+        else:
+            setattr(st, self._FIELDS[i], int(value))
+
+    def __iter__(self) -> Iterator[int]:
+        return (self._get(i) for i in range(5))

@@ -1,0 +1,144 @@
+"""Requests in lists: ``Waitsome``/``Testsome`` (and their object forms) and status lists.
+
+The timing is that of ``Waitany``/``Test`` (``docs/protocols.md``, "Requests and
+the waiting rule"): ``Waitsome`` blocks until one request can complete (as
+``Waitany``), then also completes every other request already available at
+that moment, each settled on the rank's clock in turn; ``Testsome`` completes
+the requests available now, and one that finds none is a poll (``poll_time``
+of wait).  Statuses follow mpi4py: a ``list`` given for statuses is resized to
+one entry per request (``Waitall``) or per completed request (``Waitsome``);
+a null or inactive request fills its status as empty (``ANY_SOURCE``,
+``ANY_TAG``, no error, count 0).
+
+:class:`RequestSets` is a base class of :class:`bsim.mpi.requests.Request`
+holding these class methods; the helpers :func:`active`, :func:`check_owner`
+and :func:`status_slots` are shared with ``requests.py``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..constants import ANY_SOURCE, ANY_TAG, ReqKind
+from ..engine.rank import current
+from ..errors import MPIUsageError
+from .status import Status
+
+if TYPE_CHECKING:
+    from ..engine.rank import VirtualRank
+    from .requests import Request
+
+__all__ = ["RequestSets", "active", "check_owner", "status_slots", "empty_status"]
+
+DONE = ReqKind.DONE
+
+
+def empty_status(status: Status) -> None:
+    """Fill *status* as MPI's empty status (what a null request returns)."""
+    status.source, status.tag, status.count = ANY_SOURCE, ANY_TAG, 0
+    status.error = 0
+    status.cancelled = False
+
+
+def status_slots(statuses: Any, n: int) -> list[Status | None]:
+    """One status (or None) per position: a list is grown to *n* entries (mpi4py)."""
+    if statuses is None:
+        return [None] * n
+    if isinstance(statuses, list):
+        while len(statuses) < n:
+            statuses.append(Status())
+    slots: list[Status | None] = list(statuses[:n])
+    return slots + [None] * (n - len(slots))
+
+
+def active(requests: list[Request], call: str) -> list[Request]:
+    """The requests of *requests* still pending; :class:`MPIUsageError` for a non-request."""
+    try:
+        return [r for r in requests if r.kind != DONE]
+    except AttributeError:   # checked only on failure: the normal path pays nothing
+        bad = next(i for i, r in enumerate(requests) if not hasattr(r, "kind"))
+        vr = current()
+        raise MPIUsageError(f"rank {vr.rank}: {call}: requests[{bad}] is {requests[bad]!r}, "
+                            f"not a Request (use MPI.REQUEST_NULL for an empty slot)") from None
+
+
+def check_owner(req: Request, call: str) -> VirtualRank:
+    """The calling rank; :class:`MPIUsageError` if *req* belongs to another rank."""
+    me = current()
+    if req.owner is not me:
+        owner = req.owner.rank if req.owner is not None else "?"
+        raise MPIUsageError(f"rank {me.rank}: {call}: request {req!r} belongs to rank {owner}")
+    return me
+
+
+def _resize(statuses: Any, n: int) -> list[Status | None]:
+    """Statuses for *n* completed requests: a list is made exactly *n* long."""
+    if isinstance(statuses, list):
+        del statuses[n:]
+    return status_slots(statuses, n)
+
+
+class RequestSets:
+    """``Waitsome``, ``Testsome``, ``waitsome``, ``testsome`` (class methods of ``Request``)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def _some(cls, requests: list[Request], call: str,
+              blocking: bool) -> tuple[list[int] | None, list[Any]]:
+        """Indices and results of the requests completed now (None: none is active)."""
+        pending = active(requests, call)
+        if not pending:
+            return None, []
+        owner = check_owner(pending[0], call)
+        owner.ops += 1
+        first = -1
+        if blocking:
+            k = owner.settle_any(pending, call)
+            first = next(i for i, r in enumerate(requests) if r is pending[k])
+        else:
+            owner.sync(call)
+        now = owner.engine.now
+        done = [i for i, r in enumerate(requests)
+                if r.kind != DONE and (i == first or r.avail is not None and r.avail <= now)]
+        if not done:
+            owner.engine.protocol.poll(owner, call)
+            return [], []
+        owner.settle([requests[i] for i in done if i != first], call)
+        return done, [requests[i] for i in done]
+
+    @classmethod
+    def _finish_some(cls, requests: list[Request], statuses: Any, call: str,
+                     blocking: bool) -> tuple[list[int] | None, list[Any] | None]:
+        done, reqs = cls._some(requests, call, blocking)
+        if done is None:
+            return None, None
+        slots = _resize(statuses, len(done))
+        return done, [r.finish(slots[k]) for k, r in enumerate(reqs)]
+
+    @classmethod
+    def Waitsome(cls, requests: list[Request],
+                 statuses: list[Status] | None = None) -> list[int] | None:
+        """Wait for at least one request; return the indices completed (None: none active)."""
+        return cls._finish_some(requests, statuses, "Waitsome", True)[0]
+
+    @classmethod
+    def waitsome(cls, requests: list[Request], statuses: list[Status] | None = None
+                 ) -> tuple[list[int] | None, list[Any] | None]:
+        """``(indices, objects)`` of the requests completed; ``(None, None)`` if none active."""
+        return cls._finish_some(requests, statuses, "waitsome", True)
+
+    @classmethod
+    def Testsome(cls, requests: list[Request],
+                 statuses: list[Status] | None = None) -> list[int] | None:
+        """Indices of the requests that can complete now, completing them (None: all inactive).
+
+        Nothing completable is a poll (``poll_time`` of wait, as ``Test``).
+        """
+        return cls._finish_some(requests, statuses, "Testsome", False)[0]
+
+    @classmethod
+    def testsome(cls, requests: list[Request], statuses: list[Status] | None = None
+                 ) -> tuple[list[int] | None, list[Any] | None]:
+        """``(indices, objects)`` of the requests that can complete now."""
+        return cls._finish_some(requests, statuses, "testsome", False)

@@ -50,3 +50,33 @@ def test_datatype_attributes_follow_dup():
         return t.Dup().Get_attr(k), MPI.DOUBLE.Get_attr(k)
 
     assert bsim.simulate(main, 1).returns == [("x", None)]
+
+
+def test_a_callback_exception_is_mpi_exception(capsys):
+    """A copy or delete callback that raises: its traceback on stderr, then MPI.Exception
+    with ERR_OTHER (as mpi4py 4.1 does); on a communicator and on a window alike."""
+    def boom(o, k, v):
+        raise ValueError("boom")
+
+    def main():
+        comm = MPI.COMM_WORLD
+        out = []
+        win = MPI.Win.Create(None, 1, MPI.INFO_NULL, MPI.COMM_SELF)
+        for obj, key in ((comm, comm.Create_keyval(delete_fn=boom)),
+                         (win, MPI.Win.Create_keyval(delete_fn=boom))):
+            obj.Set_attr(key, 1)
+            try:
+                obj.Delete_attr(key)
+            except MPI.Exception as exc:
+                out.append(exc.Get_error_class() == MPI.ERR_OTHER)
+        key = comm.Create_keyval(copy_fn=boom)
+        comm.Set_attr(key, 1)
+        try:
+            comm.Dup()
+        except MPI.Exception as exc:
+            out.append("copy callback" in str(exc))
+        win.Free()
+        return out
+
+    assert bsim.simulate(main, 1).returns == [[True, True, True]]
+    assert "ValueError: boom" in capsys.readouterr().err

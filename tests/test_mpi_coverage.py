@@ -21,8 +21,9 @@ def test_rows_say_what_bsim_has():
     assert rows[("Comm", "Send")].status == "simulated"
     assert rows[("Intracomm", "Allreduce")].status == "simulated"
     assert rows[("MPI", "COMM_WORLD")].status == "simulated"
-    win = rows[("Win", "Create")]
-    assert win.status == "not simulated" and "RMA" in win.note
+    assert rows[("Win", "Create")].status == "simulated"
+    io = rows[("File", "Open")]
+    assert io.status == "not simulated" and "MPI-IO" in io.note
     assert rows[("MPI", "Wtime")].note.startswith("the calling rank's simulated clock")
     from bsim.mpi.namespace import is_stand_in
     for r in rows.values():   # every claim checked against bsim.MPI itself
@@ -49,4 +50,4 @@ def test_bsim_list_mpi(capsys):
     assert main(["list", "mpi"]) == 0
     out = capsys.readouterr().out
     assert re.match(r"\d+ of \d+ names of mpi4py.MPI simulated", out)
-    assert "Win" in out and "one-sided" in out
+    assert "File" in out and "MPI-IO" in out

@@ -35,7 +35,6 @@ def test_constants_and_datatypes_are_usable():
 
 
 @pytest.mark.parametrize("use,why", [
-    (lambda: MPI.Win.Create(None), "one-sided communication"),
     (lambda: MPI.File.Open(MPI.COMM_WORLD, "x"), "MPI-IO is not simulated"),
     (lambda: MPI.Info.Create(), "info objects"),
     (lambda: MPI.Open_port(), r"MPI.Open_port\(\) is not simulated: bsim models no time"),
@@ -51,16 +50,17 @@ def test_a_family_not_simulated_raises_where_it_is_used(use, why):
 
 def test_stand_ins_import_and_compare():
     """A program may import and pass the handles around (e.g. as defaults)."""
-    from bsim.MPI import ERRORS_RETURN, INFO_NULL, Win  # noqa: F401
+    from bsim.MPI import ERRORS_RETURN, INFO_NULL, File  # noqa: F401
     assert INFO_NULL is MPI.INFO_NULL and INFO_NULL != MPI.INFO_ENV
-    assert is_stand_in(Win) and is_stand_in(INFO_NULL) and not is_stand_in(MPI.Comm)
+    assert is_stand_in(File) and is_stand_in(INFO_NULL) and not is_stand_in(MPI.Comm)
+    assert not is_stand_in(MPI.Win) and not is_stand_in(MPI.WIN_NULL)
 
 
 def test_in_a_run_the_error_names_the_rank_and_line():
     def main():
         from mpi4py import MPI
-        MPI.Win.Allocate(8, comm=MPI.COMM_WORLD)
+        MPI.File.Open(MPI.COMM_WORLD, "x")
 
     with pytest.raises(NotSimulatedError,
-                       match=r"MPI.Win.Allocate is not simulated.*test_mpi_namespace.py:\d+"):
+                       match=r"MPI.File.Open is not simulated.*test_mpi_namespace.py:\d+"):
         bsim.simulate(main, 2)

@@ -7,8 +7,9 @@ all virtual ranks; each rank has its own attributes, as each process would).
 ``Dup`` copies each attribute by its key's *copy_fn*: ``None``/``False`` no copy,
 ``True`` the same value, a callable ``copy_fn(obj, key, value)`` its return value
 (``NotImplemented``: no copy).  ``delete_fn(obj, key, value)`` runs when an
-attribute is deleted, replaced, or its object freed.  Attributes cost no
-simulated time.
+attribute is deleted, replaced, or its object freed.  An exception either callback raises
+is printed to stderr and raised as ``MPI.Exception`` (``ERR_OTHER``), as mpi4py does.
+Attributes cost no simulated time.
 
 Predefined communicator attributes: ``TAG_UB`` (2**31 - 1), ``HOST``
 (``PROC_NULL``), ``IO`` (``ANY_SOURCE``: every rank may do I/O),
@@ -18,6 +19,7 @@ Predefined communicator attributes: ``TAG_UB`` (2**31 - 1), ``HOST``
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable
 from itertools import count
 from typing import Any
@@ -99,7 +101,14 @@ def _delete(obj: Any, attrs: dict[int, Any], keyval: int) -> None:
     value = attrs.pop(keyval)
     delete_fn = KEYVALS.get(keyval, (None, None))[1]
     if callable(delete_fn):
-        delete_fn(obj, keyval, value)
+        try:
+            delete_fn(obj, keyval, value)
+        except MPIUsageError:
+            raise
+        except Exception as exc:   # mpi4py: the traceback on stderr, then MPI.Exception
+            traceback.print_exc()
+            raise MPIUsageError(f"rank {current().rank}: Delete_attr: the delete callback "
+                                f"of keyval {keyval} raised {type(exc).__name__}: {exc}") from exc
 
 
 def set_attr(obj: Any, keyval: int, value: Any) -> None:
@@ -132,7 +141,14 @@ def copy_attrs(old: Any, new: Any) -> None:
         if copy_fn is True:
             target[keyval] = value
         elif callable(copy_fn):
-            got = copy_fn(old, keyval, value)
+            try:
+                got = copy_fn(old, keyval, value)
+            except MPIUsageError:
+                raise
+            except Exception as exc:   # mpi4py: the traceback on stderr, then MPI.Exception
+                traceback.print_exc()
+                raise MPIUsageError(f"rank {current().rank}: Dup: the copy callback of keyval "
+                                    f"{keyval} raised {type(exc).__name__}: {exc}") from exc
             if got is not NotImplemented:
                 target[keyval] = got
 

@@ -22,7 +22,6 @@ from typing import Any
 __all__ = ["Row", "coverage", "summary", "markdown", "NOT_SIMULATED", "DIFFERENCES"]
 
 NOT_SIMULATED = {
-    "Win": "one-sided communication (RMA windows) is not simulated",
     "File": "MPI-IO is not simulated: model I/O as add_time",
     "Session": "MPI-4 sessions are not simulated (COMM_WORLD is the only world)",
     "Grequest": "generalized requests are not simulated",
@@ -42,6 +41,11 @@ DIFFERENCES = {
     "Comm.Abort": "ends the whole simulation with SimulationError naming the rank",
     "Init": "an error, as in mpi4py (MPI is initialized on import)",
     "Finalize": "marks the calling rank finalized: its later MPI calls are errors",
+    "Win.Sync": "a poll (the protocol's poll_time): the memory model is unified and shared",
+    "Win.Get_info": "INFO_NULL: window hints change no simulated time and are not kept",
+    "Win.Allocate_shared": "each rank's memory is its own allocation (as with "
+                           "alloc_shared_noncontig); members are not checked to share a node",
+    "Win.Flush_local": "local completion is remote completion (docs/rma.md)",
     **{f"Datatype.Create_{kind}": "real data moves through the layout in point-to-point and "
        "the regular collectives; the v and w collectives refuse datatypes with gaps over "
        "real buffers (placeholders are fine)"

@@ -100,6 +100,14 @@ class Datatype:
             raise ValueError(f"cannot map {self.name} to a typecode")
         return self.typecode
 
+    @property
+    def typechar(self) -> str:
+        """The one-character typecode of a predefined datatype (``""`` for the others)."""
+        code = self.typecode or ""
+        if len(code) == 1 or not code:
+            return code
+        return self.dtype.char if self.dtype is not None else ""
+
     def Get_name(self) -> str:
         """The datatype's name."""
         return self.name

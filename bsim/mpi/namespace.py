@@ -4,7 +4,7 @@ bsim.MPI defines the MPI it simulates elsewhere (``bsim/MPI.py`` and ``bsim/mpi/
 this module supplies every other public name of ``mpi4py.MPI`` 4.x so that any program
 imports: integer constants (their values are those of mpi4py 4.1.2 on MPICH, an
 implementation choice in MPI), the remaining predefined datatypes (sizes from the same
-build), and for the families bsim does not simulate (RMA windows, MPI-IO, sessions,
+build), and for the families bsim does not simulate (MPI-IO, sessions,
 error handlers, info objects, intercommunicators, graph topologies, dynamic processes,
 ...) classes, handles and functions that raise :class:`NotSimulatedError` -- naming
 the call and why -- only where they are used.  Generated once from mpi4py 4.1.2 and
@@ -26,7 +26,6 @@ class NotSimulatedError(MPIUsageError, NotImplementedError):
 
 
 REASONS = {
-    'Win': 'one-sided communication (RMA windows) is not simulated',
     'File': 'MPI-IO is not simulated: model I/O as bsim.add_time',
     'Session': 'MPI-4 sessions are not simulated (COMM_WORLD is the only world)',
     'Grequest': 'generalized requests are not simulated',
@@ -308,7 +307,7 @@ DATATYPES = {   # name: (size in bytes, numpy type char or None)
 
 CLASSES = ('BottomType', 'Distgraphcomm', 'Errhandler', 'File',
            'Graphcomm', 'Grequest', 'InPlaceType', 'Info', 'Intercomm',
-           'Session', 'Topocomm', 'Win')
+           'Session', 'Topocomm')
 HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'ERRORS_ABORT': 'Errhandler',
            'ERRORS_ARE_FATAL': 'Errhandler',
@@ -317,10 +316,9 @@ HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'GROUP_NULL': 'Group',
            'INFO_ENV': 'Info',
            'INFO_NULL': 'Info',
-           'SESSION_NULL': 'Session',
-           'WIN_NULL': 'Win'}
-FUNCTIONS = ('Add_error_class', 'Add_error_code', 'Add_error_string', 'Aint_add',
-             'Aint_diff', 'Close_port', 'Get_abi_fortran_info', 'Get_abi_info',
+           'SESSION_NULL': 'Session'}
+FUNCTIONS = ('Add_error_class', 'Add_error_code', 'Add_error_string',
+             'Close_port', 'Get_abi_fortran_info', 'Get_abi_info',
              'Get_abi_version', 'Get_error_class', 'Get_error_string',
              'Get_hw_resource_info', 'Is_thread_main', 'Lookup_name',
              'Open_port', 'Publish_name', 'Register_datarep', 'Remove_error_class',

@@ -110,6 +110,17 @@ class buffer(bytearray):  # noqa: N801 - mpi4py's name
         return len(self)
 
     @property
+    def format(self) -> str:
+        """The struct format of the items (unsigned bytes)."""
+        return "B"
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """As bytearray's; an int assigned to a slice fills it (``mem[:] = 0``), as mpi4py's."""
+        if isinstance(key, slice) and isinstance(value, int):
+            value = bytes([value]) * len(range(*key.indices(len(self))))
+        super().__setitem__(key, value)
+
+    @property
     def readonly(self) -> bool:
         return False
 

@@ -114,6 +114,7 @@ from .mpi.bsend import (  # noqa: E402, F401 - names of bsim.MPI
     Iflush_buffer,
 )
 from .mpi.buffers import Get_address  # noqa: E402, F401 - a name of bsim.MPI
+from .mpi.info import INFO_ENV, INFO_NULL, Info  # noqa: E402, F401 - info objects (bsim/mpi/info.py)
 
 # every other public name of mpi4py.MPI, so that any program imports; the families bsim does
 # not simulate raise NotSimulatedError where they are used (bsim/mpi/namespace.py).

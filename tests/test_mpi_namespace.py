@@ -36,9 +36,10 @@ def test_constants_and_datatypes_are_usable():
 
 @pytest.mark.parametrize("use,why", [
     (lambda: MPI.File.Open(MPI.COMM_WORLD, "x"), "MPI-IO is not simulated"),
-    (lambda: MPI.Info.Create(), "info objects"),
+    (lambda: MPI.Grequest.Start(), "generalized requests are not simulated"),
     (lambda: MPI.Open_port(), r"MPI.Open_port\(\) is not simulated: bsim models no time"),
-    (lambda: MPI.INFO_NULL.Get_nkeys(), "MPI.INFO_NULL.Get_nkeys is not simulated"),
+    (lambda: MPI.SESSION_NULL.Get_num_psets(), "MPI.SESSION_NULL.Get_num_psets is not "
+                                                "simulated"),
     (lambda: MPI.Intercomm(), "intercommunicators"),
 ])
 def test_a_family_not_simulated_raises_where_it_is_used(use, why):
@@ -50,10 +51,11 @@ def test_a_family_not_simulated_raises_where_it_is_used(use, why):
 
 def test_stand_ins_import_and_compare():
     """A program may import and pass the handles around (e.g. as defaults)."""
-    from bsim.MPI import ERRORS_RETURN, INFO_NULL, File  # noqa: F401
-    assert INFO_NULL is MPI.INFO_NULL and INFO_NULL != MPI.INFO_ENV
-    assert is_stand_in(File) and is_stand_in(INFO_NULL) and not is_stand_in(MPI.Comm)
+    from bsim.MPI import ERRORS_RETURN, FILE_NULL, File  # noqa: F401
+    assert FILE_NULL is MPI.FILE_NULL and FILE_NULL != MPI.SESSION_NULL
+    assert is_stand_in(File) and is_stand_in(FILE_NULL) and not is_stand_in(MPI.Comm)
     assert not is_stand_in(MPI.Win) and not is_stand_in(MPI.WIN_NULL)
+    assert not is_stand_in(MPI.Info) and not is_stand_in(MPI.INFO_NULL)
 
 
 def test_in_a_run_the_error_names_the_rank_and_line():

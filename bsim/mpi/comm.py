@@ -402,6 +402,9 @@ class Comm:
     # -- communicator management (bsim/mpi/management.py) ---------------------------------
     Get_group = management.Get_group
     Dup = management.Dup
+    Dup_with_info = management.Dup_with_info
+    Get_info = management.Get_info
+    Set_info = management.Set_info
     Clone = management.Clone
     Split = management.Split
     Split_type = management.Split_type

@@ -25,7 +25,6 @@ NOT_SIMULATED = {
     "File": "MPI-IO is not simulated: model I/O as add_time",
     "Session": "MPI-4 sessions are not simulated (COMM_WORLD is the only world)",
     "Grequest": "generalized requests are not simulated",
-    "Info": "info objects are not simulated (hints change no simulated time)",
     "Intercomm": "intercommunicators are not simulated",
     "Graphcomm": "graph topologies (MPI-1 Graph_create) are not simulated; Cartcomm is",
     "Distgraphcomm": "distributed graph topologies are not simulated; Cartcomm is",
@@ -42,7 +41,11 @@ DIFFERENCES = {
     "Init": "an error, as in mpi4py (MPI is initialized on import)",
     "Finalize": "marks the calling rank finalized: its later MPI calls are errors",
     "Win.Sync": "a poll (the protocol's poll_time): the memory model is unified and shared",
-    "Win.Get_info": "INFO_NULL: window hints change no simulated time and are not kept",
+    "Win.Get_info": "a new empty info: window hints change no simulated time and are not kept",
+    "Comm.Get_info": "a new empty info: communicator hints change no simulated time and are "
+                     "not kept",
+    "Info.Get": "INFO_ENV's keys are read when asked: the program's command line, the run's "
+                "world size (maxprocs), the rank's simulated node (host)",
     "Win.Allocate_shared": "each rank's memory is its own allocation (as with "
                            "alloc_shared_noncontig); members are not checked to share a node",
     "Win.Flush_local": "local completion is remote completion (docs/rma.md)",

@@ -29,6 +29,7 @@ from ..errors import MPIUsageError, SimulationError
 from .attributes import copy_attrs, drop_attrs
 from .errhandlers import inherit_errhandler
 from .groups import Group
+from .info import Info, check_info
 
 if TYPE_CHECKING:
     from .comm import Comm, Intracomm
@@ -65,6 +66,22 @@ def Dup(comm: Comm, info: Any = None) -> Intracomm:
     if not type(comm).__module__.startswith("bsim."):
         return cast("Intracomm", type(comm)(new))   # a subclass (pkl5.Intracomm) stays one
     return new
+
+
+def Dup_with_info(comm: Comm, info: Info) -> Intracomm:
+    """Duplicate with hints: as :func:`Dup` (hints change no simulated time)."""
+    check_info(info, "Dup_with_info")
+    return Dup(comm)
+
+
+def Get_info(comm: Comm) -> Info:
+    """The hints in use: a new, empty info (bsim keeps none; the caller frees it)."""
+    return Info.Create()
+
+
+def Set_info(comm: Comm, info: Info) -> None:
+    """Set hints: checked, then ignored (they change no simulated time)."""
+    check_info(info, "Set_info")
 
 
 def Clone(comm: Comm) -> Intracomm:

@@ -30,7 +30,6 @@ REASONS = {
     'Session': 'MPI-4 sessions are not simulated (COMM_WORLD is the only world)',
     'Grequest': 'generalized requests are not simulated',
     'Errhandler': 'error handlers are not simulated: every error raises (docs/errors.md)',
-    'Info': 'info objects are not simulated (hints change no simulated time)',
     'Intercomm': 'intercommunicators are not simulated',
     'Graphcomm': 'graph topologies are not simulated; Cartcomm is',
     'Distgraphcomm': 'distributed graph topologies are not simulated; Cartcomm is',
@@ -306,7 +305,7 @@ DATATYPES = {   # name: (size in bytes, numpy type char or None)
 """The remaining predefined datatypes (sizes of mpi4py 4.1.2 on MPICH; 0: not available there)."""
 
 CLASSES = ('BottomType', 'Distgraphcomm', 'Errhandler', 'File',
-           'Graphcomm', 'Grequest', 'InPlaceType', 'Info', 'Intercomm',
+           'Graphcomm', 'Grequest', 'InPlaceType', 'Intercomm',
            'Session', 'Topocomm')
 HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'ERRORS_ABORT': 'Errhandler',
@@ -314,8 +313,6 @@ HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'ERRORS_RETURN': 'Errhandler',
            'FILE_NULL': 'File',
            'GROUP_NULL': 'Group',
-           'INFO_ENV': 'Info',
-           'INFO_NULL': 'Info',
            'SESSION_NULL': 'Session'}
 FUNCTIONS = ('Add_error_class', 'Add_error_code', 'Add_error_string',
              'Close_port', 'Get_abi_fortran_info', 'Get_abi_info',

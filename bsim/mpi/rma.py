@@ -35,7 +35,8 @@ from . import attributes, errhandlers, rma_ops, rma_sync
 from .buffers import BufInfo, Get_address
 from .comm import COMM_SELF
 from .groups import Group
-from .namespace import INT_CONSTANTS, NAMES
+from .info import Info, check_info
+from .namespace import INT_CONSTANTS
 from .pickling import buffer
 from .rma_ops import WinState
 
@@ -380,12 +381,13 @@ class Win(np.ndarray):
         vr = current()
         return rma_sync.win_rank(rma_ops.state_of(self, vr, "group_rank"), vr)
 
-    def Get_info(self) -> Any:
-        """The window's hints (bsim keeps none: ``INFO_NULL``)."""
-        return NAMES["INFO_NULL"]
+    def Get_info(self) -> Info:
+        """The hints in use: a new, empty info (bsim keeps none; the caller frees it)."""
+        return Info.Create()
 
-    def Set_info(self, info: Any) -> None:
-        """Set hints (they change no simulated time: ignored)."""
+    def Set_info(self, info: Info) -> None:
+        """Set hints: checked, then ignored (they change no simulated time)."""
+        check_info(info, "Win.Set_info")
 
     @property
     def info(self) -> Any:

@@ -39,7 +39,7 @@ from .engine.rank import current, current_or_none
 from .errors import MPIUsageError
 from .mpi.comm import COMM_NULL, COMM_SELF, COMM_WORLD, Cartcomm, Comm, Intracomm
 from .mpi.datatypes import PREDEFINED, Datatype
-from .mpi.groups import GROUP_EMPTY, Group
+from .mpi.groups import GROUP_EMPTY, GROUP_NULL, Group
 from .mpi.message import MESSAGE_NO_PROC, MESSAGE_NULL
 from .mpi.message import MatchedMessage as Message
 from .mpi.ops import (
@@ -73,7 +73,7 @@ __all__ = [
     "THREAD_SINGLE", "THREAD_FUNNELED", "THREAD_SERIALIZED", "THREAD_MULTIPLE", "Exception",
     "SUCCESS", "ERR_OTHER", "Op", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND",
     "BOR", "BXOR", "MAXLOC", "MINLOC", "REPLACE", "NO_OP", "OP_NULL", "Group", "GROUP_EMPTY",
-    "IDENT", "CONGRUENT", "SIMILAR", "UNEQUAL", "COMM_TYPE_SHARED", "CART", "GRAPH",
+    "GROUP_NULL", "IDENT", "CONGRUENT", "SIMILAR", "UNEQUAL", "COMM_TYPE_SHARED", "CART", "GRAPH",
     "DIST_GRAPH", "Cartcomm", "KEYVAL_INVALID", "Init_thread", "Get_library_version",
     "NotSimulatedError",
 ] + list(PREDEFINED)

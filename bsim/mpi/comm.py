@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..constants import SELF_CONTEXT, WORLD_CONTEXT
+from ..constants import SELF_CONTEXT, UNDEFINED, WORLD_CONTEXT
 from ..constants import CommKind as Kind
 from ..engine.rank import current, current_or_none
 from ..errors import MPIUsageError
@@ -41,6 +41,7 @@ from .persistent_collectives import persistent
 
 if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
+    from .groups import Group
 
 __all__ = ["Comm", "Intracomm", "Cartcomm", "COMM_WORLD", "COMM_SELF", "COMM_NULL"]
 
@@ -83,6 +84,9 @@ class Comm:
                  group: tuple[int, ...] | None = None, name: str = "") -> None:
         if kind is None:
             # mpi4py's Comm(comm) / Comm(): another object for the same handle (or null)
+            if ctx is not None and not isinstance(ctx, Comm):
+                raise TypeError(f"{type(self).__name__}(): expected a communicator, got "
+                                f"{type(ctx).__name__}")
             self._copy_from(ctx if isinstance(ctx, Comm) else COMM_NULL)
             return
         self._handle: object = self   # copies share it: equality and hashing follow it
@@ -248,6 +252,31 @@ class Comm:
         """The communicator's name."""
         return self._name
 
+    @name.setter
+    def name(self, name: str) -> None:
+        self._name = name
+
+    is_inter = property(lambda self: self.Is_inter(), doc="``Is_inter()``")
+    is_intra = property(lambda self: self.Is_intra(), doc="``Is_intra()``")
+    is_topo = property(lambda self: self.Get_topology() != UNDEFINED,
+                       doc="Whether the communicator has a virtual topology")
+    topology = property(lambda self: self.Get_topology(), doc="``Get_topology()``")
+    group = property(lambda self: self.Get_group(), doc="``Get_group()``")
+    info = property(lambda self: self.Get_info(), lambda self, info: self.Set_info(info),
+                    doc="``Get_info()`` / ``Set_info(info)``")
+
+    def __reduce__(self) -> Any:
+        """``COMM_NULL``, ``COMM_SELF`` and ``COMM_WORLD`` pickle to themselves (copies to
+        equal objects); any other communicator is a handle of its process (``ValueError``)."""
+        for name, const in (("COMM_NULL", COMM_NULL), ("COMM_SELF", COMM_SELF),
+                            ("COMM_WORLD", COMM_WORLD)):
+            if self is const:
+                return name
+            if self._handle is const._handle:
+                return (type(self), (const,))
+        raise ValueError(f"cannot serialize {self!r}: a communicator is a handle of its "
+                         f"process")
+
     def Is_inter(self) -> bool:
         """Always False: bsim has intracommunicators only."""
         return False
@@ -403,6 +432,8 @@ class Comm:
     Get_group = management.Get_group
     Dup = management.Dup
     Dup_with_info = management.Dup_with_info
+    Idup = management.Idup
+    Idup_with_info = management.Idup_with_info
     Get_info = management.Get_info
     Set_info = management.Set_info
     Clone = management.Clone
@@ -422,6 +453,12 @@ class Intracomm(Comm):
     """An intracommunicator (every bsim communicator is one)."""
 
     __slots__ = ()
+
+    @classmethod
+    def Create_from_group(cls, group: Group, stringtag: str = "org.mpi4py",
+                          info: Any = None, errhandler: Any = None) -> Intracomm:
+        """A communicator of *group* without a parent (MPI 4; ``management.py``)."""
+        return management.Create_from_group(COMM_WORLD, group, stringtag, info, errhandler)
 
 
 class Cartcomm(Intracomm):
@@ -452,4 +489,4 @@ class Cartcomm(Intracomm):
 
 COMM_WORLD = Intracomm(WORLD_CONTEXT, Kind.WORLD, name="WORLD")
 COMM_SELF = Intracomm(SELF_CONTEXT, Kind.SELF, name="SELF")
-COMM_NULL = Intracomm(-1, Kind.NULL, name="COMM_NULL")
+COMM_NULL = Intracomm(-1, Kind.NULL, name="MPI_COMM_NULL")

@@ -40,6 +40,9 @@ DIFFERENCES = {
     "Comm.Abort": "ends the whole simulation with SimulationError naming the rank",
     "Init": "an error, as in mpi4py (MPI is initialized on import)",
     "Finalize": "marks the calling rank finalized: its later MPI calls are errors",
+    "Comm.Idup": "the duplicate is made at the call (its collective cost charged there); "
+                 "the request is complete",
+    "Comm.Idup_with_info": "as Idup (hints change no simulated time)",
     "Win.Sync": "a poll (the protocol's poll_time): the memory model is unified and shared",
     "Win.Get_info": "a new empty info: window hints change no simulated time and are not kept",
     "Comm.Get_info": "a new empty info: communicator hints change no simulated time and are "

@@ -1,21 +1,37 @@
-"""Process groups (mpi4py's ``MPI.Group``): ordered sets of world ranks."""
+"""Process groups (mpi4py's ``MPI.Group``): ordered sets of world ranks.
+
+Handles as mpi4py has them: ``Group()`` is a null group, equal to ``GROUP_NULL`` (and
+false); ``Group(group)`` another object for the same group; ``Free`` makes a group
+equal to ``GROUP_NULL``; ``GROUP_NULL`` and ``GROUP_EMPTY`` pickle to themselves, copies
+of them to equal objects, any other group not at all (``ValueError``, as mpi4py: a group
+is a handle local to its process).  Non-null groups are equal when they have the same
+members in the same order.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from ..constants import IDENT, SIMILAR, UNDEFINED, UNEQUAL
+from ..constants import IDENT, PROC_NULL, SIMILAR, UNDEFINED, UNEQUAL
 from ..engine.rank import current
+from ..errors import MPIUsageError
 
-__all__ = ["Group", "GROUP_EMPTY"]
+__all__ = ["Group", "GROUP_EMPTY", "GROUP_NULL"]
 
 
 class Group:
     """An ordered group of world ranks; rank *i* of the group is ``members[i]``."""
 
-    __slots__ = ("members", "_index")
+    __slots__ = ("members", "_index", "_null")
 
-    def __init__(self, members: Sequence[int]) -> None:
+    def __init__(self, members: Sequence[int] | Group | None = None) -> None:
+        if members is None or isinstance(members, Group):
+            self._null: bool = members is None or members._null
+            self.members: tuple[int, ...] = () if members is None else members.members
+            self._index: dict[int, int] = {} if members is None else members._index
+            return
+        self._null = False
         self.members = tuple(members)
         if len(set(self.members)) != len(self.members):
             raise ValueError(f"group has repeated ranks: {list(self.members)}")
@@ -39,9 +55,9 @@ class Group:
         """Rank of the calling process in the group, or ``UNDEFINED``."""
         return self.Get_rank()
 
-    def _check(self, ranks: Sequence[int], call: str) -> None:
+    def _check(self, ranks: Sequence[int], call: str, proc_null: bool = False) -> None:
         for r in ranks:
-            if not 0 <= r < len(self.members):
+            if not (0 <= r < len(self.members) or proc_null and r == PROC_NULL):
                 raise ValueError(f"Group.{call}: rank {r} out of range 0..{len(self.members) - 1}")
 
     def Incl(self, ranks: Sequence[int]) -> Group:
@@ -66,10 +82,17 @@ class Group:
         """Ranks in *group* of the given ranks of this group (``UNDEFINED`` if absent)."""
         if ranks is None:
             ranks = range(len(self.members))
-        self._check(ranks, "Translate_ranks")
+        self._check(ranks, "Translate_ranks", proc_null=True)
         if group is None:
-            return [self.members[r] for r in ranks]
-        return [group._index.get(self.members[r], UNDEFINED) for r in ranks]
+            return [self.members[r] if r != PROC_NULL else PROC_NULL for r in ranks]
+        return [group._index.get(self.members[r], UNDEFINED) if r != PROC_NULL else PROC_NULL
+                for r in ranks]
+
+    def Range_excl(self, ranges: Sequence[tuple[int, int, int]]) -> Group:
+        """The group without the ranks given as ``(first, last, stride)`` triples."""
+        ranks = [r for first, last, stride in ranges
+                 for r in range(first, last + (1 if stride > 0 else -1), stride)]
+        return self.Excl(ranks)
 
     def Compare(self, group: Group) -> int:
         """``IDENT`` (same order), ``SIMILAR`` (same members) or ``UNEQUAL``."""
@@ -97,21 +120,43 @@ class Group:
         other = set(group2.members)
         return cls([w for w in group1.members if w not in other])
 
+    Intersect = Intersection
+
     def Dup(self) -> Group:
         """A copy of the group."""
         return Group(self.members)
 
     def Free(self) -> None:
-        """Free the group (a no-op)."""
+        """Free the group: this object becomes equal to ``GROUP_NULL`` (``GROUP_EMPTY``
+        stays itself, as mpi4py keeps its predefined handles)."""
+        if self._null:
+            raise MPIUsageError("Group.Free: the group is GROUP_NULL")
+        if self is not GROUP_EMPTY:
+            self._null, self.members, self._index = True, (), {}
+
+    def __bool__(self) -> bool:
+        return not self._null
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Group) and self.members == other.members
+        if not isinstance(other, Group):
+            return NotImplemented
+        if self._null or other._null:
+            return self._null and other._null
+        return self.members == other.members
 
     def __hash__(self) -> int:
-        return hash(self.members)
+        return hash((self._null, self.members))
+
+    def __reduce__(self) -> Any:
+        if self is GROUP_NULL or self is GROUP_EMPTY:
+            return "GROUP_NULL" if self is GROUP_NULL else "GROUP_EMPTY"
+        if self._null or not self.members:
+            return (Group, (GROUP_NULL if self._null else GROUP_EMPTY,))
+        raise ValueError(f"cannot serialize {self!r}: a group is a handle of its process")
 
     def __repr__(self) -> str:
-        return f"<Group size={len(self.members)}>"
+        return "<Group GROUP_NULL>" if self._null else f"<Group size={len(self.members)}>"
 
 
 GROUP_EMPTY = Group(())
+GROUP_NULL = Group()

@@ -30,11 +30,14 @@ from .attributes import copy_attrs, drop_attrs
 from .errhandlers import inherit_errhandler
 from .groups import Group
 from .info import Info, check_info
+from .requests import SEND, Request, hand_out
 
 if TYPE_CHECKING:
     from .comm import Comm, Intracomm
 
 __all__ = ["Get_group", "Dup", "Clone", "Split", "Split_type", "Create", "Create_group",
+           "Create_from_group", "Idup", "Idup_with_info", "Dup_with_info", "Get_info",
+           "Set_info",
            "Compare", "Free", "Abort", "Get_topology"]
 
 
@@ -146,14 +149,56 @@ def Create(comm: Comm, group: Group) -> Intracomm:
 def Create_group(comm: Comm, group: Group, tag: int = 0) -> Intracomm:
     """A communicator of *group*, collective over the group's members only."""
     vr = current()
+    return _from_group(comm, vr, group, ("cgroup", comm.coll_context(vr), group.members, tag),
+                       "Create_group")
+
+
+def _from_group(comm: Comm, vr: VirtualRank, group: Group, base: Any, call: str) -> Intracomm:
+    """The communicator of *group* made by its members only: an allreduce among them
+    over a scratch context named *base* (the same for every member), then a new one."""
     if group.Get_rank() == UNDEFINED:
-        raise MPIUsageError(f"rank {vr.rank}: Create_group: the caller is not in the group")
-    base = ("cgroup", comm.coll_context(vr), group.members, tag)
-    scratch = comm.derive(vr, base, group.members, "Create_group")   # the group's collective
-    inst, me, seq = _collective_create(scratch, vr, "Create_group", None, "allreduce", 8)
-    new = comm.derive(vr, ("cg", base, seq), group.members, f"{comm.Get_name()}.Create_group")
+        raise MPIUsageError(f"rank {vr.rank}: {call}: the caller is not in the group")
+    scratch = comm.derive(vr, base, group.members, call)   # the group's collective
+    inst, me, seq = _collective_create(scratch, vr, call, None, "allreduce", 8)
+    new = comm.derive(vr, ("cg", base, seq), group.members, f"{comm.Get_name()}.{call}")
     finalize(vr, scratch, inst)
     return new
+
+
+def Create_from_group(world: Comm, group: Group, stringtag: str = "org.mpi4py",
+                      info: Info | None = None, errhandler: Any = None) -> Intracomm:
+    """MPI 4's ``MPI_Comm_create_from_group``: a communicator of *group* with no parent,
+    collective over the group's members, told apart by *stringtag* (as ``Create_group``
+    of *world*, ``COMM_WORLD``, with the tag in the context)."""
+    if info is not None:
+        check_info(info, "Create_from_group")
+    if not isinstance(stringtag, str):
+        raise TypeError(f"Create_from_group: stringtag must be a str, got "
+                        f"{type(stringtag).__name__}")
+    vr = current()
+    new = _from_group(world, vr, group, ("cfgroup", stringtag, group.members),
+                      "Create_from_group")
+    if errhandler is not None:
+        new.Set_errhandler(errhandler)
+    return new
+
+
+def Idup(comm: Comm, info: Info | None = None) -> tuple[Intracomm, Request]:
+    """Nonblocking duplicate: ``(new communicator, request)``.  The duplicate is made at
+    the call (its collective cost charged there) and the request is complete."""
+    vr = current()
+    if info is not None:
+        check_info(info, "Idup")
+    new = Dup(comm)
+    req = Request(vr, SEND, "Idup")
+    req.resolve(vr.clock, 0.0, vr.clock)
+    return new, hand_out(req)
+
+
+def Idup_with_info(comm: Comm, info: Info) -> tuple[Intracomm, Request]:
+    """:func:`Idup` with hints (checked, then ignored)."""
+    check_info(info, "Idup_with_info")
+    return Idup(comm)
 
 
 def Compare(this: Comm, comm: Comm) -> int:

@@ -36,7 +36,6 @@ REASONS = {
     'Topocomm': "Topocomm is mpi4py's topology base class; bsim's Cartcomm derives from Intracomm",
     'BottomType': 'use MPI.BOTTOM',
     'InPlaceType': 'use MPI.IN_PLACE',
-    'Group': 'GROUP_NULL is not simulated (bsim has GROUP_EMPTY)',
     'function': 'bsim models no time or state for it',
 }
 """Why each family is not simulated (class name, or ``function``)."""
@@ -312,7 +311,6 @@ HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'ERRORS_ARE_FATAL': 'Errhandler',
            'ERRORS_RETURN': 'Errhandler',
            'FILE_NULL': 'File',
-           'GROUP_NULL': 'Group',
            'SESSION_NULL': 'Session'}
 FUNCTIONS = ('Add_error_class', 'Add_error_code', 'Add_error_string',
              'Close_port', 'Get_abi_fortran_info', 'Get_abi_info',

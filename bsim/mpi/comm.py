@@ -77,18 +77,22 @@ class Comm:
                  "_handle", "__weakref__")
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Comm:
-        # mpi4py's subclasses call Comm.__new__(cls, comm): the arguments go to __init__
-        return super().__new__(cls)
+        """mpi4py's ``Comm(comm)`` / ``Comm()``: another object for the same handle (or a
+        null one), made here as mpi4py makes it in ``__new__``: a subclass's ``__new__``
+        may pass another communicator (its clone) than the one ``__init__`` then gets."""
+        self = super().__new__(cls)
+        if len(args) < 2 and "kind" not in kwargs:
+            other = args[0] if args else kwargs.get("comm", kwargs.get("ctx"))
+            if other is not None and not isinstance(other, Comm):
+                raise TypeError(f"{cls.__name__}(): expected a communicator, got "
+                                f"{type(other).__name__}")
+            self._copy_from(other if other is not None else COMM_NULL)
+        return self
 
     def __init__(self, ctx: Any = None, kind: Kind | None = None,
                  group: tuple[int, ...] | None = None, name: str = "") -> None:
         if kind is None:
-            # mpi4py's Comm(comm) / Comm(): another object for the same handle (or null)
-            if ctx is not None and not isinstance(ctx, Comm):
-                raise TypeError(f"{type(self).__name__}(): expected a communicator, got "
-                                f"{type(ctx).__name__}")
-            self._copy_from(ctx if isinstance(ctx, Comm) else COMM_NULL)
-            return
+            return   # a copy of a handle, made by __new__
         self._handle: object = self   # copies share it: equality and hashing follow it
         self.context = ctx
         self.coll_ctx = ctx + 1 if isinstance(ctx, int) else (ctx, "c")   # collectives' context

@@ -70,6 +70,10 @@ class Info:
 
     __slots__ = ("_id",)
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Info:
+        # mpi4py's subclasses call Info.__new__(cls, info): the argument goes to __init__
+        return super().__new__(cls)
+
     def __init__(self, info: Info | None = None) -> None:
         if info is not None and not isinstance(info, Info):
             raise TypeError(f"Info(): expected an Info, got {type(info).__name__}")

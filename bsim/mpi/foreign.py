@@ -19,7 +19,9 @@ bsim holds the buffer.
 
 from __future__ import annotations
 
+import bisect
 import ctypes
+import math
 import sys
 import warnings
 from typing import Any
@@ -99,27 +101,44 @@ def _any_contiguous(shape: tuple[int, ...], strides: list[int], unit: int) -> bo
             or _contiguous(shape[::-1], strides[::-1], unit))
 
 
-def _host_mapped(address: int, nbytes: int) -> bool:
-    """Whether ``[address, address + nbytes)`` is readable and writable host memory of this
-    process (Linux: ``/proc/self/maps``).  A GPU's device memory is not: its range is
-    reserved without access."""
-    if nbytes <= 0 or not address:
-        return True
-    end = address + nbytes
+_MAPS: list[tuple[int, int]] = []   # readable and writable ranges of /proc/self/maps (cache)
+
+
+def _read_maps() -> list[tuple[int, int]]:
+    spans = []
     try:
         with open("/proc/self/maps", encoding="ascii") as maps:
             for line in maps:
                 span, perms = line.split(None, 2)[:2]
-                low, high = (int(x, 16) for x in span.split("-"))
-                if low <= address < high:
-                    if not perms.startswith("rw"):
-                        return False
-                    if end <= high:
-                        return True
-                    address = high   # continues in the next mapping
+                if perms.startswith("rw"):
+                    low, high = (int(x, 16) for x in span.split("-"))
+                    spans.append((low, high))
     except OSError:
-        return False
+        return []
+    return spans
+
+
+def _covered(spans: list[tuple[int, int]], address: int, end: int) -> bool:
+    i = bisect.bisect_right(spans, (address, float("inf"))) - 1
+    while 0 <= i < len(spans) and spans[i][0] <= address < spans[i][1]:
+        if end <= spans[i][1]:
+            return True
+        address = spans[i][1]   # continues in the next mapping, if adjacent
+        i += 1
     return False
+
+
+def _host_mapped(address: int, nbytes: int) -> bool:
+    """Whether ``[address, address + nbytes)`` is readable and writable host memory of this
+    process (Linux: ``/proc/self/maps``, read again only for an address not seen mapped).
+    A GPU's device memory is not: its range is reserved without access."""
+    global _MAPS
+    if nbytes <= 0 or not address:
+        return True
+    if _covered(_MAPS, address, address + nbytes):
+        return True
+    _MAPS = _read_maps()
+    return _covered(_MAPS, address, address + nbytes)
 
 
 def _from_dlpack(obj: Any) -> np.ndarray:
@@ -175,7 +194,7 @@ def _from_dlpack(obj: Any) -> np.ndarray:
             shape, [tensor.strides[i] for i in range(ndim)], 1):
         raise BufferError("dlpack: buffer is not contiguous")
     address = (tensor.data or 0) + tensor.byte_offset
-    if device in _GPU_DEVICES and not _host_mapped(address, int(np.prod(shape)) * size):
+    if device in _GPU_DEVICES and not _host_mapped(address, math.prod(shape) * size):
         raise BufferError(f"DLPack device type {device} ({_GPU_DEVICES[device]}): the memory "
                           f"is not host-accessible, and bsim simulates on the host (use "
                           f"bsim.buffer placeholders for device data)")

@@ -73,10 +73,9 @@ class Pickle:
         return self._loads(data)
 
     def dumps_oob(self, obj: Any) -> tuple[bytes, list[buffer]]:
-        """Serialize *obj*; large buffers (protocol >= 5) are returned apart (copied)."""
+        """Serialize *obj* with protocol 5 or higher (as mpi4py, whatever ``PROTOCOL``);
+        buffers of at least ``THRESHOLD`` bytes are returned apart (copied)."""
         bufs: list[buffer] = []
-        if self.PROTOCOL < 5:
-            return self.dumps(obj), bufs
 
         def keep(pb: _pickle.PickleBuffer) -> bool:
             raw = pb.raw()
@@ -85,7 +84,7 @@ class Pickle:
             bufs.append(buffer(raw))   # mpi4py hands them out as MPI.buffer
             return False
 
-        return self._dumps(obj, self.PROTOCOL, buffer_callback=keep), bufs
+        return self._dumps(obj, max(self.PROTOCOL, 5), buffer_callback=keep), bufs
 
     def loads_oob(self, data: Any, bufs: Any) -> Any:
         """Deserialize *data* with its out-of-band buffers *bufs*."""

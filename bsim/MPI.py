@@ -107,9 +107,10 @@ memory = buffer   # mpi4py's older name of the same type
 # every other public name of mpi4py.MPI, so that any program imports; the families bsim does
 # not simulate raise NotSimulatedError where they are used (bsim/mpi/namespace.py).
 # One-sided communication: bsim/mpi/rma.py, rma_ops.py, rma_sync.py
+from .mpi.addresses import Aint_add, Aint_diff, Get_address  # noqa: E402, F401
 from .mpi.namespace import NAMES as _REST  # noqa: E402
 from .mpi.namespace import NotSimulatedError  # noqa: E402
-from .mpi.rma import WIN_NULL, Aint_add, Aint_diff, Get_address, Win  # noqa: E402, F401
+from .mpi.rma import WIN_NULL, Win  # noqa: E402, F401
 
 globals().update({k: v for k, v in _REST.items() if k not in globals()})
 # attribute keys, as mpi4py has them: the values come from Comm.Get_attr (bsim/mpi/attributes.py)

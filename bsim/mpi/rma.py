@@ -23,6 +23,7 @@ share a node.  Windows cannot be used in distributed runs (the memory is in one 
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from ..engine.collective_rules import ALL, arrive, finalize
 from ..engine.rank import current
 from ..errors import MPIUsageError, MPIUsageTypeError
 from . import attributes, errhandlers, rma_ops, rma_sync
+from .addresses import Get_address, NullMemory
 from .buffers import BufInfo
 from .comm import COMM_SELF
 from .groups import Group
@@ -39,7 +41,7 @@ from .namespace import INT_CONSTANTS, NAMES
 from .pickling import buffer
 from .rma_ops import WinState
 
-__all__ = ["Win", "WIN_NULL", "Get_address", "Aint_add", "Aint_diff"]
+__all__ = ["Win", "WIN_NULL"]
 
 _K = INT_CONSTANTS
 WIN_BASE, WIN_SIZE, WIN_DISP_UNIT = _K["WIN_BASE"], _K["WIN_SIZE"], _K["WIN_DISP_UNIT"]
@@ -48,33 +50,8 @@ WIN_UNIFIED = _K["WIN_UNIFIED"]
 FLAVOR_CREATE, FLAVOR_ALLOCATE = _K["WIN_FLAVOR_CREATE"], _K["WIN_FLAVOR_ALLOCATE"]
 FLAVOR_DYNAMIC, FLAVOR_SHARED = _K["WIN_FLAVOR_DYNAMIC"], _K["WIN_FLAVOR_SHARED"]
 _STATE = "bsim.rma"
-
-
-class _NullMemory(buffer):
-    """The memory of a window without any (``MPI.BOTTOM``; a dynamic window): address 0."""
-
-
-def Get_address(location: Any) -> int:  # noqa: N802 - mpi4py's name
-    """The address of a buffer's first byte (``MPI.Get_address``); ``BOTTOM``/None: 0."""
-    if location is None or location is BOTTOM or isinstance(location, _NullMemory):
-        return 0
-    try:
-        view = memoryview(location)
-    except TypeError:
-        raise MPIUsageTypeError(f"Get_address: expected a buffer, got "
-                                f"{type(location).__name__}") from None
-    arr = np.frombuffer(view if view.c_contiguous else view.obj, dtype=np.uint8)  # type: ignore[call-overload]
-    return int(arr.__array_interface__["data"][0])
-
-
-def Aint_add(base: int, disp: int) -> int:  # noqa: N802 - mpi4py's name
-    """``base + disp`` (``MPI.Aint_add``)."""
-    return int(base) + int(disp)
-
-
-def Aint_diff(addr1: int, addr2: int) -> int:  # noqa: N802 - mpi4py's name
-    """``addr1 - addr2`` (``MPI.Aint_diff``)."""
-    return int(addr1) - int(addr2)
+_HANDLES: weakref.WeakValueDictionary[int, Win] = weakref.WeakValueDictionary()
+"""Handle values given out by ``Win.handle``, to the window (``fromhandle``)."""
 
 
 class _Local:
@@ -175,8 +152,35 @@ class Win(np.ndarray):
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    def __hash__(self) -> int:  # type: ignore[override]
-        return id(self._local)
+    __hash__ = None    # mpi4py's handles are unhashable
+
+    def _no_order(self, other: object) -> bool:
+        return NotImplemented   # handles have no order: <, <=, >, >= raise TypeError
+
+    __lt__ = __le__ = __gt__ = __ge__ = _no_order  # type: ignore[assignment]
+
+    @property
+    def handle(self) -> int:
+        """The handle value (0 for ``WIN_NULL``); ``fromhandle`` gives the window back."""
+        if not self:
+            return 0
+        key = id(self._local)
+        _HANDLES[key] = self
+        return key
+
+    def toint(self) -> int:
+        """The handle as an int (``fromint`` gives it back)."""
+        return self.handle
+
+    py2f = toint
+
+    @classmethod
+    def fromhandle(cls, handle: int) -> Win:
+        """The window of a handle value from ``handle``."""
+        win = _HANDLES.get(int(handle))
+        return cls(win) if win is not None and win else cls()
+
+    fromint = f2py = fromhandle
 
     def __repr__(self) -> str:
         if not self:
@@ -186,10 +190,22 @@ class Win(np.ndarray):
     __str__ = __repr__
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        raise ValueError(f"cannot pickle {self!r}: windows are not serializable")
+        """``WIN_NULL`` pickles and copies to itself, another null window to a new one of
+        its class; a window in use is not serializable (``ValueError``, as mpi4py)."""
+        if self:
+            raise ValueError(f"cannot pickle {self!r}: windows are not serializable")
+        if self is WIN_NULL:
+            return "WIN_NULL"
+        return type(self), ()
 
     def __reduce__(self) -> Any:
-        raise ValueError(f"cannot pickle {self!r}: windows are not serializable")
+        return self.__reduce_ex__(2)
+
+    def __copy__(self) -> Any:
+        return copy_reduced(self, self.__reduce_ex__(4))
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self.__copy__()
 
     # -- creation (collective) --------------------------------------------------------
     @classmethod
@@ -225,7 +241,7 @@ class Win(np.ndarray):
         _check_args(vr, comm, disp_unit, "Create")
         mem, size = _writable(vr, memory, "Create")
         if mem is None:
-            memory = _NullMemory()
+            memory = NullMemory()
         return cls._create(vr, comm, mem, memory, size, disp_unit, FLAVOR_CREATE, "Create")
 
     @classmethod
@@ -259,7 +275,7 @@ class Win(np.ndarray):
         vr = current()
         comm = _comm(comm)
         _check_args(vr, comm, 1, "Create_dynamic")
-        return cls._create(vr, comm, None, _NullMemory(), 0, 1, FLAVOR_DYNAMIC,
+        return cls._create(vr, comm, None, NullMemory(), 0, 1, FLAVOR_DYNAMIC,
                            "Create_dynamic")
 
     def Attach(self, memory: Any) -> None:
@@ -333,11 +349,15 @@ class Win(np.ndarray):
     def Get_attr(self, keyval: int) -> Any:
         """The value of a window attribute (``WIN_BASE``, ``WIN_SIZE``, ... or a keyval's)."""
         local = self._local
-        st = rma_ops.state_of(self, current(), "Get_attr")
+        vr = current()
+        st = rma_ops.state_of(self, vr, "Get_attr")
         predefined = {WIN_BASE: local.base, WIN_SIZE: local.size, WIN_DISP_UNIT: local.unit,
                       WIN_CREATE_FLAVOR: st.flavor, WIN_MODEL: WIN_UNIFIED}
         if keyval in predefined:
             return predefined[keyval]
+        if keyval not in attributes.KEYVALS:
+            raise MPIUsageError(f"rank {vr.rank}: Win.Get_attr: invalid keyval {keyval!r} "
+                                f"(not created by Create_keyval, or freed)")
         return attributes.get_attr(self, keyval)
 
     def Set_attr(self, keyval: int, attrval: Any) -> None:
@@ -420,14 +440,17 @@ class Win(np.ndarray):
 
     def Get_errhandler(self) -> errhandlers.Errhandler:
         """The window's error handler."""
+        rma_ops.state_of(self, current(), "Get_errhandler")
         return errhandlers.get_errhandler(self)
 
     def Set_errhandler(self, errhandler: Any) -> None:
         """Set the window's error handler."""
+        rma_ops.state_of(self, current(), "Set_errhandler")
         errhandlers.set_errhandler(self, errhandler)
 
     def Call_errhandler(self, errorcode: int) -> None:
         """Call the window's error handler with *errorcode*."""
+        rma_ops.state_of(self, current(), "Call_errhandler")
         errhandlers.call_errhandler(self, errorcode)
 
     @classmethod
@@ -448,6 +471,14 @@ class Win(np.ndarray):
     Lock_all, Unlock_all = rma_sync.Lock_all, rma_sync.Unlock_all
     Flush, Flush_all = rma_sync.Flush, rma_sync.Flush_all
     Flush_local, Flush_local_all = rma_sync.Flush_local, rma_sync.Flush_local_all
+
+
+def copy_reduced(obj: Win, reduced: Any) -> Win:
+    """A copy of *obj* from its ``__reduce_ex__`` (a global name: the object itself)."""
+    if isinstance(reduced, str):
+        return obj
+    cls, args = reduced
+    return cls(*args)
 
 
 def _comm(comm: Any) -> Any:

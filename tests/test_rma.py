@@ -128,10 +128,11 @@ def _bsim(n: int) -> list:
 
 
 @needs_mpiexec
-def test_data_as_real_mpi():
+@pytest.mark.parametrize("n", [2, 3])
+def test_data_as_real_mpi(n):
     """Put/Get (fence, vector targets), accumulates, atomics, PSCW, dynamic windows and
     mpi4py.util.sync give real MPI's values."""
-    assert _bsim(3) == real_mpi_returns(3, PROGRAM)
+    assert _bsim(n) == real_mpi_returns(n, PROGRAM)
 
 
 @pytest.mark.parametrize("n", [1, 2, 4])
@@ -313,6 +314,8 @@ def _fails(body: str, n: int = 2):
      r"Win.Get: target rank 5 is not in the window's group"),
     ("w = MPI.Win.Allocate(4, 1, MPI.INFO_NULL, comm); w.Free(); w.Fence()",
      r"Win.Fence on WIN_NULL"),
+    ("w = MPI.Win.Allocate(4, 1, MPI.INFO_NULL, comm); w.Lock(1); w.Free()",
+     r"Win.Free with an open epoch \(locks held on ranks \[1\]\)"),
 ])
 def test_bad_use_is_one_clear_error(body, match):
     with pytest.raises(MPIUsageError, match=match):

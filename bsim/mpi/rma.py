@@ -306,6 +306,11 @@ class Win(np.ndarray):
         """Free a window (collective: completes pending operations, then a barrier)."""
         vr = current()
         st = rma_ops.state_of(self, vr, "Free")
+        local = self._local
+        if local.locks or local.post_group is not None or local.start_group is not None:
+            what = (f"locks held on ranks {sorted(local.locks)}" if local.locks
+                    else "a Post/Start epoch not closed by Wait/Complete")
+            raise MPIUsageError(f"rank {vr.rank}: Win.Free with an open epoch ({what})")
         rma_ops.complete_ops(self, vr, "Free")
         st.comm.Barrier()
         attributes.drop_attrs(self)

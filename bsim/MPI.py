@@ -105,6 +105,10 @@ from .mpi.pickling import (  # noqa: E402, F401 - names of bsim.MPI
 memory = buffer   # mpi4py's older name of the same type
 
 # buffered-mode sends: attached buffers (bsim/mpi/bsend.py)
+# every other public name of mpi4py.MPI, so that any program imports; the families bsim does
+# not simulate raise NotSimulatedError where they are used (bsim/mpi/namespace.py).
+# One-sided communication: bsim/mpi/rma.py, rma_ops.py, rma_sync.py
+from .mpi.addresses import Aint_add, Aint_diff, Get_address  # noqa: E402, F401
 from .mpi.bsend import (  # noqa: E402, F401 - names of bsim.MPI
     BUFFER_AUTOMATIC,
     Attach_buffer,
@@ -113,15 +117,10 @@ from .mpi.bsend import (  # noqa: E402, F401 - names of bsim.MPI
     Flush_buffer,
     Iflush_buffer,
 )
-from .mpi.buffers import Get_address  # noqa: E402, F401 - a name of bsim.MPI
 from .mpi.info import INFO_ENV, INFO_NULL, Info  # noqa: E402, F401 - info objects (bsim/mpi/info.py)
-
-# every other public name of mpi4py.MPI, so that any program imports; the families bsim does
-# not simulate raise NotSimulatedError where they are used (bsim/mpi/namespace.py).
-# One-sided communication: bsim/mpi/rma.py, rma_ops.py, rma_sync.py
 from .mpi.namespace import NAMES as _REST  # noqa: E402
 from .mpi.namespace import NotSimulatedError  # noqa: E402
-from .mpi.rma import WIN_NULL, Aint_add, Aint_diff, Win  # noqa: E402, F401
+from .mpi.rma import WIN_NULL, Win  # noqa: E402, F401
 
 globals().update({k: v for k, v in _REST.items() if k not in globals()})
 # attribute keys, as mpi4py has them: the values come from Comm.Get_attr (bsim/mpi/attributes.py)

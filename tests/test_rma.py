@@ -128,10 +128,11 @@ def _bsim(n: int) -> list:
 
 
 @needs_mpiexec
-def test_data_as_real_mpi():
+@pytest.mark.parametrize("n", [2, 3])
+def test_data_as_real_mpi(n):
     """Put/Get (fence, vector targets), accumulates, atomics, PSCW, dynamic windows and
     mpi4py.util.sync give real MPI's values."""
-    assert _bsim(3) == real_mpi_returns(3, PROGRAM)
+    assert _bsim(n) == real_mpi_returns(n, PROGRAM)
 
 
 @pytest.mark.parametrize("n", [1, 2, 4])
@@ -313,6 +314,8 @@ def _fails(body: str, n: int = 2):
      r"Win.Get: target rank 5 is not in the window's group"),
     ("w = MPI.Win.Allocate(4, 1, MPI.INFO_NULL, comm); w.Free(); w.Fence()",
      r"Win.Fence on WIN_NULL"),
+    ("w = MPI.Win.Allocate(4, 1, MPI.INFO_NULL, comm); w.Lock(1); w.Free()",
+     r"Win.Free with an open epoch \(locks held on ranks \[1\]\)"),
 ])
 def test_bad_use_is_one_clear_error(body, match):
     with pytest.raises(MPIUsageError, match=match):
@@ -356,3 +359,38 @@ def test_placeholder_window_costs_the_same_and_moves_nothing():
     assert out[0][0] == pytest.approx(13.08e-6, rel=1e-12)
     assert "bytes 996..1004 lie past the end of rank 1's window (1000 bytes)" in out[0][1]
     assert out[1][1] == 1000
+
+
+def test_handle_semantics_as_mpi4py():
+    """WIN_NULL pickles and copies to itself; windows are unhashable, unordered, not
+    picklable while in use, equal to their copies and to fromhandle(handle); a freed
+    window equals WIN_NULL; errors on WIN_NULL have the class ERR_WIN."""
+    import copy
+    import pickle
+
+    from bsim import MPI
+
+    assert pickle.loads(pickle.dumps(MPI.WIN_NULL)) is MPI.WIN_NULL
+    assert copy.deepcopy(MPI.WIN_NULL) is MPI.WIN_NULL and MPI.Win() == MPI.WIN_NULL
+    with pytest.raises(TypeError):
+        hash(MPI.WIN_NULL)
+    with pytest.raises(TypeError):
+        MPI.Win(1234)
+
+    def main():
+        import numpy as np
+        w = MPI.Win.Create(np.zeros(4), 8, MPI.INFO_NULL, MPI.COMM_WORLD)
+        out = [MPI.Win(w) == w, MPI.Win.fromhandle(w.handle) == w, w != MPI.WIN_NULL,
+               MPI.Get_address(w.tomemory()) == w.Get_attr(MPI.WIN_BASE)]
+        try:
+            pickle.dumps(w)
+        except ValueError:
+            out.append(True)
+        w.Free()
+        try:
+            MPI.WIN_NULL.Free()
+        except MPI.Exception as exc:
+            out.append(exc.Get_error_class() == MPI.ERR_WIN)
+        return out + [w == MPI.WIN_NULL, MPI.Aint_diff(MPI.Aint_add(100, 8), 100)]
+
+    assert bsim.simulate(main, 2).returns == [[True] * 7 + [8]] * 2

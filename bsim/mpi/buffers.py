@@ -27,8 +27,7 @@ from .foreign import foreign_array
 from .typemap import GatherView, packed_index
 
 __all__ = ["Buffer", "buffer", "BufInfo", "parse_bufspec", "parse_buffer", "parse_vector_buffer",
-           "Get_address",
-           "in_simulation"]
+           "buffer_address", "in_simulation"]
 
 if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
@@ -232,8 +231,9 @@ def parse_bufspec(spec: Any) -> BufInfo:
     return BufInfo(nbytes, count, dt, mem)
 
 
-def Get_address(location: Any) -> int:  # noqa: N802 - mpi4py's name
-    """``MPI.Get_address``: the address of a buffer's first byte (0 for ``BOTTOM``/None).
+def buffer_address(location: Any) -> int:
+    """The address of a buffer's first byte (0 for ``BOTTOM``/None): ``MPI.Get_address``
+    (``bsim/mpi/addresses.py``) for anything but a window's null memory.
 
     The buffer is read as a message is (DLPack and CUDA-array-interface objects
     checked the same way), so a bad one raises what mpi4py raises."""

@@ -23,6 +23,7 @@ share a node.  Windows cannot be used in distributed runs (the memory is in one 
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,8 @@ from ..engine.collective_rules import ALL, arrive, finalize
 from ..engine.rank import current
 from ..errors import MPIUsageError, MPIUsageTypeError
 from . import attributes, errhandlers, rma_ops, rma_sync
-from .buffers import BufInfo, Get_address
+from .addresses import Get_address, NullMemory
+from .buffers import BufInfo
 from .comm import COMM_SELF
 from .groups import Group
 from .info import Info, check_info
@@ -40,7 +42,7 @@ from .namespace import INT_CONSTANTS
 from .pickling import buffer
 from .rma_ops import WinState
 
-__all__ = ["Win", "WIN_NULL", "Aint_add", "Aint_diff"]
+__all__ = ["Win", "WIN_NULL"]
 
 _K = INT_CONSTANTS
 WIN_BASE, WIN_SIZE, WIN_DISP_UNIT = _K["WIN_BASE"], _K["WIN_SIZE"], _K["WIN_DISP_UNIT"]
@@ -49,28 +51,8 @@ WIN_UNIFIED = _K["WIN_UNIFIED"]
 FLAVOR_CREATE, FLAVOR_ALLOCATE = _K["WIN_FLAVOR_CREATE"], _K["WIN_FLAVOR_ALLOCATE"]
 FLAVOR_DYNAMIC, FLAVOR_SHARED = _K["WIN_FLAVOR_DYNAMIC"], _K["WIN_FLAVOR_SHARED"]
 _STATE = "bsim.rma"
-
-
-class _NullMemory(buffer):
-    """The memory of a window without any (``MPI.BOTTOM``; a dynamic window): address 0."""
-
-
-def _address(location: Any) -> int:
-    """A window memory's base address: :func:`~bsim.mpi.buffers.Get_address`, and 0 for
-    no memory (``MPI.BOTTOM``, None, a dynamic window's null memory)."""
-    if location is None or location is BOTTOM or isinstance(location, _NullMemory):
-        return 0
-    return Get_address(location)
-
-
-def Aint_add(base: int, disp: int) -> int:  # noqa: N802 - mpi4py's name
-    """``base + disp`` (``MPI.Aint_add``)."""
-    return int(base) + int(disp)
-
-
-def Aint_diff(addr1: int, addr2: int) -> int:  # noqa: N802 - mpi4py's name
-    """``addr1 - addr2`` (``MPI.Aint_diff``)."""
-    return int(addr1) - int(addr2)
+_HANDLES: weakref.WeakValueDictionary[int, Win] = weakref.WeakValueDictionary()
+"""Handle values given out by ``Win.handle``, to the window (``fromhandle``)."""
 
 
 class _Local:
@@ -171,8 +153,35 @@ class Win(np.ndarray):
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    def __hash__(self) -> int:  # type: ignore[override]
-        return id(self._local)
+    __hash__ = None    # mpi4py's handles are unhashable
+
+    def _no_order(self, other: object) -> bool:
+        return NotImplemented   # handles have no order: <, <=, >, >= raise TypeError
+
+    __lt__ = __le__ = __gt__ = __ge__ = _no_order  # type: ignore[assignment]
+
+    @property
+    def handle(self) -> int:
+        """The handle value (0 for ``WIN_NULL``); ``fromhandle`` gives the window back."""
+        if not self:
+            return 0
+        key = id(self._local)
+        _HANDLES[key] = self
+        return key
+
+    def toint(self) -> int:
+        """The handle as an int (``fromint`` gives it back)."""
+        return self.handle
+
+    py2f = toint
+
+    @classmethod
+    def fromhandle(cls, handle: int) -> Win:
+        """The window of a handle value from ``handle``."""
+        win = _HANDLES.get(int(handle))
+        return cls(win) if win is not None and win else cls()
+
+    fromint = f2py = fromhandle
 
     def __repr__(self) -> str:
         if not self:
@@ -182,16 +191,28 @@ class Win(np.ndarray):
     __str__ = __repr__
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        raise ValueError(f"cannot pickle {self!r}: windows are not serializable")
+        """``WIN_NULL`` pickles and copies to itself, another null window to a new one of
+        its class; a window in use is not serializable (``ValueError``, as mpi4py)."""
+        if self:
+            raise ValueError(f"cannot pickle {self!r}: windows are not serializable")
+        if self is WIN_NULL:
+            return "WIN_NULL"
+        return type(self), ()
 
     def __reduce__(self) -> Any:
-        raise ValueError(f"cannot pickle {self!r}: windows are not serializable")
+        return self.__reduce_ex__(2)
+
+    def __copy__(self) -> Any:
+        return copy_reduced(self, self.__reduce_ex__(4))
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self.__copy__()
 
     # -- creation (collective) --------------------------------------------------------
     @classmethod
     def _create(cls, vr: Any, comm: Any, mem: np.ndarray | None, memory: Any, size: int,
                 unit: int, flavor: int, call: str) -> Win:
-        base = _address(memory)
+        base = Get_address(memory)
         obj = np.ndarray.__new__(cls, (size if mem is not None else 0,), np.uint8, buffer=mem)
         obj._local = _Local(None, memory, base, size, int(unit))
         inst, me, req = arrive(vr, comm, f"Win.{call}", ALL, -1, 24,
@@ -221,7 +242,7 @@ class Win(np.ndarray):
         _check_args(vr, comm, disp_unit, "Create")
         mem, size = _writable(vr, memory, "Create")
         if mem is None:
-            memory = _NullMemory()
+            memory = NullMemory()
         return cls._create(vr, comm, mem, memory, size, disp_unit, FLAVOR_CREATE, "Create")
 
     @classmethod
@@ -255,7 +276,7 @@ class Win(np.ndarray):
         vr = current()
         comm = _comm(comm)
         _check_args(vr, comm, 1, "Create_dynamic")
-        return cls._create(vr, comm, None, _NullMemory(), 0, 1, FLAVOR_DYNAMIC,
+        return cls._create(vr, comm, None, NullMemory(), 0, 1, FLAVOR_DYNAMIC,
                            "Create_dynamic")
 
     def Attach(self, memory: Any) -> None:
@@ -266,14 +287,14 @@ class Win(np.ndarray):
             raise MPIUsageError(f"rank {vr.rank}: Win.Attach: not a dynamic window")
         mem, size = _writable(vr, memory, "Attach")
         if mem is not None:
-            st.regions[rma_sync.win_rank(st, vr)].append((_address(memory), mem))
+            st.regions[rma_sync.win_rank(st, vr)].append((Get_address(memory), mem))
 
     def Detach(self, memory: Any) -> None:
         """Detach memory from a dynamic window."""
         vr = current()
         st = rma_ops.state_of(self, vr, "Detach")
         regions = st.regions[rma_sync.win_rank(st, vr)]
-        address = _address(memory)
+        address = Get_address(memory)
         for i, (base, _) in enumerate(regions):
             if base == address:
                 del regions[i]
@@ -286,6 +307,11 @@ class Win(np.ndarray):
         """Free a window (collective: completes pending operations, then a barrier)."""
         vr = current()
         st = rma_ops.state_of(self, vr, "Free")
+        local = self._local
+        if local.locks or local.post_group is not None or local.start_group is not None:
+            what = (f"locks held on ranks {sorted(local.locks)}" if local.locks
+                    else "a Post/Start epoch not closed by Wait/Complete")
+            raise MPIUsageError(f"rank {vr.rank}: Win.Free with an open epoch ({what})")
         rma_ops.complete_ops(self, vr, "Free")
         st.comm.Barrier()
         attributes.drop_attrs(self)
@@ -329,11 +355,15 @@ class Win(np.ndarray):
     def Get_attr(self, keyval: int) -> Any:
         """The value of a window attribute (``WIN_BASE``, ``WIN_SIZE``, ... or a keyval's)."""
         local = self._local
-        st = rma_ops.state_of(self, current(), "Get_attr")
+        vr = current()
+        st = rma_ops.state_of(self, vr, "Get_attr")
         predefined = {WIN_BASE: local.base, WIN_SIZE: local.size, WIN_DISP_UNIT: local.unit,
                       WIN_CREATE_FLAVOR: st.flavor, WIN_MODEL: WIN_UNIFIED}
         if keyval in predefined:
             return predefined[keyval]
+        if keyval not in attributes.KEYVALS:
+            raise MPIUsageError(f"rank {vr.rank}: Win.Get_attr: invalid keyval {keyval!r} "
+                                f"(not created by Create_keyval, or freed)")
         return attributes.get_attr(self, keyval)
 
     def Set_attr(self, keyval: int, attrval: Any) -> None:
@@ -417,14 +447,17 @@ class Win(np.ndarray):
 
     def Get_errhandler(self) -> errhandlers.Errhandler:
         """The window's error handler."""
+        rma_ops.state_of(self, current(), "Get_errhandler")
         return errhandlers.get_errhandler(self)
 
     def Set_errhandler(self, errhandler: Any) -> None:
         """Set the window's error handler."""
+        rma_ops.state_of(self, current(), "Set_errhandler")
         errhandlers.set_errhandler(self, errhandler)
 
     def Call_errhandler(self, errorcode: int) -> None:
         """Call the window's error handler with *errorcode*."""
+        rma_ops.state_of(self, current(), "Call_errhandler")
         errhandlers.call_errhandler(self, errorcode)
 
     @classmethod
@@ -445,6 +478,14 @@ class Win(np.ndarray):
     Lock_all, Unlock_all = rma_sync.Lock_all, rma_sync.Unlock_all
     Flush, Flush_all = rma_sync.Flush, rma_sync.Flush_all
     Flush_local, Flush_local_all = rma_sync.Flush_local, rma_sync.Flush_local_all
+
+
+def copy_reduced(obj: Win, reduced: Any) -> Win:
+    """A copy of *obj* from its ``__reduce_ex__`` (a global name: the object itself)."""
+    if isinstance(reduced, str):
+        return obj
+    cls, args = reduced
+    return cls(*args)
 
 
 def _comm(comm: Any) -> Any:

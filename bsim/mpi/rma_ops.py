@@ -53,6 +53,7 @@ __all__ = ["WinState", "Put", "Get", "Accumulate", "Get_accumulate", "Fetch_and_
 
 
 _DYNAMIC = INT_CONSTANTS["WIN_FLAVOR_DYNAMIC"]
+_ERR_WIN = INT_CONSTANTS["ERR_WIN"]
 
 
 class WinState:
@@ -81,7 +82,9 @@ def state_of(win: Any, vr: VirtualRank, call: str) -> WinState:
     """The shared state of *win*; :class:`MPIUsageError` on a null or freed window."""
     st = win._state
     if st is None:
-        raise MPIUsageError(f"rank {vr.rank}: Win.{call} on WIN_NULL (or a freed window)")
+        exc = MPIUsageError(f"rank {vr.rank}: Win.{call} on WIN_NULL (or a freed window)")
+        exc.error_class = _ERR_WIN
+        raise exc
     return st
 
 

@@ -36,6 +36,7 @@ from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
 from .buffers import BufInfo, BufInfoV, parse_buffer
 from .ops import SUM, Op, as_op, fold
+from .pickling import _comm_lock
 from .requests import Request, hand_out
 
 if TYPE_CHECKING:
@@ -141,6 +142,7 @@ def Ibarrier(comm: Comm) -> Request:
 def bcast(comm: Comm, obj: Any = None, root: int = 0) -> Any:
     """Broadcast a Python object from *root*."""
     vr = current()
+    _comm_lock(comm, "bcast")   # mpi4py serialises threads' lowercase bcasts with this lock
     root = check_root(comm, vr, root, "bcast")
     me = comm.rank_of(vr)
     payload = dumps(obj) if me == root else None

@@ -21,11 +21,17 @@ class MPIUsageError(BsimError, ValueError):
     """An MPI call with invalid arguments: rank, tag, count, buffer, request.
 
     It is ``MPI.Exception`` inside a simulation, with mpi4py's accessors: the
-    error class is ``ERR_OTHER`` (16, as MPICH numbers it) unless a subclass says
-    otherwise; bsim's message is the error string.
+    error class is ``ERR_OTHER`` (16, as MPICH numbers it) unless a subclass or the
+    ``error_class`` argument says otherwise (``ERR_COMM`` for a null communicator,
+    ...: ``bsim/constants.py``); bsim's message is the error string.
     """
 
     error_class = 16   # MPI.ERR_OTHER
+
+    def __init__(self, *args: object, error_class: int | None = None) -> None:
+        super().__init__(*args)
+        if error_class is not None:
+            self.error_class = error_class   # the MPI error class of this error
 
     def Get_error_class(self) -> int:
         """The MPI error class."""

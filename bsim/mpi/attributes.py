@@ -24,7 +24,7 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any
 
-from ..constants import ANY_SOURCE, KEYVAL_INVALID, PROC_NULL, TAG_UB
+from ..constants import ANY_SOURCE, ERR_KEYVAL, KEYVAL_INVALID, PROC_NULL, TAG_UB
 from ..engine.rank import current
 from ..errors import MPIUsageError
 
@@ -91,6 +91,9 @@ def free_keyval(keyval: int) -> int:
 
 def get_attr(obj: Any, keyval: int, world: bool = False) -> Any:
     """The calling rank's value of *keyval* on *obj*, or None."""
+    if keyval == KEYVAL_INVALID:
+        raise MPIUsageError(f"rank {current().rank}: Get_attr(KEYVAL_INVALID): not a key",
+                            error_class=ERR_KEYVAL)
     if world and keyval in _PREDEFINED:
         return _PREDEFINED[keyval](current())
     attrs = _attrs(obj, False)

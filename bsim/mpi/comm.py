@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..constants import SELF_CONTEXT, UNDEFINED, WORLD_CONTEXT
+from ..constants import ERR_COMM, SELF_CONTEXT, UNDEFINED, WORLD_CONTEXT
 from ..constants import CommKind as Kind
 from ..engine.rank import current, current_or_none
 from ..errors import MPIUsageError
@@ -122,7 +122,7 @@ class Comm:
         if kind == _SELF:
             return 0
         if kind == _NULL:
-            raise MPIUsageError(f"rank {vr.rank}: operation on COMM_NULL")
+            raise MPIUsageError(f"rank {vr.rank}: operation on COMM_NULL", error_class=ERR_COMM)
         if self.freed_by and vr.rank in self.freed_by:
             raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()")
         try:
@@ -138,7 +138,7 @@ class Comm:
         if kind == _SELF:
             return 1
         if kind == _NULL:
-            raise MPIUsageError(f"rank {vr.rank}: operation on COMM_NULL")
+            raise MPIUsageError(f"rank {vr.rank}: operation on COMM_NULL", error_class=ERR_COMM)
         if self.freed_by and vr.rank in self.freed_by:
             raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()")
         return len(self._group)
@@ -164,7 +164,7 @@ class Comm:
         if kind == _SELF:
             return (vr.rank,)
         if kind == _NULL:
-            raise MPIUsageError(f"rank {vr.rank}: operation on COMM_NULL")
+            raise MPIUsageError(f"rank {vr.rank}: operation on COMM_NULL", error_class=ERR_COMM)
         return self._group
 
     def derive(self, vr: VirtualRank, ctx: Any, members: tuple[int, ...] | None,
@@ -221,8 +221,16 @@ class Comm:
     Create_keyval = staticmethod(attributes.create_keyval)
     Free_keyval = staticmethod(attributes.free_keyval)
 
+    def _not_null(self, call: str) -> None:
+        """``ERR_COMM`` for a call on ``COMM_NULL``."""
+        if self.kind == _NULL:
+            vr = current_or_none()
+            who = f"rank {vr.rank}: " if vr is not None else ""
+            raise MPIUsageError(f"{who}{call} on COMM_NULL", error_class=ERR_COMM)
+
     def Get_attr(self, keyval: int) -> Any:
         """The calling rank's attribute value for *keyval*, or None."""
+        self._not_null("Get_attr")
         return attributes.get_attr(self, keyval, world=self.kind == Kind.WORLD)
 
     def Set_attr(self, keyval: int, attrval: Any) -> None:
@@ -241,10 +249,12 @@ class Comm:
 
     def Get_errhandler(self) -> errhandlers.Errhandler:
         """A new handle equal to this communicator's error handler (this rank's)."""
+        self._not_null("Get_errhandler")
         return errhandlers.get_errhandler(self)
 
     def Set_errhandler(self, errhandler: errhandlers.Errhandler) -> None:
         """Set this communicator's error handler (this rank's)."""
+        self._not_null("Set_errhandler")
         errhandlers.set_errhandler(self, errhandler)
 
     def Call_errhandler(self, errorcode: int) -> None:
@@ -283,10 +293,12 @@ class Comm:
 
     def Is_inter(self) -> bool:
         """Always False: bsim has intracommunicators only."""
+        self._not_null("Is_inter")
         return False
 
     def Is_intra(self) -> bool:
         """Always True."""
+        self._not_null("Is_intra")
         return True
 
     def __bool__(self) -> bool:

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ..constants import ORDER_C, ORDER_FORTRAN
+from ..constants import ERR_TYPE, ORDER_C, ORDER_FORTRAN
+from ..errors import MPIUsageError
 from .attributes import (
     copy_attrs,
     create_keyval,
@@ -24,7 +25,7 @@ from .attributes import (
 )
 from .typemap import Layout, combine
 
-__all__ = ["Datatype", "PREDEFINED", "from_typecode", "from_numpy"]
+__all__ = ["Datatype", "PREDEFINED", "from_typecode", "from_numpy", "mark_predefined"]
 
 
 class Datatype:
@@ -211,17 +212,29 @@ class Datatype:
         names = ",".join(t.name for t in datatypes)
         return Datatype(f"struct({names})", layout.size, layout=layout)
 
+    def _not_null(self, call: str) -> None:
+        """``ERR_TYPE`` for a call on ``DATATYPE_NULL``."""
+        if self.name == "DATATYPE_NULL" and self.size == 0:
+            raise MPIUsageError(f"Datatype.{call} on DATATYPE_NULL", error_class=ERR_TYPE)
+
     def Commit(self) -> Datatype:
         """Commit the datatype (a no-op here); returns it."""
+        self._not_null("Commit")
         self.committed = True
         return self
 
     def Free(self) -> None:
-        """Free the datatype (its attributes' delete callbacks run)."""
+        """Free the datatype (its attributes' delete callbacks run); ``ERR_TYPE`` for a
+        predefined one."""
+        self._not_null("Free")
+        if id(self) in _PREDEFINED_IDS:
+            raise MPIUsageError(f"Datatype.Free(): cannot free the predefined {self.name}",
+                                error_class=ERR_TYPE)
         drop_attrs(self)
 
     def Dup(self) -> Datatype:
         """A copy of the datatype (attributes copied by their keys' copy callbacks)."""
+        self._not_null("Dup")
         new = Datatype(self.name, self.size, None, self.typecode, layout=self.layout)
         new.dtype = self.dtype
         copy_attrs(self, new)
@@ -279,12 +292,24 @@ _TABLE = [
     ("SHORT_INT", 6, None, None), ("TWOINT", 8, None, None),
 ]
 
+_PREDEFINED_IDS: set[int] = set()   # ids of the predefined datatypes (never freed)
+
+
+def mark_predefined(dt: Datatype) -> Datatype:
+    """Record *dt* as a predefined datatype (its ``Free`` is an error); returns it."""
+    _PREDEFINED_IDS.add(id(dt))
+    return dt
+
+
 PREDEFINED: dict[str, Datatype] = {}
 for _name, _size, _dtype, _code in _TABLE:
     try:
         PREDEFINED[_name] = Datatype(_name, _size, _dtype, _code)
     except TypeError:  # e.g. f16 unsupported on a platform
         PREDEFINED[_name] = Datatype(_name, _size, None, _code)
+
+for _dt in PREDEFINED.values():
+    mark_predefined(_dt)
 
 _BY_CODE: dict[str, Datatype] = {}
 for _dt in PREDEFINED.values():

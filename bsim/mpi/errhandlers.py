@@ -23,6 +23,7 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any
 
+from ..constants import ERR_ERRHANDLER
 from ..engine.rank import current
 from ..errors import MPIUsageError, SimulationError
 from .attributes import handle_id
@@ -93,9 +94,9 @@ class Errhandler:
 
     def Free(self) -> None:
         """Free this handle: it equals ``ERRHANDLER_NULL`` afterwards."""
-        if self is _PREDEFINED.get(self._id):
+        if self is _PREDEFINED.get(self._id) or not self:
             raise MPIUsageError(f"rank {current().rank}: Errhandler.Free(): cannot free the "
-                                f"predefined {_NAMES[self._id]}")
+                                f"predefined {_NAMES[self._id]}", error_class=ERR_ERRHANDLER)
         if self._id in _USER and not any(h._id == self._id for h in _live_handles()):
             del _USER[self._id]
         self._id = 0
@@ -153,7 +154,7 @@ def set_errhandler(obj: Any, errhandler: Any) -> None:
     eh = _as_errhandler(errhandler)
     if not eh:
         raise MPIUsageError(f"rank {current().rank}: Set_errhandler: ERRHANDLER_NULL is not "
-                            f"a handler")
+                            f"a handler", error_class=ERR_ERRHANDLER)
     rank, store = _store()
     store[(rank, handle_id(obj))] = Errhandler(eh)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..constants import IDENT, PROC_NULL, SIMILAR, UNDEFINED, UNEQUAL
+from ..constants import ERR_GROUP, IDENT, PROC_NULL, SIMILAR, UNDEFINED, UNEQUAL
 from ..engine.rank import current
 from ..errors import MPIUsageError
 
@@ -37,12 +37,18 @@ class Group:
             raise ValueError(f"group has repeated ranks: {list(self.members)}")
         self._index = {w: i for i, w in enumerate(self.members)}
 
+    def _not_null(self, call: str) -> None:
+        if self._null:
+            raise MPIUsageError(f"Group.{call} on GROUP_NULL", error_class=ERR_GROUP)
+
     def Get_size(self) -> int:
         """Number of processes in the group."""
+        self._not_null("Get_size")
         return len(self.members)
 
     def Get_rank(self) -> int:
         """Rank of the calling process in the group, or ``UNDEFINED``."""
+        self._not_null("Get_rank")
         return self._index.get(current().rank, UNDEFINED)
 
     @property
@@ -96,6 +102,8 @@ class Group:
 
     def Compare(self, group: Group) -> int:
         """``IDENT`` (same order), ``SIMILAR`` (same members) or ``UNEQUAL``."""
+        self._not_null("Compare")
+        group._not_null("Compare")
         if self.members == group.members:
             return IDENT
         if set(self.members) == set(group.members):
@@ -130,7 +138,7 @@ class Group:
         """Free the group: this object becomes equal to ``GROUP_NULL`` (``GROUP_EMPTY``
         stays itself, as mpi4py keeps its predefined handles)."""
         if self._null:
-            raise MPIUsageError("Group.Free: the group is GROUP_NULL")
+            raise MPIUsageError("Group.Free: the group is GROUP_NULL", error_class=ERR_GROUP)
         if self is not GROUP_EMPTY:
             self._null, self.members, self._index = True, (), {}
 

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import count
 from typing import Any
 
+from ..constants import ERR_ARG, ERR_INFO, ERR_INFO_KEY, ERR_INFO_NOKEY, ERR_INFO_VALUE
 from ..engine.rank import current_or_none
 from ..errors import MPIUsageError
 
@@ -45,10 +46,10 @@ ENV_KEYS = ("command", "argv", "maxprocs", "soft", "host", "arch", "wdir", "file
             "thread_level")
 
 
-def _error(call: str, what: str) -> MPIUsageError:
+def _error(call: str, what: str, error_class: int = ERR_INFO) -> MPIUsageError:
     vr = current_or_none()
     who = f"rank {vr.rank}: " if vr is not None else ""
-    return MPIUsageError(f"{who}Info.{call}: {what}")
+    return MPIUsageError(f"{who}Info.{call}: {what}", error_class=error_class)
 
 
 def _environment(args: Sequence[str] | None = None) -> dict[str, str]:
@@ -186,7 +187,8 @@ class Info:
         if not isinstance(value, str):
             raise TypeError(f"Info.Set: value must be a str, got {type(value).__name__}")
         if len(value) > MAX_INFO_VAL:
-            raise _error("Set", f"value of {len(value)} characters (at most {MAX_INFO_VAL})")
+            raise _error("Set", f"value of {len(value)} characters (at most {MAX_INFO_VAL})",
+                         ERR_INFO_VALUE)
         if self._id == _ENV:
             raise _error("Set", "INFO_ENV is predefined and read-only")
         self._items("Set")[_key("Set", key)] = value
@@ -197,7 +199,7 @@ class Info:
         if self._id == _ENV:
             raise _error("Delete", "INFO_ENV is predefined and read-only")
         if _key("Delete", key) not in items:
-            raise _error("Delete", f"no key {key!r}")
+            raise _error("Delete", f"no key {key!r}", ERR_INFO_NOKEY)
         del items[key]
 
     def Get_nkeys(self) -> int:
@@ -208,7 +210,7 @@ class Info:
         """The *n*-th key (0-based, in the order they were set)."""
         keys = list(self._items("Get_nthkey"))
         if not 0 <= n < len(keys):
-            raise _error("Get_nthkey", f"n={n} out of range 0..{len(keys) - 1}")
+            raise _error("Get_nthkey", f"n={n} out of range 0..{len(keys) - 1}", ERR_ARG)
         return keys[n]
 
     # -- mpi4py's mapping methods -----------------------------------------------------------
@@ -302,7 +304,7 @@ def _key(call: str, key: Any) -> str:
     if not isinstance(key, str):
         raise TypeError(f"Info.{call}: key must be a str, got {type(key).__name__}")
     if not key or len(key) > MAX_INFO_KEY:
-        raise _error(call, f"key of {len(key)} characters (1..{MAX_INFO_KEY})")
+        raise _error(call, f"key of {len(key)} characters (1..{MAX_INFO_KEY})", ERR_INFO_KEY)
     return key
 
 

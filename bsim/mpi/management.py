@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..constants import (
     COMM_TYPE_SHARED,
     CONGRUENT,
+    ERR_COMM,
     IDENT,
     SIMILAR,
     UNDEFINED,
@@ -204,6 +205,8 @@ def Idup_with_info(comm: Comm, info: Info) -> tuple[Intracomm, Request]:
 def Compare(this: Comm, comm: Comm) -> int:
     """``IDENT``, ``CONGRUENT``, ``SIMILAR`` or ``UNEQUAL``."""
     vr = current()
+    this._not_null("Compare")
+    comm._not_null("Compare")
     if comm is this or comm._handle is this._handle:
         return IDENT
     a, b = this.members(vr), comm.members(vr)
@@ -222,7 +225,7 @@ def Free(comm: Comm) -> None:
     vr = current()
     if comm.kind != CommKind.GROUP:
         raise MPIUsageError(f"rank {vr.rank}: {comm!r}.Free(): predefined communicators "
-                            f"cannot be freed")
+                            f"cannot be freed", error_class=ERR_COMM)
     comm.rank_of(vr)   # a member, and not freed twice
     drop_attrs(comm)
     comm.freed_by.add(vr.rank)
@@ -235,4 +238,5 @@ def Abort(comm: Comm, errorcode: int = 0) -> None:
 
 def Get_topology(comm: Comm) -> int:
     """``UNDEFINED`` for a plain intracommunicator."""
+    comm._not_null("Get_topology")
     return UNDEFINED

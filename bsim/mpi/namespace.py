@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from ..errors import MPIUsageError
-from .datatypes import Datatype
+from .datatypes import Datatype, mark_predefined
 
 __all__ = ["NotSimulatedError", "NAMES", "is_stand_in"]
 
@@ -337,7 +337,8 @@ def is_stand_in(obj: Any) -> bool:
 def names() -> dict[str, Any]:
     """Every name of this module's namespace, ready for ``globals().update``."""
     out: dict[str, Any] = dict(INT_CONSTANTS)
-    out.update({n: Datatype(n, size, char) for n, (size, char) in DATATYPES.items()})
+    out.update({n: mark_predefined(Datatype(n, size, char))
+                for n, (size, char) in DATATYPES.items()})
     out.update({n: _stub_class(n) for n in CLASSES})
     out.update({n: _Handle(n, family) for n, family in HANDLES.items()})
     out.update({n: _stub_function(n) for n in FUNCTIONS})

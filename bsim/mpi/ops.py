@@ -15,6 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from ..constants import ERR_OP
+from ..errors import MPIUsageError
+
 __all__ = ["Op", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR",
            "MAXLOC", "MINLOC", "REPLACE", "NO_OP", "OP_NULL", "fold"]
 
@@ -67,7 +70,10 @@ class Op:
         b[...] = self(a, b)
 
     def Free(self) -> None:
-        """Free a user-defined operation (a no-op)."""
+        """Free a user-defined operation (a no-op); ``ERR_OP`` for a predefined one."""
+        if any(self is op for op in _PREDEFINED_OPS):
+            raise MPIUsageError(f"Op.Free(): cannot free the predefined {self.name}",
+                                error_class=ERR_OP)
 
     def __repr__(self) -> str:
         return f"<Op {self.name}>"
@@ -97,6 +103,8 @@ MINLOC = Op("MINLOC", _loc(operator.lt))
 REPLACE = Op("REPLACE", lambda x, y: y, lambda x, y: y, commute=False)
 NO_OP = Op("NO_OP", lambda x, y: x, lambda x, y: x, commute=False)
 OP_NULL = Op("OP_NULL", lambda x, y: x)
+_PREDEFINED_OPS = (SUM, PROD, MAX, MIN, LAND, LOR, LXOR, BAND, BOR, BXOR, MAXLOC, MINLOC,
+                   REPLACE, NO_OP, OP_NULL)
 
 
 def as_op(op: Any) -> Op:

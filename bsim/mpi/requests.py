@@ -17,7 +17,7 @@ from __future__ import annotations
 import pickle
 from typing import TYPE_CHECKING, Any, cast
 
-from ..constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, UNDEFINED, ReqKind
+from ..constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, ERR_REQUEST, UNDEFINED, ReqKind
 from ..engine.rank import current
 from ..errors import MPIUsageError
 from .request_sets import RequestSets, active, check_owner, empty_status, status_slots
@@ -255,6 +255,7 @@ class Request(RequestSets):
         and receives already matched, are not cancelled (MPI allows a cancel to
         fail): they complete normally and report ``cancelled == False``.
         """
+        self._not_null("Cancel")
         if self.kind != RECV or self.avail is not None:
             return
         owner = check_owner(self, "Cancel")
@@ -267,8 +268,14 @@ class Request(RequestSets):
 
     cancel = Cancel
 
+    def _not_null(self, call: str) -> None:
+        """``ERR_REQUEST`` for a call on ``REQUEST_NULL`` itself."""
+        if self is REQUEST_NULL:
+            raise MPIUsageError(f"Request.{call} on REQUEST_NULL", error_class=ERR_REQUEST)
+
     def Free(self) -> None:
         """Release the handle; the operation still completes."""
+        self._not_null("Free")
         self.kind = DONE
         if self.handed:
             self.handed = False

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..constants import ANY_SOURCE, ANY_TAG
+from ..constants import ANY_SOURCE, ANY_TAG, ERR_TYPE
+from ..errors import MPIUsageError
 
 __all__ = ["Status"]
 
@@ -39,11 +40,13 @@ class Status:
         """Number of elements of *datatype* received (bytes by default)."""
         if datatype is None:
             return self.count
+        _typed(datatype, "Get_count")
         size = datatype.Get_size()
         return self.count // size if size else 0
 
     def Get_elements(self, datatype: Any) -> int:
         """Number of basic elements received."""
+        _typed(datatype, "Get_elements")
         return self.Get_count(datatype)
 
     def Get_error(self) -> int:
@@ -68,6 +71,7 @@ class Status:
 
     def Set_elements(self, datatype: Any, count: int) -> None:
         """Set the size to *count* elements of *datatype*."""
+        _typed(datatype, "Set_elements")
         self.count = int(count) * datatype.Get_size()
 
     def Set_cancelled(self, flag: bool) -> None:
@@ -124,3 +128,10 @@ class _StatusMemory:
 
     def __iter__(self) -> Iterator[int]:
         return (self._get(i) for i in range(5))
+
+
+def _typed(datatype: Any, call: str) -> None:
+    """``ERR_TYPE`` for ``DATATYPE_NULL`` (or a datatype without data)."""
+    if getattr(datatype, "name", None) == "DATATYPE_NULL":
+        raise MPIUsageError(f"Status.{call}(DATATYPE_NULL): not a datatype of data",
+                            error_class=ERR_TYPE)

@@ -73,15 +73,26 @@ class _Mpi4pyShim(types.ModuleType):
     __version__: str
 
 
-class _NotSimulatedModule(types.ModuleType):
-    """A module of mpi4py bsim does not simulate: importing works, using a name raises."""
+FUTURES_NAMES = ("Future", "Executor", "wait", "FIRST_COMPLETED", "FIRST_EXCEPTION",
+                 "ALL_COMPLETED", "as_completed", "CancelledError", "TimeoutError",
+                 "InvalidStateError", "BrokenExecutor", "MPIPoolExecutor", "MPICommExecutor",
+                 "ThreadPoolExecutor", "ProcessPoolExecutor", "get_comm_workers", "collect",
+                 "compose")
+"""mpi4py 4.1.2's ``mpi4py.futures.__all__``."""
 
-    def __init__(self, name: str, why: str) -> None:
+
+class _NotSimulatedModule(types.ModuleType):
+    """A module of mpi4py bsim does not simulate: importing works, using one of its names
+    (*exports*) raises; any other name is an ``AttributeError``, as on a real module
+    (``pickle`` looks for a function's module by asking every module for it)."""
+
+    def __init__(self, name: str, why: str, exports: tuple[str, ...]) -> None:
         super().__init__(name)
         self._why = why
+        self._exports = exports
 
     def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("__"):
+        if attr.startswith("_") or attr not in self._exports:
             raise AttributeError(attr)
         from .mpi.namespace import NotSimulatedError
         raise NotSimulatedError(f"{self.__name__}.{attr} is not simulated: {self._why}")
@@ -158,7 +169,8 @@ def mpi4py_shim(program: Any = None) -> Iterator[None]:
                   if k.startswith("mpi4py.") and k not in saved}
     sys.modules["mpi4py"] = pkg
     sys.modules["mpi4py.futures"] = _NotSimulatedModule(
-        "mpi4py.futures", "it runs tasks in spawned MPI processes (Comm.Spawn) from threads")
+        "mpi4py.futures", "it runs tasks in spawned MPI processes (Comm.Spawn) from threads",
+        FUTURES_NAMES)
     sys.modules["mpi4py.MPI"] = MPI
     sys.modules["mpi4py.rc"] = pkg.rc   # type: ignore[assignment]   # as mpi4py does
     rebound = {k: glob[k] for k in names}

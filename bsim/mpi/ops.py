@@ -16,40 +16,111 @@ from typing import Any
 import numpy as np
 
 from ..constants import ERR_OP
+from ..engine.rank import current_or_none
 from ..errors import MPIUsageError
+from .buffers import parse_bufspec
 
 __all__ = ["Op", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR",
            "MAXLOC", "MINLOC", "REPLACE", "NO_OP", "OP_NULL", "fold"]
 
 
+MAX_USER_OPS = 32   # live user-defined operations per rank (mpi4py's callback table)
+
+
 class Op:
-    """A reduction operation: a name, a binary function and commutativity."""
+    """A reduction operation: a name, a binary function and commutativity.
 
-    __slots__ = ("name", "_fn", "_np", "commute")
+    Handles as mpi4py has them: ``Op()`` is null (equal to ``OP_NULL``, false);
+    ``Op(op)`` another object for the same operation; the predefined operations pickle
+    to themselves, copies of them to equal objects, a user operation to a new one
+    built from the same (picklable) function.
+    """
 
-    def __init__(self, name: str, fn: Callable[[Any, Any], Any],
+    __slots__ = ("name", "_fn", "_np", "commute", "_handle", "_user")
+    name: str
+    _fn: Callable[[Any, Any], Any]
+    _np: Callable[[Any, Any], Any] | None
+    commute: bool
+    _handle: object                    # copies share it: equality follows it
+    _user: tuple[Any, bool] | None     # (function, commute) of a user-defined operation
+
+    def __init__(self, name: str | Op | None = None, fn: Callable[[Any, Any], Any] | None = None,
                  np_fn: Callable[[Any, Any], Any] | None = None, commute: bool = True) -> None:
+        if name is None or isinstance(name, Op):
+            other = name if name is not None else OP_NULL
+            self.name, self._fn, self._np = other.name, other._fn, other._np
+            self.commute, self._handle, self._user = other.commute, other._handle, other._user
+            return
+        assert fn is not None
         self.name = name
         self._fn = fn
         self._np = np_fn
         self.commute = commute
+        self._handle = self
+        self._user = None
 
     @classmethod
     def Create(cls, function: Callable[..., Any], commute: bool = False) -> Op:
-        """A user-defined operation ``function(x, y)`` (or mpi4py's ``(inbuf, inoutbuf, dt)``)."""
+        """A user-defined operation: mpi4py's ``function(inbuf, inoutbuf, datatype)``
+        (``datatype`` None for Python objects) or a plain ``function(x, y)``.
+
+        At most ``MAX_USER_OPS`` (32) live at once per rank, as mpi4py's callback table
+        (``RuntimeError`` beyond; ``Free`` releases one)."""
         def fn(x: Any, y: Any) -> Any:
+            if isinstance(y, np.ndarray):   # reduction of arrays: in place on a copy
+                out = y.copy()
+                try:
+                    result = function(x, out, None)
+                except TypeError:
+                    return function(x, y)
+                return out if result is None else result
             try:
-                return function(x, y)
+                return function(x, y, None)
             except TypeError:
-                if isinstance(y, np.ndarray):  # buffer form: function(inbuf, inoutbuf, datatype)
-                    out = y.copy()
-                    function(x, out, None)
-                    return out
-                raise
-        return cls(getattr(function, "__name__", "user"), fn, None, commute)
+                return function(x, y)
+        live = _live_user_ops()
+        if len(live) >= MAX_USER_OPS:
+            raise RuntimeError(f"cannot create more than {MAX_USER_OPS} user-defined "
+                               f"operations at once (free some with Op.Free)")
+        op = cls(getattr(function, "__name__", "user"), fn, None, commute)
+        op._user = (function, commute)
+        live.add(id(op._handle))
+        return op
+
+    @property
+    def is_predefined(self) -> bool:
+        """Whether this is one of MPI's predefined operations (``OP_NULL`` included)."""
+        return self._user is None
+
+    def toint(self) -> int:
+        """-1: bsim gives operations no integer handle (mpi4py's answer for none)."""
+        return -1
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Op):
+            return NotImplemented
+        return self._handle is other._handle
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return id(self._handle)
+
+    def __bool__(self) -> bool:
+        return self._handle is not OP_NULL
+
+    def __reduce__(self) -> Any:
+        if self._user is not None:
+            return (Op.Create, self._user)
+        if self is self._handle:
+            return self.name
+        return (Op, (self._handle,))
 
     def __call__(self, x: Any, y: Any) -> Any:
         """Apply the operation to two objects."""
+        if not self:
+            raise ValueError("OP_NULL is not an operation")
         if self._np is not None and (isinstance(x, np.ndarray) or isinstance(y, np.ndarray)):
             return self._np(x, y)
         return self._fn(x, y)
@@ -64,16 +135,36 @@ class Op:
         return self.commute
 
     def Reduce_local(self, inbuf: Any, inoutbuf: Any) -> None:
-        """``inoutbuf = op(inbuf, inoutbuf)`` elementwise, in place."""
-        a = np.asarray(inbuf)
-        b = np.asarray(inoutbuf)
+        """``inoutbuf = op(inbuf, inoutbuf)`` elementwise, in place.
+
+        Both are message buffers (``[buf, count, datatype]``, arrays, ...) of the same
+        count and datatype (``ValueError`` otherwise, as mpi4py); a user operation gets
+        ``function(inbuf memory, inoutbuf memory, datatype)`` as mpi4py calls it."""
+        src, dst = parse_bufspec(inbuf), parse_bufspec(inoutbuf)
+        if src.count != dst.count or src.datatype.name != dst.datatype.name:
+            raise ValueError(f"Reduce_local: mismatched buffers ({src.count} x "
+                             f"{src.datatype.name} and {dst.count} x {dst.datatype.name})")
+        if src.mem is None or dst.mem is None:
+            return   # placeholders: no data
+        if not isinstance(src.mem, memoryview) or not isinstance(dst.mem, memoryview):
+            raise ValueError("Reduce_local: buffers must be contiguous")
+        if self._user is not None:
+            self._user[0](src.mem, dst.mem, dst.datatype)
+            return
+        if dst.datatype.dtype is None:
+            raise ValueError(f"Reduce_local: no element type for {dst.datatype.name}")
+        a = np.frombuffer(src.mem, dtype=dst.datatype.dtype)
+        b = np.frombuffer(dst.mem, dtype=dst.datatype.dtype)
         b[...] = self(a, b)
 
     def Free(self) -> None:
-        """Free a user-defined operation (a no-op); ``ERR_OP`` for a predefined one."""
-        if any(self is op for op in _PREDEFINED_OPS):
+        """Free a user-defined operation: this object becomes ``OP_NULL``; ``ERR_OP`` for
+        a predefined one."""
+        if self._user is None:
             raise MPIUsageError(f"Op.Free(): cannot free the predefined {self.name}",
                                 error_class=ERR_OP)
+        _live_user_ops().discard(id(self._handle))
+        Op.__init__(self, OP_NULL)
 
     def __repr__(self) -> str:
         return f"<Op {self.name}>"
@@ -103,8 +194,12 @@ MINLOC = Op("MINLOC", _loc(operator.lt))
 REPLACE = Op("REPLACE", lambda x, y: y, lambda x, y: y, commute=False)
 NO_OP = Op("NO_OP", lambda x, y: x, lambda x, y: x, commute=False)
 OP_NULL = Op("OP_NULL", lambda x, y: x)
-_PREDEFINED_OPS = (SUM, PROD, MAX, MIN, LAND, LOR, LXOR, BAND, BOR, BXOR, MAXLOC, MINLOC,
-                   REPLACE, NO_OP, OP_NULL)
+_LIVE: dict[int, set[int]] = {}   # rank (-1 outside a run) -> its live user operations
+
+
+def _live_user_ops() -> set[int]:
+    vr = current_or_none()
+    return _LIVE.setdefault(vr.rank if vr is not None else -1, set())
 
 
 def as_op(op: Any) -> Op:

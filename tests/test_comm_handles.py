@@ -94,3 +94,64 @@ def test_handles_by_hand():
 def test_handles_equal_real_mpi():
     real = real_mpi_returns(3, PROGRAM)
     assert real == json.loads(json.dumps(_simulate(3).returns))
+
+
+SPLIT_PROGRAM = '''
+from mpi4py import MPI
+
+
+def main():
+    world = MPI.COMM_WORLD
+    out = {}
+    for name in ("COMM_TYPE_HW_GUIDED", "COMM_TYPE_RESOURCE_GUIDED"):
+        kind = getattr(MPI, name)
+        info = MPI.Info.Create()
+        nulls = [world.Split_type(kind) == MPI.COMM_NULL,
+                 world.Split_type(kind, info=info) == MPI.COMM_NULL]
+        info.Set("mpi_hw_resource_type", "@no-such-resource@")
+        nulls.append(world.Split_type(kind, info=info) == MPI.COMM_NULL)
+        info.Set("mpi_hw_resource_type", "mpi_shared_memory")
+        comm = world.Split_type(kind, info=info)
+        out[name] = nulls + [comm != MPI.COMM_NULL, info.Get("mpi_hw_resource_type")]
+        comm.Free()
+        info.Free()
+    sizes, comm = [world.Get_size()], world
+    while True:
+        info = MPI.Info.Create()
+        sub = comm.Split_type(MPI.COMM_TYPE_HW_UNGUIDED, key=comm.Get_rank(), info=info)
+        named = bool(info.Get("mpi_hw_resource_type"))
+        info.Free()
+        if sub == MPI.COMM_NULL:
+            break
+        assert named and sub.Get_size() < comm.Get_size()
+        sizes.append(sub.Get_size())
+        comm = sub
+    out["unguided_sizes"] = sizes
+    return out
+'''
+
+
+def _simulate_split(ranks: int) -> list:
+    namespace: dict = {}
+    exec(compile(SPLIT_PROGRAM, "<program>", "exec"), namespace)
+    return bsim.simulate(namespace["main"], ranks,
+                         network="torus:dims=2,cores=4").returns
+
+
+def test_split_type_guided_and_unguided_by_hand():
+    for out in _simulate_split(8):      # two nodes of four cores
+        for name in ("COMM_TYPE_HW_GUIDED", "COMM_TYPE_RESOURCE_GUIDED"):
+            assert out[name] == [True, True, True, True, "mpi_shared_memory"]
+        assert out["unguided_sizes"] == [8, 4, 1]   # the nodes, then single cores
+
+
+@needs_mpiexec
+def test_split_type_equals_real_mpi():
+    """Which hardware levels an unguided split finds is the machine's (MPICH reads hwloc):
+    compared is that the sizes fall strictly, as MPI requires (checked in the program)."""
+    real = real_mpi_returns(2, SPLIT_PROGRAM)
+    sim = json.loads(json.dumps(_simulate_split(2)))
+    for out in real + sim:
+        sizes = out.pop("unguided_sizes")
+        assert sizes[0] == 2 and sizes == sorted(set(sizes), reverse=True)
+    assert real == sim

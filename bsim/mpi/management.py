@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..constants import (
     COMM_TYPE_SHARED,
     CONGRUENT,
+    ERR_ARG,
     ERR_COMM,
     IDENT,
     SIMILAR,
@@ -122,17 +123,51 @@ def Split(comm: Comm, color: int = 0, key: int = 0) -> Intracomm:
     return new
 
 
+HW_RESOURCE = "mpi_hw_resource_type"   # the info key of the guided splits (MPI 4.1, 7.4.2)
+SHARED_MEMORY = "mpi_shared_memory"    # its value for a simulated node
+SPLIT_TYPES = {"shared": 1, "hw_guided": 2, "hw_unguided": 3, "resource_guided": 4}
+
+
 def Split_type(comm: Comm, split_type: int, key: int = 0, info: Any = None) -> Intracomm:
-    """``COMM_TYPE_SHARED``: one communicator per simulated node."""
+    """Split by hardware (MPI 4.1 Sec. 7.4.2); bsim's hardware is nodes of cores.
+
+    ``COMM_TYPE_SHARED``: one communicator per simulated node.  ``COMM_TYPE_HW_GUIDED``
+    and ``COMM_TYPE_RESOURCE_GUIDED``: by the resource the info's ``mpi_hw_resource_type``
+    names (``mpi_shared_memory``: the node; no key or another value: ``COMM_NULL``).
+    ``COMM_TYPE_HW_UNGUIDED``: the next level down that splits *comm* into smaller
+    communicators (nodes, then single cores; ``COMM_NULL`` for one process), named in
+    *info* (``mpi_shared_memory``, ``core``).
+    """
     vr = current()
+    if info is not None:
+        check_info(info, "Split_type")
     if split_type == UNDEFINED:
         return Split(comm, UNDEFINED, key)
-    if split_type != COMM_TYPE_SHARED:
-        raise MPIUsageError(f"rank {vr.rank}: Split_type({split_type!r}): only "
-                            f"COMM_TYPE_SHARED is supported")
     node_of = getattr(vr.engine.network, "node_of", None)
-    node = node_of(vr.rank) if node_of is not None else vr.rank
-    return Split(comm, int(node), key)
+
+    def node(world: int) -> int:
+        return int(node_of(world)) if node_of is not None else world
+
+    if split_type == COMM_TYPE_SHARED:
+        return Split(comm, node(vr.rank), key)
+    wanted = info.Get(HW_RESOURCE) if info else None
+    if split_type in (SPLIT_TYPES["hw_guided"], SPLIT_TYPES["resource_guided"]):
+        return Split(comm, node(vr.rank) if wanted == SHARED_MEMORY else UNDEFINED, key)
+    if split_type == SPLIT_TYPES["hw_unguided"]:
+        members = comm.members(vr)
+        if len({node(w) for w in members}) > 1:
+            level, color = SHARED_MEMORY, node(vr.rank)
+        elif len(members) > 1:
+            level, color = "core", vr.rank
+        else:
+            level, color = "", UNDEFINED
+        new = Split(comm, color, key)
+        if new and info:
+            info.Set(HW_RESOURCE, level)
+        return new
+    raise MPIUsageError(f"rank {vr.rank}: Split_type({split_type!r}): not a split type "
+                        f"(COMM_TYPE_SHARED, _HW_GUIDED, _HW_UNGUIDED, _RESOURCE_GUIDED)",
+                        error_class=ERR_ARG)
 
 
 def Create(comm: Comm, group: Group) -> Intracomm:

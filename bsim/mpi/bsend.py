@@ -146,7 +146,7 @@ def _attach(vr: VirtualRank, comm: Comm | None, buf: Any, call: str) -> None:
 def _detach(vr: VirtualRank, comm: Comm | None, call: str) -> Any:
     att = _table(vr).get((vr.rank, _scope(comm)))
     if att is None:   # nothing attached: an empty buffer, as MPICH returns
-        return buffer(0)
+        return buffer()
     _flush(vr, att, call)
     del _table(vr)[(vr.rank, _scope(comm))]
     return att.mem

@@ -24,6 +24,7 @@ from typing import Any
 from ..constants import TAG_UB
 from ..engine.rank import current
 from ..errors import MPIUsageError
+from .memory import buffer
 
 __all__ = ["Pickle", "buffer", "pickle", "Alloc_mem", "Free_mem", "_comm_lock", "_comm_lock_table",
            "_commctx_intra", "_commctx_inter"]
@@ -94,49 +95,16 @@ class Pickle:
 pickle = Pickle()
 
 
-class buffer(bytearray):  # noqa: N801 - mpi4py's name
-    """A buffer of bytes (mpi4py's ``MPI.buffer``), allocated by :meth:`allocate`."""
-
-    @classmethod
-    def allocate(cls, nbytes: int, clear: bool = False) -> buffer:
-        """A new zero-filled buffer of *nbytes* bytes."""
-        if nbytes < 0:
-            raise ValueError(f"buffer.allocate: negative size {nbytes}")
-        return cls(nbytes)
-
-    @property
-    def nbytes(self) -> int:
-        return len(self)
-
-    @property
-    def format(self) -> str:
-        """The struct format of the items (unsigned bytes)."""
-        return "B"
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        """As bytearray's; an int assigned to a slice fills it (``mem[:] = 0``), as mpi4py's."""
-        if isinstance(key, slice) and isinstance(value, int):
-            value = bytes([value]) * len(range(*key.indices(len(self))))
-        super().__setitem__(key, value)
-
-    @property
-    def readonly(self) -> bool:
-        return False
-
-    def tobytes(self) -> bytes:
-        return bytes(self)
-
-    def release(self) -> None:
-        """Nothing to release: the bytes are Python's."""
-
-
 def Alloc_mem(size: int, info: Any = None) -> buffer:  # noqa: N802 - mpi4py's name
     """Memory for MPI (``MPI.Alloc_mem``): a zero-filled :class:`buffer`."""
     return buffer.allocate(size)
 
 
 def Free_mem(mem: Any) -> None:  # noqa: N802 - mpi4py's name
-    """Release memory from :func:`Alloc_mem` (Python frees it)."""
+    """Release memory from :func:`Alloc_mem`: the buffer reads as empty afterwards (Python
+    frees the bytes)."""
+    if isinstance(mem, buffer):
+        mem.release()
 
 
 def _per_rank(key: str) -> tuple[int, dict[Any, Any]]:

@@ -37,7 +37,7 @@ from .constants import (
 )
 from .engine.rank import current, current_or_none
 from .errors import MPIUsageError
-from .mpi.comm import COMM_NULL, COMM_SELF, COMM_WORLD, Cartcomm, Comm, Intracomm
+from .mpi.comm import COMM_NULL, COMM_SELF, COMM_WORLD, Cartcomm, Comm, Intercomm, Intracomm
 from .mpi.datatypes import PREDEFINED, Datatype
 from .mpi.groups import GROUP_EMPTY, GROUP_NULL, Group
 from .mpi.message import MESSAGE_NO_PROC, MESSAGE_NULL
@@ -65,7 +65,8 @@ from .version import __version__
 
 __all__ = [
     "Errhandler", "ERRHANDLER_NULL", "ERRORS_ABORT", "ERRORS_ARE_FATAL", "ERRORS_RETURN",
-    "COMM_WORLD", "COMM_SELF", "COMM_NULL", "REQUEST_NULL", "Comm", "Intracomm", "Request",
+    "COMM_WORLD", "COMM_SELF", "COMM_NULL", "REQUEST_NULL", "Comm", "Intracomm", "Intercomm",
+    "Request",
     "Prequest", "Message", "MESSAGE_NO_PROC", "MESSAGE_NULL",
     "Status", "Datatype", "ANY_SOURCE", "ANY_TAG", "PROC_NULL", "UNDEFINED", "TAG_UB", "ROOT",
     "IN_PLACE", "BOTTOM", "Wtime", "Wtick", "Get_processor_name", "Compute_dims", "Pcontrol",

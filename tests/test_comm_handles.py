@@ -155,3 +155,21 @@ def test_split_type_equals_real_mpi():
         sizes = out.pop("unguided_sizes")
         assert sizes[0] == 2 and sizes == sorted(set(sizes), reverse=True)
     assert real == sim
+
+
+def test_the_null_intercommunicator_is_get_parents_answer():
+    """No run is spawned by another: Get_parent() is the null intercommunicator, equal to
+    COMM_NULL, and its accessors are ERR_COMM errors (as mpi4py's suite expects)."""
+    from bsim import MPI
+
+    def main():
+        parent = MPI.Comm.Get_parent()
+        out = [isinstance(parent, MPI.Intercomm), parent == MPI.COMM_NULL, bool(parent)]
+        for call in (parent.Get_remote_size, parent.Get_remote_group):
+            try:
+                call()
+            except MPI.Exception as exc:
+                out.append(exc.Get_error_class() == MPI.ERR_COMM)
+        return out
+
+    assert bsim.simulate(main, 2).returns == [[True, True, False, True, True]] * 2

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
     from .groups import Group
 
-__all__ = ["Comm", "Intracomm", "Cartcomm", "COMM_WORLD", "COMM_SELF", "COMM_NULL"]
+__all__ = ["Comm", "Intracomm", "Intercomm", "Cartcomm", "COMM_WORLD", "COMM_SELF", "COMM_NULL"]
 
 # hot path: the kinds as module globals (an Enum attribute lookup costs several times a global's)
 _WORLD, _SELF, _GROUP, _NULL = Kind.WORLD, Kind.SELF, Kind.GROUP, Kind.NULL
@@ -212,6 +212,12 @@ class Comm:
     def Get_name(self) -> str:
         """The communicator's name."""
         return self._name
+
+    @classmethod
+    def Get_parent(cls) -> Intercomm:
+        """The null intercommunicator: no run is spawned by another (``Spawn`` is not
+        simulated)."""
+        return Intercomm()
 
     def Set_name(self, name: str) -> None:
         """Set the communicator's name."""
@@ -475,6 +481,33 @@ class Intracomm(Comm):
                           info: Any = None, errhandler: Any = None) -> Intracomm:
         """A communicator of *group* without a parent (MPI 4; ``management.py``)."""
         return management.Create_from_group(COMM_WORLD, group, stringtag, info, errhandler)
+
+
+class Intercomm(Comm):
+    """An intercommunicator: bsim has only the null one (``MPI.Intercomm()``, and what
+    ``Comm.Get_parent()`` returns in a run no ``Spawn`` started).  Creating one
+    (``Create_intercomm``, ``Spawn``, ``Accept``) is not simulated (``docs/mpi_coverage.md``).
+    """
+
+    __slots__ = ()
+
+    def Get_remote_size(self) -> int:
+        """The size of the remote group (``ERR_COMM`` on the null intercommunicator)."""
+        self._not_null("Get_remote_size")
+        raise AssertionError("unreachable: bsim has only the null intercommunicator")
+
+    def Get_remote_group(self) -> Group:
+        """The remote group (``ERR_COMM`` on the null intercommunicator)."""
+        self._not_null("Get_remote_group")
+        raise AssertionError("unreachable: bsim has only the null intercommunicator")
+
+    def Merge(self, high: bool = False) -> Intracomm:
+        """The union of both groups (``ERR_COMM`` on the null intercommunicator)."""
+        self._not_null("Merge")
+        raise AssertionError("unreachable: bsim has only the null intercommunicator")
+
+    remote_size = property(Get_remote_size)
+    remote_group = property(Get_remote_group)
 
 
 class Cartcomm(Intracomm):

@@ -25,7 +25,8 @@ NOT_SIMULATED = {
     "File": "MPI-IO is not simulated: model I/O as add_time",
     "Session": "MPI-4 sessions are not simulated (COMM_WORLD is the only world)",
     "Grequest": "generalized requests are not simulated",
-    "Intercomm": "intercommunicators are not simulated",
+    "Intercomm": "intercommunicators are not simulated (only the null one exists: "
+                 "MPI.Intercomm(), Comm.Get_parent())",
     "Graphcomm": "graph topologies (MPI-1 Graph_create) are not simulated; Cartcomm is",
     "Distgraphcomm": "distributed graph topologies are not simulated; Cartcomm is",
     "Topocomm": "the base class of mpi4py's topologies; bsim's Cartcomm derives from "

@@ -304,7 +304,7 @@ DATATYPES = {   # name: (size in bytes, numpy type char or None)
 """The remaining predefined datatypes (sizes of mpi4py 4.1.2 on MPICH; 0: not available there)."""
 
 CLASSES = ('BottomType', 'Distgraphcomm', 'Errhandler', 'File',
-           'Graphcomm', 'Grequest', 'InPlaceType', 'Intercomm',
+           'Graphcomm', 'Grequest', 'InPlaceType',
            'Session', 'Topocomm')
 HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'ERRORS_ABORT': 'Errhandler',

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..constants import ERR_COMM, SELF_CONTEXT, UNDEFINED, WORLD_CONTEXT
+from ..constants import ERR_COMM, SELF_CONTEXT, WORLD_CONTEXT
 from ..constants import CommKind as Kind
 from ..engine.rank import current, current_or_none
 from ..errors import MPIUsageError
@@ -37,6 +37,7 @@ from . import (
 )
 from . import bsend as buffered
 from . import sendrecv as joined_p2p
+from .comm_properties import PICKLED_BY_NAME, CommPythonAPI
 from .persistent_collectives import persistent
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ __all__ = ["Comm", "Intracomm", "Intercomm", "Cartcomm", "COMM_WORLD", "COMM_SEL
 _WORLD, _SELF, _GROUP, _NULL = Kind.WORLD, Kind.SELF, Kind.GROUP, Kind.NULL
 
 
-class Comm:
+class Comm(CommPythonAPI):
     """A communicator: a context id and an ordered group of world ranks.
 
     ``Comm`` objects are created by bsim (``COMM_WORLD``, ``COMM_SELF`` and by
@@ -266,36 +267,6 @@ class Comm:
     def Call_errhandler(self, errorcode: int) -> None:
         """Invoke this communicator's error handler with *errorcode*."""
         errhandlers.call_errhandler(self, errorcode)
-
-    @property
-    def name(self) -> str:
-        """The communicator's name."""
-        return self._name
-
-    @name.setter
-    def name(self, name: str) -> None:
-        self._name = name
-
-    is_inter = property(lambda self: self.Is_inter(), doc="``Is_inter()``")
-    is_intra = property(lambda self: self.Is_intra(), doc="``Is_intra()``")
-    is_topo = property(lambda self: self.Get_topology() != UNDEFINED,
-                       doc="Whether the communicator has a virtual topology")
-    topology = property(lambda self: self.Get_topology(), doc="``Get_topology()``")
-    group = property(lambda self: self.Get_group(), doc="``Get_group()``")
-    info = property(lambda self: self.Get_info(), lambda self, info: self.Set_info(info),
-                    doc="``Get_info()`` / ``Set_info(info)``")
-
-    def __reduce__(self) -> Any:
-        """``COMM_NULL``, ``COMM_SELF`` and ``COMM_WORLD`` pickle to themselves (copies to
-        equal objects); any other communicator is a handle of its process (``ValueError``)."""
-        for name, const in (("COMM_NULL", COMM_NULL), ("COMM_SELF", COMM_SELF),
-                            ("COMM_WORLD", COMM_WORLD)):
-            if self is const:
-                return name
-            if self._handle is const._handle:
-                return (type(self), (const,))
-        raise ValueError(f"cannot serialize {self!r}: a communicator is a handle of its "
-                         f"process")
 
     def Is_inter(self) -> bool:
         """Always False: bsim has intracommunicators only."""
@@ -539,3 +510,4 @@ class Cartcomm(Intracomm):
 COMM_WORLD = Intracomm(WORLD_CONTEXT, Kind.WORLD, name="WORLD")
 COMM_SELF = Intracomm(SELF_CONTEXT, Kind.SELF, name="SELF")
 COMM_NULL = Intracomm(-1, Kind.NULL, name="MPI_COMM_NULL")
+PICKLED_BY_NAME.update(COMM_NULL=COMM_NULL, COMM_SELF=COMM_SELF, COMM_WORLD=COMM_WORLD)

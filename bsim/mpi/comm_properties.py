@@ -1,0 +1,63 @@
+"""What mpi4py's communicators offer at the Python level: properties and pickling.
+
+:class:`CommPythonAPI` is mixed into :class:`bsim.mpi.comm.Comm`: the properties that
+mirror the MPI calls (``name``, ``is_inter``, ``is_intra``, ``is_topo``, ``topology``,
+``group``, ``info``), pickling as mpi4py does it (``COMM_NULL``, ``COMM_SELF`` and
+``COMM_WORLD`` by name, copies of them to equal objects, any other communicator not
+at all: a handle of its process), and the integer handles mpi4py offers (bsim gives
+none: ``-1``, mpi4py's answer when the MPI library has none).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..constants import UNDEFINED
+
+__all__ = ["CommPythonAPI", "PICKLED_BY_NAME"]
+
+PICKLED_BY_NAME: dict[str, Any] = {}
+"""The predefined communicators by name (filled by ``bsim/mpi/comm.py``)."""
+
+
+class CommPythonAPI:
+    """Properties and pickling of a communicator (see the module docstring)."""
+
+    __slots__ = ()
+    _name: str
+    _handle: object
+
+    @property
+    def name(self) -> str:
+        """The communicator's name."""
+        return self._name
+
+    @name.setter
+    def name(self, name: str) -> None:
+        self._name = name  # type: ignore[misc]  # a slot of Comm, which mixes this in
+
+    is_inter = property(lambda self: self.Is_inter(), doc="``Is_inter()``")
+    is_intra = property(lambda self: self.Is_intra(), doc="``Is_intra()``")
+    is_topo = property(lambda self: self.Get_topology() != UNDEFINED,
+                       doc="Whether the communicator has a virtual topology")
+    topology = property(lambda self: self.Get_topology(), doc="``Get_topology()``")
+    group = property(lambda self: self.Get_group(), doc="``Get_group()``")
+    info = property(lambda self: self.Get_info(), lambda self, info: self.Set_info(info),
+                    doc="``Get_info()`` / ``Set_info(info)``")
+
+    def toint(self) -> int:
+        """-1: bsim's communicators have no integer handle (mpi4py's answer for none)."""
+        return -1
+
+    py2f = toint
+
+    def __reduce__(self) -> Any:
+        """``COMM_NULL``, ``COMM_SELF`` and ``COMM_WORLD`` pickle to themselves (copies to
+        equal objects); any other communicator is a handle of its process (``ValueError``)."""
+        for name, const in PICKLED_BY_NAME.items():
+            if self is const:
+                return name
+            if self._handle is const._handle:
+                return (type(self), (const,))
+        raise ValueError(f"cannot serialize {self!r}: a communicator is a handle of its "
+                         f"process")

@@ -232,6 +232,12 @@ def Get_version() -> tuple[int, int]:
     return (4, 1)
 
 
+def Is_thread_main() -> bool:
+    """Whether the caller runs on the host's main thread, where every virtual rank runs."""
+    import threading
+    return threading.current_thread() is threading.main_thread()
+
+
 def Get_hw_resource_info() -> Info:
     """MPI 4.1's hardware resource information of the calling process: its simulated
     node, as ``mpi_hw_resource_type = mpi_shared_memory`` (the one resource type

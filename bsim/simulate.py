@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
+import os
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -143,6 +144,29 @@ def _real_package_path(real_pkg: Any) -> list[str]:
     return list(spec.submodule_search_locations or []) if spec is not None else []
 
 
+_REAL_HELPERS: dict[str, Any] = {}
+
+
+def _real_helper(path: list[str], name: str) -> Any:
+    """``mpi4py.get_include`` or ``mpi4py.profile`` of the installed package (they touch
+    no MPI), loaded once under a private name; None without mpi4py."""
+    if name not in _REAL_HELPERS:
+        init = next((os.path.join(p, "__init__.py") for p in path
+                     if os.path.isfile(os.path.join(p, "__init__.py"))), None)
+        module = None
+        if init is not None:
+            spec = importlib.util.spec_from_file_location("_bsim_real_mpi4py", init)
+            if spec is not None and spec.loader is not None:
+                module = importlib.util.module_from_spec(spec)
+                try:
+                    spec.loader.exec_module(module)
+                except Exception:   # noqa: BLE001, S110 - its relative imports at the end
+                    pass            # fail outside the package: the helpers come first
+        for key in ("get_include", "profile"):
+            _REAL_HELPERS[key] = getattr(module, key, None)
+    return _REAL_HELPERS[name]
+
+
 @contextmanager
 def mpi4py_shim(program: Any = None) -> Iterator[None]:
     """Make ``import mpi4py`` / ``from mpi4py import MPI`` give ``bsim.MPI`` meanwhile.
@@ -164,6 +188,10 @@ def mpi4py_shim(program: Any = None) -> Iterator[None]:
     pkg.__version__ = "4.0.0+bsim"
     pkg.rc = Rc()
     pkg.get_config = dict   # no MPI compiler wrappers behind bsim
+    for name in ("get_include", "profile"):   # host-level helpers: the real package's
+        helper = _real_helper(list(pkg.__path__), name)
+        if helper is not None:
+            setattr(pkg, name, helper)
     saved = {k: sys.modules.get(k) for k in ("mpi4py", "mpi4py.MPI", "mpi4py.rc")}
     submodules = {k: sys.modules.pop(k) for k in list(sys.modules)   # real mpi4py.util...
                   if k.startswith("mpi4py.") and k not in saved}

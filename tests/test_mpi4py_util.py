@@ -106,3 +106,17 @@ def test_mpi4py_futures_imports_and_says_it_is_not_simulated():
     with pytest.raises(bsim.MPIUsageError, match="MPIPoolExecutor is not simulated: it runs "
                                                   "tasks in spawned MPI processes"):
         bsim.simulate(main, 1)
+
+
+def test_host_level_helpers_are_the_real_packages():
+    """mpi4py.get_include() and mpi4py.profile touch no MPI: inside a run they are the
+    installed package's (the same include directory); MPI.Is_thread_main() is True on the
+    thread every rank runs on."""
+    import mpi4py as real
+
+    def main():
+        import mpi4py
+        from mpi4py import MPI
+        return mpi4py.get_include(), callable(mpi4py.profile), MPI.Is_thread_main()
+
+    assert bsim.simulate(main, 1).returns == [(real.get_include(), True, True)]

@@ -315,7 +315,7 @@ HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
 FUNCTIONS = ('Add_error_class', 'Add_error_code', 'Add_error_string',
              'Close_port', 'Get_abi_fortran_info', 'Get_abi_info',
              'Get_abi_version', 'Get_error_class', 'Get_error_string',
-             'Is_thread_main', 'Lookup_name',
+             'Lookup_name',
              'Open_port', 'Publish_name', 'Register_datarep', 'Remove_error_class',
              'Remove_error_code', 'Remove_error_string', 'Unpublish_name')
 

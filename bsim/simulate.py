@@ -185,6 +185,10 @@ def mpi4py_shim(program: Any = None) -> Iterator[None]:
     pkg.__path__ = (list(outer.__path__) if isinstance(outer, _Mpi4pyShim)   # mpi4py.util,
                     else _real_package_path(outer))                       # on bsim's MPI
     pkg.MPI = MPI
+    init = next((os.path.join(p, "__init__.py") for p in pkg.__path__
+                 if os.path.isfile(os.path.join(p, "__init__.py"))), None)
+    if init is not None:
+        pkg.__file__ = init   # the installed package's files (typing stubs, headers) are there
     pkg.__version__ = "4.0.0+bsim"
     pkg.rc = Rc()
     pkg.get_config = dict   # no MPI compiler wrappers behind bsim

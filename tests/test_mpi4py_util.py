@@ -120,3 +120,15 @@ def test_host_level_helpers_are_the_real_packages():
         return mpi4py.get_include(), callable(mpi4py.profile), MPI.Is_thread_main()
 
     assert bsim.simulate(main, 1).returns == [(real.get_include(), True, True)]
+
+
+def test_the_package_inside_a_run_has_the_installed_packages_file():
+    """mpi4py.__file__ names the installed package's __init__.py (its typing stubs and
+    headers sit beside it), as programs and mpi4py's own tests expect."""
+    import mpi4py as real
+
+    def main():
+        import mpi4py
+        return mpi4py.__file__
+
+    assert bsim.simulate(main, 1).returns == [real.__file__]

@@ -181,10 +181,8 @@ def _suite_section() -> list[str]:
             "over the tests that pass under real MPI. *core* = p2p, collectives, "
             "communicators, groups, requests, status, datatypes, ops, message specs. A test "
             "that deadlocks or hangs is recorded as such and the module goes on after it. "
-            "`'function' object has no attribute 'array'` is module state shared between "
-            "virtual ranks (the suite's `arrayimpl.loop` keeps its state on a function): "
-            "each rank does not yet get its own copy of the program's modules, which is also "
-            "why n = 1 passes more than n >= 2.",
+            "n = 1 passes a few more tests than n >= 2: some tests take a one-process path "
+            "(no peer) that avoids what bsim lacks, e.g. intercommunicators.",
             "", suite_markdown(table)]
 
 

@@ -27,6 +27,7 @@ from ..constants import ERR_ERRHANDLER
 from ..engine.rank import current
 from ..errors import MPIUsageError, SimulationError
 from .attributes import handle_id
+from .int_handles import IntHandle
 
 __all__ = ["Errhandler", "ERRHANDLER_NULL", "ERRORS_ARE_FATAL", "ERRORS_RETURN", "ERRORS_ABORT",
            "get_errhandler", "set_errhandler", "call_errhandler", "create_errhandler",
@@ -39,7 +40,7 @@ MAX_USER = 32
 _STATE = "bsim.errhandlers"
 
 
-class Errhandler:
+class Errhandler(IntHandle):
     """An error handler handle: predefined, user-created, or a copy of either."""
 
     __slots__ = ("_id",)
@@ -70,27 +71,6 @@ class Errhandler:
         if predefined is not None:
             return (Errhandler, (predefined,))
         raise ValueError(f"cannot serialize {self!r}: a user error handler holds a function")
-
-    @property
-    def handle(self) -> int:
-        """The handle value."""
-        return self._id
-
-    def toint(self) -> int:
-        """The handle as an int (``fromint`` gives it back)."""
-        return self._id
-
-    py2f = toint
-
-    @classmethod
-    def fromint(cls, arg: int) -> Errhandler:
-        """The handle of an int from ``toint``."""
-        new = cls()
-        new._id = int(arg)
-        return new
-
-    f2py = fromint
-    fromhandle = fromint
 
     def Free(self) -> None:
         """Free this handle: it equals ``ERRHANDLER_NULL`` afterwards."""

@@ -34,6 +34,7 @@ from typing import Any
 from ..constants import ERR_ARG, ERR_INFO, ERR_INFO_KEY, ERR_INFO_NOKEY, ERR_INFO_VALUE
 from ..engine.rank import current_or_none
 from ..errors import MPIUsageError
+from .int_handles import IntHandle
 
 __all__ = ["Info", "INFO_NULL", "INFO_ENV", "MAX_INFO_KEY", "MAX_INFO_VAL", "check_info"]
 
@@ -66,7 +67,7 @@ def _environment(args: Sequence[str] | None = None) -> dict[str, str]:
     return out
 
 
-class Info:
+class Info(IntHandle):
     """An info handle: ``INFO_NULL``, ``INFO_ENV``, a user info, or a copy of one."""
 
     __slots__ = ("_id",)
@@ -105,26 +106,6 @@ class Info:
         if self._id in (_NULL, _ENV):
             return (Info, (INFO_NULL if self._id == _NULL else INFO_ENV,))
         return (Info.Create, (self.items(),))
-
-    @property
-    def handle(self) -> int:
-        """The handle value."""
-        return self._id
-
-    def toint(self) -> int:
-        """The handle as an int (``fromint`` gives it back)."""
-        return self._id
-
-    py2f = toint
-
-    @classmethod
-    def fromint(cls, arg: int) -> Info:
-        """The info object of handle *arg*."""
-        out = cls()
-        out._id = int(arg)
-        return out
-
-    fromhandle = f2py = fromint
 
     def free(self) -> None:
         """``Free`` unless null or predefined."""

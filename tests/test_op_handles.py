@@ -86,3 +86,15 @@ def test_ops_by_hand():
 @needs_mpiexec
 def test_ops_equal_real_mpi():
     assert real_mpi_returns(2, PROGRAM) == json.loads(json.dumps(_simulate(2).returns))
+
+
+def test_operations_not_freed_do_not_leak_into_the_next_run():
+    """The limit of 32 live user operations is per rank of one run: a run that leaves 20
+    unfreed does not make the next run's 20 fail (they lived in that run's ranks)."""
+    from bsim import MPI
+
+    def main():
+        return len([MPI.Op.Create(lambda a, b, dt=None: b) for _ in range(20)])
+
+    assert bsim.simulate(main, 2).returns == [20, 20]
+    assert bsim.simulate(main, 2).returns == [20, 20]

@@ -194,12 +194,17 @@ MINLOC = Op("MINLOC", _loc(operator.lt))
 REPLACE = Op("REPLACE", lambda x, y: y, lambda x, y: y, commute=False)
 NO_OP = Op("NO_OP", lambda x, y: x, lambda x, y: x, commute=False)
 OP_NULL = Op("OP_NULL", lambda x, y: x)
-_LIVE: dict[int, set[int]] = {}   # rank (-1 outside a run) -> its live user operations
+_LIVE_OUTSIDE: set[int] = set()   # live user operations made outside a run
 
 
 def _live_user_ops() -> set[int]:
+    """The calling rank's live user operations, kept by its run (``engine.user_state``):
+    a run that ends with operations not freed leaves nothing behind for the next."""
     vr = current_or_none()
-    return _LIVE.setdefault(vr.rank if vr is not None else -1, set())
+    if vr is None:
+        return _LIVE_OUTSIDE
+    table: dict[int, set[int]] = vr.engine.user_state.setdefault("bsim.mpi.user_ops", {})
+    return table.setdefault(vr.rank, set())
 
 
 def as_op(op: Any) -> Op:

@@ -8,12 +8,11 @@ Point-to-point messages use the communicator's context id; collectives
 
 The classes hold identity only.  Their MPI methods are the functions of one
 module per concern, bound as methods (``Comm.Isend = p2p.Isend``), the way
-mpi4py's ``pkl5`` communicator delegates: :mod:`~bsim.mpi.p2p`,
-:mod:`~bsim.mpi.collective_calls`, :mod:`~bsim.mpi.collective_exchanges`,
-:mod:`~bsim.mpi.management`,
-:mod:`~bsim.mpi.cartesian` and :mod:`~bsim.mpi.neighbor`.  Those modules make new
-communicators through :meth:`Comm.derive` and :meth:`Comm.derive_cart`, so none of
-them imports this one.
+mpi4py's ``pkl5`` communicator delegates: the point-to-point and collective ones
+through the :class:`~bsim.mpi.comm_calls.CommCalls` mixin, the others here from
+:mod:`~bsim.mpi.management`, :mod:`~bsim.mpi.cartesian` and :mod:`~bsim.mpi.neighbor`.
+Those modules make new communicators through :meth:`Comm.derive` and
+:meth:`Comm.derive_cart`, so none of them imports this one.
 """
 
 from __future__ import annotations
@@ -24,21 +23,9 @@ from ..constants import ERR_COMM, SELF_CONTEXT, WORLD_CONTEXT
 from ..constants import CommKind as Kind
 from ..engine.rank import current, current_or_none
 from ..errors import MPIUsageError
-from . import (
-    attributes,
-    cartesian,
-    collective_calls,
-    collective_exchanges,
-    errhandlers,
-    management,
-    neighbor,
-    p2p,
-    partitioned,
-)
-from . import bsend as buffered
-from . import sendrecv as joined_p2p
+from . import attributes, cartesian, errhandlers, management, neighbor
+from .comm_calls import CommCalls
 from .comm_properties import PICKLED_BY_NAME, CommPythonAPI
-from .persistent_collectives import persistent
 
 if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
@@ -50,7 +37,7 @@ __all__ = ["Comm", "Intracomm", "Intercomm", "Cartcomm", "COMM_WORLD", "COMM_SEL
 _WORLD, _SELF, _GROUP, _NULL = Kind.WORLD, Kind.SELF, Kind.GROUP, Kind.NULL
 
 
-class Comm(CommPythonAPI):
+class Comm(CommPythonAPI, CommCalls):
     """A communicator: a context id and an ordered group of world ranks.
 
     ``Comm`` objects are created by bsim (``COMM_WORLD``, ``COMM_SELF`` and by
@@ -313,113 +300,6 @@ class Comm(CommPythonAPI):
         except Exception:  # outside a simulation the world's size is not known
             size = ""
         return f"<Intracomm {label}{size}>"
-
-    # -- point-to-point (bsim/mpi/p2p.py) -------------------------------------------------
-    Send_init = p2p.Send_init
-    Ssend_init = p2p.Ssend_init
-    Recv_init = p2p.Recv_init
-    send = p2p.send
-    bsend = buffered.bsend
-    ssend = p2p.ssend
-    isend = p2p.isend
-    ibsend = buffered.ibsend
-    issend = p2p.issend
-    recv = p2p.recv
-    irecv = p2p.irecv
-    sendrecv = p2p.sendrecv
-    probe = p2p.probe
-    iprobe = p2p.iprobe
-    Send = p2p.Send
-    Bsend = buffered.Bsend
-    Rsend = p2p.Rsend
-    Ssend = p2p.Ssend
-    Isend = p2p.Isend
-    Ibsend = buffered.Ibsend
-    Irsend = p2p.Irsend
-    Issend = p2p.Issend
-    Recv = p2p.Recv
-    Irecv = p2p.Irecv
-    Sendrecv = p2p.Sendrecv
-    Sendrecv_replace = p2p.Sendrecv_replace
-    Probe = p2p.Probe
-    Iprobe = p2p.Iprobe
-    Mprobe = p2p.Mprobe
-    Improbe = p2p.Improbe
-    Isendrecv = joined_p2p.Isendrecv
-    Bsend_init = buffered.Bsend_init
-    Psend_init = partitioned.Psend_init
-    Precv_init = partitioned.Precv_init
-    Rsend_init = p2p.Rsend_init
-    Attach_buffer = buffered.comm_attach_buffer
-    Detach_buffer = buffered.comm_detach_buffer
-    Flush_buffer = buffered.comm_flush_buffer
-    Iflush_buffer = buffered.comm_iflush_buffer
-    Isendrecv_replace = joined_p2p.Isendrecv_replace
-    mprobe = p2p.Mprobe
-    improbe = p2p.Improbe
-
-    # -- collectives (bsim/mpi/collective_calls.py, collective_exchanges.py) --------------
-    barrier = collective_calls.barrier
-    Barrier = collective_calls.Barrier
-    Ibarrier = collective_calls.Ibarrier
-    bcast = collective_calls.bcast
-    Bcast = collective_calls.Bcast
-    Ibcast = collective_calls.Ibcast
-    reduce = collective_calls.reduce
-    allreduce = collective_calls.allreduce
-    scan = collective_calls.scan
-    exscan = collective_calls.exscan
-    Reduce = collective_calls.Reduce
-    Ireduce = collective_calls.Ireduce
-    Allreduce = collective_calls.Allreduce
-    Iallreduce = collective_calls.Iallreduce
-    Scan = collective_calls.Scan
-    Exscan = collective_calls.Exscan
-    Reduce_scatter_block = collective_calls.Reduce_scatter_block
-    Reduce_scatter = collective_calls.Reduce_scatter
-    Iscan = collective_calls.Iscan
-    Iexscan = collective_calls.Iexscan
-    Ireduce_scatter_block = collective_calls.Ireduce_scatter_block
-    Ireduce_scatter = collective_calls.Ireduce_scatter
-    gather = collective_exchanges.gather
-    scatter = collective_exchanges.scatter
-    allgather = collective_exchanges.allgather
-    alltoall = collective_exchanges.alltoall
-    Gather = collective_exchanges.Gather
-    Gatherv = collective_exchanges.Gatherv
-    Igather = collective_exchanges.Igather
-    Scatter = collective_exchanges.Scatter
-    Scatterv = collective_exchanges.Scatterv
-    Allgather = collective_exchanges.Allgather
-    Allgatherv = collective_exchanges.Allgatherv
-    Iallgather = collective_exchanges.Iallgather
-    Alltoall = collective_exchanges.Alltoall
-    Alltoallv = collective_exchanges.Alltoallv
-    Alltoallw = collective_exchanges.Alltoallw
-    Ialltoall = collective_exchanges.Ialltoall
-    Igatherv = collective_exchanges.Igatherv
-    Iscatter = collective_exchanges.Iscatter
-    Iscatterv = collective_exchanges.Iscatterv
-    Iallgatherv = collective_exchanges.Iallgatherv
-    Ialltoallv = collective_exchanges.Ialltoallv
-    Ialltoallw = collective_exchanges.Ialltoallw
-    Barrier_init = persistent("Barrier_init")
-    Bcast_init = persistent("Bcast_init")
-    Gather_init = persistent("Gather_init")
-    Gatherv_init = persistent("Gatherv_init")
-    Scatter_init = persistent("Scatter_init")
-    Scatterv_init = persistent("Scatterv_init")
-    Allgather_init = persistent("Allgather_init")
-    Allgatherv_init = persistent("Allgatherv_init")
-    Alltoall_init = persistent("Alltoall_init")
-    Alltoallv_init = persistent("Alltoallv_init")
-    Alltoallw_init = persistent("Alltoallw_init")
-    Reduce_init = persistent("Reduce_init")
-    Allreduce_init = persistent("Allreduce_init")
-    Reduce_scatter_block_init = persistent("Reduce_scatter_block_init")
-    Reduce_scatter_init = persistent("Reduce_scatter_init")
-    Scan_init = persistent("Scan_init")
-    Exscan_init = persistent("Exscan_init")
 
     # -- communicator management (bsim/mpi/management.py) ---------------------------------
     Get_group = management.Get_group

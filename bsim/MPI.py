@@ -118,10 +118,21 @@ from .mpi.bsend import (  # noqa: E402, F401 - names of bsim.MPI
     Flush_buffer,
     Iflush_buffer,
 )
+from .mpi.error_codes import (  # noqa: E402, F401 - error classes, codes, strings
+    Add_error_class,
+    Add_error_code,
+    Add_error_string,
+    Get_error_class,
+    Get_error_string,
+    Remove_error_class,
+    Remove_error_code,
+    Remove_error_string,
+)
 from .mpi.info import INFO_ENV, INFO_NULL, Info  # noqa: E402, F401 - info objects (bsim/mpi/info.py)
 from .mpi.namespace import NAMES as _REST  # noqa: E402
 from .mpi.namespace import NotSimulatedError  # noqa: E402
 from .mpi.rma import WIN_NULL, Win  # noqa: E402, F401
+from .mpi.sessions import SESSION_NULL, Session  # noqa: E402, F401 - bsim/mpi/sessions.py
 
 globals().update({k: v for k, v in _REST.items() if k not in globals()})
 # attribute keys, as mpi4py has them: the values come from Comm.Get_attr (bsim/mpi/attributes.py)

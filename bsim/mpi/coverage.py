@@ -23,7 +23,6 @@ __all__ = ["Row", "coverage", "summary", "markdown", "NOT_SIMULATED", "DIFFERENC
 
 NOT_SIMULATED = {
     "File": "MPI-IO is not simulated: model I/O as add_time",
-    "Session": "MPI-4 sessions are not simulated (COMM_WORLD is the only world)",
     "Grequest": "generalized requests are not simulated",
     "Intercomm": "intercommunicators are not simulated (only the null one exists: "
                  "MPI.Intercomm(), Comm.Get_parent())",

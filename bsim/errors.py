@@ -6,11 +6,14 @@ Every error raised inside a virtual rank names the rank and the call, e.g.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 __all__ = [
     "BsimError", "MPIUsageError", "TruncationError", "AddTimeError",
     "CollectiveMismatchError", "SimulationError", "DeadlockError", "RankError",
     "NotInSimulationError", "LookaheadError", "DistributedError", "LivelockError",
-    "SimulationLimitError", "AbovePeakError", "MPIUsageTypeError", "HostBlockedError"]
+    "SimulationLimitError", "AbovePeakError", "MPIUsageTypeError", "HostBlockedError",
+    "set_error_code_tables"]
 
 
 class BsimError(Exception):
@@ -116,20 +119,34 @@ class MPIUsageError(BsimError, ValueError):
         return NotImplemented if code is None else self.error_code >= code
 
 
+def _code_is_class(code: int) -> int:
+    return code
+
+
+def _plain_string(code: int) -> str:
+    return f"MPI error {code}"
+
+
 class _ErrorCodes:
     """How an error code maps to its class and string: set by ``bsim.mpi.error_codes``
-    when it loads (it holds the tables; this module must not import it)."""
+    when it loads (:func:`set_error_code_tables`; it holds the tables, and this module
+    must not import it)."""
 
-    @staticmethod
-    def class_of(code: int) -> int:
-        return code
-
-    @staticmethod
-    def string_of(code: int) -> str:
-        return f"MPI error {code}"
+    def __init__(self) -> None:
+        self.class_of: Callable[[int], int] = _code_is_class
+        self.string_of: Callable[[int], str] = _plain_string
 
 
 _error_codes = _ErrorCodes()
+
+
+def set_error_code_tables(class_of: Callable[[int], int], string_of: Callable[[int], str]
+                          ) -> None:
+    """Where ``MPI.Exception(code)`` finds the class and the string of *code*."""
+    _error_codes.class_of = class_of
+    _error_codes.string_of = string_of
+
+
 _ERR_UNKNOWN = 13
 
 

@@ -23,7 +23,7 @@ from ..constants import ERR_COMM, SELF_CONTEXT, WORLD_CONTEXT
 from ..constants import CommKind as Kind
 from ..engine.rank import current, current_or_none
 from ..errors import MPIUsageError
-from . import attributes, cartesian, errhandlers, management, neighbor
+from . import attributes, cartesian, errhandlers, fault_tolerance, management, neighbor
 from .comm_calls import CommCalls
 from .comm_properties import PICKLED_BY_NAME, CommPythonAPI
 
@@ -319,6 +319,16 @@ class Comm(CommPythonAPI, CommCalls):
     Abort = management.Abort
     Get_topology = management.Get_topology
     group = property(management.Get_group, doc="The group of the communicator.")
+
+    # -- fault tolerance, ULFM (bsim/mpi/fault_tolerance.py: no failures are simulated) ----
+    Revoke = fault_tolerance.Revoke
+    Is_revoked = fault_tolerance.Is_revoked
+    Get_failed = fault_tolerance.Get_failed
+    Ack_failed = fault_tolerance.Ack_failed
+    Agree = fault_tolerance.Agree
+    Iagree = fault_tolerance.Iagree
+    Shrink = fault_tolerance.Shrink
+    Ishrink = fault_tolerance.Ishrink
     Create_cart = cartesian.Create_cart
 
 

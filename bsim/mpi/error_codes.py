@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import errors as _errors
 from ..constants import ERR_ARG
 from ..engine.rank import current, current_or_none
-from ..errors import MPIUsageError
+from ..errors import MPIUsageError, set_error_code_tables
 
 __all__ = ["ERR_LASTCODE", "error_class_of", "error_string_of", "last_used_code",
            "Get_error_class", "Get_error_string", "Add_error_class", "Add_error_code",
@@ -126,8 +125,7 @@ def _class_or_unknown(code: int) -> int:
 
 
 # MPI.Exception(code) takes its class and string from here (bsim/errors.py)
-_errors._error_codes.class_of = _class_or_unknown  # type: ignore[method-assign]
-_errors._error_codes.string_of = error_string_of  # type: ignore[method-assign]
+set_error_code_tables(_class_or_unknown, error_string_of)
 
 
 def Get_error_class(errorcode: int) -> int:  # noqa: N802 - mpi4py's name

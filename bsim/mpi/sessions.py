@@ -14,7 +14,7 @@ local handle: pickling one is a ``ValueError`` (``SESSION_NULL`` pickles to itse
 from __future__ import annotations
 
 from itertools import count
-from typing import Any
+from typing import Any, cast
 
 from ..constants import ERR_ARG, ERR_SESSION
 from ..engine.rank import current
@@ -153,22 +153,22 @@ class Session(IntHandle):
     def Attach_buffer(self, buf: Any) -> None:
         """Attach *buf* to this session for buffered sends (MPI 4.1)."""
         self._live("Attach_buffer")
-        bsend.comm_attach_buffer(self, buf)  # type: ignore[arg-type]
+        bsend.comm_attach_buffer(cast(Any, self), buf)
 
     def Detach_buffer(self) -> Any:
         """Detach this session's buffer once its messages have left; return it."""
         self._live("Detach_buffer")
-        return bsend.comm_detach_buffer(self)  # type: ignore[arg-type]
+        return bsend.comm_detach_buffer(cast(Any, self))
 
     def Flush_buffer(self) -> None:
         """Wait until every message in this session's buffer has left it."""
         self._live("Flush_buffer")
-        bsend.comm_flush_buffer(self)  # type: ignore[arg-type]
+        bsend.comm_flush_buffer(cast(Any, self))
 
     def Iflush_buffer(self) -> Any:
         """Nonblocking ``Flush_buffer``."""
         self._live("Iflush_buffer")
-        return bsend.comm_iflush_buffer(self)  # type: ignore[arg-type]
+        return bsend.comm_iflush_buffer(cast(Any, self))
 
 
 SESSION_NULL = Session()

@@ -257,6 +257,25 @@ def Get_hw_resource_info() -> Info:
                         "mpi_shared_memory": Get_processor_name()})
 
 
+def Get_abi_version() -> tuple[int, int]:
+    """The MPI ABI version: ``(-1, -1)``, bsim follows no binary ABI (MPI 5.0's
+    ``MPI_Abi_get_version`` says so for an implementation without one)."""
+    return (-1, -1)
+
+
+def Get_abi_info() -> Info:
+    """The sizes of the address, count and offset integers (``mpi_aint_size``, ...),
+    as ``MPI.AINT``, ``MPI.COUNT`` and ``MPI.OFFSET`` have them."""
+    names = globals()   # the datatypes come from bsim/mpi/namespace.py
+    return Info.Create({f"mpi_{k}_size": str(names[k.upper()].Get_size())
+                        for k in ("aint", "count", "offset")})
+
+
+def Get_abi_fortran_info() -> Info:
+    """Fortran ABI information: ``INFO_NULL`` (bsim has no Fortran binding)."""
+    return INFO_NULL
+
+
 def Get_library_version() -> str:
     """Name of the MPI library: bsim."""
     return f"bsim {__version__} (simulated MPI)"

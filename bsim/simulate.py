@@ -335,8 +335,14 @@ def simulate(main: Callable[..., Any], ranks: int,
     proto.bind(engine)
     kw = kwargs or {}
 
-    def program(vr: Any) -> Any:
-        return main(*args, **kw)
+    if args or kw:
+        def program(vr: Any) -> Any:
+            return main(*args, **kw)
+    else:
+        # a plain call: the interpreter runs it in the caller's C frame, where a call
+        # with *args/**kw enters a new one (3.11) that every suspended greenlet keeps
+        def program(vr: Any) -> Any:
+            return main()
 
     label = str(name or getattr(main, "__name__", "program"))
     if hosts is not None and hosts.Get_size() > 1:

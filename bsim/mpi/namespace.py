@@ -310,8 +310,7 @@ HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'ERRORS_ARE_FATAL': 'Errhandler',
            'ERRORS_RETURN': 'Errhandler',
            'FILE_NULL': 'File'}
-FUNCTIONS = ('Close_port', 'Get_abi_fortran_info', 'Get_abi_info',
-             'Get_abi_version',
+FUNCTIONS = ('Close_port',
              'Lookup_name',
              'Open_port', 'Publish_name', 'Register_datarep',
              'Unpublish_name')

@@ -24,8 +24,6 @@ __all__ = ["Row", "coverage", "summary", "markdown", "NOT_SIMULATED", "DIFFERENC
 NOT_SIMULATED = {
     "File": "MPI-IO is not simulated: model I/O as add_time",
     "Grequest": "generalized requests are not simulated",
-    "Intercomm": "intercommunicators are not simulated (only the null one exists: "
-                 "MPI.Intercomm(), Comm.Get_parent())",
     "Graphcomm": "graph topologies (MPI-1 Graph_create) are not simulated; Cartcomm is",
     "Distgraphcomm": "distributed graph topologies are not simulated; Cartcomm is",
     "Topocomm": "the base class of mpi4py's topologies; bsim's Cartcomm derives from "
@@ -52,6 +50,11 @@ DIFFERENCES = {
     "Win.Allocate_shared": "each rank's memory is its own allocation (as with "
                            "alloc_shared_noncontig); members are not checked to share a node",
     "Win.Flush_local": "local completion is remote completion (docs/rma.md)",
+    **{f"Intercomm.I{name}": "runs at the call (its cost charged there); the request is "
+       "complete" for name in ("barrier", "bcast", "gather", "gatherv", "scatter", "scatterv",
+                               "allgather", "allgatherv", "alltoall", "alltoallv",
+                               "alltoallw", "reduce", "allreduce", "reduce_scatter",
+                               "reduce_scatter_block")},
     **{f"Datatype.Create_{kind}": "real data moves through the layout in point-to-point and "
        "the regular collectives; the v and w collectives refuse datatypes with gaps over "
        "real buffers (placeholders are fine)"

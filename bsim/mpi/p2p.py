@@ -33,7 +33,7 @@ __all__ = ["Send", "Recv", "Isend", "Irecv", "Sendrecv", "Probe", "Iprobe", "Mpr
 
 
 def _check_dest(comm: Comm, vr: VirtualRank, dest: Any, tag: Any, call: str) -> None:
-    size = comm.size_of(vr)
+    size = comm.peer_size(vr)
     if dest.__class__ is int and tag.__class__ is int and 0 <= dest < size \
             and 0 <= tag <= TAG_UB:
         return   # the common case, without conversions
@@ -48,7 +48,7 @@ def _check_dest(comm: Comm, vr: VirtualRank, dest: Any, tag: Any, call: str) -> 
 
 
 def _check_source(comm: Comm, vr: VirtualRank, source: Any, tag: Any, call: str) -> None:
-    size = comm.size_of(vr)
+    size = comm.peer_size(vr)
     if source.__class__ is int and tag.__class__ is int and -1 <= source < size \
             and -1 <= tag <= TAG_UB:
         return   # the common case (ANY_SOURCE = ANY_TAG = -1), without conversions

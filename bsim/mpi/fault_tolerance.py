@@ -29,14 +29,14 @@ from typing import TYPE_CHECKING, Any
 from ..constants import IN_PLACE, CommKind
 from ..engine.rank import current
 from ..errors import MPIUsageError, MPIUsageTypeError
-from . import collective_calls, management
+from . import collective_calls
 from .comm_calls import CommCalls
 from .datatypes import PREDEFINED
 from .groups import Group
 from .ops import BAND
 
 if TYPE_CHECKING:
-    from .comm import Comm, Intracomm
+    from .comm import Comm
     from .requests import Request
 
 __all__ = ["Revoke", "Is_revoked", "Get_failed", "Ack_failed", "Agree", "Iagree", "Shrink",
@@ -108,10 +108,13 @@ def Ack_failed(comm: Comm, num_to_ack: int | None = None) -> int:
 
 
 def _agreement_comm(comm: Comm) -> Comm:
-    """The communicator's agreement context, shared by its members."""
+    """The communicator's agreement context, shared by its members (on an
+    intercommunicator, the members of both groups: ULFM agrees over their union)."""
     vr = current()
     ctx = ("agree", comm.coll_context(vr))
-    return comm.derive(vr, ctx, comm.members(vr), f"{comm.Get_name()}.agree")
+    sides = getattr(comm, "sides", None)
+    members = tuple(sides[0]) + tuple(sides[1]) if sides else comm.members(vr)
+    return comm.derive(vr, ctx, members, f"{comm.Get_name()}.agree")
 
 
 def Agree(comm: Comm, flag: int) -> int:
@@ -137,11 +140,11 @@ def Iagree(comm: Comm, flag: Any) -> Request:
     return collective_calls.Iallreduce(_agreement_comm(comm), IN_PLACE, [flag, INT], BAND)
 
 
-def Shrink(comm: Comm) -> Intracomm:
+def Shrink(comm: Comm) -> Comm:
     """A communicator of the members that have not failed: a duplicate (collective)."""
-    return management.Dup(comm)
+    return comm.Dup()
 
 
-def Ishrink(comm: Comm) -> tuple[Intracomm, Request]:
+def Ishrink(comm: Comm) -> tuple[Comm, Request]:
     """Nonblocking :func:`Shrink`: ``(new communicator, request)``."""
-    return management.Idup(comm)
+    return comm.Idup()

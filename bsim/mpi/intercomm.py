@@ -223,6 +223,7 @@ def _same_groups(ic: Intercomm, vr: VirtualRank, what: str, call: str) -> Interc
 
 def Dup(ic: Intercomm, info: Any = None) -> Intercomm:
     """Duplicate: same groups, new context (collective over both groups)."""
+    ic._not_null("Dup")
     vr = current()
     if info is not None:
         check_info(info, "Dup")
@@ -237,6 +238,7 @@ def Dup(ic: Intercomm, info: Any = None) -> Intercomm:
 def Split(ic: Intercomm, color: int = 0, key: int = 0) -> Intercomm | Comm:
     """Split both groups by *color* (ordered by *key*, then old rank); a part whose
     color has no member in the other group gets ``COMM_NULL`` (MPI 4.1, Sec. 7.6.2)."""
+    ic._not_null("Split")
     vr = current()
     color = _int(vr, color, "Split", "color")
     key = _int(vr, key, "Split", "key")
@@ -290,6 +292,7 @@ def Create(ic: Intercomm, group: Group) -> Any:
 def Merge(ic: Intercomm, high: bool = False) -> Comm:
     """The intracommunicator of both groups: the group that passed ``high=False`` first
     (both the same: side 0 first), each in its rank order (collective over both)."""
+    ic._not_null("Merge")
     vr = current()
     mine, theirs, base = _exchanged(ic, vr, bool(high), "merge", "Merge")
     side = ic.side_of[vr.rank]

@@ -40,7 +40,6 @@ def test_constants_and_datatypes_are_usable():
     (lambda: MPI.Open_port(), r"MPI.Open_port\(\) is not simulated: bsim models no time"),
     (lambda: MPI.SESSION_NULL.Get_num_psets(), "MPI.SESSION_NULL.Get_num_psets is not "
                                                 "simulated"),
-    (lambda: MPI.Graphcomm(), "graph topologies"),
 ])
 def test_a_family_not_simulated_raises_where_it_is_used(use, why):
     with pytest.raises(NotSimulatedError, match=why):

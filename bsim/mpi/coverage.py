@@ -27,10 +27,6 @@ NOT_SIMULATED = {
     "Grequest": "generalized requests are not simulated",
     "Intercomm": "intercommunicators are not simulated (only the null one exists: "
                  "MPI.Intercomm(), Comm.Get_parent())",
-    "Graphcomm": "graph topologies (MPI-1 Graph_create) are not simulated; Cartcomm is",
-    "Distgraphcomm": "distributed graph topologies are not simulated; Cartcomm is",
-    "Topocomm": "the base class of mpi4py's topologies; bsim's Cartcomm derives from "
-                "Intracomm",
 }
 """Families bsim does not simulate, and why (class or name -> reason)."""
 

@@ -37,7 +37,18 @@ from .constants import (
 )
 from .engine.rank import current, current_or_none
 from .errors import MPIUsageError
-from .mpi.comm import COMM_NULL, COMM_SELF, COMM_WORLD, Cartcomm, Comm, Intercomm, Intracomm
+from .mpi.comm import (
+    COMM_NULL,
+    COMM_SELF,
+    COMM_WORLD,
+    Cartcomm,
+    Comm,
+    Distgraphcomm,
+    Graphcomm,
+    Intercomm,
+    Intracomm,
+    Topocomm,
+)
 from .mpi.datatypes import PREDEFINED, Datatype
 from .mpi.groups import GROUP_EMPTY, GROUP_NULL, Group
 from .mpi.message import MESSAGE_NO_PROC, MESSAGE_NULL
@@ -75,7 +86,8 @@ __all__ = [
     "SUCCESS", "ERR_OTHER", "Op", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND",
     "BOR", "BXOR", "MAXLOC", "MINLOC", "REPLACE", "NO_OP", "OP_NULL", "Group", "GROUP_EMPTY",
     "GROUP_NULL", "IDENT", "CONGRUENT", "SIMILAR", "UNEQUAL", "COMM_TYPE_SHARED", "CART", "GRAPH",
-    "DIST_GRAPH", "Cartcomm", "KEYVAL_INVALID", "Init_thread", "Get_library_version",
+    "DIST_GRAPH", "Cartcomm", "Topocomm", "Graphcomm", "Distgraphcomm", "KEYVAL_INVALID",
+    "Init_thread", "Get_library_version",
     "NotSimulatedError",
 ] + list(PREDEFINED)
 

@@ -38,7 +38,6 @@ def test_constants_and_datatypes_are_usable():
     (lambda: MPI.File.Open(MPI.COMM_WORLD, "x"), "MPI-IO is not simulated"),
     (lambda: MPI.Grequest.Start(), "generalized requests are not simulated"),
     (lambda: MPI.Open_port(), r"MPI.Open_port\(\) is not simulated: bsim models no time"),
-    (lambda: MPI.Graphcomm(), "graph topologies"),
 ])
 def test_a_family_not_simulated_raises_where_it_is_used(use, why):
     with pytest.raises(NotSimulatedError, match=why):

@@ -131,7 +131,7 @@ def topo(cart: Cartcomm) -> tuple[list[int], list[bool], list[int]]:
     return cart.Get_topo()
 
 
-def Create_cart(comm: Comm, dims: Sequence[int], periods: Sequence[bool] | None = None,
+def Create_cart(comm: Comm, dims: Sequence[int], periods: Sequence[bool] | bool | None = None,
                 reorder: bool = False) -> Intracomm:
     """A Cartesian communicator over the first ``prod(dims)`` ranks (collective).
 
@@ -141,8 +141,8 @@ def Create_cart(comm: Comm, dims: Sequence[int], periods: Sequence[bool] | None 
     """
     vr = current()
     dims = [int(d) for d in dims]
-    if periods is None:
-        periods = [False] * len(dims)
+    if periods is None or isinstance(periods, bool):   # one flag for every dimension
+        periods = [bool(periods)] * len(dims)
     if len(periods) != len(dims):
         raise ValueError(f"Create_cart: {len(periods)} periods for {len(dims)} dims")
     need = math.prod(dims)

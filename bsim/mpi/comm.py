@@ -1,4 +1,5 @@
-"""Communicators (mpi4py's ``Comm``, ``Intracomm``, ``Cartcomm``) and the predefined ones.
+"""Communicators (mpi4py's ``Comm``, ``Intracomm``, ``Topocomm`` and its ``Cartcomm``,
+``Graphcomm``, ``Distgraphcomm``) and the predefined ones.
 
 A communicator object is shared by all its member ranks: each call looks up
 the calling virtual rank (``rank.current()``) and acts for it, so
@@ -10,16 +11,18 @@ The classes hold identity only.  Their MPI methods are the functions of one
 module per concern, bound as methods (``Comm.Isend = p2p.Isend``), the way
 mpi4py's ``pkl5`` communicator delegates: the point-to-point and collective ones
 through the :class:`~bsim.mpi.comm_calls.CommCalls` mixin, the others here from
-:mod:`~bsim.mpi.management`, :mod:`~bsim.mpi.cartesian` and :mod:`~bsim.mpi.neighbor`.
+:mod:`~bsim.mpi.management`, :mod:`~bsim.mpi.cartesian`, :mod:`~bsim.mpi.topologies` and
+(the neighbourhood collectives) :mod:`~bsim.mpi.neighbor_vectors`.
 Those modules make new communicators through :meth:`Comm.derive` and
-:meth:`Comm.derive_cart`, so none of them imports this one.
+:meth:`Comm.derive_topo`, so none of them imports this one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from ..constants import ERR_COMM, SELF_CONTEXT, WORLD_CONTEXT
+from ..constants import CART, DIST_GRAPH, ERR_COMM, GRAPH, SELF_CONTEXT, WORLD_CONTEXT
 from ..constants import CommKind as Kind
 from ..engine.rank import current, current_or_none
 from ..errors import MPIUsageError
@@ -31,23 +34,25 @@ from . import (
     inter_buffers,
     intercomm,
     management,
-    neighbor,
+    topologies,
 )
 from . import inter_collectives as inter
 from .comm_calls import CommCalls
 from .comm_properties import PICKLED_BY_NAME, CommPythonAPI
+from .neighbor_vectors import NeighborCalls
 
 if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
     from .groups import Group
 
-__all__ = ["Comm", "Intracomm", "Intercomm", "Cartcomm", "COMM_WORLD", "COMM_SELF", "COMM_NULL"]
+__all__ = ["Comm", "Intracomm", "Intercomm", "Topocomm", "Cartcomm", "Graphcomm",
+           "Distgraphcomm", "COMM_WORLD", "COMM_SELF", "COMM_NULL"]
 
 # hot path: the kinds as module globals (an Enum attribute lookup costs several times a global's)
 _WORLD, _SELF, _GROUP, _NULL = Kind.WORLD, Kind.SELF, Kind.GROUP, Kind.NULL
 
 
-class Comm(CommPythonAPI, CommCalls):
+class Comm(CommPythonAPI, CommCalls, fault_tolerance.FaultTolerance):
     """A communicator: a context id and an ordered group of world ranks.
 
     ``Comm`` objects are created by bsim (``COMM_WORLD``, ``COMM_SELF`` and by
@@ -204,12 +209,21 @@ class Comm(CommPythonAPI, CommCalls):
     def derive_cart(self, vr: VirtualRank, ctx: Any, members: tuple[int, ...], name: str,
                     dims: list[int], periods: list[bool]) -> Cartcomm:
         """:meth:`derive` for a :class:`Cartcomm` of grid *dims* and *periods*."""
-        cart: Cartcomm | None = vr.engine.comms.get(ctx)
-        if cart is None:
-            cart = vr.engine.comms[ctx] = Cartcomm(ctx, Kind.GROUP, members, name=name)
+        def setup(cart: Any) -> None:
             cart.cart_dims = tuple(dims)
             cart.cart_periods = tuple(bool(p) for p in periods)
-        return cart
+        return cast("Cartcomm", self.derive_topo(vr, ctx, members, name, CART, setup))
+
+    def derive_topo(self, vr: VirtualRank, ctx: Any, members: tuple[int, ...], name: str,
+                    topology: int, setup: Callable[[Any], None]) -> Topocomm:
+        """:meth:`derive` for a topology communicator (``CART``, ``GRAPH``,
+        ``DIST_GRAPH``); *setup* gives the new object its shared attributes, once."""
+        comm: Topocomm | None = vr.engine.comms.get(ctx)
+        if comm is None:
+            new = _TOPOLOGIES[topology](ctx, Kind.GROUP, members, name=name)
+            setup(new)
+            vr.engine.comms[ctx] = comm = new
+        return comm
 
     def Get_rank(self) -> int:
         """Rank of the calling process in the communicator."""
@@ -351,16 +365,6 @@ class Comm(CommPythonAPI, CommCalls):
     Abort = management.Abort
     Get_topology = management.Get_topology
     group = property(management.Get_group, doc="The group of the communicator.")
-
-    # -- fault tolerance, ULFM (bsim/mpi/fault_tolerance.py: no failures are simulated) ----
-    Revoke = fault_tolerance.Revoke
-    Is_revoked = fault_tolerance.Is_revoked
-    Get_failed = fault_tolerance.Get_failed
-    Ack_failed = fault_tolerance.Ack_failed
-    Agree = fault_tolerance.Agree
-    Iagree = fault_tolerance.Iagree
-    Shrink = fault_tolerance.Shrink
-    Ishrink = fault_tolerance.Ishrink
     Create_cart = cartesian.Create_cart
 
 
@@ -376,6 +380,11 @@ class Intracomm(Comm):
         return management.Create_from_group(COMM_WORLD, group, stringtag, info, errhandler)
 
     Create_intercomm = intercomm.Create_intercomm
+    Create_graph = topologies.Create_graph
+    Create_dist_graph_adjacent = topologies.Create_dist_graph_adjacent
+    Create_dist_graph = topologies.Create_dist_graph
+    Cart_map = topologies.Cart_map
+    Graph_map = topologies.Graph_map
 
 
 class Intercomm(Comm):
@@ -442,7 +451,31 @@ for _name, _method in inter_buffers.METHODS.items():   # Bcast, Ibcast, Bcast_in
     setattr(Intercomm, _name, _method)
 
 
-class Cartcomm(Intracomm):
+class Topocomm(topologies.TopoInquiry, NeighborCalls, Intracomm):
+    """A communicator with a virtual topology: mpi4py's base of :class:`Cartcomm`,
+    :class:`Graphcomm` and :class:`Distgraphcomm` (degrees, neighbours and the
+    neighbourhood collectives: ``topologies.py``, ``neighbor.py``, ``neighbor_vectors.py``).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """``Cartcomm(comm)`` ...: a ``TypeError`` unless *comm* has that topology (or is null)."""
+        other = args[0] if len(args) == 1 else kwargs.get("comm")
+        if isinstance(other, Comm) and other.kind != _NULL and not isinstance(other, cls):
+            raise TypeError(f"expecting a {cls.__name__} communicator, got {other!r}")
+        return super().__new__(cls, *args, **kwargs)
+
+    def derive_copy(self, vr: VirtualRank, ctx: Any, name: str) -> Topocomm:
+        """:meth:`derive` for ``Dup``: the same topology over the same group."""
+        def setup(new: Any) -> None:
+            slots: tuple[str, ...] = type(self).__slots__   # the topology's own attributes
+            for slot in slots:
+                setattr(new, slot, getattr(self, slot))
+        return self.derive_topo(vr, ctx, self.members(vr), name, self.Get_topology(), setup)
+
+
+class Cartcomm(Topocomm):
     """A communicator with a Cartesian process grid (``bsim/mpi/cartesian.py``)."""
 
     __slots__ = ("cart_dims", "cart_periods")
@@ -462,11 +495,23 @@ class Cartcomm(Intracomm):
     ndim = property(cartesian.ndim, doc=cartesian.ndim.__doc__)
     topo = property(cartesian.topo, doc=cartesian.topo.__doc__)
     dim = ndim
-    neighbor_allgather = neighbor.neighbor_allgather
-    neighbor_alltoall = neighbor.neighbor_alltoall
-    Neighbor_allgather = neighbor.Neighbor_allgather
-    Neighbor_alltoall = neighbor.Neighbor_alltoall
 
+
+class Graphcomm(topologies.GraphCalls, Topocomm):
+    """A communicator with a general graph topology (``Create_graph``; ``topologies.py``)."""
+
+    __slots__ = ("graph_index", "graph_edges")
+
+
+class Distgraphcomm(topologies.DistGraphCalls, Topocomm):
+    """A communicator with a distributed graph topology (``Create_dist_graph[_adjacent]``;
+    ``topologies.py``): ``dist_adj`` holds each member's neighbours under its rank."""
+
+    __slots__ = ("dist_adj",)
+
+
+_TOPOLOGIES: dict[int, type[Topocomm]] = {CART: Cartcomm, GRAPH: Graphcomm,
+                                          DIST_GRAPH: Distgraphcomm}
 
 COMM_WORLD = Intracomm(WORLD_CONTEXT, Kind.WORLD, name="WORLD")
 COMM_SELF = Intracomm(SELF_CONTEXT, Kind.SELF, name="SELF")

@@ -24,10 +24,6 @@ __all__ = ["Row", "coverage", "summary", "markdown", "NOT_SIMULATED", "DIFFERENC
 NOT_SIMULATED = {
     "File": "MPI-IO is not simulated: model I/O as add_time",
     "Grequest": "generalized requests are not simulated",
-    "Graphcomm": "graph topologies (MPI-1 Graph_create) are not simulated; Cartcomm is",
-    "Distgraphcomm": "distributed graph topologies are not simulated; Cartcomm is",
-    "Topocomm": "the base class of mpi4py's topologies; bsim's Cartcomm derives from "
-                "Intracomm",
 }
 """Families bsim does not simulate, and why (class or name -> reason)."""
 

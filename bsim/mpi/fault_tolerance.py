@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from .comm import Comm
     from .requests import Request
 
-__all__ = ["Revoke", "Is_revoked", "Get_failed", "Ack_failed", "Agree", "Iagree", "Shrink",
-           "Ishrink", "ERR_REVOKED"]
+__all__ = ["FaultTolerance", "Revoke", "Is_revoked", "Get_failed", "Ack_failed", "Agree",
+           "Iagree", "Shrink", "Ishrink", "ERR_REVOKED"]
 
 ERR_REVOKED = 13   # mpi4py 4.1.2 on MPICH (ERR_REVOKED = ERR_PROC_FAILED = 13)
 INT = PREDEFINED["INT"]
@@ -148,3 +148,18 @@ def Shrink(comm: Comm) -> Comm:
 def Ishrink(comm: Comm) -> tuple[Comm, Request]:
     """Nonblocking :func:`Shrink`: ``(new communicator, request)``."""
     return comm.Idup()
+
+
+class FaultTolerance:
+    """The ULFM calls of a communicator (a mixin of ``Comm``; no failures are simulated)."""
+
+    __slots__ = ()
+
+    Revoke = Revoke
+    Is_revoked = Is_revoked
+    Get_failed = Get_failed
+    Ack_failed = Ack_failed
+    Agree = Agree
+    Iagree = Iagree
+    Shrink = Shrink
+    Ishrink = Ishrink

@@ -64,7 +64,10 @@ def Dup(comm: Comm, info: Any = None) -> Intracomm:
     vr = current()
     inst, me, seq = _collective_create(comm, vr, "Dup", None, "allreduce", 8)
     ctx = ("dup", comm.coll_context(vr), seq)
-    new = comm.derive(vr, ctx, comm.members(vr), f"{comm.Get_name()}.Dup")
+    name = f"{comm.Get_name()}.Dup"
+    copy_topology = getattr(comm, "derive_copy", None)   # a topology keeps it (MPI 4.1, 7.4.2)
+    new = (copy_topology(vr, ctx, name) if copy_topology is not None
+           else comm.derive(vr, ctx, comm.members(vr), name))
     finalize(vr, comm, inst)
     copy_attrs(comm, new)
     inherit_errhandler(comm, new)

@@ -5,7 +5,7 @@ this module supplies every other public name of ``mpi4py.MPI`` 4.x so that any p
 imports: integer constants (their values are those of mpi4py 4.1.2 on MPICH, an
 implementation choice in MPI), the remaining predefined datatypes (sizes from the same
 build), and for the families bsim does not simulate (MPI-IO, sessions,
-error handlers, info objects, intercommunicators, graph topologies, dynamic processes,
+error handlers, info objects, intercommunicators, dynamic processes,
 ...) classes, handles and functions that raise :class:`NotSimulatedError` -- naming
 the call and why -- only where they are used.  Generated once from mpi4py 4.1.2 and
 checked by ``tests/test_mpi_namespace.py``; ``docs/mpi_coverage.md`` lists what is simulated.
@@ -30,9 +30,6 @@ REASONS = {
     'Grequest': 'generalized requests are not simulated',
     'Errhandler': 'error handlers are not simulated: every error raises (docs/errors.md)',
     'Intercomm': 'intercommunicators are not simulated',
-    'Graphcomm': 'graph topologies are not simulated; Cartcomm is',
-    'Distgraphcomm': 'distributed graph topologies are not simulated; Cartcomm is',
-    'Topocomm': "Topocomm is mpi4py's topology base class; bsim's Cartcomm derives from Intracomm",
     'BottomType': 'use MPI.BOTTOM',
     'InPlaceType': 'use MPI.IN_PLACE',
     'function': 'bsim models no time or state for it',
@@ -302,9 +299,7 @@ DATATYPES = {   # name: (size in bytes, numpy type char or None)
 }
 """The remaining predefined datatypes (sizes of mpi4py 4.1.2 on MPICH; 0: not available there)."""
 
-CLASSES = ('BottomType', 'Distgraphcomm', 'Errhandler', 'File',
-           'Graphcomm', 'Grequest', 'InPlaceType',
-           'Topocomm')
+CLASSES = ('BottomType', 'Errhandler', 'File', 'Grequest', 'InPlaceType')
 HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'ERRORS_ABORT': 'Errhandler',
            'ERRORS_ARE_FATAL': 'Errhandler',

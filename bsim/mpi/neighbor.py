@@ -1,18 +1,23 @@
-"""Neighborhood collectives on Cartesian communicators (MPI-3 ``MPI_Neighbor_*``).
+"""Neighbourhood collectives (MPI 4.1, Sec. 8.6): the exchange every form shares, and
+the lowercase (pickled) forms; the buffer forms are in ``neighbor_vectors.py``.
 
-The neighbors of a rank are, for each dimension ``d`` in order, its source
-and destination of ``Shift(d, 1)``: neighbor ``2d`` is the negative
-direction, ``2d + 1`` the positive one (MPI 3.1, Sec. 7.6); ``PROC_NULL``
-neighbors (past a non-periodic edge) send and receive nothing.
+A rank's neighbours come from its topology (:func:`bsim.mpi.topologies.routes`):
+Cartesian grids have, per dimension ``d``, the source and destination of
+``Shift(d, 1)`` (block ``2d`` the negative direction, ``2d + 1`` the positive one);
+a graph, the node's neighbours; a distributed graph, the rank's sources (receives)
+and destinations (sends).  A ``PROC_NULL`` neighbour (past an open edge of a grid)
+is sent nothing and receives nothing: its block of the receive buffer is left as it
+was, and the lowercase forms give None for it.
 
-The operation is performed as what it is on a real machine: one message to
-and from each neighbor, all posted at once and completed together
-(``Waitall``), on a context private to the call, so the network model,
-contention and the protocol price them; there is no formula ``T``.  A
-message to neighbor ``k`` carries tag ``k``; the receiver expects it from
-its neighbor ``k ^ 1`` (the opposite direction), which is what makes
-periodic dimensions of size 1 or 2 (where both neighbors are one rank)
-unambiguous.
+Timing rule: the operation is performed as it is on a real machine (MPICH posts
+exactly these messages): one point-to-point message to each out-neighbour and from
+each in-neighbour, all posted at once on a context private to the call, so the run's
+network model, contention and protocol price every message (``T = l + s/w`` of each
+message under ``hockney``); the call completes as ``Waitall`` over them
+(``docs/protocols.md``: each message handled in order of availability, ``t =
+max(t, avail) + cost``).  There is no collective formula ``T``.  A message carries
+the tag :func:`~bsim.mpi.topologies.routes` gives it, which pairs each send with
+its receive (``docs/collectives.md``, "Neighborhood collectives").
 """
 
 from __future__ import annotations
@@ -25,79 +30,82 @@ from ..constants import PROC_NULL
 from ..engine.matching import Message, post_receive
 from ..engine.rank import current
 from ..errors import MPIUsageError
-from .buffers import parse_bufspec, parse_bufspecv
-from .cartesian import coords_of
+from .buffers import BufInfoV, parse_bufspec, parse_bufspecv
 from .requests import DONE, RECV, SEND, Request
+from .topologies import routes
 
 if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
-    from .comm import Cartcomm
+    from .comm import Comm
 
-__all__ = ["neighbors", "exchange", "neighbor_allgather", "neighbor_alltoall",
-           "Neighbor_allgather", "Neighbor_alltoall"]
+__all__ = ["post_exchange", "collect", "exchange", "degrees", "vector_spec",
+           "neighbor_allgather", "neighbor_alltoall"]
 
-
-def neighbors(cart: Cartcomm, me: int) -> list[int]:
-    """Communicator ranks of the ``2 * ndim`` neighbors of rank *me* (PROC_NULL past edges)."""
-    coords = coords_of(cart, me)
-    out = []
-    for d in range(len(cart.cart_dims)):
-        for step in (-1, 1):
-            c = list(coords)
-            c[d] += step
-            if not cart.cart_periods[d] and not 0 <= c[d] < cart.cart_dims[d]:
-                out.append(PROC_NULL)
-            else:
-                out.append(cart.Get_cart_rank(c))
-    return out
+Outgoing = list[tuple[int, Any]]
+"""Per out-neighbour, ``(nbytes, payload)``: payload bytes, or None for a placeholder."""
 
 
-def exchange(vr: VirtualRank, cart: Cartcomm, outgoing: list[tuple[int, Any]],
-             call: str) -> list[tuple[int, Any] | None]:
-    """Send ``outgoing[k] = (nbytes, payload)`` to neighbor k; return what each neighbor sent.
+def degrees(comm: Comm, vr: VirtualRank) -> tuple[int, int]:
+    """``(indegree, outdegree)`` of the calling rank (PROC_NULL neighbours included)."""
+    sources, _, dests, _ = routes(comm, comm.rank_of(vr))
+    return len(sources), len(dests)
 
-    Returns, per neighbor k, ``(nbytes, payload)`` of the message received from it
-    (None for a PROC_NULL neighbor).  Payloads are bytes (or None for placeholders).
+
+def post_exchange(vr: VirtualRank, comm: Comm, outgoing: Outgoing, call: str,
+                  make: Any = None) -> tuple[list[Request | None], list[Request]]:
+    """Post the receives and sends of one neighbourhood collective.
+
+    Returns, per in-neighbour, its receive request (None for PROC_NULL) and the list of
+    every request posted.  *make(kind)*, when given, makes the requests (parts of one
+    nonblocking request); all are made before any is posted, since a part may resolve
+    as it is posted.
     """
     seqs = vr.coll_seq
     if seqs is None:
         seqs = vr.coll_seq = {}
-    key = ("nbr", cart.coll_context(vr))
+    key = ("nbr", comm.coll_context(vr))
     count = seqs.get(key, 0)
     seqs[key] = count + 1
     ctx = (key, count)
-    me = cart.rank_of(vr)
-    nbrs = neighbors(cart, me)
+    me = comm.rank_of(vr)
+    sources, rtags, dests, stags = routes(comm, me)
+    if len(outgoing) != len(dests):   # pragma: no cover - the callers' contract
+        raise AssertionError(f"{call}: {len(outgoing)} blocks for {len(dests)} neighbours")
+    vr.ops += 1
+
+    def new(kind: Any) -> Request:
+        if make is None:
+            return Request(vr, kind, call)
+        req: Request = make(kind)
+        req.kind = kind
+        return req
+
+    recvs: list[Request | None] = [None if s == PROC_NULL else new(RECV) for s in sources]
+    sends: list[Request | None] = [None if d == PROC_NULL else new(SEND) for d in dests]
+    everything = [r for r in recvs if r is not None] + [r for r in sends if r is not None]
+    if make is not None:
+        make(None)   # all parts made: the parent may now count them
+    for req, s, tag in zip(recvs, sources, rtags):
+        if req is not None:
+            req.ctx = ctx
+            req.src, req.tag = comm.world_rank(s, vr), tag
+            req.t_post = vr.clock
+            req.lower = True      # keep the payload on the request
+            post_receive(vr, req)
     eng = vr.engine
     proto = eng.protocol
-    vr.ops += 1
-    recvs: list[Request | None] = []
-    reqs = []
-    for k, nb in enumerate(nbrs):
-        if nb == PROC_NULL:
-            recvs.append(None)
-            continue
-        req = Request(vr, RECV, call)
-        req.ctx = ctx
-        req.src, req.tag = cart.world_rank(nb, vr), k ^ 1
-        req.t_post = vr.clock
-        req.lower = True      # keep the payload on the request
-        post_receive(vr, req)
-        recvs.append(req)
-        reqs.append(req)
-    for k, nb in enumerate(nbrs):
-        if nb == PROC_NULL:
-            continue
-        nbytes, payload = outgoing[k]
-        world = cart.world_rank(nb, vr)
-        req = Request(vr, SEND, call)
-        msg = Message(ctx, vr.rank, world, me, k, nbytes, payload, True)
-        vr.msgs += 1
-        vr.nbytes += nbytes
-        proto.send(vr, eng.ranks[world], msg, req, False)
-        reqs.append(req)
-    if reqs:
-        vr.settle(reqs, call)
+    for sreq, d, tag, (nbytes, payload) in zip(sends, dests, stags, outgoing):
+        if sreq is not None:
+            world = comm.world_rank(d, vr)
+            msg = Message(ctx, vr.rank, world, me, tag, nbytes, payload, True)
+            vr.msgs += 1
+            vr.nbytes += nbytes
+            proto.send(vr, eng.ranks[world], msg, sreq, False)
+    return recvs, everything
+
+
+def collect(recvs: list[Request | None]) -> list[tuple[int, Any] | None]:
+    """``(nbytes, payload)`` received from each in-neighbour (None for PROC_NULL)."""
     out: list[tuple[int, Any] | None] = []
     for rreq in recvs:
         if rreq is None:
@@ -105,8 +113,19 @@ def exchange(vr: VirtualRank, cart: Cartcomm, outgoing: list[tuple[int, Any]],
         else:
             st = rreq.envelope
             out.append((st[2] if st else 0, rreq.payload))
+            rreq.payload = None
             rreq.kind = DONE
     return out
+
+
+def exchange(vr: VirtualRank, comm: Comm, outgoing: Outgoing,
+             call: str) -> list[tuple[int, Any] | None]:
+    """Send ``outgoing[k]`` to out-neighbour k and wait for all (blocking form); return
+    what each in-neighbour sent (None for a PROC_NULL neighbour)."""
+    recvs, reqs = post_exchange(vr, comm, outgoing, call)
+    if reqs:
+        vr.settle(reqs, call)
+    return collect(recvs)
 
 
 def dumps(obj: Any) -> bytes:
@@ -114,63 +133,32 @@ def dumps(obj: Any) -> bytes:
     return pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
 
 
-# -- the neighborhood collectives, bound as Cartcomm methods -------------------------------
-def _nbr_count(cart: Cartcomm) -> int:
-    return 2 * len(cart.cart_dims)
+def vector_spec(spec: Any, nblocks: int) -> BufInfoV:
+    """:func:`parse_bufspecv` that also takes zero blocks (no neighbours)."""
+    if nblocks == 0:
+        info = parse_bufspec(spec)   # checked; no block is read or written
+        return BufInfoV(None, [], [], info.datatype)
+    return parse_bufspecv(spec, nblocks)
 
 
-def neighbor_allgather(cart: Cartcomm, sendobj: Any) -> list[Any]:
-    """Each neighbor's object (None from a PROC_NULL neighbor)."""
+# -- lowercase forms, bound as Topocomm methods ----------------------------
+def neighbor_allgather(comm: Comm, sendobj: Any) -> list[Any]:
+    """Each in-neighbour's object (None from a PROC_NULL neighbour)."""
+    vr = current()
     payload = dumps(sendobj)
-    got = exchange(current(), cart, [(len(payload), payload)] * _nbr_count(cart),
+    got = exchange(vr, comm, [(len(payload), payload)] * degrees(comm, vr)[1],
                    "neighbor_allgather")
     return [None if g is None else pickle.loads(g[1]) for g in got]
 
 
-def neighbor_alltoall(cart: Cartcomm, sendobj: Sequence[Any]) -> list[Any]:
-    """Send item k to neighbor k; return what each neighbor sent to this rank."""
+def neighbor_alltoall(comm: Comm, sendobj: Sequence[Any]) -> list[Any]:
+    """Send item k to out-neighbour k; return what each in-neighbour sent to this rank."""
     vr = current()
-    n = _nbr_count(cart)
+    n = degrees(comm, vr)[1]
     if sendobj is None or len(sendobj) != n:
+        got_n = "None" if sendobj is None else len(sendobj)
         raise MPIUsageError(f"rank {vr.rank}: neighbor_alltoall: pass {n} objects, one "
-                            f"per neighbor")
+                            f"per out-neighbour (got {got_n})")
     out = [(len(p), p) for p in map(dumps, sendobj)]
-    got = exchange(vr, cart, out, "neighbor_alltoall")
+    got = exchange(vr, comm, out, "neighbor_alltoall")
     return [None if g is None else pickle.loads(g[1]) for g in got]
-
-
-def _neighbor_buffers(cart: Cartcomm, sendbuf: Any, recvbuf: Any, call: str,
-                      alltoall: bool) -> None:
-    vr = current()
-    n = _nbr_count(cart)
-    try:
-        rinfo = parse_bufspecv(recvbuf, n)
-        if alltoall:
-            sv = parse_bufspecv(sendbuf, n)
-            out = []
-            for k in range(n):
-                off, size = sv.block(k)
-                out.append((size, bytes(sv.mem[off:off + size]) if sv.mem is not None
-                            else None))
-        else:
-            si = parse_bufspec(sendbuf)
-            raw = bytes(si.mem) if si.mem is not None else None
-            out = [(si.nbytes, raw)] * n
-    except (TypeError, ValueError) as exc:
-        raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
-    got = exchange(vr, cart, out, call)
-    if rinfo.mem is not None:
-        for k, g in enumerate(got):
-            if g is not None and g[1] is not None:
-                off, size = rinfo.block(k)
-                rinfo.mem[off:off + min(size, len(g[1]))] = g[1][:size]
-
-
-def Neighbor_allgather(cart: Cartcomm, sendbuf: Any, recvbuf: Any) -> None:
-    """Gather one block from each neighbor (block k of recvbuf from neighbor k)."""
-    _neighbor_buffers(cart, sendbuf, recvbuf, "Neighbor_allgather", False)
-
-
-def Neighbor_alltoall(cart: Cartcomm, sendbuf: Any, recvbuf: Any) -> None:
-    """Send block k of sendbuf to neighbor k; receive block k from neighbor k."""
-    _neighbor_buffers(cart, sendbuf, recvbuf, "Neighbor_alltoall", True)

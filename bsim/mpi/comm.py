@@ -37,7 +37,7 @@ from . import (
     topologies,
 )
 from . import inter_collectives as inter
-from .comm_calls import CommCalls
+from .comm_calls import CommCalls, CommManagement
 from .comm_properties import PICKLED_BY_NAME, CommPythonAPI
 from .neighbor_vectors import NeighborCalls
 
@@ -52,7 +52,7 @@ __all__ = ["Comm", "Intracomm", "Intercomm", "Topocomm", "Cartcomm", "Graphcomm"
 _WORLD, _SELF, _GROUP, _NULL = Kind.WORLD, Kind.SELF, Kind.GROUP, Kind.NULL
 
 
-class Comm(CommPythonAPI, CommCalls, fault_tolerance.FaultTolerance):
+class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolerance):
     """A communicator: a context id and an ordered group of world ranks.
 
     ``Comm`` objects are created by bsim (``COMM_WORLD``, ``COMM_SELF`` and by
@@ -346,26 +346,6 @@ class Comm(CommPythonAPI, CommCalls, fault_tolerance.FaultTolerance):
         except Exception:  # outside a simulation the world's size is not known
             size = ""
         return f"<Intracomm {label}{size}>"
-
-    # -- communicator management (bsim/mpi/management.py) ---------------------------------
-    Get_group = management.Get_group
-    Dup = management.Dup
-    Dup_with_info = management.Dup_with_info
-    Idup = management.Idup
-    Idup_with_info = management.Idup_with_info
-    Get_info = management.Get_info
-    Set_info = management.Set_info
-    Clone = management.Clone
-    Split = management.Split
-    Split_type = management.Split_type
-    Create = management.Create
-    Create_group = management.Create_group
-    Compare = intercomm.Compare
-    Free = management.Free
-    Abort = management.Abort
-    Get_topology = management.Get_topology
-    group = property(management.Get_group, doc="The group of the communicator.")
-    Create_cart = cartesian.Create_cart
 
 
 class Intracomm(Comm):

@@ -11,11 +11,19 @@ Modules: :mod:`~bsim.mpi.p2p`, :mod:`~bsim.mpi.bsend`, :mod:`~bsim.mpi.sendrecv`
 from __future__ import annotations
 
 from . import bsend as buffered
-from . import collective_calls, collective_exchanges, p2p, partitioned
+from . import (
+    cartesian,
+    collective_calls,
+    collective_exchanges,
+    intercomm,
+    management,
+    p2p,
+    partitioned,
+)
 from . import sendrecv as joined_p2p
 from .persistent_collectives import persistent
 
-__all__ = ["CommCalls"]
+__all__ = ["CommCalls", "CommManagement"]
 
 
 class CommCalls:
@@ -129,3 +137,30 @@ class CommCalls:
     Reduce_scatter_init = persistent("Reduce_scatter_init")
     Scan_init = persistent("Scan_init")
     Exscan_init = persistent("Exscan_init")
+
+
+class CommManagement:
+    """Communicator management calls (mixin of ``Comm``): :mod:`~bsim.mpi.management`,
+    ``Compare`` from :mod:`~bsim.mpi.intercomm` (either kind), ``Create_cart``."""
+
+    __slots__ = ()
+
+    # -- communicator management (bsim/mpi/management.py) ---------------------------------
+    Get_group = management.Get_group
+    Dup = management.Dup
+    Dup_with_info = management.Dup_with_info
+    Idup = management.Idup
+    Idup_with_info = management.Idup_with_info
+    Get_info = management.Get_info
+    Set_info = management.Set_info
+    Clone = management.Clone
+    Split = management.Split
+    Split_type = management.Split_type
+    Create = management.Create
+    Create_group = management.Create_group
+    Compare = intercomm.Compare
+    Free = management.Free
+    Abort = management.Abort
+    Get_topology = management.Get_topology
+    group = property(management.Get_group, doc="The group of the communicator.")
+    Create_cart = cartesian.Create_cart

@@ -125,6 +125,7 @@ class Engine(FailureReports, simpy.Environment):
         self.comms: dict[Any, Any] = {}   # derived communicators by creation key
         self.watchdog = HostBlockWatchdog()   # a rank blocked in the host OS (socket, ...)
         self.user_state: dict[str, Any] = {}   # objects shared by the ranks (simpy_bridge.shared)
+        self.filesystem: Any = None   # MPI-IO cost model (netmodels.filesystem): simulate()
         # visibility lag of messages and collective completions (docs/distributed.md):
         # the protocol's lookahead over this network, set by simulate()
         self.lookahead = 0.0

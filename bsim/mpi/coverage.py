@@ -22,7 +22,6 @@ from typing import Any
 __all__ = ["Row", "coverage", "summary", "markdown", "NOT_SIMULATED", "DIFFERENCES"]
 
 NOT_SIMULATED = {
-    "File": "MPI-IO is not simulated: model I/O as add_time",
     "Session": "MPI-4 sessions are not simulated (COMM_WORLD is the only world)",
     "Grequest": "generalized requests are not simulated",
     "Intercomm": "intercommunicators are not simulated (only the null one exists: "
@@ -53,6 +52,10 @@ DIFFERENCES = {
     "Win.Allocate_shared": "each rank's memory is its own allocation (as with "
                            "alloc_shared_noncontig); members are not checked to share a node",
     "Win.Flush_local": "local completion is remote completion (docs/rma.md)",
+    "File.Set_atomicity": "kept; every access is atomic in bsim (one host process)",
+    "File.Sync": "a barrier plus one call's latency: writes are visible at once (docs/io.md)",
+    "File.Set_info": "hints are kept and returned by Get_info; no model reads them",
+    "Register_datarep": "not simulated: user data conversion functions (NotSimulatedError)",
     **{f"Datatype.Create_{kind}": "real data moves through the layout in point-to-point and "
        "the regular collectives; the v and w collectives refuse datatypes with gaps over "
        "real buffers (placeholders are fine)"

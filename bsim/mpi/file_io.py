@@ -1,0 +1,334 @@
+"""MPI-IO data access (MPI 4.0 Sec. 14.4): reads and writes of :class:`bsim.mpi.file.File`.
+
+Every rank lives in this one host process, so a file opened with ``File.Open`` is one
+host file descriptor shared by the members (:class:`FileState`); a write is an
+``os.pwrite`` of the bytes the rank's view selects (``bsim/mpi/file_views.py``) at the
+moment of the call, a read an ``os.pread``: data written by one rank is read back by
+another exactly as under real MPI, for programs that order their accesses as MPI's
+consistency rules ask (``Sync``-``Barrier``-``Sync``, or atomic mode).  A placeholder
+buffer (``bsim.Buffer``: a size, no memory) moves no bytes and costs the same time.
+
+Positioning: explicit offsets (``*_at``), the rank's individual file pointer, or the
+file's shared pointer (``*_shared``, ``*_ordered``), all in etypes of the view.
+
+Time (``docs/io.md``; the formulas of :mod:`netmodels.filesystem`, the run's
+``filesystem`` model ``fs``) -- all of it comm time:
+
+* independent call (``Read``, ``Write_at``, ``Read_shared``, ...): the rank spends
+  ``fs.independent(segments)``; a nonblocking form (``Iread``, ...) completes that long
+  after the call, overlapping with the rank's work until ``Wait``;
+* collective call (``Read_all``, ``Write_at_all``, ``Read_ordered``, ...): a barrier of
+  the file's group (the run's collective cost model), then the two-phase exchange -- the
+  largest part's one message ``c(a, b, s_max)`` on the run's network, when ``P > 1`` --
+  then ``fs.collective(all parts' segments, P)``; nonblocking and split (``_begin`` /
+  ``_end``) forms complete at that time, overlapping with the rank's work;
+* metadata operations (``Open``, ``Close``, ``Delete``, ``Set_size``, ``Preallocate``):
+  ``fs.metadata``, after a barrier when collective; ``Sync``: a barrier plus ``latency``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from ..constants import ANY_SOURCE, ANY_TAG, ReqKind
+from ..engine.collective_rules import ALL, arrive, finalize
+from ..engine.rank import current
+from ..errors import MPIUsageError
+from .buffers import BufInfo, parse_buffer
+from .namespace import INT_CONSTANTS
+from .requests import Request, Status, hand_out
+
+if TYPE_CHECKING:
+    from ..engine.rank import VirtualRank
+
+__all__ = ["FileState", "state_of", "filesystem", "charge", "charge_until", "group_call"]
+
+_K = INT_CONSTANTS
+MODE_RDONLY, MODE_WRONLY = _K["MODE_RDONLY"], _K["MODE_WRONLY"]
+_ERR_FILE, _ERR_ACCESS = _K["ERR_FILE"], _K["ERR_ACCESS"]
+_ERR_READ_ONLY, _ERR_TYPE, _ERR_ARG = _K["ERR_READ_ONLY"], _K["ERR_TYPE"], _K["ERR_ARG"]
+_ERR_IO, _ERR_REQUEST = _K["ERR_IO"], _K["ERR_REQUEST"]
+
+
+class FileState:
+    """What the members of one open file share: the host descriptor, access mode, group,
+    the shared file pointer (etypes), atomicity, hints, how many members still have it
+    open."""
+
+    def __init__(self, path: str, fd: int, amode: int, comm: Any,
+                 members: tuple[int, ...]) -> None:
+        self.path, self.fd, self.amode = path, fd, amode
+        self.comm = comm                  # the file's private communicator (collectives)
+        self.members = members            # world ranks in group order
+        self.shared = 0                   # the shared file pointer, in etypes
+        self.atomic = False
+        self.hints: dict[str, str] = {}
+        self.open_count = len(members)
+
+
+def state_of(f: Any, vr: VirtualRank, call: str) -> FileState:
+    """The shared state of *f*; :class:`MPIUsageError` (``ERR_FILE``) on ``FILE_NULL``."""
+    st: FileState | None = f._local.state
+    if st is None:
+        raise MPIUsageError(f"rank {vr.rank}: File.{call} on FILE_NULL (or a closed file)",
+                            error_class=_ERR_FILE)
+    return st
+
+
+def filesystem(vr: VirtualRank) -> Any:
+    """The run's file-system model (``simulate(filesystem=...)``; the default otherwise)."""
+    eng = vr.engine
+    fs = getattr(eng, "filesystem", None)
+    if fs is None:
+        from netmodels.filesystem import build_filesystem
+        fs = eng.filesystem = build_filesystem(None)
+    return fs
+
+
+def charge(vr: VirtualRank, seconds: float, call: str) -> None:
+    """The rank spends *seconds* of comm time in *call*."""
+    if seconds > 0.0:
+        req = Request(vr, ReqKind.SEND, call)
+        req.resolve(vr.clock, seconds, vr.clock)
+        vr.settle([req], call)
+
+
+def charge_until(vr: VirtualRank, t: float, call: str) -> None:
+    """The rank waits, as comm time, until simulated time *t* (nothing if already past)."""
+    if t > vr.clock:
+        req = Request(vr, ReqKind.SEND, call)
+        req.resolve(t, 0.0, vr.clock)
+        vr.settle([req], call)
+
+
+def group_call(vr: VirtualRank, st: Any, call: str, value: Any = None,
+               extra: tuple[Any, ...] = (), blocking: bool = True) -> tuple[Any, int, Any]:
+    """Arrive at collective *call* of the file's group: ``(instance, group rank, request)``;
+    blocking: after the barrier (the run's collective cost model prices it)."""
+    inst, me, req = arrive(vr, st.comm, f"File.{call}", ALL, -1, 0, value, extra,
+                           blocking=blocking, cost_op="barrier")
+    if blocking and req is not None:
+        vr.settle([req], f"File.{call}")
+    return inst, me, req
+
+
+# -- moving the bytes --------------------------------------------------------------------
+
+def _access(vr: VirtualRank, f: Any, st: FileState, call: str, buf: Any, offset: int,
+            write: bool) -> tuple[int, list[tuple[int, int]], BufInfo]:
+    """Move the data of one call at etype *offset*: ``(bytes moved, file segments, buffer)``."""
+    where = f"rank {vr.rank}: File.{call}"
+    if write and st.amode & MODE_RDONLY:
+        raise MPIUsageError(f"{where}: the file was opened MODE_RDONLY",
+                            error_class=_ERR_READ_ONLY)
+    if not write and st.amode & MODE_WRONLY:
+        raise MPIUsageError(f"{where}: the file was opened MODE_WRONLY",
+                            error_class=_ERR_ACCESS)
+    info = parse_buffer(vr, buf, f"File.{call}")
+    view = f._local.view
+    esize = view.esize
+    if info.nbytes % esize:
+        raise MPIUsageError(f"{where}: {info.nbytes} bytes are not a whole number of the "
+                            f"view's etype {view.etype.name} ({esize} bytes)",
+                            error_class=_ERR_TYPE)
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise MPIUsageError(f"{where}: offset must be an int >= 0, got {offset!r}",
+                            error_class=_ERR_ARG)
+    segs = view.segments(offset * esize, info.nbytes)
+    mem = info.mem
+    if mem is None:   # a placeholder: sizes only
+        return info.nbytes, segs, info
+    try:
+        if write:
+            data = bytes(mem)
+            pos = 0
+            for off, n in segs:
+                os.pwrite(st.fd, data[pos:pos + n], off)
+                pos += n
+            return info.nbytes, segs, info
+        if mem.readonly:
+            raise MPIUsageError(f"{where}: the receive buffer is read-only")
+        chunks, got, done = [], [], 0
+        for off, n in segs:
+            b = os.pread(st.fd, n, off)
+            chunks.append(b)
+            got.append((off, len(b)))
+            done += len(b)
+            if len(b) < n:   # end of file
+                break
+    except OSError as exc:
+        raise MPIUsageError(f"{where}: {exc.strerror} ({st.path})", error_class=_ERR_IO) \
+            from None
+    if done:
+        mem[0:done] = b"".join(chunks)
+    return done, got, info
+
+
+def _advance(f: Any, done: int) -> None:
+    f._local.position += done // f._local.view.esize
+
+
+def _status(status: Any, done: int) -> None:
+    if status is not None:
+        if not isinstance(status, Status):
+            raise TypeError(f"expected a Status, got {type(status).__name__}")
+        status._fill(ANY_SOURCE, ANY_TAG, done)
+
+
+def _independent(f: Any, buf: Any, offset: int | None, call: str, write: bool,
+                 status: Any, blocking: bool, shared: bool = False) -> Request | None:
+    vr = current()
+    st = state_of(f, vr, call)
+    if shared:
+        offset = st.shared
+    elif offset is None:
+        offset = f._local.position
+    done, segs, _ = _access(vr, f, st, call, buf, offset, write)
+    if shared:
+        st.shared += done // f._local.view.esize
+    elif call.lstrip("I") in ("Read", "Write"):
+        _advance(f, done)
+    vr.ops += 1
+    seconds = filesystem(vr).independent(segs)
+    if blocking:
+        charge(vr, seconds, f"File.{call}")
+        _status(status, done)
+        return None
+    req = Request(vr, ReqKind.SEND, f"File.{call}")
+    req.envelope = (ANY_SOURCE, ANY_TAG, done)
+    req.t_post = vr.clock
+    req.resolve(vr.clock + seconds, 0.0, vr.clock)
+    return hand_out(req)
+
+
+def _collective_seconds(vr: VirtualRank, st: FileState, parts: list[Any]) -> float:
+    """The two-phase exchange plus the aggregators' access of all *parts*."""
+    segs = [s for _, ss in parts for s in ss]
+    P = len(parts)
+    t = filesystem(vr).collective(segs, P)
+    biggest = max((d for d, _ in parts), default=0)
+    if P > 1 and biggest:
+        t += vr.engine.network.cost(st.members[0], st.members[-1], biggest)
+    return t
+
+
+def _collective(f: Any, buf: Any, offset: int | None, call: str, write: bool,
+                status: Any, blocking: bool) -> Request | None:
+    vr = current()
+    st = state_of(f, vr, call)
+    at = offset is not None
+    if offset is None:
+        offset = f._local.position
+    done, segs, _ = _access(vr, f, st, call, buf, offset, write)
+    if not at:
+        _advance(f, done)
+    inst, me, req = group_call(vr, st, call, (done, segs), blocking=blocking)
+    if blocking:
+        charge(vr, _collective_seconds(vr, st, inst.values), f"File.{call}")
+        finalize(vr, st.comm, inst)
+        _status(status, done)
+        return None
+
+    def post() -> None:
+        assert req.avail is not None
+        end = req.avail + req.cost + _collective_seconds(vr, st, inst.values)
+        charge_until(vr, end, f"File.{call}")
+        finalize(vr, st.comm, inst)
+
+    req.envelope = (ANY_SOURCE, ANY_TAG, done)
+    req.post = post
+    return hand_out(req)
+
+
+def _ordered(f: Any, buf: Any, call: str, write: bool, status: Any) -> int:
+    """A collective access at the shared pointer in group-rank order (blocking)."""
+    vr = current()
+    st = state_of(f, vr, call)
+    view = f._local.view
+    info = parse_buffer(vr, buf, f"File.{call}")
+    mine = info.nbytes // view.esize
+    inst, me, _ = group_call(vr, st, call, (mine, st.shared))
+    base = inst.values[0][1]
+    counts = [c for c, _ in inst.values]
+    offset = base + sum(counts[:me])
+    done, _, _ = _access(vr, f, st, call, buf, offset, write)
+    st.shared = base + sum(counts)
+    segs = view.segments(base * view.esize, sum(counts) * view.esize)
+    seconds = filesystem(vr).collective(segs, len(counts))
+    if len(counts) > 1 and max(counts):
+        seconds += vr.engine.network.cost(st.members[0], st.members[-1],
+                                          max(counts) * view.esize)
+    charge(vr, seconds, f"File.{call}")
+    finalize(vr, st.comm, inst)
+    _status(status, done)
+    return done
+
+
+# -- the File methods --------------------------------------------------------------------
+
+def Read(f: Any, buf: Any, status: Any = None) -> None:
+    """Read using the individual file pointer."""
+    _independent(f, buf, None, "Read", False, status, True)
+
+
+def Write(f: Any, buf: Any, status: Any = None) -> None:
+    """Write using the individual file pointer."""
+    _independent(f, buf, None, "Write", True, status, True)
+
+
+def Read_at(f: Any, offset: int, buf: Any, status: Any = None) -> None:
+    """Read using an explicit offset."""
+    _independent(f, buf, offset, "Read_at", False, status, True)
+
+
+def Write_at(f: Any, offset: int, buf: Any, status: Any = None) -> None:
+    """Write using an explicit offset."""
+    _independent(f, buf, offset, "Write_at", True, status, True)
+
+
+def Read_shared(f: Any, buf: Any, status: Any = None) -> None:
+    """Read using the shared file pointer."""
+    _independent(f, buf, None, "Read_shared", False, status, True, shared=True)
+
+
+def Write_shared(f: Any, buf: Any, status: Any = None) -> None:
+    """Write using the shared file pointer."""
+    _independent(f, buf, None, "Write_shared", True, status, True, shared=True)
+
+
+def _req(req: Request | None) -> Request:
+    assert req is not None   # a nonblocking form always makes one
+    return req
+
+
+def Iread(f: Any, buf: Any) -> Request:
+    """Nonblocking read using the individual file pointer."""
+    return _req(_independent(f, buf, None, "Iread", False, None, False))
+
+
+def Iwrite(f: Any, buf: Any) -> Request:
+    """Nonblocking write using the individual file pointer."""
+    return _req(_independent(f, buf, None, "Iwrite", True, None, False))
+
+
+def Iread_at(f: Any, offset: int, buf: Any) -> Request:
+    """Nonblocking read using an explicit offset."""
+    return _req(_independent(f, buf, offset, "Iread_at", False, None, False))
+
+
+def Iwrite_at(f: Any, offset: int, buf: Any) -> Request:
+    """Nonblocking write using an explicit offset."""
+    return _req(_independent(f, buf, offset, "Iwrite_at", True, None, False))
+
+
+def Iread_shared(f: Any, buf: Any) -> Request:
+    """Nonblocking read using the shared file pointer."""
+    return _req(_independent(f, buf, None, "Iread_shared", False, None, False,
+                        shared=True))
+
+
+def Iwrite_shared(f: Any, buf: Any) -> Request:
+    """Nonblocking write using the shared file pointer."""
+    return _req(_independent(f, buf, None, "Iwrite_shared", True, None, False,
+                        shared=True))

@@ -1,0 +1,189 @@
+"""Parallel-file-system cost models: the simulated time of MPI-IO calls (``docs/io.md``).
+
+A file lives on a Lustre-like parallel file system: its bytes are striped round-robin
+in ``stripe_size`` units over ``stripe_count`` object storage targets (OSTs) of
+``ost_bandwidth`` bytes/s each; each client moves at most ``client_bandwidth`` bytes/s
+and the whole file system at most ``aggregate_bandwidth``; metadata operations (open,
+close, delete, resize) cost ``metadata`` seconds on the metadata server.
+
+**Independent access** of ``s`` bytes (a list of byte segments of the file)::
+
+    T = latency + max(B_ost / ost_bandwidth, s / client_bandwidth, s / aggregate_bandwidth)
+
+where ``B_ost`` is the largest number of the access's bytes that fall on one OST (the
+segments cut at stripe boundaries, stripe ``k`` on OST ``k mod stripe_count``): the
+``sum L + max(C S / N B)`` striping rule of the Blue Waters tutorial applied to OSTs.
+A zero-byte access costs nothing.
+
+**Collective access** (two-phase I/O, ROMIO's collective buffering) of ``P`` ranks with
+``S`` bytes in all: the group synchronises (the caller charges that), each rank ships
+its part to one of ``A = min(P, aggregators or stripe_count)`` aggregators (the caller
+charges the largest part's message on the run's network), then the aggregators access
+the union of the parts as above with ``A`` clients::
+
+    T_io = latency + max(B_ost / ost_bandwidth, S / (A * client_bandwidth),
+                         S / aggregate_bandwidth)
+
+Concurrent independent calls of different ranks do not slow each other (no contention
+between calls is modelled); within one collective call the ranks share the OSTs and
+the aggregate bandwidth as above.
+
+**Defaults** (``lustre``): ``stripe_count = 1`` and ``stripe_size = 1 MiB`` are Lustre's
+own defaults (Lustre Operations Manual, "Managing File Layout"); ``ost_bandwidth =
+2.8e9`` B/s is NERSC Cori scratch's aggregate ">700 GB/s" over its 248 OSTs (NERSC
+documentation, "Cori SCRATCH"), and ``aggregate_bandwidth = 7e11`` the same figure.
+``latency = 1e-4`` s (one client-to-OST round trip with the server's request handling),
+``metadata = 1e-3`` s (a metadata-server operation) and ``client_bandwidth = 5e9`` B/s
+(one node's share of the injection bandwidth) are assumptions of this model, not
+measurements: set them from your machine (``bsim run --filesystem lustre:latency=...``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .registry import Registry
+from .spec import SpecError, parse_spec
+
+__all__ = ["FileSystemModel", "Lustre", "FILESYSTEMS", "build_filesystem", "DEFAULT_FILESYSTEM"]
+
+DEFAULT_FILESYSTEM = "lustre"
+"""The file system of a run that names none."""
+
+Segment = tuple[int, int]   # (byte offset in the file, length)
+
+
+class FileSystemModel:
+    """Base class: ``independent(segments)``, ``collective(segments, aggregators)``,
+    ``metadata_op()``; ``spec()`` gives the spec string that rebuilds the model."""
+
+    name = ""
+    parameters: dict[str, str] = {}
+    defaults: dict[str, float] = {}
+
+    def __init__(self, **params: Any) -> None:
+        values = dict(self.defaults)
+        for key, value in params.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise SpecError(f"file system {self.name!r}: {key} must be a number >= 0, "
+                                f"got {value!r}")
+            values[key] = value
+        self.values = values
+
+    def spec(self) -> str:
+        """``NAME:k=v,...`` with every parameter."""
+        return f"{self.name}:" + ",".join(f"{k}={self.values[k]!r}" for k in self.parameters)
+
+    def independent(self, segments: Iterable[Segment]) -> float:
+        """Seconds one rank's access of *segments* takes."""
+        raise NotImplementedError
+
+    def collective(self, segments: Iterable[Segment], ranks: int) -> float:
+        """Seconds the aggregators of a collective access by *ranks* ranks take."""
+        raise NotImplementedError
+
+    def metadata_op(self) -> float:
+        """Seconds of one metadata-server operation."""
+        raise NotImplementedError
+
+
+FILESYSTEMS: Registry[type[FileSystemModel]] = Registry("file system model", SpecError)
+
+
+@FILESYSTEMS.register
+class Lustre(FileSystemModel):
+    """Lustre-like striped file system (module docstring: formula and sources)."""
+
+    name = "lustre"
+    parameters = {
+        "latency": "seconds per I/O call (client to OST and back)",
+        "metadata": "seconds per metadata operation (open, close, delete, set_size)",
+        "stripe_count": "OSTs a file is striped over",
+        "stripe_size": "bytes per stripe",
+        "ost_bandwidth": "bytes/s of one OST",
+        "client_bandwidth": "bytes/s of one client",
+        "aggregate_bandwidth": "bytes/s of the whole file system",
+        "aggregators": "collective-buffering aggregators (0: stripe_count)",
+    }
+    defaults = {"latency": 1e-4, "metadata": 1e-3, "stripe_count": 1,
+                "stripe_size": 1048576, "ost_bandwidth": 2.8e9, "client_bandwidth": 5e9,
+                "aggregate_bandwidth": 7e11, "aggregators": 0}
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        v = self.values
+        for key in ("stripe_count", "stripe_size", "ost_bandwidth", "client_bandwidth",
+                    "aggregate_bandwidth"):
+            if not v[key] > 0:
+                raise SpecError(f"file system 'lustre': {key} must be > 0, got {v[key]!r}")
+        if int(v["stripe_count"]) != v["stripe_count"] or int(v["stripe_size"]) != \
+                v["stripe_size"]:
+            raise SpecError("file system 'lustre': stripe_count and stripe_size must be "
+                            "whole numbers")
+
+    def ost_bytes(self, segments: Iterable[Segment]) -> tuple[int, int]:
+        """``(total bytes, largest number of bytes on one OST)`` of *segments*."""
+        count = int(self.values["stripe_count"])
+        ssize = int(self.values["stripe_size"])
+        per = [0] * count
+        total = 0
+        for off, n in segments:
+            if n <= 0:
+                continue
+            total += n
+            end = off + n
+            first, last = off // ssize, (end - 1) // ssize
+            if first == last:
+                per[first % count] += n
+                continue
+            per[first % count] += (first + 1) * ssize - off
+            per[last % count] += end - last * ssize
+            full = last - first - 1           # whole stripes between the two ends
+            if full:
+                q, r = divmod(full, count)
+                for j in range(count):
+                    per[j] += q * ssize
+                for k in range(r):
+                    per[(first + 1 + k) % count] += ssize
+        return total, max(per)
+
+    def _time(self, segments: Iterable[Segment], clients: int) -> float:
+        total, ost_max = self.ost_bytes(segments)
+        if total == 0:
+            return 0.0
+        v = self.values
+        return v["latency"] + max(ost_max / v["ost_bandwidth"],
+                                  total / (clients * v["client_bandwidth"]),
+                                  total / v["aggregate_bandwidth"])
+
+    def independent(self, segments: Iterable[Segment]) -> float:
+        """``latency + max(B_ost / ost_bw, s / client_bw, s / aggregate_bw)``."""
+        return self._time(segments, 1)
+
+    def aggregator_count(self, ranks: int) -> int:
+        """``A = min(P, aggregators or stripe_count)``."""
+        agg = int(self.values["aggregators"]) or int(self.values["stripe_count"])
+        return max(1, min(ranks, agg))
+
+    def collective(self, segments: Iterable[Segment], ranks: int) -> float:
+        """The aggregators' access: as :meth:`independent` with ``A`` clients."""
+        return self._time(segments, self.aggregator_count(ranks))
+
+    def metadata_op(self) -> float:
+        """``metadata`` seconds."""
+        return float(self.values["metadata"])
+
+
+def build_filesystem(spec: str | FileSystemModel | None) -> FileSystemModel:
+    """A model from a spec string (``"lustre:stripe_count=8"``), a model, or None (default)."""
+    if isinstance(spec, FileSystemModel):
+        return spec
+    if spec is None:
+        spec = DEFAULT_FILESYSTEM
+    if not isinstance(spec, str):
+        raise SpecError(f"file system spec must be a string, got {type(spec).__name__}")
+    name, params = parse_spec(spec, "file system spec")
+    cls = FILESYSTEMS.lookup(name)
+    FILESYSTEMS.check_keys(name, params, cls.parameters)
+    return cls(**params)

@@ -106,6 +106,7 @@ def command(ns: argparse.Namespace) -> int:
                       machine=ns.machine, kernel_model=target.kernel_model,
                       flops=target.flops,
                       contention=ns.contention, collectives=options.collectives(ns),
+                      filesystem=ns.filesystem,
                       compute=ns.compute, compute_scale=ns.compute_scale,
                       hosts=hosts, partition=ns.partition, max_sim_time=ns.max_sim_time,
                       max_events=ns.max_events, check_memory=not ns.no_memory_check,

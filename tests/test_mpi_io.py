@@ -1,0 +1,221 @@
+"""MPI-IO (``MPI.File``): data read back as under real MPI, errors, and the cost model's times."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import needs_mpiexec, real_mpi_returns
+
+import bsim
+from netmodels.filesystem import Lustre, build_filesystem
+from netmodels.spec import SpecError
+
+PROGRAM = '''
+import os
+import tempfile
+
+import numpy as np
+from mpi4py import MPI
+
+
+def main():
+    comm = MPI.COMM_WORLD
+    n, r = comm.Get_size(), comm.Get_rank()
+    name = comm.bcast(tempfile.mkstemp(prefix="bsim-io-")[1] if r == 0 else None)
+    amode = MPI.MODE_RDWR | MPI.MODE_CREATE | MPI.MODE_DELETE_ON_CLOSE
+    fh = MPI.File.Open(comm, name, amode, MPI.INFO_NULL)
+    out = {"amode": fh.Get_amode() == amode, "group": fh.Get_group().Get_size()}
+    I = MPI.INT
+    # explicit offsets, independent
+    fh.Set_view(0, I, I, "native")
+    fh.Write_at(4 * r, np.arange(4, dtype="i") + 10 * r)
+    fh.Sync(); comm.Barrier(); fh.Sync()
+    whole = np.full(4 * n + 2, -1, dtype="i")
+    st = MPI.Status()
+    fh.Read_at(0, whole, st)
+    out["read_at"] = whole.tolist()
+    out["count"] = st.Get_count(I)
+    out["size"] = fh.Get_size()
+    comm.Barrier()
+    # interleaved view: rank r owns every n-th int from int r on
+    ftype = I.Create_resized(0, 4 * n).Commit()
+    fh.Set_size(0)
+    fh.Set_view(4 * r, I, ftype)
+    fh.Write_all(np.arange(3, dtype="i") + 100 * r)
+    out["byte_offset"] = fh.Get_byte_offset(2)
+    out["position"] = fh.Get_position()
+    fh.Sync(); comm.Barrier(); fh.Sync()
+    fh.Set_view(0, I)
+    back = np.zeros(3 * n, dtype="i")
+    fh.Read_at_all(0, back)
+    out["interleaved"] = back.tolist()
+    ftype.Free()
+    # subarray filetype, nonblocking collective and split collective
+    sub = I.Create_subarray([2 * n, 3], [2, 3], [2 * r, 0]).Commit()
+    fh.Set_size(0)
+    fh.Set_view(0, I, sub)
+    fh.Iwrite_all(np.full(6, r + 1, dtype="i")).Wait()
+    fh.Sync(); comm.Barrier(); fh.Sync()
+    fh.Set_view(0, I, I)
+    grid = np.zeros(6 * n, dtype="i")
+    fh.Read_all_begin(grid)
+    fh.Read_all_end(grid)
+    out["subarray"] = grid.tolist()
+    sub.Free()
+    # shared file pointer: ordered writes, then a seek and shared reads
+    fh.Set_size(0)
+    fh.Seek_shared(0, MPI.SEEK_SET)
+    fh.Write_ordered(np.full(r + 1, 7 + r, dtype="i"))
+    out["shared_after"] = fh.Get_position_shared()
+    fh.Sync(); comm.Barrier(); fh.Sync()
+    fh.Seek_shared(0)
+    mine = np.zeros(r + 1, dtype="i")
+    fh.Read_ordered(mine)
+    out["ordered"] = mine.tolist()
+    # the individual pointer, SEEK_END, a short read at the end of the file
+    fh.Seek(-1, MPI.SEEK_END)
+    out["seek_end"] = fh.Get_position()
+    tail = np.full(5, -1, dtype="i")
+    req = fh.Iread(tail)
+    st2 = MPI.Status()
+    req.Wait(st2)
+    out["tail"] = tail.tolist()
+    out["tail_count"] = st2.Get_count(I)
+    out["extent"] = fh.Get_type_extent(MPI.DOUBLE)
+    fh.Close()
+    out["closed"] = fh == MPI.FILE_NULL
+    # errors: their classes
+    errs = {}
+    missing = name + "-missing"
+    for label, mode in (("missing", MPI.MODE_RDONLY), ("amode", MPI.MODE_RDONLY | MPI.MODE_CREATE),
+                        ("two_modes", MPI.MODE_RDWR | MPI.MODE_WRONLY)):
+        try:
+            MPI.File.Open(MPI.COMM_SELF, missing, mode).Close()
+            errs[label] = None
+        except MPI.Exception as exc:
+            errs[label] = exc.Get_error_class()
+    out["errors"] = errs
+    out["classes"] = [MPI.ERR_NO_SUCH_FILE, MPI.ERR_AMODE]
+    return out
+'''
+
+
+def _bsim(n: int) -> list:
+    namespace: dict = {}
+    exec(compile(PROGRAM, "<program>", "exec"), namespace)
+    return bsim.simulate(namespace["main"], n).returns
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_file_data_by_hand(n):
+    """What each rank reads back, derived from what the ranks wrote."""
+    for r, out in enumerate(_bsim(n)):
+        assert out["amode"] and out["group"] == n
+        assert out["read_at"] == [10 * q + i for q in range(n) for i in range(4)] + [-1, -1]
+        assert out["count"] == 4 * n and out["size"] == 16 * n
+        # int k of rank r's view is file int r + k n: byte 4 (r + 2 n)
+        assert out["byte_offset"] == 4 * (r + 2 * n) and out["position"] == 3
+        assert out["interleaved"] == [100 * q + k for k in range(3) for q in range(n)]
+        assert out["subarray"] == [q + 1 for q in range(n) for _ in range(6)]
+        assert out["shared_after"] == n * (n + 1) // 2
+        assert out["ordered"] == [7 + r] * (r + 1)
+        size = n * (n + 1) // 2                     # ints in the file
+        assert out["seek_end"] == size - 1
+        assert out["tail"] == [7 + n - 1] + [-1] * 4 and out["tail_count"] == 1
+        assert out["extent"] == 8 and out["closed"]
+        assert out["errors"] == {"missing": out["classes"][0], "amode": out["classes"][1],
+                                 "two_modes": out["classes"][1]}
+
+
+@needs_mpiexec
+@pytest.mark.parametrize("n", [2, 3])
+def test_file_data_equal_real_mpi(n):
+    assert real_mpi_returns(n, PROGRAM) == _bsim(n)
+
+
+FS = ("lustre:latency=1e-4,metadata=1e-3,stripe_count=2,stripe_size=1000,"
+      "ost_bandwidth=1e9,client_bandwidth=2e9,aggregate_bandwidth=1e12")
+
+
+def test_times_by_hand():
+    """Open, an independent write, a collective write, an overlapped Iwrite_at, Close."""
+    def main():
+        import tempfile
+
+        import numpy as np
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        r = comm.Get_rank()
+        name = comm.bcast(tempfile.mkstemp(prefix="bsim-io-t-")[1] if r == 0 else None)
+        fh = MPI.File.Open(comm, name, MPI.MODE_WRONLY | MPI.MODE_DELETE_ON_CLOSE)
+        if r == 0:
+            fh.Write_at(0, np.zeros(3000, "B"))
+        fh.Write_at_all(1000 * r, np.zeros(1000, "B"))
+        req = fh.Iwrite_at(4000 + 1000 * r, np.zeros(1000, "B"))
+        bsim.add_time(1e-3)
+        req.Wait()
+        fh.Close()
+
+    res = bsim.simulate(main, 2, network="hockney:latency=1e-6,bandwidth=1e9",
+                        collectives="clog:c=1e-5,d=0", filesystem=FS)
+    # The bcast of the name: 1e-5 (clog: c for every collective).
+    # Open: barrier 1e-5 + metadata 1e-3.  Rank 0's Write_at of bytes 0..3000: stripes
+    # 0, 1, 2 on OSTs 0, 1, 0 -> 2000 bytes on OST 0: 1e-4 + max(2e-6, 3000/2e9) = 1.02e-4.
+    # Write_at_all: barrier after the later arrival (rank 0 at 1.122e-3) 1e-5, the
+    # exchange of 1000 bytes 1e-6 + 1e-6, two aggregators over two OSTs with 1000 bytes
+    # each: 1e-4 + max(1e-6, 2000/4e9) = 1.01e-4.  Iwrite_at: 1.01e-4 < the 1e-3 of
+    # add_time: Wait costs nothing.  Close: barrier 1e-5 + metadata 1e-3.
+    t_open = 1e-5 + 1e-5 + 1e-3
+    t_coll = t_open + 1.02e-4 + 1e-5 + 2e-6 + 1.01e-4
+    finish = t_coll + 1e-3 + 1e-5 + 1e-3
+    assert res.finish.tolist() == pytest.approx([finish, finish], rel=1e-12)
+    assert res.wait.tolist() == pytest.approx([0.0, 1.02e-4], rel=1e-9)
+    assert res.calc.tolist() == [1e-3, 1e-3]
+    assert res.filesystem == build_filesystem(FS).spec()
+    assert res.to_dict()["filesystem"].startswith("lustre:latency=0.0001,metadata=0.001,")
+
+
+def test_ost_bytes_by_hand():
+    fs = Lustre(stripe_count=3, stripe_size=10)
+    # bytes 5..45: stripe 0 (5 bytes, OST 0), 1, 2, 3 (OSTs 1, 2, 0), stripe 4 (5 bytes, OST 1)
+    assert fs.ost_bytes([(5, 40)]) == (40, 15)
+    assert fs.ost_bytes([(0, 10), (30, 10), (60, 5)]) == (25, 25)   # stripes 0, 3, 6: OST 0
+    assert fs.independent([]) == 0.0
+    assert fs.aggregator_count(8) == 3 and Lustre(aggregators=16).aggregator_count(4) == 4
+
+
+def test_bad_file_system_specs_are_one_line():
+    with pytest.raises(SpecError, match="unknown file system model 'gpfs'"):
+        build_filesystem("gpfs")
+    with pytest.raises(SpecError, match="stripe_count must be > 0"):
+        build_filesystem("lustre:stripe_count=0")
+    with pytest.raises(SpecError, match="unknown parameter"):
+        build_filesystem("lustre:stripes=4")
+
+
+def test_runs_without_files_record_no_file_system():
+    def main():
+        from mpi4py import MPI
+        MPI.COMM_WORLD.Barrier()
+    assert "filesystem" not in bsim.simulate(main, 2).to_dict()
+
+
+@pytest.mark.parametrize("body,match", [
+    ("fh.Read_at(0, np.zeros(4, 'B'))", r"rank 0: File.Read_at: the file was opened "
+                                        r"MODE_WRONLY"),
+    ("fh.Set_view(0, MPI.INT, MPI.INT, 'external32')", "external32' is not simulated"),
+    ("fh.Write_at(-1, np.zeros(4, 'B'))", "offset must be an int >= 0"),
+    ("fh.Set_view(0, MPI.DOUBLE, MPI.INT)", "not a whole number of DOUBLE etypes"),
+    ("fh.Read_all_end(np.zeros(4, 'B'))", "Read_all_end without a matching"),
+    ("fh.Close(); fh.Get_size()", "File.Get_size on FILE_NULL"),
+])
+def test_bad_calls_are_one_line(body, match):
+    code = ("def main():\n    import tempfile\n    import numpy as np\n"
+            "    from mpi4py import MPI\n"
+            "    name = tempfile.mkstemp(prefix='bsim-io-e-')[1]\n"
+            "    fh = MPI.File.Open(MPI.COMM_SELF, name, MPI.MODE_WRONLY | "
+            "MPI.MODE_DELETE_ON_CLOSE)\n"
+            f"    {body}\n")
+    namespace: dict = {}
+    exec(compile(code, "<program>", "exec"), namespace)
+    with pytest.raises(bsim.MPIUsageError, match=match):
+        bsim.simulate(namespace["main"], 1)

@@ -81,6 +81,13 @@ def main():
     out["tail"] = tail.tolist()
     out["tail_count"] = st2.Get_count(I)
     out["extent"] = fh.Get_type_extent(MPI.DOUBLE)
+    fh.Set_view(0, I)
+    fh.Seek(0)
+    own = fh.Iwrite_at(0, np.zeros(0, dtype="i"))
+    own.Wait()
+    if r == 0:
+        fh.Iwrite(np.arange(3, dtype="i")).Wait()
+    out["iwrite_position"] = fh.Get_position()
     fh.Close()
     out["closed"] = fh == MPI.FILE_NULL
     # errors: their classes
@@ -122,6 +129,7 @@ def test_file_data_by_hand(n):
         assert out["seek_end"] == size - 1
         assert out["tail"] == [7 + n - 1] + [-1] * 4 and out["tail_count"] == 1
         assert out["extent"] == 8 and out["closed"]
+        assert out["iwrite_position"] == (3 if r == 0 else 0)
         assert out["errors"] == {"missing": out["classes"][0], "amode": out["classes"][1],
                                  "two_modes": out["classes"][1]}
 
@@ -219,3 +227,37 @@ def test_bad_calls_are_one_line(body, match):
     exec(compile(code, "<program>", "exec"), namespace)
     with pytest.raises(bsim.MPIUsageError, match=match):
         bsim.simulate(namespace["main"], 1)
+
+
+ERRHANDLERS = '''
+import tempfile
+
+from mpi4py import MPI
+
+
+def main():
+    name = tempfile.mkstemp(prefix="bsim-io-eh-")[1]
+    MPI.FILE_NULL.Set_errhandler(MPI.ERRORS_ARE_FATAL)
+    fh = MPI.File.Open(MPI.COMM_SELF, name, MPI.MODE_RDWR | MPI.MODE_DELETE_ON_CLOSE)
+    inherited = fh.Get_errhandler() == MPI.ERRORS_RETURN   # mpi4py sets it on new files
+    fh.Set_errhandler(MPI.ERRORS_RETURN)
+    own = fh.Get_errhandler() == MPI.ERRORS_RETURN
+    fh.Close()
+    closed = fh.Get_errhandler() == MPI.ERRORS_ARE_FATAL   # the handle is FILE_NULL now
+    MPI.FILE_NULL.Set_errhandler(MPI.ERRORS_RETURN)
+    return [inherited, own, closed]
+'''
+
+
+def test_file_error_handlers_follow_file_null():
+    """A new file gets ERRORS_RETURN (mpi4py sets it); a closed handle is FILE_NULL."""
+    namespace: dict = {}
+    exec(compile(ERRHANDLERS, "<program>", "exec"), namespace)
+    assert bsim.simulate(namespace["main"], 2).returns == [[True, True, True]] * 2
+
+
+@needs_mpiexec
+def test_file_error_handlers_equal_real_mpi():
+    namespace: dict = {}
+    exec(compile(ERRHANDLERS, "<program>", "exec"), namespace)
+    assert real_mpi_returns(2, ERRHANDLERS) == bsim.simulate(namespace["main"], 2).returns

@@ -9,9 +9,11 @@ rules (a Lustre-like parallel file system, :mod:`netmodels.filesystem`) are in
 ``docs/io.md``.
 
 Handles behave as mpi4py's: a ``File`` is true while open, equal to its copies, equal to
-``FILE_NULL`` once closed, and does not pickle.  A new file takes ``FILE_NULL``'s error
-handler (``ERRORS_RETURN`` unless changed), as MPI 4.0 Sec. 9.3 says; whatever the
-handler, an erroneous call raises ``MPI.Exception`` in the rank that made it.  Files
+``FILE_NULL`` once closed (and then has ``FILE_NULL``'s error handler), and does not
+pickle.  A new file's error handler is ``ERRORS_RETURN``, which mpi4py sets on every file
+it opens (``mpi4py.rc.errors = "exception"``) in place of MPI's default, ``FILE_NULL``'s
+handler; whatever the handler, an erroneous call raises ``MPI.Exception`` in the rank
+that made it.  Files
 cannot be used in distributed runs (one host descriptor per file).
 """
 
@@ -37,8 +39,7 @@ MODE_RDONLY, MODE_WRONLY, MODE_RDWR = _K["MODE_RDONLY"], _K["MODE_WRONLY"], _K["
 MODE_CREATE, MODE_EXCL, MODE_APPEND = _K["MODE_CREATE"], _K["MODE_EXCL"], _K["MODE_APPEND"]
 MODE_DELETE_ON_CLOSE, MODE_SEQUENTIAL = _K["MODE_DELETE_ON_CLOSE"], _K["MODE_SEQUENTIAL"]
 SEEK_SET, SEEK_CUR, SEEK_END = _K["SEEK_SET"], _K["SEEK_CUR"], _K["SEEK_END"]
-_ALL_MODES = sum(v for k, v in _K.items() if k.startswith("MODE_") and v in
-                 (1, 2, 4, 8, 16, 32, 64, 128, 256))
+DISPLACEMENT_CURRENT = _K["DISPLACEMENT_CURRENT"]
 _ERR_AMODE, _ERR_ARG, _ERR_FILE = _K["ERR_AMODE"], _K["ERR_ARG"], _K["ERR_FILE"]
 _ERR_NO_SUCH_FILE, _ERR_FILE_EXISTS = _K["ERR_NO_SUCH_FILE"], _K["ERR_FILE_EXISTS"]
 _ERR_ACCESS, _ERR_IO, _ERR_BAD_FILE = _K["ERR_ACCESS"], _K["ERR_IO"], _K["ERR_BAD_FILE"]
@@ -122,7 +123,8 @@ class File:
 
     @property
     def _handle(self) -> _Local:
-        return self._local
+        """The handle's identity (error handlers): a closed file is ``FILE_NULL``."""
+        return self._local if self._local.state is not None else FILE_NULL._local
 
     # -- handle semantics -----------------------------------------------------------
     def __bool__(self) -> bool:
@@ -203,7 +205,6 @@ class File:
         f._local.state = st
         if amode & MODE_APPEND:
             f._local.position = st.shared = os.fstat(st.fd).st_size
-        errhandlers.inherit_errhandler(FILE_NULL, f)
         return f
 
     def Close(self) -> None:
@@ -358,6 +359,11 @@ class File:
         """Set the file view (collective); both file pointers go back to 0."""
         vr = current()
         st = state_of(self, vr, "Set_view")
+        if disp == DISPLACEMENT_CURRENT and not isinstance(disp, bool):
+            if not st.amode & MODE_SEQUENTIAL:
+                raise MPIUsageError(f"rank {vr.rank}: File.Set_view: DISPLACEMENT_CURRENT "
+                                    f"needs a file opened MODE_SEQUENTIAL", error_class=_ERR_ARG)
+            disp = self._local.view.byte_offset(st.shared)
         view = make_view(vr, disp, etype, filetype, datarep, "Set_view")
         if info is not None:
             check_info(info, "File.Set_view")

@@ -180,6 +180,7 @@ def _independent(f: Any, buf: Any, offset: int | None, call: str, write: bool,
                  status: Any, blocking: bool, shared: bool = False) -> Request | None:
     vr = current()
     st = state_of(f, vr, call)
+    individual = offset is None and not shared
     if shared:
         offset = st.shared
     elif offset is None:
@@ -187,7 +188,7 @@ def _independent(f: Any, buf: Any, offset: int | None, call: str, write: bool,
     done, segs, _ = _access(vr, f, st, call, buf, offset, write)
     if shared:
         st.shared += done // f._local.view.esize
-    elif call.lstrip("I") in ("Read", "Write"):
+    elif individual:
         _advance(f, done)
     vr.ops += 1
     seconds = filesystem(vr).independent(segs)

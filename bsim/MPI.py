@@ -118,7 +118,8 @@ from .mpi.bsend import (  # noqa: E402, F401 - names of bsim.MPI
     Flush_buffer,
     Iflush_buffer,
 )
-from .mpi.file import FILE_NULL, File, Register_datarep  # noqa: E402, F401 - MPI-IO (docs/io.md)
+from .mpi.file import FILE_NULL, File  # noqa: E402, F401 - MPI-IO (docs/io.md)
+from .mpi.file_views import Register_datarep  # noqa: E402, F401
 from .mpi.info import INFO_ENV, INFO_NULL, Info  # noqa: E402, F401 - info objects (bsim/mpi/info.py)
 from .mpi.namespace import NAMES as _REST  # noqa: E402
 from .mpi.namespace import NotSimulatedError  # noqa: E402

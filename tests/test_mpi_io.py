@@ -261,3 +261,61 @@ def test_file_error_handlers_equal_real_mpi():
     namespace: dict = {}
     exec(compile(ERRHANDLERS, "<program>", "exec"), namespace)
     assert real_mpi_returns(2, ERRHANDLERS) == bsim.simulate(namespace["main"], 2).returns
+
+
+def test_handles_round_trip_and_free_closes():
+    def main():
+        import tempfile
+
+        from mpi4py import MPI
+        name = tempfile.mkstemp(prefix="bsim-io-h-")[1]
+        fh = MPI.File.Open(MPI.COMM_SELF, name, MPI.MODE_RDWR | MPI.MODE_DELETE_ON_CLOSE)
+        same = MPI.File.fromhandle(fh.handle) == fh and MPI.File.f2py(fh.py2f()) == fh
+        copy = MPI.File(fh)
+        fh.free()
+        return [same, not copy, copy == MPI.FILE_NULL, MPI.File.fromint(0) == MPI.FILE_NULL,
+                MPI.FILE_NULL.handle]
+    assert bsim.simulate(main, 2).returns == [[True, True, True, True, 0]] * 2
+
+
+DATAREP = '''
+import tempfile
+
+import numpy as np
+from mpi4py import MPI
+
+
+def main():
+    out = []
+    MPI.Register_datarep("bsim-test-rep", None, None, lambda dt: 2 * dt.extent)
+    for name in ("bsim-test-rep", "native"):
+        try:
+            MPI.Register_datarep(name, None, None, lambda dt: dt.extent)
+        except MPI.Exception as exc:
+            out.append(exc.Get_error_class() == MPI.ERR_DUP_DATAREP)
+    fname = tempfile.mkstemp(prefix="bsim-io-rep-")[1]
+    fh = MPI.File.Open(MPI.COMM_SELF, fname, MPI.MODE_RDWR | MPI.MODE_DELETE_ON_CLOSE)
+    try:
+        fh.Set_view(0, MPI.INT, MPI.INT, "bsim-test-rep")
+    except MPI.Exception as exc:
+        out.append(exc.Get_error_class() == MPI.ERR_UNSUPPORTED_DATAREP)
+    out.append(fh.Get_view()[3])
+    out.append(fh.Get_type_extent(MPI.INT))
+    fh.Close()
+    return out
+'''
+
+
+def test_registered_datarep_with_null_conversions():
+    """Names are checked for duplicates; views cannot use them (as MPICH's ROMIO)."""
+    namespace: dict = {}
+    exec(compile(DATAREP, "<program>", "exec"), namespace)
+    want = [True, True, "native", 4]   # "native" registers again (as in MPICH)
+    assert bsim.simulate(namespace["main"], 2).returns == [want] * 2
+
+
+@needs_mpiexec
+def test_registered_datarep_equals_real_mpi():
+    namespace: dict = {}
+    exec(compile(DATAREP, "<program>", "exec"), namespace)
+    assert real_mpi_returns(2, DATAREP) == bsim.simulate(namespace["main"], 2).returns

@@ -35,7 +35,6 @@ def test_constants_and_datatypes_are_usable():
 
 
 @pytest.mark.parametrize("use,why", [
-    (lambda: MPI.Register_datarep("x", None, None, None), "user data conversion"),
     (lambda: MPI.Grequest.Start(), "generalized requests are not simulated"),
     (lambda: MPI.Open_port(), r"MPI.Open_port\(\) is not simulated: bsim models no time"),
     (lambda: MPI.SESSION_NULL.Get_num_psets(), "MPI.SESSION_NULL.Get_num_psets is not "

@@ -55,7 +55,8 @@ DIFFERENCES = {
     "File.Set_atomicity": "kept; every access is atomic in bsim (one host process)",
     "File.Sync": "a barrier plus one call's latency: writes are visible at once (docs/io.md)",
     "File.Set_info": "hints are kept and returned by Get_info; no model reads them",
-    "Register_datarep": "not simulated: user data conversion functions (NotSimulatedError)",
+    "Register_datarep": "per rank; as with MPICH's ROMIO, views cannot use the "
+                        "registered representation (docs/io.md)",
     **{f"Datatype.Create_{kind}": "real data moves through the layout in point-to-point and "
        "the regular collectives; the v and w collectives refuse datatypes with gaps over "
        "real buffers (placeholders are fine)"

@@ -20,30 +20,40 @@ cannot be used in distributed runs (one host descriptor per file).
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any
 
 from ..engine.collective_rules import finalize
 from ..engine.rank import current
-from ..errors import MPIUsageError, MPIUsageTypeError
+from ..errors import MPIUsageError
 from . import errhandlers, file_collective, file_io
-from .file_io import FileState, charge, filesystem, group_call, state_of
-from .file_views import DEFAULT_DATAREP, View, make_view
+from .file_io import (
+    FileState,
+    charge,
+    check_amode,
+    filesystem,
+    group_call,
+    host_error,
+    host_open,
+    host_path,
+    state_of,
+)
+from .file_views import DEFAULT_DATAREP, View, make_view, type_extent
 from .groups import Group
 from .info import Info, check_info
-from .namespace import INT_CONSTANTS, NotSimulatedError
+from .namespace import INT_CONSTANTS
 
-__all__ = ["File", "FILE_NULL", "Register_datarep"]
+__all__ = ["File", "FILE_NULL"]
 
 _K = INT_CONSTANTS
-MODE_RDONLY, MODE_WRONLY, MODE_RDWR = _K["MODE_RDONLY"], _K["MODE_WRONLY"], _K["MODE_RDWR"]
-MODE_CREATE, MODE_EXCL, MODE_APPEND = _K["MODE_CREATE"], _K["MODE_EXCL"], _K["MODE_APPEND"]
+MODE_RDONLY, MODE_APPEND = _K["MODE_RDONLY"], _K["MODE_APPEND"]
 MODE_DELETE_ON_CLOSE, MODE_SEQUENTIAL = _K["MODE_DELETE_ON_CLOSE"], _K["MODE_SEQUENTIAL"]
 SEEK_SET, SEEK_CUR, SEEK_END = _K["SEEK_SET"], _K["SEEK_CUR"], _K["SEEK_END"]
 DISPLACEMENT_CURRENT = _K["DISPLACEMENT_CURRENT"]
-_ERR_AMODE, _ERR_ARG, _ERR_FILE = _K["ERR_AMODE"], _K["ERR_ARG"], _K["ERR_FILE"]
-_ERR_NO_SUCH_FILE, _ERR_FILE_EXISTS = _K["ERR_NO_SUCH_FILE"], _K["ERR_FILE_EXISTS"]
-_ERR_ACCESS, _ERR_IO, _ERR_BAD_FILE = _K["ERR_ACCESS"], _K["ERR_IO"], _K["ERR_BAD_FILE"]
+_ERR_ARG, _ERR_READ_ONLY = _K["ERR_ARG"], _K["ERR_READ_ONLY"]
 _STATE = "bsim.file"
+_HANDLES: weakref.WeakValueDictionary[int, File] = weakref.WeakValueDictionary()
+"""Handle values given out by ``File.handle``, to the file (``fromhandle``)."""
 
 
 class _Local:
@@ -61,51 +71,6 @@ class _Local:
 def _byte() -> Any:
     from .datatypes import PREDEFINED
     return PREDEFINED["BYTE"]
-
-
-def _path(vr: Any, filename: Any, call: str) -> str:
-    try:
-        return os.fsdecode(os.fspath(filename))
-    except TypeError:
-        raise MPIUsageTypeError(f"rank {vr.rank}: File.{call}: filename must be a str, bytes "
-                                f"or path, got {type(filename).__name__}") from None
-
-
-def _check_amode(vr: Any, amode: Any) -> int:
-    where = f"rank {vr.rank}: File.Open"
-    if isinstance(amode, bool) or not isinstance(amode, int):
-        raise MPIUsageTypeError(f"{where}: amode must be an int of MODE_* flags, got "
-                                f"{amode!r}")
-    access = [m for m in (MODE_RDONLY, MODE_WRONLY, MODE_RDWR) if amode & m]
-    why = ""
-    if len(access) != 1:
-        why = "exactly one of MODE_RDONLY, MODE_WRONLY, MODE_RDWR is required"
-    elif amode & MODE_RDONLY and amode & (MODE_CREATE | MODE_EXCL):
-        why = "MODE_RDONLY cannot be combined with MODE_CREATE or MODE_EXCL"
-    elif amode & MODE_RDWR and amode & MODE_SEQUENTIAL:
-        why = "MODE_RDWR cannot be combined with MODE_SEQUENTIAL"
-    if why:
-        raise MPIUsageError(f"{where}: invalid amode {amode:#x}: {why}", error_class=_ERR_AMODE)
-    return amode
-
-
-def _os_open(path: str, amode: int) -> int:
-    flags = os.O_RDONLY if amode & MODE_RDONLY else \
-        os.O_WRONLY if amode & MODE_WRONLY else os.O_RDWR
-    if amode & MODE_CREATE:
-        flags |= os.O_CREAT
-    if amode & MODE_EXCL:
-        flags |= os.O_EXCL
-    return os.open(path, flags, 0o666)
-
-
-def _os_error(vr: Any, exc: OSError, call: str, path: str) -> MPIUsageError:
-    cls = (_ERR_NO_SUCH_FILE if isinstance(exc, FileNotFoundError) else
-           _ERR_FILE_EXISTS if isinstance(exc, FileExistsError) else
-           _ERR_ACCESS if isinstance(exc, PermissionError) else
-           _ERR_BAD_FILE if isinstance(exc, IsADirectoryError) else _ERR_IO)
-    return MPIUsageError(f"rank {vr.rank}: File.{call}: {path!r}: {exc.strerror}",
-                         error_class=cls)
 
 
 class File:
@@ -155,14 +120,30 @@ class File:
 
     @property
     def handle(self) -> int:
-        """The handle value (0 for ``FILE_NULL``)."""
-        return id(self._local) if self else 0
+        """The handle value (0 for ``FILE_NULL``); ``fromhandle`` gives the file back."""
+        if not self:
+            return 0
+        _HANDLES[id(self._local)] = self
+        return id(self._local)
 
     def toint(self) -> int:
-        """The handle as an int."""
+        """The handle as an int (``fromint`` gives it back)."""
         return self.handle
 
     py2f = toint
+
+    @classmethod
+    def fromhandle(cls, handle: int) -> File:
+        """The file of a handle value from ``handle`` (``FILE_NULL``'s for 0 or a closed one)."""
+        f = _HANDLES.get(int(handle))
+        return cls(f) if f is not None and f else cls()
+
+    fromint = f2py = fromhandle
+
+    def free(self) -> None:
+        """Close the file if it is open (mpi4py's ``free``)."""
+        if self:
+            self.Close()
 
     # -- open, close, delete ------------------------------------------------------------
     @classmethod
@@ -176,8 +157,8 @@ class File:
         if vr.engine.host_of is not None:
             raise MPIUsageError(f"rank {vr.rank}: File.Open: files are not supported in "
                                 f"distributed runs (one host descriptor per file)")
-        path = _path(vr, filename, "Open")
-        amode = _check_amode(vr, amode)
+        path = host_path(vr, filename, "Open")
+        amode = check_amode(vr, amode)
         if info is not None:
             check_info(info, "File.Open")
         inst, me, req = group_call(vr, _Opener(comm), "Open", None,
@@ -188,7 +169,7 @@ class File:
         if st is None:
             members = comm.members(vr)
             try:
-                fd = _os_open(path, amode)
+                fd = host_open(path, amode)
             except OSError as exc:
                 st = exc
             else:
@@ -199,7 +180,7 @@ class File:
             table[key] = st
         finalize(vr, comm, inst)
         if isinstance(st, OSError):
-            raise _os_error(vr, st, "Open", path)
+            raise host_error(vr, st, "Open", path)
         charge(vr, filesystem(vr).metadata_op(), "File.Open")
         f = cls()
         f._local.state = st
@@ -231,13 +212,13 @@ class File:
     def Delete(cls, filename: Any, info: Any = None) -> None:
         """Delete a file."""
         vr = current()
-        path = _path(vr, filename, "Delete")
+        path = host_path(vr, filename, "Delete")
         if info is not None:
             check_info(info, "File.Delete")
         try:
             os.unlink(path)
         except OSError as exc:
-            raise _os_error(vr, exc, "Delete", path) from None
+            raise host_error(vr, exc, "Delete", path) from None
         charge(vr, filesystem(vr).metadata_op(), "File.Delete")
 
     # -- size, mode, group, info, atomicity, sync ---------------------------------------
@@ -254,7 +235,7 @@ class File:
                                 f"{size!r}", error_class=_ERR_ARG)
         if st.amode & MODE_RDONLY:
             raise MPIUsageError(f"rank {vr.rank}: File.{call}: the file was opened "
-                                f"MODE_RDONLY", error_class=_K["ERR_READ_ONLY"])
+                                f"MODE_RDONLY", error_class=_ERR_READ_ONLY)
         # before the barrier: no member writes again until every member has resized
         if not grow_only or os.fstat(st.fd).st_size < size:
             os.ftruncate(st.fd, size)
@@ -431,9 +412,11 @@ class File:
         return self._local.view.byte_offset(int(offset))
 
     def Get_type_extent(self, datatype: Any) -> int:
-        """The extent of *datatype* in the file (``native``: its extent in memory)."""
-        state_of(self, current(), "Get_type_extent")
-        return int(datatype.Get_extent()[1])
+        """The extent of *datatype* in the file's data representation (``native``: its
+        extent in memory; a registered one: its ``extent_fn``)."""
+        vr = current()
+        state_of(self, vr, "Get_type_extent")
+        return type_extent(vr, self._local.view, datatype)
 
     # -- error handlers -----------------------------------------------------------------
     def Get_errhandler(self) -> errhandlers.Errhandler:
@@ -484,12 +467,6 @@ class _Opener:
 
     def __init__(self, comm: Any) -> None:
         self.comm = comm
-
-
-def Register_datarep(datarep: str, read_fn: Any, write_fn: Any, extent_fn: Any) -> None:
-    """User data representations are not simulated (``NotSimulatedError``)."""
-    raise NotSimulatedError(f"MPI.Register_datarep({datarep!r}) is not simulated: user data "
-                            f"conversion functions (use 'native')")
 
 
 FILE_NULL = File()

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ..constants import ANY_SOURCE, ANY_TAG, ReqKind
 from ..engine.collective_rules import ALL, arrive, finalize
 from ..engine.rank import current
-from ..errors import MPIUsageError
+from ..errors import MPIUsageError, MPIUsageTypeError
 from .buffers import BufInfo, parse_buffer
 from .namespace import INT_CONSTANTS
 from .requests import Request, Status, hand_out
@@ -42,10 +42,14 @@ from .requests import Request, Status, hand_out
 if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
 
-__all__ = ["FileState", "state_of", "filesystem", "charge", "charge_until", "group_call"]
+__all__ = ["FileState", "state_of", "filesystem", "charge", "charge_until", "group_call",
+           "host_path", "check_amode", "host_open", "host_error"]
 
 _K = INT_CONSTANTS
-MODE_RDONLY, MODE_WRONLY = _K["MODE_RDONLY"], _K["MODE_WRONLY"]
+MODE_RDONLY, MODE_WRONLY, MODE_RDWR = _K["MODE_RDONLY"], _K["MODE_WRONLY"], _K["MODE_RDWR"]
+MODE_CREATE, MODE_EXCL, MODE_SEQUENTIAL = _K["MODE_CREATE"], _K["MODE_EXCL"], _K["MODE_SEQUENTIAL"]
+_ERR_AMODE, _ERR_NO_SUCH_FILE = _K["ERR_AMODE"], _K["ERR_NO_SUCH_FILE"]
+_ERR_FILE_EXISTS, _ERR_BAD_FILE = _K["ERR_FILE_EXISTS"], _K["ERR_BAD_FILE"]
 _ERR_FILE, _ERR_ACCESS = _K["ERR_FILE"], _K["ERR_ACCESS"]
 _ERR_READ_ONLY, _ERR_TYPE, _ERR_ARG = _K["ERR_READ_ONLY"], _K["ERR_TYPE"], _K["ERR_ARG"]
 _ERR_IO, _ERR_REQUEST = _K["ERR_IO"], _K["ERR_REQUEST"]
@@ -111,6 +115,53 @@ def group_call(vr: VirtualRank, st: Any, call: str, value: Any = None,
     if blocking and req is not None:
         vr.settle([req], f"File.{call}")
     return inst, me, req
+
+
+# -- the host file -----------------------------------------------------------------------
+
+def host_path(vr: Any, filename: Any, call: str) -> str:
+    try:
+        return os.fsdecode(os.fspath(filename))
+    except TypeError:
+        raise MPIUsageTypeError(f"rank {vr.rank}: File.{call}: filename must be a str, bytes "
+                                f"or path, got {type(filename).__name__}") from None
+
+
+def check_amode(vr: Any, amode: Any) -> int:
+    where = f"rank {vr.rank}: File.Open"
+    if isinstance(amode, bool) or not isinstance(amode, int):
+        raise MPIUsageTypeError(f"{where}: amode must be an int of MODE_* flags, got "
+                                f"{amode!r}")
+    access = [m for m in (MODE_RDONLY, MODE_WRONLY, MODE_RDWR) if amode & m]
+    why = ""
+    if len(access) != 1:
+        why = "exactly one of MODE_RDONLY, MODE_WRONLY, MODE_RDWR is required"
+    elif amode & MODE_RDONLY and amode & (MODE_CREATE | MODE_EXCL):
+        why = "MODE_RDONLY cannot be combined with MODE_CREATE or MODE_EXCL"
+    elif amode & MODE_RDWR and amode & MODE_SEQUENTIAL:
+        why = "MODE_RDWR cannot be combined with MODE_SEQUENTIAL"
+    if why:
+        raise MPIUsageError(f"{where}: invalid amode {amode:#x}: {why}", error_class=_ERR_AMODE)
+    return amode
+
+
+def host_open(path: str, amode: int) -> int:
+    flags = os.O_RDONLY if amode & MODE_RDONLY else \
+        os.O_WRONLY if amode & MODE_WRONLY else os.O_RDWR
+    if amode & MODE_CREATE:
+        flags |= os.O_CREAT
+    if amode & MODE_EXCL:
+        flags |= os.O_EXCL
+    return os.open(path, flags, 0o666)
+
+
+def host_error(vr: Any, exc: OSError, call: str, path: str) -> MPIUsageError:
+    cls = (_ERR_NO_SUCH_FILE if isinstance(exc, FileNotFoundError) else
+           _ERR_FILE_EXISTS if isinstance(exc, FileExistsError) else
+           _ERR_ACCESS if isinstance(exc, PermissionError) else
+           _ERR_BAD_FILE if isinstance(exc, IsADirectoryError) else _ERR_IO)
+    return MPIUsageError(f"rank {vr.rank}: File.{call}: {path!r}: {exc.strerror}",
+                         error_class=cls)
 
 
 # -- moving the bytes --------------------------------------------------------------------

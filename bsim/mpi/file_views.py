@@ -9,7 +9,9 @@ ranges; the default view is ``(0, BYTE, BYTE, "native")``, the file as bytes.
 
 Only the ``"native"`` representation (and ``"internal"``, which MPICH stores as native)
 moves data: ``"external32"`` would convert every element to big-endian and is not
-simulated; ``Register_datarep`` is not simulated (user conversion functions).
+simulated.  ``MPI.Register_datarep`` registers a representation for the calling rank (a
+name defined twice is ``ERR_DUP_DATAREP``), but as with MPICH's ROMIO a view cannot use
+it (``ERR_UNSUPPORTED_DATAREP``).
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from ..errors import MPIUsageError
 from .datatypes import Datatype
 from .namespace import INT_CONSTANTS, NotSimulatedError
 
-__all__ = ["View", "DEFAULT_DATAREP", "make_view"]
+__all__ = ["View", "DEFAULT_DATAREP", "make_view", "Register_datarep", "type_extent"]
 
 DEFAULT_DATAREP = "native"
 _ERR_TYPE = INT_CONSTANTS["ERR_TYPE"]
 _ERR_ARG = INT_CONSTANTS["ERR_ARG"]
 _ERR_DATAREP = INT_CONSTANTS["ERR_UNSUPPORTED_DATAREP"]
+_ERR_DUP_DATAREP = INT_CONSTANTS["ERR_DUP_DATAREP"]
+_STATE = "bsim.datareps"
 DISPLACEMENT_CURRENT = INT_CONSTANTS["DISPLACEMENT_CURRENT"]
 
 
@@ -128,7 +132,11 @@ def make_view(vr: Any, disp: Any, etype: Any, filetype: Any, datarep: Any,
     if isinstance(disp, bool) or not isinstance(disp, int) or disp < 0:
         raise MPIUsageError(f"{where}: disp must be an int >= 0, got {disp!r}",
                             error_class=_ERR_ARG)
-    rep = datarep if isinstance(datarep, str) else getattr(datarep, "decode", lambda: None)()
+    rep = datarep.decode() if isinstance(datarep, bytes) else str(datarep)
+    if rep in _registered(vr):
+        raise MPIUsageError(f"{where}: data representation {rep!r} is registered, but files "
+                            f"store data only as native (as MPICH's ROMIO: use 'native')",
+                            error_class=_ERR_DATAREP)
     if rep not in ("native", "internal"):
         if rep == "external32":
             raise NotSimulatedError(f"{where}: datarep 'external32' is not simulated (it "
@@ -136,6 +144,37 @@ def make_view(vr: Any, disp: Any, etype: Any, filetype: Any, datarep: Any,
         raise MPIUsageError(f"{where}: unknown data representation {datarep!r} (native, "
                             f"internal, external32)", error_class=_ERR_DATAREP)
     return View(disp, etype, filetype, rep)
+
+
+def _registered(vr: Any) -> dict[str, tuple[Any, Any, Any]]:
+    """The data representations the calling rank registered."""
+    table: dict[int, dict[str, tuple[Any, Any, Any]]] = \
+        vr.engine.user_state.setdefault(_STATE, {})
+    return table.setdefault(vr.rank, {})
+
+
+def Register_datarep(datarep: str, read_fn: Any, write_fn: Any, extent_fn: Any) -> None:
+    """Register a data representation for the calling rank (see the module docstring)."""
+    from ..engine.rank import current
+    vr = current()
+    name = datarep if isinstance(datarep, str) else str(datarep)
+    mine = _registered(vr)
+    if name in mine:   # MPICH accepts the predefined names ("native", ...) as new ones
+        raise MPIUsageError(f"rank {vr.rank}: MPI.Register_datarep: data representation "
+                            f"{name!r} is already defined", error_class=_ERR_DUP_DATAREP)
+    for what, fn in (("read_fn", read_fn), ("write_fn", write_fn), ("extent_fn", extent_fn)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"Register_datarep: {what} must be callable or None, got "
+                            f"{type(fn).__name__}")
+    mine[name] = (read_fn, write_fn, extent_fn)
+
+
+def type_extent(vr: Any, view: View, datatype: Any) -> int:
+    """``File.Get_type_extent``: *datatype*'s extent in the file (``native``: in memory)."""
+    if not isinstance(datatype, Datatype):
+        raise MPIUsageError(f"rank {vr.rank}: File.Get_type_extent: {datatype!r} is not an "
+                            f"MPI datatype", error_class=_ERR_TYPE)
+    return int(datatype.extent)
 
 
 def _byte() -> Datatype:

@@ -24,9 +24,13 @@ the union of the parts as above with ``A`` clients::
     T_io = latency + max(B_ost / ost_bandwidth, S / (A * client_bandwidth),
                          S / aggregate_bandwidth)
 
-Concurrent independent calls of different ranks do not slow each other (no contention
-between calls is modelled); within one collective call the ranks share the OSTs and
-the aggregate bandwidth as above.
+**Contention between calls** (:meth:`Lustre.finish`): each OST of a file serves the
+requests that reach it one after the other, in the order of their simulated start times
+(first come, first served): a request of ``b`` bytes for OST ``j`` starting at ``t``
+(after the latency) holds it from ``max(t, free_j)`` to that plus ``b / ost_bandwidth``,
+and the call ends when its last OST is done, or at ``t + s / client_bandwidth`` or
+``t + s / aggregate_bandwidth`` if later.  With idle OSTs this is the formula above.
+The aggregate limit is applied per call, not shared between calls.
 
 **Defaults** (``lustre``): ``stripe_count = 1`` and ``stripe_size = 1 MiB`` are Lustre's
 own defaults (Lustre Operations Manual, "Managing File Layout"); ``ost_bandwidth =
@@ -87,6 +91,21 @@ class FileSystemModel:
         """Seconds of one metadata-server operation."""
         raise NotImplementedError
 
+    def aggregator_count(self, ranks: int) -> int:
+        """How many aggregators a collective access of *ranks* ranks uses."""
+        raise NotImplementedError
+
+    def targets(self) -> int:
+        """How many storage targets one file's bytes are spread over (queues of
+        :meth:`finish`)."""
+        raise NotImplementedError
+
+    def finish(self, segments: Iterable[Segment], start: float, free: list[float],
+               clients: int = 1) -> float:
+        """When an access of *segments* starting at *start* by *clients* clients ends,
+        given when each target is *free* (updated)."""
+        raise NotImplementedError
+
 
 FILESYSTEMS: Registry[type[FileSystemModel]] = Registry("file system model", SpecError)
 
@@ -124,14 +143,17 @@ class Lustre(FileSystemModel):
 
     def ost_bytes(self, segments: Iterable[Segment]) -> tuple[int, int]:
         """``(total bytes, largest number of bytes on one OST)`` of *segments*."""
+        per = self.per_ost(segments)
+        return sum(per), max(per)
+
+    def per_ost(self, segments: Iterable[Segment]) -> list[int]:
+        """Bytes of *segments* on each OST of the file (stripe ``k`` on ``k mod count``)."""
         count = int(self.values["stripe_count"])
         ssize = int(self.values["stripe_size"])
         per = [0] * count
-        total = 0
         for off, n in segments:
             if n <= 0:
                 continue
-            total += n
             end = off + n
             first, last = off // ssize, (end - 1) // ssize
             if first == last:
@@ -146,7 +168,30 @@ class Lustre(FileSystemModel):
                     per[j] += q * ssize
                 for k in range(r):
                     per[(first + 1 + k) % count] += ssize
-        return total, max(per)
+        return per
+
+    def targets(self) -> int:
+        """``stripe_count``."""
+        return int(self.values["stripe_count"])
+
+    def finish(self, segments: Iterable[Segment], start: float, free: list[float],
+               clients: int = 1) -> float:
+        """First-come-first-served OSTs (module docstring); *free* is updated."""
+        per = self.per_ost(segments)
+        total = sum(per)
+        if total == 0:
+            return start
+        v = self.values
+        t = start + v["latency"]
+        end = max(t + total / (clients * v["client_bandwidth"]),
+                  t + total / v["aggregate_bandwidth"])
+        bw = v["ost_bandwidth"]
+        for j, b in enumerate(per):
+            if b:
+                done = max(t, free[j]) + b / bw
+                free[j] = done
+                end = max(end, done)
+        return end
 
     def _time(self, segments: Iterable[Segment], clients: int) -> float:
         total, ost_max = self.ost_bytes(segments)

@@ -319,3 +319,29 @@ def test_registered_datarep_equals_real_mpi():
     namespace: dict = {}
     exec(compile(DATAREP, "<program>", "exec"), namespace)
     assert real_mpi_returns(2, DATAREP) == bsim.simulate(namespace["main"], 2).returns
+
+
+@pytest.mark.parametrize("stripes,late", [(1, 2e-6), (2, 0.0)])
+def test_independent_writes_queue_on_a_shared_ost(stripes, late):
+    """Two ranks write 2000 bytes each at the same time: on one OST (1e9 B/s) the second
+    (rank 1: ties go to the lower rank) waits for the first's 2 us; striped over two OSTs
+    in 2000-byte stripes they do not meet."""
+    def main():
+        import tempfile
+
+        import numpy as np
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        r = comm.Get_rank()
+        name = comm.bcast(tempfile.mkstemp(prefix="bsim-io-q-")[1] if r == 0 else None)
+        fh = MPI.File.Open(comm, name, MPI.MODE_WRONLY | MPI.MODE_DELETE_ON_CLOSE)
+        t0 = MPI.Wtime()
+        fh.Write_at(2000 * r, np.zeros(2000, "B"))
+        t1 = MPI.Wtime()
+        fh.Close()
+        return t1 - t0
+
+    fs = (f"lustre:latency=1e-4,stripe_count={stripes},stripe_size=2000,ost_bandwidth=1e9,"
+          f"client_bandwidth=2e9")
+    res = bsim.simulate(main, 2, filesystem=fs)
+    assert res.returns == pytest.approx([1e-4 + 2e-6, 1e-4 + 2e-6 + late], rel=1e-9)

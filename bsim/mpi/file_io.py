@@ -14,14 +14,18 @@ file's shared pointer (``*_shared``, ``*_ordered``), all in etypes of the view.
 Time (``docs/io.md``; the formulas of :mod:`netmodels.filesystem`, the run's
 ``filesystem`` model ``fs``) -- all of it comm time:
 
-* independent call (``Read``, ``Write_at``, ``Read_shared``, ...): the rank spends
-  ``fs.independent(segments)``; a nonblocking form (``Iread``, ...) completes that long
-  after the call, overlapping with the rank's work until ``Wait``;
+* independent call (``Read``, ``Write_at``, ``Read_shared``, ...): handled when the
+  engine reaches the rank's clock (so the file's storage targets see the calls in
+  simulated-time order); it ends at ``fs.finish(segments, clock, queues)``, which is
+  ``clock + fs.independent(segments)`` when the targets are idle; a nonblocking form
+  (``Iread``, ...) completes then, overlapping with the rank's work until ``Wait``;
 * collective call (``Read_all``, ``Write_at_all``, ``Read_ordered``, ...): a barrier of
   the file's group (the run's collective cost model), then the two-phase exchange -- the
   largest part's one message ``c(a, b, s_max)`` on the run's network, when ``P > 1`` --
-  then ``fs.collective(all parts' segments, P)``; nonblocking and split (``_begin`` /
-  ``_end``) forms complete at that time, overlapping with the rank's work;
+  then the aggregators' access of all parts' segments through the same queues
+  (``fs.collective(segments, P)`` when idle), computed once per call; nonblocking and
+  split (``_begin`` / ``_end``) forms complete at that time, overlapping with the rank's
+  work;
 * metadata operations (``Open``, ``Close``, ``Delete``, ``Set_size``, ``Preallocate``):
   ``fs.metadata``, after a barrier when collective; ``Sync``: a barrier plus ``latency``.
 """
@@ -69,6 +73,14 @@ class FileState:
         self.atomic = False
         self.hints: dict[str, str] = {}
         self.open_count = len(members)
+        self.free: list[float] | None = None   # when each storage target is free next
+        self.coll_end: dict[Any, list[Any]] = {}   # collective -> [end time, members left]
+
+    def targets(self, fs: Any) -> list[float]:
+        """When each of the file's storage targets is free (the model's queues)."""
+        if self.free is None:
+            self.free = [0.0] * fs.targets()
+        return self.free
 
 
 def state_of(f: Any, vr: VirtualRank, call: str) -> FileState:
@@ -231,6 +243,7 @@ def _independent(f: Any, buf: Any, offset: int | None, call: str, write: bool,
                  status: Any, blocking: bool, shared: bool = False) -> Request | None:
     vr = current()
     st = state_of(f, vr, call)
+    vr.sync(f"File.{call}")   # accesses reach the file system in simulated-time order
     individual = offset is None and not shared
     if shared:
         offset = st.shared
@@ -242,27 +255,43 @@ def _independent(f: Any, buf: Any, offset: int | None, call: str, write: bool,
     elif individual:
         _advance(f, done)
     vr.ops += 1
-    seconds = filesystem(vr).independent(segs)
+    fs = filesystem(vr)
+    end = fs.finish(segs, vr.clock, st.targets(fs), 1)
     if blocking:
-        charge(vr, seconds, f"File.{call}")
+        charge_until(vr, end, f"File.{call}")
         _status(status, done)
         return None
     req = Request(vr, ReqKind.SEND, f"File.{call}")
     req.envelope = (ANY_SOURCE, ANY_TAG, done)
     req.t_post = vr.clock
-    req.resolve(vr.clock + seconds, 0.0, vr.clock)
+    req.resolve(end, 0.0, vr.clock)
     return hand_out(req)
 
 
-def _collective_seconds(vr: VirtualRank, st: FileState, parts: list[Any]) -> float:
-    """The two-phase exchange plus the aggregators' access of all *parts*."""
-    segs = [s for _, ss in parts for s in ss]
-    P = len(parts)
-    t = filesystem(vr).collective(segs, P)
-    biggest = max((d for d, _ in parts), default=0)
-    if P > 1 and biggest:
-        t += vr.engine.network.cost(st.members[0], st.members[-1], biggest)
-    return t
+def _collective_end(vr: VirtualRank, st: FileState, inst: Any, start: float,
+                    segs: list[tuple[int, int]], biggest: int) -> float:
+    """When collective *inst*'s I/O ends: the two-phase exchange of the *biggest* part
+    from *start*, then the aggregators' access of *segs*; computed by the first member
+    that asks, in simulated-time order when it can (the others read it)."""
+    entry = st.coll_end.get(inst.key)
+    if entry is None and vr.clock > vr.engine._now:
+        vr.sync("File.collective")   # (another member may have computed it meanwhile)
+        entry = st.coll_end.get(inst.key)
+    if entry is None:
+        P = inst.size
+        if P > 1 and biggest:
+            start += vr.engine.network.cost(st.members[0], st.members[-1], biggest)
+        fs = filesystem(vr)
+        end = fs.finish(segs, start, st.targets(fs), fs.aggregator_count(P))
+        entry = st.coll_end[inst.key] = [end, P]
+    entry[1] -= 1
+    if entry[1] == 0:
+        del st.coll_end[inst.key]
+    return float(entry[0])
+
+
+def _parts(parts: list[Any]) -> tuple[list[tuple[int, int]], int]:
+    return [s for _, ss in parts for s in ss], max((d for d, _ in parts), default=0)
 
 
 def _collective(f: Any, buf: Any, offset: int | None, call: str, write: bool,
@@ -277,14 +306,15 @@ def _collective(f: Any, buf: Any, offset: int | None, call: str, write: bool,
         _advance(f, done)
     inst, me, req = group_call(vr, st, call, (done, segs), blocking=blocking)
     if blocking:
-        charge(vr, _collective_seconds(vr, st, inst.values), f"File.{call}")
+        end = _collective_end(vr, st, inst, vr.clock, *_parts(inst.values))
+        charge_until(vr, end, f"File.{call}")
         finalize(vr, st.comm, inst)
         _status(status, done)
         return None
 
     def post() -> None:
         assert req.avail is not None
-        end = req.avail + req.cost + _collective_seconds(vr, st, inst.values)
+        end = _collective_end(vr, st, inst, req.avail + req.cost, *_parts(inst.values))
         charge_until(vr, end, f"File.{call}")
         finalize(vr, st.comm, inst)
 
@@ -307,11 +337,8 @@ def _ordered(f: Any, buf: Any, call: str, write: bool, status: Any) -> int:
     done, _, _ = _access(vr, f, st, call, buf, offset, write)
     st.shared = base + sum(counts)
     segs = view.segments(base * view.esize, sum(counts) * view.esize)
-    seconds = filesystem(vr).collective(segs, len(counts))
-    if len(counts) > 1 and max(counts):
-        seconds += vr.engine.network.cost(st.members[0], st.members[-1],
-                                          max(counts) * view.esize)
-    charge(vr, seconds, f"File.{call}")
+    end = _collective_end(vr, st, inst, vr.clock, segs, max(counts) * view.esize)
+    charge_until(vr, end, f"File.{call}")
     finalize(vr, st.comm, inst)
     _status(status, done)
     return done

@@ -345,3 +345,59 @@ def test_independent_writes_queue_on_a_shared_ost(stripes, late):
           f"client_bandwidth=2e9")
     res = bsim.simulate(main, 2, filesystem=fs)
     assert res.returns == pytest.approx([1e-4 + 2e-6, 1e-4 + 2e-6 + late], rel=1e-9)
+
+
+ERRORS = '''
+import tempfile
+
+import numpy as np
+from mpi4py import MPI
+def main():
+    out = {}
+    name = tempfile.mkstemp(prefix="bsim-io-x-")[1]
+    fh = MPI.File.Open(MPI.COMM_SELF, name, MPI.MODE_WRONLY)
+    def attempt(label, fn):
+        try:
+            fn(); out[label] = None
+        except MPI.Exception as e:
+            out[label] = e.Get_error_class()
+        except Exception as e:
+            out[label] = type(e).__name__
+    attempt("read_wronly", lambda: fh.Read_at(0, np.zeros(4, 'B')))
+    attempt("bad_view", lambda: fh.Set_view(0, MPI.DOUBLE, MPI.INT))
+    attempt("neg_offset", lambda: fh.Write_at(-1, np.zeros(4, 'B')))
+    attempt("seek_whence", lambda: fh.Seek(0, 12345))
+    attempt("seek_neg", lambda: fh.Seek(-5, MPI.SEEK_SET))
+    attempt("set_size_neg", lambda: fh.Set_size(-1))
+    attempt("partial_etype", lambda: (fh.Set_view(0, MPI.INT), fh.Write_at(0, np.zeros(3, 'B'))))
+    fh.Close()
+    fh = MPI.File.Open(MPI.COMM_SELF, name, MPI.MODE_RDONLY | MPI.MODE_DELETE_ON_CLOSE)
+    attempt("write_rdonly", lambda: fh.Write_at(0, np.zeros(4, 'B')))
+    attempt("setsize_rdonly", lambda: fh.Set_size(10))
+    fh.Close()
+    attempt("closed", lambda: fh.Get_size())
+    attempt("delete_missing", lambda: MPI.File.Delete(name + "-nope"))
+    excl = MPI.MODE_RDWR | MPI.MODE_CREATE | MPI.MODE_EXCL
+    attempt("excl", lambda: MPI.File.Open(MPI.COMM_SELF, tempfile.gettempdir(), excl))
+    return out
+'''
+
+
+def test_error_classes_by_hand():
+    """Each erroneous call raises MPI.Exception with MPICH's class (values of bsim.MPI)."""
+    namespace: dict = {}
+    exec(compile(ERRORS, "<program>", "exec"), namespace)
+    M = bsim.MPI
+    assert bsim.simulate(namespace["main"], 1).returns[0] == {
+        "read_wronly": M.ERR_ACCESS, "bad_view": M.ERR_ARG, "neg_offset": M.ERR_ARG,
+        "seek_whence": M.ERR_ARG, "seek_neg": M.ERR_ARG, "set_size_neg": M.ERR_ARG,
+        "partial_etype": M.ERR_IO, "write_rdonly": M.ERR_READ_ONLY,
+        "setsize_rdonly": M.ERR_READ_ONLY, "closed": M.ERR_FILE,
+        "delete_missing": M.ERR_NO_SUCH_FILE, "excl": M.ERR_FILE_EXISTS}
+
+
+@needs_mpiexec
+def test_error_classes_equal_real_mpi():
+    namespace: dict = {}
+    exec(compile(ERRORS, "<program>", "exec"), namespace)
+    assert real_mpi_returns(1, ERRORS) == bsim.simulate(namespace["main"], 1).returns

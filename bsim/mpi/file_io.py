@@ -194,7 +194,7 @@ def _access(vr: VirtualRank, f: Any, st: FileState, call: str, buf: Any, offset:
     if info.nbytes % esize:
         raise MPIUsageError(f"{where}: {info.nbytes} bytes are not a whole number of the "
                             f"view's etype {view.etype.name} ({esize} bytes)",
-                            error_class=_ERR_TYPE)
+                            error_class=_ERR_IO)   # MPICH's class
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise MPIUsageError(f"{where}: offset must be an int >= 0, got {offset!r}",
                             error_class=_ERR_ARG)

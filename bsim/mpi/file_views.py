@@ -125,7 +125,7 @@ def make_view(vr: Any, disp: Any, etype: Any, filetype: Any, datarep: Any,
     if etype.size == 0 or filetype.size % etype.size:
         raise MPIUsageError(f"{where}: the filetype's {filetype.size} bytes are not a whole "
                             f"number of {etype.name} etypes of {etype.size} bytes",
-                            error_class=_ERR_TYPE)
+                            error_class=_ERR_ARG)   # MPICH's class
     if filetype.extent <= 0 or any(off < 0 for off, _ in filetype.layout.blocks):
         raise MPIUsageError(f"{where}: the filetype {filetype.name} has a negative "
                             f"displacement or no positive extent", error_class=_ERR_TYPE)

@@ -2,7 +2,7 @@
 
     bsim run TARGET [-n N] [--machine NAME|FILE.toml] [--network SPEC] [--protocol P]
                     [--contention none|fluid[:OPTS]] [--collectives SPEC]
-                    [--collective OP=SPEC]...
+                    [--collective OP=SPEC]... [--filesystem SPEC]
                     [--compute {ignore,measure}] [--compute-scale X] [--param k=v]...
                     [--json FILE] [--csv FILE] [--trace FILE] [--noise SPEC] [--quiet]
                     [-- PROGRAM ARGS...]

@@ -55,8 +55,7 @@ MODE_CREATE, MODE_EXCL, MODE_SEQUENTIAL = _K["MODE_CREATE"], _K["MODE_EXCL"], _K
 _ERR_AMODE, _ERR_NO_SUCH_FILE = _K["ERR_AMODE"], _K["ERR_NO_SUCH_FILE"]
 _ERR_FILE_EXISTS, _ERR_BAD_FILE = _K["ERR_FILE_EXISTS"], _K["ERR_BAD_FILE"]
 _ERR_FILE, _ERR_ACCESS = _K["ERR_FILE"], _K["ERR_ACCESS"]
-_ERR_READ_ONLY, _ERR_TYPE, _ERR_ARG = _K["ERR_READ_ONLY"], _K["ERR_TYPE"], _K["ERR_ARG"]
-_ERR_IO, _ERR_REQUEST = _K["ERR_IO"], _K["ERR_REQUEST"]
+_ERR_READ_ONLY, _ERR_ARG, _ERR_IO = _K["ERR_READ_ONLY"], _K["ERR_ARG"], _K["ERR_IO"]
 
 
 class FileState:
@@ -132,6 +131,7 @@ def group_call(vr: VirtualRank, st: Any, call: str, value: Any = None,
 # -- the host file -----------------------------------------------------------------------
 
 def host_path(vr: Any, filename: Any, call: str) -> str:
+    """A file name (``str``, ``bytes`` or path-like) as a ``str``."""
     try:
         return os.fsdecode(os.fspath(filename))
     except TypeError:
@@ -140,6 +140,7 @@ def host_path(vr: Any, filename: Any, call: str) -> str:
 
 
 def check_amode(vr: Any, amode: Any) -> int:
+    """*amode* if it is a valid access mode (MPI 4.0 Sec. 14.2.1), else ``ERR_AMODE``."""
     where = f"rank {vr.rank}: File.Open"
     if isinstance(amode, bool) or not isinstance(amode, int):
         raise MPIUsageTypeError(f"{where}: amode must be an int of MODE_* flags, got "
@@ -158,6 +159,7 @@ def check_amode(vr: Any, amode: Any) -> int:
 
 
 def host_open(path: str, amode: int) -> int:
+    """Open the host file for *amode* (``OSError`` as the OS says)."""
     flags = os.O_RDONLY if amode & MODE_RDONLY else \
         os.O_WRONLY if amode & MODE_WRONLY else os.O_RDWR
     if amode & MODE_CREATE:
@@ -168,6 +170,7 @@ def host_open(path: str, amode: int) -> int:
 
 
 def host_error(vr: Any, exc: OSError, call: str, path: str) -> MPIUsageError:
+    """The ``MPI.Exception`` of a host error, with MPICH's error class."""
     cls = (_ERR_NO_SUCH_FILE if isinstance(exc, FileNotFoundError) else
            _ERR_FILE_EXISTS if isinstance(exc, FileExistsError) else
            _ERR_ACCESS if isinstance(exc, PermissionError) else

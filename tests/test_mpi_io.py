@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
 from conftest import needs_mpiexec, real_mpi_returns
 
 import bsim
 from netmodels.filesystem import Lustre, build_filesystem
 from netmodels.spec import SpecError
+
+
+def _tmp(prefix: str) -> str:
+    """A new empty temporary file's name (its descriptor closed)."""
+    fd, name = tempfile.mkstemp(prefix=prefix)
+    os.close(fd)
+    return name
 
 PROGRAM = '''
 import os
@@ -17,10 +27,16 @@ import numpy as np
 from mpi4py import MPI
 
 
+def _tmp(prefix):
+    fd, name = tempfile.mkstemp(prefix=prefix)
+    os.close(fd)
+    return name
+
+
 def main():
     comm = MPI.COMM_WORLD
     n, r = comm.Get_size(), comm.Get_rank()
-    name = comm.bcast(tempfile.mkstemp(prefix="bsim-io-")[1] if r == 0 else None)
+    name = comm.bcast(_tmp("bsim-io-") if r == 0 else None)
     amode = MPI.MODE_RDWR | MPI.MODE_CREATE | MPI.MODE_DELETE_ON_CLOSE
     fh = MPI.File.Open(comm, name, amode, MPI.INFO_NULL)
     out = {"amode": fh.Get_amode() == amode, "group": fh.Get_group().Get_size()}
@@ -147,13 +163,12 @@ FS = ("lustre:latency=1e-4,metadata=1e-3,stripe_count=2,stripe_size=1000,"
 def test_times_by_hand():
     """Open, an independent write, a collective write, an overlapped Iwrite_at, Close."""
     def main():
-        import tempfile
 
         import numpy as np
         from mpi4py import MPI
         comm = MPI.COMM_WORLD
         r = comm.Get_rank()
-        name = comm.bcast(tempfile.mkstemp(prefix="bsim-io-t-")[1] if r == 0 else None)
+        name = comm.bcast(_tmp("bsim-io-t-") if r == 0 else None)
         fh = MPI.File.Open(comm, name, MPI.MODE_WRONLY | MPI.MODE_DELETE_ON_CLOSE)
         if r == 0:
             fh.Write_at(0, np.zeros(3000, "B"))
@@ -216,27 +231,36 @@ def test_runs_without_files_record_no_file_system():
     ("fh.Read_all_end(np.zeros(4, 'B'))", "Read_all_end without a matching"),
     ("fh.Close(); fh.Get_size()", "File.Get_size on FILE_NULL"),
 ])
-def test_bad_calls_are_one_line(body, match):
-    code = ("def main():\n    import tempfile\n    import numpy as np\n"
+def test_bad_calls_are_one_line(body, match, tmp_path):
+    code = ("def main():\n    import numpy as np\n"
             "    from mpi4py import MPI\n"
-            "    name = tempfile.mkstemp(prefix='bsim-io-e-')[1]\n"
+            "    name = _tmp()\n"
             "    fh = MPI.File.Open(MPI.COMM_SELF, name, MPI.MODE_WRONLY | "
             "MPI.MODE_DELETE_ON_CLOSE)\n"
             f"    {body}\n")
-    namespace: dict = {}
+    path = tmp_path / "f"
+    path.touch()
+    namespace: dict = {"_tmp": lambda: str(path)}
     exec(compile(code, "<program>", "exec"), namespace)
     with pytest.raises(bsim.MPIUsageError, match=match):
         bsim.simulate(namespace["main"], 1)
 
 
 ERRHANDLERS = '''
+import os
 import tempfile
 
 from mpi4py import MPI
 
 
+def _tmp(prefix):
+    fd, name = tempfile.mkstemp(prefix=prefix)
+    os.close(fd)
+    return name
+
+
 def main():
-    name = tempfile.mkstemp(prefix="bsim-io-eh-")[1]
+    name = _tmp("bsim-io-eh-")
     MPI.FILE_NULL.Set_errhandler(MPI.ERRORS_ARE_FATAL)
     fh = MPI.File.Open(MPI.COMM_SELF, name, MPI.MODE_RDWR | MPI.MODE_DELETE_ON_CLOSE)
     inherited = fh.Get_errhandler() == MPI.ERRORS_RETURN   # mpi4py sets it on new files
@@ -265,10 +289,9 @@ def test_file_error_handlers_equal_real_mpi():
 
 def test_handles_round_trip_and_free_closes():
     def main():
-        import tempfile
 
         from mpi4py import MPI
-        name = tempfile.mkstemp(prefix="bsim-io-h-")[1]
+        name = _tmp("bsim-io-h-")
         fh = MPI.File.Open(MPI.COMM_SELF, name, MPI.MODE_RDWR | MPI.MODE_DELETE_ON_CLOSE)
         same = MPI.File.fromhandle(fh.handle) == fh and MPI.File.f2py(fh.py2f()) == fh
         copy = MPI.File(fh)
@@ -279,10 +302,17 @@ def test_handles_round_trip_and_free_closes():
 
 
 DATAREP = '''
+import os
 import tempfile
 
 import numpy as np
 from mpi4py import MPI
+
+
+def _tmp(prefix):
+    fd, name = tempfile.mkstemp(prefix=prefix)
+    os.close(fd)
+    return name
 
 
 def main():
@@ -293,7 +323,7 @@ def main():
             MPI.Register_datarep(name, None, None, lambda dt: dt.extent)
         except MPI.Exception as exc:
             out.append(exc.Get_error_class() == MPI.ERR_DUP_DATAREP)
-    fname = tempfile.mkstemp(prefix="bsim-io-rep-")[1]
+    fname = _tmp("bsim-io-rep-")
     fh = MPI.File.Open(MPI.COMM_SELF, fname, MPI.MODE_RDWR | MPI.MODE_DELETE_ON_CLOSE)
     try:
         fh.Set_view(0, MPI.INT, MPI.INT, "bsim-test-rep")
@@ -327,13 +357,12 @@ def test_independent_writes_queue_on_a_shared_ost(stripes, late):
     (rank 1: ties go to the lower rank) waits for the first's 2 us; striped over two OSTs
     in 2000-byte stripes they do not meet."""
     def main():
-        import tempfile
 
         import numpy as np
         from mpi4py import MPI
         comm = MPI.COMM_WORLD
         r = comm.Get_rank()
-        name = comm.bcast(tempfile.mkstemp(prefix="bsim-io-q-")[1] if r == 0 else None)
+        name = comm.bcast(_tmp("bsim-io-q-") if r == 0 else None)
         fh = MPI.File.Open(comm, name, MPI.MODE_WRONLY | MPI.MODE_DELETE_ON_CLOSE)
         t0 = MPI.Wtime()
         fh.Write_at(2000 * r, np.zeros(2000, "B"))
@@ -348,13 +377,20 @@ def test_independent_writes_queue_on_a_shared_ost(stripes, late):
 
 
 ERRORS = '''
+import os
 import tempfile
 
 import numpy as np
 from mpi4py import MPI
+
+
+def _tmp(prefix):
+    fd, name = tempfile.mkstemp(prefix=prefix)
+    os.close(fd)
+    return name
 def main():
     out = {}
-    name = tempfile.mkstemp(prefix="bsim-io-x-")[1]
+    name = _tmp("bsim-io-x-")
     fh = MPI.File.Open(MPI.COMM_SELF, name, MPI.MODE_WRONLY)
     def attempt(label, fn):
         try:

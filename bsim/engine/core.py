@@ -269,12 +269,15 @@ class Engine(FailureReports, simpy.Environment):
         gc.freeze()
 
     def finish(self) -> None:
-        """Undo :meth:`start`'s collector settings and watchdog; drop the private modules."""
+        """Undo :meth:`start`'s collector settings and watchdog; drop the private modules;
+        run the callables the run registered in ``user_state["bsim.at_finish"]``."""
         self.watchdog.disarm()
         gc.set_threshold(*self._gc_saved)
         gc.unfreeze()
         if self.private_modules is not None:
             self.private_modules.close()
+        for done in self.user_state.pop("bsim.at_finish", ()):   # e.g. files left open
+            done()
 
     def run_until(self, end: float) -> None:
         """Process every event earlier than *end* (all of them for ``inf``)."""

@@ -175,6 +175,7 @@ class File:
             else:
                 private = comm.derive(vr, key, members, f"{comm.Get_name()}.File")
                 st = FileState(path, fd, amode, private, members)
+                vr.engine.user_state.setdefault("bsim.at_finish", []).append(st.close_fd)
                 if isinstance(info, Info) and info:
                     st.hints.update(dict(info.items()))
             table[key] = st
@@ -199,7 +200,7 @@ class File:
         finalize(vr, st.comm, inst)
         st.open_count -= 1
         if st.open_count == 0:
-            os.close(st.fd)
+            st.close_fd()
             if st.amode & MODE_DELETE_ON_CLOSE:
                 try:
                     os.unlink(st.path)

@@ -33,6 +33,7 @@ Time (``docs/io.md``; the formulas of :mod:`netmodels.filesystem`, the run's
 from __future__ import annotations
 
 import os
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ANY_SOURCE, ANY_TAG, ReqKind
@@ -74,6 +75,9 @@ class FileState:
         self.open_count = len(members)
         self.free: list[float] | None = None   # when each storage target is free next
         self.coll_end: dict[Any, list[Any]] = {}   # collective -> [end time, members left]
+        # the descriptor is closed by the last Close, or at the end of a run that did not
+        # close the file (Engine.finish), or when this state is dropped
+        self.close_fd = weakref.finalize(self, os.close, fd)
 
     def targets(self, fs: Any) -> list[float]:
         """When each of the file's storage targets is free (the model's queues)."""

@@ -112,7 +112,7 @@ FILESYSTEMS: Registry[type[FileSystemModel]] = Registry("file system model", Spe
 
 @FILESYSTEMS.register
 class Lustre(FileSystemModel):
-    """Lustre-like striped file system (module docstring: formula and sources)."""
+    """Lustre-like striped file system: OSTs, client and aggregate bandwidth, metadata."""
 
     name = "lustre"
     parameters = {

@@ -265,8 +265,9 @@ def simulate(main: Callable[..., Any], ranks: int,
     charges calculation time.  ``contention="fluid"`` makes messages in flight
     share link bandwidth (topology models and ``twolevel``; ``docs/networks.md``).
     *filesystem* is the MPI-IO cost model (``"lustre:stripe_count=8,..."``, see
-    ``docs/io.md``; default ``lustre`` with its documented parameters), recorded in the
-    result when given or when the program opens a file.
+    ``docs/io.md``; default *machine*'s ``[filesystem]``, else ``lustre`` with its
+    documented parameters), recorded in the result when given or when the program opens
+    a file.
 
     *tracer*, *noise* and *progress* are the optional hooks of
     :mod:`bsim.engine.hooks`.  ``compute="measure"`` charges the host time each rank
@@ -305,13 +306,15 @@ def simulate(main: Callable[..., Any], ranks: int,
         check_rank_memory(ranks)
     preset = None
     if machine is not None:
-        from .machines import collective_spec, load_machine, network_spec
+        from .machines import collective_spec, filesystem_spec, load_machine, network_spec
         preset = load_machine(machine)
         machine = preset.spec
         if network is None:
             network = network_spec(preset)
         if collectives is None:
             collectives = collective_spec(preset)
+        if filesystem is None:
+            filesystem = filesystem_spec(preset)
     net = build_network(DEFAULT_NETWORK if network is None else network)
     net.prepare(ranks)
     proto = build_protocol(protocol)

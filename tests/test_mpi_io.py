@@ -437,3 +437,24 @@ def test_error_classes_equal_real_mpi():
     namespace: dict = {}
     exec(compile(ERRORS, "<program>", "exec"), namespace)
     assert real_mpi_returns(1, ERRORS) == bsim.simulate(namespace["main"], 1).returns
+
+
+def test_a_machine_file_sets_the_file_system(tmp_path):
+    """``[filesystem]`` of a machine file is the run's model unless filesystem= is given."""
+    toml = tmp_path / "m.toml"
+    toml.write_text('name = "m"\ndescription = "d"\nsource = "s"\ncores_per_node = 1\n'
+                    '[network]\nmodel = "hockney"\nlatency = 1e-6\nbandwidth = 1e9\n'
+                    '[filesystem]\nmodel = "lustre"\nstripe_count = 4\n')
+
+    def main():
+        from mpi4py import MPI
+        MPI.COMM_WORLD.Barrier()
+
+    res = bsim.simulate(main, 2, machine=str(toml))
+    assert res.filesystem == build_filesystem("lustre:stripe_count=4").spec()
+    res = bsim.simulate(main, 2, machine=str(toml), filesystem="lustre:stripe_count=2")
+    assert "stripe_count=2," in res.filesystem
+    toml.write_text(toml.read_text().replace("stripe_count = 4", "stripes = 4"))
+    from bsim.machines import MachineError, load_machine
+    with pytest.raises(MachineError, match=r"\[filesystem\].*unknown parameter\(s\) stripes"):
+        load_machine(str(toml))

@@ -26,7 +26,7 @@ def add_parser(subparsers: Any) -> None:
 
 def show(ns: argparse.Namespace) -> int:
     """Print the machine file (its comments give every figure's source) and what it yields."""
-    from ..machines import collective_spec, load_machine, network_spec
+    from ..machines import collective_spec, filesystem_spec, load_machine, network_spec
     m = load_machine(ns.name)
     assert m.path is not None
     print(f"# {m.path}")
@@ -34,6 +34,7 @@ def show(ns: argparse.Namespace) -> int:
     print(f"\n# as bsim reads it ({m.spec}):")
     print(f"#   network      {network_spec(m)}")
     print(f"#   collectives  {collective_spec(m) or 'analytic (no [collectives])'}")
+    print(f"#   filesystem   {filesystem_spec(m) or 'lustre defaults (no [filesystem])'}")
     peak = m.peak_flops_per_core
     print(f"#   peak         {f'{peak / 1e9:.4g} GFlop/s per core' if peak else 'not given'}")
     return 0

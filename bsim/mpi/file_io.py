@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Callable
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ANY_SOURCE, ANY_TAG, ReqKind
@@ -75,6 +77,7 @@ class FileState:
         self.open_count = len(members)
         self.free: list[float] | None = None   # when each storage target is free next
         self.coll_end: dict[Any, list[Any]] = {}   # collective -> [end time, members left]
+        self.prefix: dict[Any, list[Any]] = {}   # ordered call -> [offsets, members left]
         # the descriptor is closed by the last Close, or at the end of a run that did not
         # close the file (Engine.finish), or when this state is dropped
         self.close_fd = weakref.finalize(self, os.close, fd)
@@ -276,16 +279,18 @@ def _independent(f: Any, buf: Any, offset: int | None, call: str, write: bool,
 
 
 def _collective_end(vr: VirtualRank, st: FileState, inst: Any, start: float,
-                    segs: list[tuple[int, int]], biggest: int) -> float:
-    """When collective *inst*'s I/O ends: the two-phase exchange of the *biggest* part
-    from *start*, then the aggregators' access of *segs*; computed by the first member
-    that asks, in simulated-time order when it can (the others read it)."""
+                    plan: Callable[[], tuple[list[tuple[int, int]], int]]) -> float:
+    """When collective *inst*'s I/O ends: the two-phase exchange of the biggest part from
+    *start*, then the aggregators' access of all segments (``plan()`` gives both: called
+    once per collective, O(P), by the first member that asks, in simulated-time order
+    when it can; the others read the result)."""
     entry = st.coll_end.get(inst.key)
     if entry is None and vr.clock > vr.engine._now:
         vr.sync("File.collective")   # (another member may have computed it meanwhile)
         entry = st.coll_end.get(inst.key)
     if entry is None:
         P = inst.size
+        segs, biggest = plan()
         if P > 1 and biggest:
             start += vr.engine.network.cost(st.members[0], st.members[-1], biggest)
         fs = filesystem(vr)
@@ -297,8 +302,12 @@ def _collective_end(vr: VirtualRank, st: FileState, inst: Any, start: float,
     return float(entry[0])
 
 
-def _parts(parts: list[Any]) -> tuple[list[tuple[int, int]], int]:
-    return [s for _, ss in parts for s in ss], max((d for d, _ in parts), default=0)
+def _parts(inst: Any) -> Callable[[], tuple[list[tuple[int, int]], int]]:
+    """The plan of a collective whose members contributed ``(bytes, segments)``."""
+    def plan() -> tuple[list[tuple[int, int]], int]:
+        parts = inst.values
+        return [s for _, ss in parts for s in ss], max((d for d, _ in parts), default=0)
+    return plan
 
 
 def _collective(f: Any, buf: Any, offset: int | None, call: str, write: bool,
@@ -313,7 +322,7 @@ def _collective(f: Any, buf: Any, offset: int | None, call: str, write: bool,
         _advance(f, done)
     inst, me, req = group_call(vr, st, call, (done, segs), blocking=blocking)
     if blocking:
-        end = _collective_end(vr, st, inst, vr.clock, *_parts(inst.values))
+        end = _collective_end(vr, st, inst, vr.clock, _parts(inst))
         charge_until(vr, end, f"File.{call}")
         finalize(vr, st.comm, inst)
         _status(status, done)
@@ -321,7 +330,7 @@ def _collective(f: Any, buf: Any, offset: int | None, call: str, write: bool,
 
     def post() -> None:
         assert req.avail is not None
-        end = _collective_end(vr, st, inst, req.avail + req.cost, *_parts(inst.values))
+        end = _collective_end(vr, st, inst, req.avail + req.cost, _parts(inst))
         charge_until(vr, end, f"File.{call}")
         finalize(vr, st.comm, inst)
 
@@ -339,12 +348,21 @@ def _ordered(f: Any, buf: Any, call: str, write: bool, status: Any) -> int:
     mine = info.nbytes // view.esize
     inst, me, _ = group_call(vr, st, call, (mine, st.shared))
     base = inst.values[0][1]
-    counts = [c for c, _ in inst.values]
-    offset = base + sum(counts[:me])
-    done, _, _ = _access(vr, f, st, call, buf, offset, write)
-    st.shared = base + sum(counts)
-    segs = view.segments(base * view.esize, sum(counts) * view.esize)
-    end = _collective_end(vr, st, inst, vr.clock, segs, max(counts) * view.esize)
+    entry = st.prefix.get(inst.key)
+    if entry is None:   # once per call: each member's etype offset, and the total
+        entry = st.prefix[inst.key] = [list(accumulate((c for c, _ in inst.values),
+                                                       initial=base)), inst.size]
+    starts = entry[0]
+    entry[1] -= 1
+    if entry[1] == 0:
+        del st.prefix[inst.key]
+    done, _, _ = _access(vr, f, st, call, buf, starts[me], write)
+    st.shared = starts[-1]
+
+    def plan() -> tuple[list[tuple[int, int]], int]:
+        biggest = max(c for c, _ in inst.values) * view.esize
+        return view.segments(base * view.esize, (starts[-1] - base) * view.esize), biggest
+    end = _collective_end(vr, st, inst, vr.clock, plan)
     charge_until(vr, end, f"File.{call}")
     finalize(vr, st.comm, inst)
     _status(status, done)

@@ -230,9 +230,12 @@ def test_runs_without_files_record_no_file_system():
     ("fh.Set_view(0, MPI.DOUBLE, MPI.INT)", "not a whole number of DOUBLE etypes"),
     ("fh.Read_all_end(np.zeros(4, 'B'))", "Read_all_end without a matching"),
     ("fh.Close(); fh.Get_size()", "File.Get_size on FILE_NULL"),
+    ("fh.Set_view(0, MPI.BYTE, MPI.BYTE.Create_vector(2, 1, 2).Commit()); "
+     "fh.Write(bsim.buffer(10**8))", r"rank 0: File.Write: an access of 100,000,000 bytes "
+                                     r"through filetype .* touches more than 10,000,000"),
 ])
 def test_bad_calls_are_one_line(body, match, tmp_path):
-    code = ("def main():\n    import numpy as np\n"
+    code = ("def main():\n    import numpy as np\n    import bsim\n"
             "    from mpi4py import MPI\n"
             "    name = _tmp()\n"
             "    fh = MPI.File.Open(MPI.COMM_SELF, name, MPI.MODE_WRONLY | "

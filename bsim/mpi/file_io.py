@@ -208,7 +208,10 @@ def _access(vr: VirtualRank, f: Any, st: FileState, call: str, buf: Any, offset:
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise MPIUsageError(f"{where}: offset must be an int >= 0, got {offset!r}",
                             error_class=_ERR_ARG)
-    segs = view.segments(offset * esize, info.nbytes)
+    try:
+        segs = view.segments(offset * esize, info.nbytes)
+    except ValueError as exc:
+        raise MPIUsageError(f"{where}: {exc}") from None
     mem = info.mem
     if mem is None:   # a placeholder: sizes only
         return info.nbytes, segs, info

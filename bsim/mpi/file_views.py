@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import MPIUsageError
 from .datatypes import Datatype
 from .namespace import INT_CONSTANTS, NotSimulatedError
+from .typemap import MAX_BLOCKS
 
 __all__ = ["View", "DEFAULT_DATAREP", "make_view", "Register_datarep", "type_extent"]
 
@@ -67,6 +68,11 @@ class View:
             return [(self.disp + start, nbytes)]
         out: list[tuple[int, int]] = []
         tile, blocks, starts = self._tile, self._blocks, self._starts
+        if (nbytes // tile + 2) * len(blocks) > MAX_BLOCKS:
+            raise ValueError(f"an access of {nbytes:,} bytes through filetype "
+                             f"{self.filetype.name} touches more than {MAX_BLOCKS:,} "
+                             f"separate file ranges, which is not simulated (use a "
+                             f"filetype with larger blocks)")
         k, r = divmod(start, tile)
         i = bisect_right(starts, r) - 1
         left = nbytes

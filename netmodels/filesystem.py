@@ -24,13 +24,15 @@ the union of the parts as above with ``A`` clients::
     T_io = latency + max(B_ost / ost_bandwidth, S / (A * client_bandwidth),
                          S / aggregate_bandwidth)
 
-**Contention between calls** (:meth:`Lustre.finish`): each OST of a file serves the
-requests that reach it one after the other, in the order of their simulated start times
-(first come, first served): a request of ``b`` bytes for OST ``j`` starting at ``t``
-(after the latency) holds it from ``max(t, free_j)`` to that plus ``b / ost_bandwidth``,
-and the call ends when its last OST is done, or at ``t + s / client_bandwidth`` or
-``t + s / aggregate_bandwidth`` if later.  With idle OSTs this is the formula above.
-The aggregate limit is applied per call, not shared between calls.
+**Contention between calls** (:meth:`Lustre.finish`): each OST of a file, each rank's
+client link and the file system's aggregate link serve the requests that reach them one
+after the other, in the order of their simulated start times (first come, first
+served): a request of ``b`` bytes for OST ``j`` starting at ``t`` (after the latency)
+holds it from ``max(t, free_j)`` to that plus ``b / ost_bandwidth``; the caller's client
+link from ``max(t, client_free)`` for ``s / client_bandwidth``; the aggregate link from
+``max(t, aggregate_free)`` for ``s / aggregate_bandwidth``.  The call ends when the last
+of them is done.  With everything idle this is the formula above.  A collective call's
+aggregators use the aggregate link and the OSTs (their ``A`` client links are theirs).
 
 **Defaults** (``lustre``): ``stripe_count = 1`` and ``stripe_size = 1 MiB`` are Lustre's
 own defaults (Lustre Operations Manual, "Managing File Layout"); ``ost_bandwidth =
@@ -101,9 +103,10 @@ class FileSystemModel:
         raise NotImplementedError
 
     def finish(self, segments: Iterable[Segment], start: float, free: list[float],
-               clients: int = 1) -> float:
+               clients: int = 1, links: list[float] | None = None) -> float:
         """When an access of *segments* starting at *start* by *clients* clients ends,
-        given when each target is *free* (updated)."""
+        given when each target is *free* and (*links*) when the client link and the
+        file system's aggregate link are free (all updated)."""
         raise NotImplementedError
 
 
@@ -175,16 +178,23 @@ class Lustre(FileSystemModel):
         return int(self.values["stripe_count"])
 
     def finish(self, segments: Iterable[Segment], start: float, free: list[float],
-               clients: int = 1) -> float:
-        """First-come-first-served OSTs (module docstring); *free* is updated."""
+               clients: int = 1, links: list[float] | None = None) -> float:
+        """First come, first served OSTs and links (module docstring); *free* and
+        *links* (``[client free, aggregate free]``, None: not shared) are updated."""
         per = self.per_ost(segments)
         total = sum(per)
         if total == 0:
             return start
         v = self.values
         t = start + v["latency"]
-        end = max(t + total / (clients * v["client_bandwidth"]),
-                  t + total / v["aggregate_bandwidth"])
+        client = total / (clients * v["client_bandwidth"])
+        aggregate = total / v["aggregate_bandwidth"]
+        if links is None:
+            end = max(t + client, t + aggregate)
+        else:
+            links[0] = max(t, links[0]) + client
+            links[1] = max(t, links[1]) + aggregate
+            end = max(links[0], links[1])
         bw = v["ost_bandwidth"]
         for j, b in enumerate(per):
             if b:

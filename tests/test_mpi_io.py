@@ -354,11 +354,13 @@ def test_registered_datarep_equals_real_mpi():
     assert real_mpi_returns(2, DATAREP) == bsim.simulate(namespace["main"], 2).returns
 
 
-@pytest.mark.parametrize("stripes,late", [(1, 2e-6), (2, 0.0)])
-def test_independent_writes_queue_on_a_shared_ost(stripes, late):
+@pytest.mark.parametrize("stripes,aggregate,late", [(1, 1e12, 2e-6), (2, 1e12, 0.0),
+                                                    (2, 1e9, 2e-6)])
+def test_independent_writes_queue_on_a_shared_ost(stripes, aggregate, late):
     """Two ranks write 2000 bytes each at the same time: on one OST (1e9 B/s) the second
     (rank 1: ties go to the lower rank) waits for the first's 2 us; striped over two OSTs
-    in 2000-byte stripes they do not meet."""
+    in 2000-byte stripes they do not meet, unless the file system's aggregate link
+    (1e9 B/s) is what they share."""
     def main():
 
         import numpy as np
@@ -374,7 +376,7 @@ def test_independent_writes_queue_on_a_shared_ost(stripes, late):
         return t1 - t0
 
     fs = (f"lustre:latency=1e-4,stripe_count={stripes},stripe_size=2000,ost_bandwidth=1e9,"
-          f"client_bandwidth=2e9")
+          f"client_bandwidth=2e9,aggregate_bandwidth={aggregate}")
     res = bsim.simulate(main, 2, filesystem=fs)
     assert res.returns == pytest.approx([1e-4 + 2e-6, 1e-4 + 2e-6 + late], rel=1e-9)
 
@@ -461,3 +463,26 @@ def test_a_machine_file_sets_the_file_system(tmp_path):
     from bsim.machines import MachineError, load_machine
     with pytest.raises(MachineError, match=r"\[filesystem\].*unknown parameter\(s\) stripes"):
         load_machine(str(toml))
+
+
+def test_one_ranks_nonblocking_writes_share_its_client_link():
+    """Two Iwrite_at of 2000 bytes to two OSTs at once: the OSTs work in parallel, but
+    the rank's client link (1e9 B/s) carries one after the other: 2 us, then 4 us."""
+    def main():
+        import numpy as np
+        from mpi4py import MPI
+        fh = MPI.File.Open(MPI.COMM_SELF, _tmp("bsim-io-c-"),
+                           MPI.MODE_WRONLY | MPI.MODE_DELETE_ON_CLOSE)
+        t0 = MPI.Wtime()
+        reqs = [fh.Iwrite_at(2000 * k, np.zeros(2000, "B")) for k in range(2)]
+        reqs[0].Wait()
+        t1 = MPI.Wtime()
+        reqs[1].Wait()
+        t2 = MPI.Wtime()
+        fh.Close()
+        return [t1 - t0, t2 - t0]
+
+    fs = "lustre:latency=1e-4,stripe_count=2,stripe_size=2000,ost_bandwidth=1e9," \
+         "client_bandwidth=1e9"
+    assert bsim.simulate(main, 1, filesystem=fs).returns[0] == \
+        pytest.approx([1e-4 + 2e-6, 1e-4 + 4e-6], rel=1e-9)

@@ -15,8 +15,9 @@ Time (``docs/io.md``; the formulas of :mod:`netmodels.filesystem`, the run's
 ``filesystem`` model ``fs``) -- all of it comm time:
 
 * independent call (``Read``, ``Write_at``, ``Read_shared``, ...): handled when the
-  engine reaches the rank's clock (so the file's storage targets see the calls in
-  simulated-time order); it ends at ``fs.finish(segments, clock, queues)``, which is
+  engine reaches the rank's clock (so the file's storage targets, the rank's client link
+  and the aggregate link see the calls in simulated-time order); it ends at
+  ``fs.finish(segments, clock, queues)``, which is
   ``clock + fs.independent(segments)`` when the targets are idle; a nonblocking form
   (``Iread``, ...) completes then, overlapping with the rank's work until ``Wait``;
 * collective call (``Read_all``, ``Write_at_all``, ``Read_ordered``, ...): a barrier of
@@ -106,6 +107,13 @@ def filesystem(vr: VirtualRank) -> Any:
         from netmodels.filesystem import build_filesystem
         fs = eng.filesystem = build_filesystem(None)
     return fs
+
+
+def _links(vr: VirtualRank) -> dict[str, Any]:
+    """The run's shared link queues: ``{"client": {rank: free at}, "aggregate": free at}``."""
+    links: dict[str, Any] = vr.engine.user_state.setdefault(
+        "bsim.file.links", {"client": {}, "aggregate": 0.0})
+    return links
 
 
 def charge(vr: VirtualRank, seconds: float, call: str) -> None:
@@ -269,7 +277,10 @@ def _independent(f: Any, buf: Any, offset: int | None, call: str, write: bool,
         _advance(f, done)
     vr.ops += 1
     fs = filesystem(vr)
-    end = fs.finish(segs, vr.clock, st.targets(fs), 1)
+    links = _links(vr)
+    mine = [links["client"].get(vr.rank, 0.0), links["aggregate"]]
+    end = fs.finish(segs, vr.clock, st.targets(fs), 1, mine)
+    links["client"][vr.rank], links["aggregate"] = mine
     if blocking:
         charge_until(vr, end, f"File.{call}")
         _status(status, done)
@@ -297,7 +308,10 @@ def _collective_end(vr: VirtualRank, st: FileState, inst: Any, start: float,
         if P > 1 and biggest:
             start += vr.engine.network.cost(st.members[0], st.members[-1], biggest)
         fs = filesystem(vr)
-        end = fs.finish(segs, start, st.targets(fs), fs.aggregator_count(P))
+        links = _links(vr)
+        both = [0.0, links["aggregate"]]   # the aggregators' own client links are free
+        end = fs.finish(segs, start, st.targets(fs), fs.aggregator_count(P), both)
+        links["aggregate"] = both[1]
         entry = st.coll_end[inst.key] = [end, P]
     entry[1] -= 1
     if entry[1] == 0:

@@ -486,3 +486,93 @@ def test_one_ranks_nonblocking_writes_share_its_client_link():
          "client_bandwidth=1e9"
     assert bsim.simulate(main, 1, filesystem=fs).returns[0] == \
         pytest.approx([1e-4 + 2e-6, 1e-4 + 4e-6], rel=1e-9)
+
+
+FILE_OPS = '''
+import os, tempfile
+import numpy as np
+from mpi4py import MPI
+
+def _tmp(prefix):
+    fd, name = tempfile.mkstemp(prefix=prefix)
+    os.close(fd)
+    return name
+
+def main():
+    comm = MPI.COMM_WORLD
+    r, n = comm.rank, comm.size
+    out = {}
+    name = comm.bcast(_tmp("bsim-io-ops-") if r == 0 else None)
+    fh = MPI.File.Open(comm, name, MPI.MODE_RDWR)
+    fh.Write_at_all(10 * r, np.full(10, r + 1, 'B'))
+    fh.Sync(); comm.Barrier(); fh.Sync()
+    out["size"] = fh.Get_size()
+    fh.Close()
+    fh = MPI.File.Open(comm, name, MPI.MODE_RDWR | MPI.MODE_APPEND)
+    out["append_pos"] = fh.Get_position()
+    out["append_shared"] = fh.Get_position_shared()
+    vec = MPI.INT.Create_vector(2, 1, 3).Commit()
+    fh.Set_view(4, MPI.INT, vec)
+    out["view_after"] = [fh.Get_position(), fh.Get_position_shared()]
+    out["byte_offsets"] = [fh.Get_byte_offset(k) for k in range(5)]
+    fh.Seek(0, MPI.SEEK_END)
+    out["seek_end_vec"] = fh.Get_position()
+    fh.Seek(3, MPI.SEEK_SET); fh.Seek(2, MPI.SEEK_CUR)
+    out["seek_cur"] = fh.Get_position()
+    fh.Set_view(0, MPI.BYTE, MPI.BYTE)
+    fh.Preallocate(5)
+    out["prealloc_small"] = fh.Get_size()
+    fh.Preallocate(100)
+    out["prealloc"] = fh.Get_size()
+    fh.Set_size(7)
+    out["set_size"] = fh.Get_size()
+    rb = np.full(10, 9, 'B')
+    st = MPI.Status()
+    fh.Read_at_all(5, rb, st)
+    out["read_short"] = [rb.tolist(), st.Get_count(), st.Get_count(MPI.INT),
+                         st.Get_elements(MPI.BYTE)]
+    info = fh.Get_info()
+    out["info_type"] = type(info).__name__
+    info.Free()
+    d, et, ft, rep = fh.Get_view()
+    out["view"] = [d, et.Get_size(), ft.Get_size(), rep]
+    fh.Set_atomicity(True)
+    out["atom"] = fh.Get_atomicity()
+    out["group"] = [fh.group_size, fh.group_rank]
+    fh.Close()
+    MPI.File.Delete(name) if r == 0 else None
+    comm.Barrier()
+    return out
+'''
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_file_operations_by_hand(n):
+    """Sizes, MODE_APPEND, a vector view's byte offsets and SEEK_END, resizing, a short
+    collective read and its counts."""
+    namespace: dict = {}
+    exec(compile(FILE_OPS, "<program>", "exec"), namespace)
+    for r, out in enumerate(bsim.simulate(namespace["main"], n).returns):
+        assert out["size"] == 10 * n and out["append_pos"] == out["append_shared"] == 10 * n
+        assert out["view_after"] == [0, 0]
+        # vector(2, 1, 3) of ints: bytes 0 and 12 of a 16-byte tile, from byte 4
+        assert out["byte_offsets"] == [4, 16, 20, 32, 36]
+        # the view's data in a 10 n-byte file: whole tiles of 8 data bytes, then the rest
+        rel = 10 * n - 4
+        inside = min(rel % 16, 4) + min(max(rel % 16 - 12, 0), 4)
+        assert out["seek_end_vec"] == -(-(rel // 16 * 8 + inside) // 4)
+        assert out["seek_cur"] == 5
+        assert out["prealloc_small"] == 10 * n and out["prealloc"] == 100
+        assert out["set_size"] == 7
+        # bytes 5, 6 of a 7-byte file: rank 0's 1s; 2 bytes are not a whole int
+        assert out["read_short"] == [[1, 1] + [9] * 8, 2, bsim.MPI.UNDEFINED, 2]
+        assert out["view"] == [0, 1, 1, "native"] and out["atom"]
+        assert out["group"] == [n, r]
+
+
+@needs_mpiexec
+@pytest.mark.parametrize("n", [2, 3])
+def test_file_operations_equal_real_mpi(n):
+    namespace: dict = {}
+    exec(compile(FILE_OPS, "<program>", "exec"), namespace)
+    assert real_mpi_returns(n, FILE_OPS) == bsim.simulate(namespace["main"], n).returns

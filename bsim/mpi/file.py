@@ -32,6 +32,7 @@ from .file_io import (
     charge,
     check_amode,
     filesystem,
+    first_out,
     group_call,
     host_error,
     host_open,
@@ -237,10 +238,9 @@ class File:
         if st.amode & MODE_RDONLY:
             raise MPIUsageError(f"rank {vr.rank}: File.{call}: the file was opened "
                                 f"MODE_RDONLY", error_class=_ERR_READ_ONLY)
-        # before the barrier: no member writes again until every member has resized
-        if not grow_only or os.fstat(st.fd).st_size < size:
-            os.ftruncate(st.fd, size)
         inst, _, _ = group_call(vr, st, call, None, (("size", size),))
+        if first_out(st, inst) and (not grow_only or os.fstat(st.fd).st_size < size):
+            os.ftruncate(st.fd, size)
         finalize(vr, st.comm, inst)
         charge(vr, filesystem(vr).metadata_op(), f"File.{call}")
 
@@ -311,8 +311,9 @@ class File:
         vr = current()
         st = state_of(self, vr, "Set_atomicity")
         inst, _, _ = group_call(vr, st, "Set_atomicity", None, (("flag", bool(flag)),))
+        if first_out(st, inst):
+            st.atomic = bool(flag)
         finalize(vr, st.comm, inst)
-        st.atomic = bool(flag)
 
     def Get_atomicity(self) -> bool:
         """Whether atomic mode is set."""
@@ -350,10 +351,11 @@ class File:
         if info is not None:
             check_info(info, "File.Set_view")
         inst, _, _ = group_call(vr, st, "Set_view")
+        if first_out(st, inst):
+            st.shared = 0
         finalize(vr, st.comm, inst)
         self._local.view = view
         self._local.position = 0
-        st.shared = 0
 
     def Get_view(self) -> tuple[int, Any, Any, str]:
         """``(disp, etype, filetype, datarep)``: derived types are new handles to free."""
@@ -400,8 +402,9 @@ class File:
         pos = self._whence(offset, whence, st.shared, "Seek_shared")
         inst, _, _ = group_call(vr, st, "Seek_shared", None, (("offset", offset),
                                                               ("whence", whence)))
+        if first_out(st, inst):
+            st.shared = pos
         finalize(vr, st.comm, inst)
-        st.shared = pos
 
     def Get_position_shared(self) -> int:
         """The shared file pointer, in etypes."""

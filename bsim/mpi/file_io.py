@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
 
 __all__ = ["FileState", "state_of", "filesystem", "charge", "charge_until", "group_call",
+           "first_out",
            "host_path", "check_amode", "host_open", "host_error"]
 
 _K = INT_CONSTANTS
@@ -79,6 +80,7 @@ class FileState:
         self.free: list[float] | None = None   # when each storage target is free next
         self.coll_end: dict[Any, list[Any]] = {}   # collective -> [end time, members left]
         self.prefix: dict[Any, list[Any]] = {}   # ordered call -> [offsets, members left]
+        self.leaving: dict[Any, int] = {}         # collective -> members yet to leave it
         # the descriptor is closed by the last Close, or at the end of a run that did not
         # close the file (Engine.finish), or when this state is dropped
         self.close_fd = weakref.finalize(self, os.close, fd)
@@ -141,6 +143,21 @@ def group_call(vr: VirtualRank, st: Any, call: str, value: Any = None,
     if blocking and req is not None:
         vr.settle([req], f"File.{call}")
     return inst, me, req
+
+
+def first_out(st: FileState, inst: Any) -> bool:
+    """Whether the calling member is the first to leave collective *inst*: it applies the
+    call's effect on the shared state and the host file once, before any member goes on
+    (a member that went on and then saw another member apply it again would lose its own
+    later writes or pointer moves)."""
+    known = st.leaving.get(inst.key)
+    first = known is None
+    left = (inst.size if known is None else known) - 1
+    if left:
+        st.leaving[inst.key] = left
+    else:
+        st.leaving.pop(inst.key, None)
+    return first
 
 
 # -- the host file -----------------------------------------------------------------------
@@ -374,7 +391,8 @@ def _ordered(f: Any, buf: Any, call: str, write: bool, status: Any) -> int:
     if entry[1] == 0:
         del st.prefix[inst.key]
     done, _, _ = _access(vr, f, st, call, buf, starts[me], write)
-    st.shared = starts[-1]
+    if first_out(st, inst):
+        st.shared = starts[-1]
 
     def plan() -> tuple[list[tuple[int, int]], int]:
         biggest = max(c for c, _ in inst.values) * view.esize

@@ -576,3 +576,75 @@ def test_file_operations_equal_real_mpi(n):
     namespace: dict = {}
     exec(compile(FILE_OPS, "<program>", "exec"), namespace)
     assert real_mpi_returns(n, FILE_OPS) == bsim.simulate(namespace["main"], n).returns
+
+
+MORE_ERRORS = '''
+import os, tempfile
+import numpy as np
+from mpi4py import MPI
+
+def _tmp(prefix):
+    fd, name = tempfile.mkstemp(prefix=prefix)
+    os.close(fd)
+    return name
+
+def main():
+    out = {}
+    def attempt(label, fn):
+        try:
+            fn(); out[label] = None
+        except (TypeError, BufferError) as e:
+            out[label] = [c.__name__ for c in (TypeError, BufferError) if isinstance(e, c)][0]
+        except MPI.Exception as e:
+            out[label] = e.Get_error_class()
+    name = _tmp("bsim-io-m-")
+    fh = MPI.File.Open(MPI.COMM_SELF, name, MPI.MODE_RDWR)
+    attempt("readonly_buf", lambda: fh.Read_at(0, b"abcd"))
+    attempt("bad_status", lambda: fh.Read_at(0, np.zeros(1, 'B'), 5))
+    one = np.zeros(1, 'B')
+    attempt("split_twice", lambda: (fh.Read_all_begin(one), fh.Read_all_begin(one)))
+    attempt("split_end", lambda: fh.Read_all_end(np.zeros(1, 'B')))
+    attempt("end_wrong", lambda: fh.Write_all_end(np.zeros(1, 'B')))
+    attempt("neg_disp", lambda: fh.Set_view(-3, MPI.BYTE, MPI.BYTE))
+    attempt("bad_rep", lambda: fh.Set_view(0, MPI.BYTE, MPI.BYTE, "nosuch"))
+    attempt("bad_info", lambda: fh.Set_info(5))
+    fh.Close()
+    attempt("comm_null", lambda: MPI.File.Open(MPI.COMM_NULL, name, MPI.MODE_RDWR))
+    attempt("bad_name", lambda: MPI.File.Open(MPI.COMM_SELF, 12, MPI.MODE_RDWR))
+    seq = MPI.MODE_WRONLY | MPI.MODE_SEQUENTIAL | MPI.MODE_DELETE_ON_CLOSE
+    fh = MPI.File.Open(MPI.COMM_SELF, name, seq)
+    attempt("seq_write_at", lambda: fh.Write_at(0, np.zeros(1, 'B')))
+    attempt("seq_seek", lambda: fh.Seek(0))
+    attempt("seq_position", lambda: fh.Get_position())
+    attempt("seq_write_all", lambda: fh.Write_all(np.zeros(1, 'B')))
+    attempt("seq_write_shared", lambda: fh.Write_shared(np.zeros(3, 'B')))
+    current = MPI.DISPLACEMENT_CURRENT
+    attempt("seq_disp_current", lambda: fh.Set_view(current, MPI.BYTE, MPI.BYTE))
+    out["seq_view"] = fh.Get_view()[0]
+    fh.Close()
+    return out
+'''
+
+
+def test_more_errors_by_hand():
+    """Split-collective misuse (ERR_IO, as MPICH), MODE_SEQUENTIAL's forbidden pointers
+    (ERR_UNSUPPORTED_OPERATION), and the exception types mpi4py raises."""
+    namespace: dict = {}
+    exec(compile(MORE_ERRORS, "<program>", "exec"), namespace)
+    M = bsim.MPI
+    assert bsim.simulate(namespace["main"], 1).returns[0] == {
+        "readonly_buf": "BufferError", "bad_status": "TypeError", "split_twice": M.ERR_IO,
+        "split_end": None, "end_wrong": M.ERR_IO, "neg_disp": M.ERR_ARG,
+        "bad_rep": M.ERR_UNSUPPORTED_DATAREP, "bad_info": "TypeError",
+        "comm_null": "TypeError", "bad_name": "TypeError",
+        "seq_write_at": M.ERR_UNSUPPORTED_OPERATION, "seq_seek": M.ERR_UNSUPPORTED_OPERATION,
+        "seq_position": M.ERR_UNSUPPORTED_OPERATION,
+        "seq_write_all": M.ERR_UNSUPPORTED_OPERATION, "seq_write_shared": None,
+        "seq_disp_current": None, "seq_view": 3}
+
+
+@needs_mpiexec
+def test_more_errors_equal_real_mpi():
+    namespace: dict = {}
+    exec(compile(MORE_ERRORS, "<program>", "exec"), namespace)
+    assert real_mpi_returns(1, MORE_ERRORS) == bsim.simulate(namespace["main"], 1).returns

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..engine.collective_rules import finalize
 from ..engine.rank import current
-from ..errors import MPIUsageError
+from ..errors import MPIUsageError, MPIUsageTypeError
 from . import errhandlers, file_collective, file_io
 from .file_io import (
     FileState,
@@ -37,6 +37,7 @@ from .file_io import (
     host_error,
     host_open,
     host_path,
+    no_pointer_of_mine,
     state_of,
 )
 from .file_views import DEFAULT_DATAREP, View, make_view, type_extent
@@ -153,8 +154,8 @@ class File:
         """Open a file (collective over *comm*)."""
         vr = current()
         if not hasattr(comm, "members") or not comm:
-            raise MPIUsageError(f"rank {vr.rank}: File.Open: {comm!r} is not an "
-                                f"intracommunicator")
+            raise MPIUsageTypeError(f"rank {vr.rank}: File.Open: {comm!r} is not an "
+                                    f"intracommunicator")
         if vr.engine.host_of is not None:
             raise MPIUsageError(f"rank {vr.rank}: File.Open: files are not supported in "
                                 f"distributed runs (one host descriptor per file)")
@@ -388,11 +389,14 @@ class File:
 
     def Seek(self, offset: int, whence: int = SEEK_SET) -> None:
         """Move the individual file pointer."""
+        vr = current()
+        no_pointer_of_mine(vr, state_of(self, vr, "Seek"), "Seek")
         self._local.position = self._whence(offset, whence, self._local.position, "Seek")
 
     def Get_position(self) -> int:
         """The individual file pointer, in etypes."""
-        state_of(self, current(), "Get_position")
+        vr = current()
+        no_pointer_of_mine(vr, state_of(self, vr, "Get_position"), "Get_position")
         return self._local.position
 
     def Seek_shared(self, offset: int, whence: int = SEEK_SET) -> None:

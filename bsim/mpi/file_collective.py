@@ -27,7 +27,7 @@ __all__ = ["Read_all", "Write_all", "Read_at_all", "Write_at_all", "Iread_all", 
            "Read_ordered_begin", "Read_ordered_end", "Write_ordered_begin",
            "Write_ordered_end"]
 
-_ERR_OTHER = INT_CONSTANTS.get("ERR_OTHER", 16)
+_ERR_IO = INT_CONSTANTS["ERR_IO"]   # MPICH's class for a misplaced _begin or _end
 
 
 def Read_all(f: Any, buf: Any, status: Any = None) -> None:
@@ -88,7 +88,7 @@ def _begin(f: Any, name: str, start: Callable[[], Request | int]) -> None:
     if local.split is not None:
         raise MPIUsageError(f"rank {vr.rank}: File.{name}_begin while {local.split[0]}_begin "
                             f"is active on this file (one split collective at a time)",
-                            error_class=_ERR_OTHER)
+                            error_class=_ERR_IO)
     local.split = (name, start())
 
 
@@ -98,7 +98,7 @@ def _end(f: Any, name: str, status: Any) -> None:
     if local.split is None or local.split[0] != name:
         active = f"{local.split[0]}_begin is active" if local.split else "none is active"
         raise MPIUsageError(f"rank {vr.rank}: File.{name}_end without a matching "
-                            f"File.{name}_begin ({active})", error_class=_ERR_OTHER)
+                            f"File.{name}_begin ({active})", error_class=_ERR_IO)
     _, pending = local.split
     local.split = None
     if isinstance(pending, Request):

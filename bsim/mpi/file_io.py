@@ -43,7 +43,7 @@ from ..constants import ANY_SOURCE, ANY_TAG, ReqKind
 from ..engine.collective_rules import ALL, arrive, finalize
 from ..engine.rank import current
 from ..errors import MPIUsageError, MPIUsageTypeError
-from .buffers import BufInfo, parse_buffer
+from .buffers import BufInfo, MPIUsageBufferError, parse_buffer
 from .namespace import INT_CONSTANTS
 from .requests import Request, Status, hand_out
 
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
 
 __all__ = ["FileState", "state_of", "filesystem", "charge", "charge_until", "group_call",
-           "first_out",
+           "first_out", "no_pointer_of_mine",
            "host_path", "check_amode", "host_open", "host_error"]
 
 _K = INT_CONSTANTS
@@ -61,6 +61,7 @@ _ERR_AMODE, _ERR_NO_SUCH_FILE = _K["ERR_AMODE"], _K["ERR_NO_SUCH_FILE"]
 _ERR_FILE_EXISTS, _ERR_BAD_FILE = _K["ERR_FILE_EXISTS"], _K["ERR_BAD_FILE"]
 _ERR_FILE, _ERR_ACCESS = _K["ERR_FILE"], _K["ERR_ACCESS"]
 _ERR_READ_ONLY, _ERR_ARG, _ERR_IO = _K["ERR_READ_ONLY"], _K["ERR_ARG"], _K["ERR_IO"]
+_ERR_UNSUPPORTED = _K["ERR_UNSUPPORTED_OPERATION"]
 
 
 class FileState:
@@ -249,7 +250,7 @@ def _access(vr: VirtualRank, f: Any, st: FileState, call: str, buf: Any, offset:
                 pos += n
             return info.nbytes, segs, info
         if mem.readonly:
-            raise MPIUsageError(f"{where}: the receive buffer is read-only")
+            raise MPIUsageBufferError(f"{where}: the receive buffer is read-only")
         chunks, got, done = [], [], 0
         for off, n in segs:
             b = os.pread(st.fd, n, off)
@@ -264,6 +265,15 @@ def _access(vr: VirtualRank, f: Any, st: FileState, call: str, buf: Any, offset:
     if done:
         mem[0:done] = b"".join(chunks)
     return done, got, info
+
+
+def no_pointer_of_mine(vr: VirtualRank, st: FileState, call: str) -> None:
+    """``ERR_UNSUPPORTED_OPERATION`` for explicit offsets and the individual file pointer
+    on a ``MODE_SEQUENTIAL`` file (MPI 4.0 Sec. 14.2.1: shared pointer only)."""
+    if st.amode & MODE_SEQUENTIAL:
+        raise MPIUsageError(f"rank {vr.rank}: File.{call}: the file was opened "
+                            f"MODE_SEQUENTIAL: only the shared file pointer can be used",
+                            error_class=_ERR_UNSUPPORTED)
 
 
 def _advance(f: Any, done: int) -> None:
@@ -281,6 +291,8 @@ def _independent(f: Any, buf: Any, offset: int | None, call: str, write: bool,
                  status: Any, blocking: bool, shared: bool = False) -> Request | None:
     vr = current()
     st = state_of(f, vr, call)
+    if not shared:
+        no_pointer_of_mine(vr, st, call)
     vr.sync(f"File.{call}")   # accesses reach the file system in simulated-time order
     individual = offset is None and not shared
     if shared:
@@ -348,6 +360,7 @@ def _collective(f: Any, buf: Any, offset: int | None, call: str, write: bool,
                 status: Any, blocking: bool) -> Request | None:
     vr = current()
     st = state_of(f, vr, call)
+    no_pointer_of_mine(vr, st, call)
     at = offset is not None
     if offset is None:
         offset = f._local.position

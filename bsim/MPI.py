@@ -118,12 +118,23 @@ from .mpi.bsend import (  # noqa: E402, F401 - names of bsim.MPI
     Flush_buffer,
     Iflush_buffer,
 )
+from .mpi.error_codes import (  # noqa: E402, F401 - error classes, codes, strings
+    Add_error_class,
+    Add_error_code,
+    Add_error_string,
+    Get_error_class,
+    Get_error_string,
+    Remove_error_class,
+    Remove_error_code,
+    Remove_error_string,
+)
 from .mpi.file import FILE_NULL, File  # noqa: E402, F401 - MPI-IO (docs/io.md)
 from .mpi.file_views import Register_datarep  # noqa: E402, F401
 from .mpi.info import INFO_ENV, INFO_NULL, Info  # noqa: E402, F401 - info objects (bsim/mpi/info.py)
 from .mpi.namespace import NAMES as _REST  # noqa: E402
 from .mpi.namespace import NotSimulatedError  # noqa: E402
 from .mpi.rma import WIN_NULL, Win  # noqa: E402, F401
+from .mpi.sessions import SESSION_NULL, Session  # noqa: E402, F401 - bsim/mpi/sessions.py
 
 globals().update({k: v for k, v in _REST.items() if k not in globals()})
 # attribute keys, as mpi4py has them: the values come from Comm.Get_attr (bsim/mpi/attributes.py)
@@ -246,6 +257,25 @@ def Get_hw_resource_info() -> Info:
     ``Split_type`` guides by) and the node's name (``Get_processor_name``)."""
     return Info.Create({"mpi_hw_resource_type": "mpi_shared_memory",
                         "mpi_shared_memory": Get_processor_name()})
+
+
+def Get_abi_version() -> tuple[int, int]:
+    """The MPI ABI version: ``(-1, -1)``, bsim follows no binary ABI (MPI 5.0's
+    ``MPI_Abi_get_version`` says so for an implementation without one)."""
+    return (-1, -1)
+
+
+def Get_abi_info() -> Info:
+    """The sizes of the address, count and offset integers (``mpi_aint_size``, ...),
+    as ``MPI.AINT``, ``MPI.COUNT`` and ``MPI.OFFSET`` have them."""
+    names = globals()   # the datatypes come from bsim/mpi/namespace.py
+    return Info.Create({f"mpi_{k}_size": str(names[k.upper()].Get_size())
+                        for k in ("aint", "count", "offset")})
+
+
+def Get_abi_fortran_info() -> Info:
+    """Fortran ABI information: ``INFO_NULL`` (bsim has no Fortran binding)."""
+    return INFO_NULL
 
 
 def Get_library_version() -> str:

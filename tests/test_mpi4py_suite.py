@@ -73,3 +73,34 @@ def test_real_mpi_wall_limit(suite, tmp_path):
     assert got == {"test_a_pass": "pass", "test_b_fail_on_one_rank": "fail",
                    "test_c_deadlock": "hang", "test_d_pass_after": "pass"}
     assert "wall time" in run.aborts[0]
+
+
+SETUP_FAILS = textwrap.dedent("""
+    import unittest
+    from mpi4py import MPI
+
+    class A(unittest.TestCase):
+        @classmethod
+        def setUpClass(cls):
+            raise AttributeError("no such call")
+
+        def test_never_runs(self):
+            pass
+
+    class B(unittest.TestCase):
+        def test_after_a_broken_class(self):
+            MPI.COMM_WORLD.Barrier()
+""")
+
+
+def test_class_setup_failure_does_not_hide_later_tests(tmp_path):
+    """A class whose ``setUpClass`` raises runs none of its tests: they take its error,
+    and the tests of the other classes still count (they were lost as a 'hang')."""
+    tdir = tmp_path / "test"
+    tdir.mkdir()
+    (tdir / "test_setup.py").write_text(SETUP_FAILS)
+    run = run_module(tdir, "test_setup", "bsim:2", tmp_path / "work", timeout=60)
+    never = run.outcomes["test_setup.A.test_never_runs"]
+    assert never.outcome == "error" and "no such call" in never.why
+    assert run.passing() == {"test_setup.B.test_after_a_broken_class"}
+    assert run.restarts == 0

@@ -27,6 +27,7 @@ from typing import Any
 from ..constants import ANY_SOURCE, ERR_KEYVAL, KEYVAL_INVALID, PROC_NULL, TAG_UB
 from ..engine.rank import current
 from ..errors import MPIUsageError
+from .error_codes import last_used_code
 
 __all__ = ["KEYVALS", "PREDEFINED_KEYS", "create_keyval", "free_keyval", "get_attr", "set_attr",
            "delete_attr", "copy_attrs", "drop_attrs"]
@@ -35,7 +36,6 @@ __all__ = ["KEYVALS", "PREDEFINED_KEYS", "create_keyval", "free_keyval", "get_at
 PREDEFINED_KEYS = {"TAG_UB": 1681915905, "HOST": 1681915907, "IO": 1681915909,
                    "WTIME_IS_GLOBAL": 1681915911, "UNIVERSE_SIZE": 1681915913,
                    "LASTUSEDCODE": 1681915915, "APPNUM": 1681915917}
-ERR_LASTCODE = 1073741823
 
 KEYVALS: dict[int, tuple[Any, Any]] = {}
 """Each live key's (copy_fn, delete_fn)."""
@@ -48,7 +48,7 @@ def _world_value(name: str) -> Callable[[Any], Any]:
         "TAG_UB": lambda vr: TAG_UB, "HOST": lambda vr: PROC_NULL,
         "IO": lambda vr: ANY_SOURCE, "WTIME_IS_GLOBAL": lambda vr: True,
         "UNIVERSE_SIZE": lambda vr: vr.engine.nranks, "APPNUM": lambda vr: 0,
-        "LASTUSEDCODE": lambda vr: ERR_LASTCODE}
+        "LASTUSEDCODE": lambda vr: last_used_code()}
     return values[name]
 
 

@@ -14,6 +14,7 @@ unmodified mpi4py programs compute correct values.
 
 from __future__ import annotations
 
+import ctypes
 import operator
 from typing import TYPE_CHECKING, Any
 
@@ -287,22 +288,33 @@ def _contiguous_only(dt: Datatype) -> None:
 
 
 def parse_bufspecw(spec: Any, nblocks: int) -> BufInfoV:
-    """Reduce a BufSpecW (``[buf, counts, displs, datatypes]`` or
-    ``[buf, (counts, displs), datatypes]``; displacements in **bytes**, one datatype
-    per block) to a :class:`BufInfoV` over bytes."""
+    """Reduce a BufSpecW (``[buf, counts, displs, datatypes]``,
+    ``[buf, (counts, displs), datatypes]`` or ``[buf, datatypes]`` for one element of
+    each; displacements in **bytes**, one datatype per block) to a :class:`BufInfoV`
+    over bytes, as mpi4py's ``message_vector_w`` reads it."""
     items = list(spec)
-    if len(items) == 3 and isinstance(items[1], tuple):
-        items = [items[0], items[1][0], items[1][1], items[2]]
-    if len(items) != 4:
-        raise ValueError("Alltoallw buffers are [buf, counts, displs, datatypes]")
-    buf, counts, displs, types = items
-    counts, displs = [int(c) for c in counts], [int(d) for d in displs]
+    if len(items) == 2:   # [buf, datatypes]: one element of each type at offset 0
+        buf, counts, displs, types = items[0], None, None, items[1]
+    elif len(items) == 3:
+        buf, (counts, displs), types = items
+    elif len(items) == 4:
+        buf, counts, displs, types = items
+    else:
+        raise ValueError("Alltoallw buffers are [buf, counts, displs, datatypes], "
+                         "[buf, (counts, displs), datatypes] or [buf, datatypes]")
+    if buf is BOTTOM and (counts is None or displs is None):
+        raise ValueError("an MPI.BOTTOM buffer needs counts and displacements")
+    if counts is None and displs is None:
+        counts, displs = [1] * nblocks, [0] * nblocks
+    counts, displs = _ints(counts, nblocks, "counts"), _ints(displs, nblocks, "displs")
     dts = [_as_datatype(t) for t in types]
     if not len(counts) == len(displs) == len(dts) == nblocks:
         raise ValueError(f"need {nblocks} counts, displacements and datatypes")
     if any(c < 0 for c in counts) or any(d < 0 for d in displs):
         raise ValueError("counts and displacements must be >= 0")
     sizes = [c * dt.size for c, dt in zip(counts, dts)]
+    if buf is BOTTOM and any(dt.layout.lb for dt in dts):
+        return _absolute_blocks(sizes, displs, dts)
     mem, _, _ = _raw(buf)
     if mem is not None:
         for dt in dts:
@@ -315,26 +327,53 @@ def parse_bufspecw(spec: Any, nblocks: int) -> BufInfoV:
     return BufInfoV(mem, sizes, displs, _BYTE)
 
 
-def _ints(spec: Any, nblocks: int, what: str) -> list[int]:
-    """Counts or displacements: one integer for every block, or a sequence of integers
-    (numpy integers and 0-d integer arrays too; a float is a ``TypeError``)."""
+def _absolute_blocks(sizes: list[int], displs: list[int], dts: list[Datatype]) -> BufInfoV:
+    """``MPI.BOTTOM`` with datatypes at absolute addresses (``MPI.Get_address`` of live
+    buffers, e.g. ``Create_struct([n], [addr], [MPI.INT])``): block *i* is ``sizes[i]``
+    bytes at host address ``displs[i] + lb_i``, as an MPI library reads them.  Each type
+    must be one contiguous run after its lower bound; the blocks are viewed through one
+    span of host memory from the lowest address to the highest."""
+    starts = []
+    for d, dt in zip(displs, dts):
+        lay = dt.layout
+        if lay.extent != lay.size or lay.blocks not in ((), ((lay.lb, lay.size),)):
+            raise ValueError(f"{dt.name} has gaps: MPI.BOTTOM buffers in bsim's v and w "
+                             f"collectives take one contiguous run per datatype")
+        starts.append(d + lay.lb)
+    used = [(a, n) for a, n in zip(starts, sizes) if n]
+    if not used:
+        return BufInfoV(None, sizes, [0] * len(sizes), _BYTE)
+    base = min(a for a, _ in used)
+    span = max(a + n for a, n in used) - base
+    mem = memoryview((ctypes.c_char * span).from_address(base)).cast("B")
+    return BufInfoV(mem, sizes, [a - base for a in starts], _BYTE)
+
+
+def _ints(spec: Any, nblocks: int, what: str, stride: bool = False) -> list[int]:
+    """Counts or displacements: a sequence of integers (numpy integers and 0-d integer
+    arrays too; a float is a ``TypeError``), or one integer *n*: every block's count, or
+    with *stride* the displacements ``0, n, 2n, ...`` (mpi4py's strided form)."""
     if isinstance(spec, (int, np.integer)) or (isinstance(spec, np.ndarray) and spec.ndim == 0):
-        return [operator.index(spec)] * nblocks
+        n = operator.index(spec)
+        return [n * i for i in range(nblocks)] if stride else [n] * nblocks
     try:
         return [operator.index(x) for x in spec]
     except TypeError:
         raise TypeError(f"{what} must be integers, got {spec!r}") from None
 
 
-def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:
+def parse_bufspecv(spec: Any, nblocks: int, equal: bool = False) -> BufInfoV:
     """Reduce a BufSpecV (``buf``, ``[buf, counts]``, ``[buf, (counts, displs)]``,
     ``[buf, counts, displs]``, each optionally ending with a datatype; ``[buf, counts,
     displs, datatype]``) for *nblocks* ranks.
 
-    Counts and displacements are one integer for all blocks or one per block; a
-    ``None`` anywhere is inferred (mpi4py): without counts the buffer is split in
-    *nblocks* equal blocks, displacements default to the running sum of counts,
-    the datatype to the buffer's own.
+    Counts are one integer for all blocks or one per block, displacements one per block
+    or one integer *d* for the strided ``0, d, 2d, ...``; a ``None`` anywhere is inferred
+    (mpi4py): without counts the buffer is split in *nblocks* blocks (the first
+    ``count % nblocks`` one element longer), displacements default to the running sum
+    of counts, the datatype to the buffer's own.  With *equal* (the block forms:
+    ``Gather``, ``Alltoall``, ...) a buffer without counts must split evenly, as in
+    mpi4py's ``message_block``.
     """
     if spec.__class__ is Buffer:   # fast path: a placeholder in equal blocks
         if spec.count % nblocks:
@@ -377,12 +416,12 @@ def parse_bufspecv(spec: Any, nblocks: int) -> BufInfoV:
     if counts_spec is not None:
         counts = _ints(counts_spec, nblocks, "counts")
     if displs_spec is not None:
-        displs = _ints(displs_spec, nblocks, "displacements")
-    if counts is None:
-        if count % nblocks:
-            raise ValueError(f"buffer of {count} elements does not split into {nblocks} "
-                             f"equal blocks")
-        counts = [count // nblocks] * nblocks
+        displs = _ints(displs_spec, nblocks, "displacements", stride=True)
+    if counts is None and equal and count % nblocks:
+        raise ValueError(f"cannot infer the count: {count} elements are not a multiple of "
+                         f"the {nblocks} blocks")
+    if counts is None:   # mpi4py: the first count % nblocks blocks get one more element
+        counts = [count // nblocks + (count % nblocks > i) for i in range(nblocks)]
     counts = [int(c) for c in counts]
     if len(counts) != nblocks or any(c < 0 for c in counts):
         raise ValueError(f"need {nblocks} counts >= 0, got {counts}")
@@ -433,10 +472,11 @@ def parse_buffer(vr: VirtualRank, spec: Any, call: str) -> BufInfo:
         raise _usage_error(exc)(f"rank {vr.rank}: {call}: bad buffer: {why}") from None
 
 
-def parse_vector_buffer(vr: VirtualRank, spec: Any, nblocks: int, call: str) -> BufInfoV:
+def parse_vector_buffer(vr: VirtualRank, spec: Any, nblocks: int, call: str,
+                        equal: bool = False) -> BufInfoV:
     """:func:`parse_bufspecv` for an MPI call (errors name the rank and the call)."""
     try:
-        return parse_bufspecv(spec, nblocks)
+        return parse_bufspecv(spec, nblocks, equal)
     except (TypeError, ValueError, BufferError, KeyError) as exc:
         why = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         raise _usage_error(exc)(f"rank {vr.rank}: {call}: bad vector buffer: {why}") from None

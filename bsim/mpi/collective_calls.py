@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..constants import IN_PLACE
+from ..constants import ERR_ROOT, IN_PLACE
 from ..engine.collective_rules import (
     ALL,
     FANIN,
@@ -88,7 +88,7 @@ def check_root(comm: Comm, vr: VirtualRank, root: Any, call: str) -> int:
     size = comm.size_of(vr)
     if not isinstance(root, (int, np.integer)) or not 0 <= root < size:
         raise MPIUsageError(f"rank {vr.rank}: {call}(root={root!r}): invalid root for "
-                            f"{comm!r} (valid: 0..{size - 1})")
+                            f"{comm!r} (valid: 0..{size - 1})", error_class=ERR_ROOT)
     return int(root)
 
 
@@ -224,8 +224,11 @@ def exscan(comm: Comm, sendobj: Any, op: Any = SUM) -> Any:
     return _scan_obj(comm, sendobj, op, True)
 
 
-def _red_args(comm: Comm, vr: VirtualRank, sendbuf: Any, recvbuf: Any, call: str
-              ) -> tuple[BufInfo | None, tuple[bytes | None, BufInfo], int]:
+def _red_args(comm: Comm, vr: VirtualRank, sendbuf: Any, recvbuf: Any, call: str,
+              matched: bool = True) -> tuple[BufInfo | None, tuple[bytes | None, BufInfo], int]:
+    """The receive buffer, (send bytes, send buffer) and the bytes reduced.  With
+    *matched* (the root of a reduce, every member of an allreduce or scan) the send and
+    receive buffers must hold the same count of the same datatype, as mpi4py checks."""
     rinfo = parse_buffer(vr, recvbuf, call) if recvbuf is not None else None
     if sendbuf is IN_PLACE or (sendbuf is None and rinfo is not None):   # mpi4py: None too
         if rinfo is None:
@@ -233,8 +236,21 @@ def _red_args(comm: Comm, vr: VirtualRank, sendbuf: Any, recvbuf: Any, call: str
         sinfo = rinfo
     else:
         sinfo = parse_buffer(vr, sendbuf, call)
+        if matched and rinfo is not None:
+            _same_shape(vr, call, sinfo, rinfo.datatype, rinfo.count, "receive count")
     raw = bytes(sinfo.mem) if sinfo.mem is not None else None
     return rinfo, (raw, sinfo), sinfo.nbytes
+
+
+def _same_shape(vr: VirtualRank, call: str, sinfo: BufInfo, dt: Any, count: int,
+                what: str) -> None:
+    """A reduction's send buffer must hold *count* elements of *dt* (``ValueError``)."""
+    if sinfo.datatype != dt:
+        raise MPIUsageError(f"rank {vr.rank}: {call}: mismatch in send and receive "
+                            f"datatypes ({sinfo.datatype.name} and {dt.name})")
+    if sinfo.count != count:
+        raise MPIUsageError(f"rank {vr.rank}: {call}: mismatch in send count {sinfo.count} "
+                            f"and {what} {count}")
 
 
 def _reduce_raw(fn: Op, values: list[Any]) -> np.ndarray | None:
@@ -251,7 +267,8 @@ def _Reduce(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, root: int, blocking
     call = "Reduce" if blocking else "Ireduce"
     root = check_root(comm, vr, root, call)
     fn = as_op(op)
-    rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call)
+    rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call,
+                                     matched=comm.rank_of(vr) == root)
     inst, me, req = take_part(comm, vr, "reduce", FANIN, root, nbytes, value,
                               (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
 
@@ -349,9 +366,24 @@ def _Reduce_scatter(comm: Comm, sendbuf: Any, recvbuf: Any, recvcounts: Any, op:
     call = ("Reduce_scatter_block" if block else "Reduce_scatter") if blocking else \
         ("Ireduce_scatter_block" if block else "Ireduce_scatter")
     fn = as_op(op)
-    rinfo, (raw, sinfo), nbytes = _red_args(comm, vr, sendbuf, recvbuf, call)
+    rinfo, (raw, sinfo), nbytes = _red_args(comm, vr, sendbuf, recvbuf, call, matched=False)
     mine = rinfo.count if rinfo is not None else 0
     size = comm.size_of(vr)
+    if rinfo is not None and sinfo is rinfo and not block and recvcounts is not None:
+        total = sum(int(c) for c in recvcounts)
+        if mine != total:   # in place: the buffer holds the whole vector
+            raise MPIUsageError(f"rank {vr.rank}: {call}: mismatch in receive count {mine} "
+                                f"and sum(counts) {total}")
+    if rinfo is not None and sinfo is not rinfo:
+        if block:
+            _same_shape(vr, call, sinfo, rinfo.datatype, mine * size, "size x receive count")
+        elif recvcounts is not None:
+            counts = [int(c) for c in recvcounts]
+            _same_shape(vr, call, sinfo, rinfo.datatype, sum(counts), "sum(counts)")
+            me_ = comm.rank_of(vr)
+            if me_ < len(counts) and counts[me_] != mine:
+                raise MPIUsageError(f"rank {vr.rank}: {call}: mismatch in receive count "
+                                    f"{mine} and counts[{me_}] {counts[me_]}")
     inst, me, req = take_part(comm, vr, "reduce_scatter", ALL, -1, nbytes, (raw, sinfo, mine),
                               (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
 

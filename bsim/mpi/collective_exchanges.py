@@ -110,8 +110,9 @@ def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
     root = check_root(comm, vr, root, call)
     size = comm.size_of(vr)
     me = comm.rank_of(vr)
-    rinfo = parse_vector_buffer(vr, recvbuf, size, call) if me == root and recvbuf is not None \
-        else None
+    rinfo = None
+    if me == root and recvbuf is not None:
+        rinfo = parse_vector_buffer(vr, recvbuf, size, call, not vector)
     if sendbuf is IN_PLACE or (sendbuf is None and rinfo is not None):   # mpi4py: None too
         if rinfo is None:
             raise MPIUsageError(f"rank {vr.rank}: {call}: IN_PLACE only at the root")
@@ -156,7 +157,7 @@ def _Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
     root = check_root(comm, vr, root, call)
     size = comm.size_of(vr)
     me = comm.rank_of(vr)
-    sinfo = parse_vector_buffer(vr, sendbuf, size, call) if me == root else None
+    sinfo = parse_vector_buffer(vr, sendbuf, size, call, not vector) if me == root else None
     in_place = recvbuf is IN_PLACE or (recvbuf is None and me == root)   # mpi4py: None too
     rinfo = None if in_place else parse_buffer(vr, recvbuf, call)
     value = None
@@ -193,7 +194,7 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
     call = _name("Allgatherv" if vector else "Allgather", blocking)
     size = comm.size_of(vr)
     me = comm.rank_of(vr)
-    rinfo = parse_vector_buffer(vr, recvbuf, size, call)
+    rinfo = parse_vector_buffer(vr, recvbuf, size, call, not vector)
     if sendbuf is IN_PLACE or sendbuf is None:   # mpi4py takes None as IN_PLACE
         off, n = rinfo.block(me)
         raw = bytes(rinfo.mem[off:off + n]) if rinfo.mem is not None else None
@@ -241,9 +242,9 @@ def _Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bo
         except (TypeError, ValueError) as exc:
             raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
     else:
-        rinfo = parse_vector_buffer(vr, recvbuf, size, call)
+        rinfo = parse_vector_buffer(vr, recvbuf, size, call, not vector)
         sinfo = rinfo if sendbuf is IN_PLACE or sendbuf is None \
-            else parse_vector_buffer(vr, sendbuf, size, call)
+            else parse_vector_buffer(vr, sendbuf, size, call, not vector)
     data = None
     if sinfo.mem is not None:
         data = []

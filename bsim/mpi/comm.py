@@ -17,13 +17,23 @@ Those modules make new communicators through :meth:`Comm.derive` and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..constants import ERR_COMM, SELF_CONTEXT, WORLD_CONTEXT
 from ..constants import CommKind as Kind
 from ..engine.rank import current, current_or_none
 from ..errors import MPIUsageError
-from . import attributes, cartesian, errhandlers, management, neighbor
+from . import (
+    attributes,
+    cartesian,
+    errhandlers,
+    fault_tolerance,
+    inter_buffers,
+    intercomm,
+    management,
+    neighbor,
+)
+from . import inter_collectives as inter
 from .comm_calls import CommCalls
 from .comm_properties import PICKLED_BY_NAME, CommPythonAPI
 
@@ -74,6 +84,11 @@ class Comm(CommPythonAPI, CommCalls):
             if other is not None and not isinstance(other, Comm):
                 raise TypeError(f"{cls.__name__}(): expected a communicator, got "
                                 f"{type(other).__name__}")
+            if other is not None and other.kind != _NULL and (
+                    issubclass(cls, Intercomm) != isinstance(other, Intercomm)
+                    and issubclass(cls, (Intercomm, Intracomm))):
+                raise TypeError(f"{cls.__name__}(): expected an {cls.__name__[:5]}communicator,"
+                                f" got {type(other).__name__}")
             self._copy_from(other if other is not None else COMM_NULL)
         return self
 
@@ -131,8 +146,10 @@ class Comm(CommPythonAPI, CommCalls):
             raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()")
         return len(self._group)
 
+    peer_size = size_of   # the valid point-to-point ranks (an intercomm's: the remote group)
+
     def world_rank(self, crank: int, vr: VirtualRank) -> int:
-        """World rank of communicator rank *crank*."""
+        """World rank of communicator rank *crank* (an intercomm's: of the remote group)."""
         kind = self.kind
         if kind == _WORLD:
             return crank
@@ -168,6 +185,21 @@ class Comm(CommPythonAPI, CommCalls):
         if comm is None:
             comm = vr.engine.comms[ctx] = Intracomm(ctx, Kind.GROUP, members, name=name)
         return comm
+
+    def derive_inter(self, vr: VirtualRank, ctx: Any, sides: tuple[tuple[int, ...], ...],
+                     name: str) -> Intercomm:
+        """The intercommunicator of context *ctx* between the two groups *sides* (world
+        ranks), shared by its members, with a hidden intracommunicator per side."""
+        ic: Intercomm | None = vr.engine.comms.get(ctx)
+        if ic is None:
+            ic = vr.engine.comms[ctx] = Intercomm(ctx, Kind.GROUP, sides[0] + sides[1], name)
+            ic.sides = (tuple(sides[0]), tuple(sides[1]))
+            ic.side_of = {w: s for s, side in enumerate(sides) for w in side}
+            ic._index = {w: i for side in sides for i, w in enumerate(side)}
+            ic.local_comms = tuple(Intracomm((ctx, "local", s), Kind.GROUP, tuple(side),
+                                             name=f"{name}.local{s}")
+                                   for s, side in enumerate(sides))
+        return ic
 
     def derive_cart(self, vr: VirtualRank, ctx: Any, members: tuple[int, ...], name: str,
                     dims: list[int], periods: list[bool]) -> Cartcomm:
@@ -314,11 +346,21 @@ class Comm(CommPythonAPI, CommCalls):
     Split_type = management.Split_type
     Create = management.Create
     Create_group = management.Create_group
-    Compare = management.Compare
+    Compare = intercomm.Compare
     Free = management.Free
     Abort = management.Abort
     Get_topology = management.Get_topology
     group = property(management.Get_group, doc="The group of the communicator.")
+
+    # -- fault tolerance, ULFM (bsim/mpi/fault_tolerance.py: no failures are simulated) ----
+    Revoke = fault_tolerance.Revoke
+    Is_revoked = fault_tolerance.Is_revoked
+    Get_failed = fault_tolerance.Get_failed
+    Ack_failed = fault_tolerance.Ack_failed
+    Agree = fault_tolerance.Agree
+    Iagree = fault_tolerance.Iagree
+    Shrink = fault_tolerance.Shrink
+    Ishrink = fault_tolerance.Ishrink
     Create_cart = cartesian.Create_cart
 
 
@@ -333,32 +375,71 @@ class Intracomm(Comm):
         """A communicator of *group* without a parent (MPI 4; ``management.py``)."""
         return management.Create_from_group(COMM_WORLD, group, stringtag, info, errhandler)
 
+    Create_intercomm = intercomm.Create_intercomm
+
 
 class Intercomm(Comm):
-    """An intercommunicator: bsim has only the null one (``MPI.Intercomm()``, and what
-    ``Comm.Get_parent()`` returns in a run no ``Spawn`` started).  Creating one
-    (``Create_intercomm``, ``Spawn``, ``Accept``) is not simulated (``docs/mpi_coverage.md``).
-    """
+    """An intercommunicator: two disjoint groups (``bsim/mpi/intercomm.py``); its
+    collectives move data between them (``inter_collectives.py``, ``inter_buffers.py``).
+    ``MPI.Intercomm()`` and ``Comm.Get_parent()`` (no run is spawned) are null ones."""
 
-    __slots__ = ()
+    __slots__ = ("sides", "side_of", "local_comms")
+    sides: tuple[tuple[int, ...], tuple[int, ...]]
+    side_of: dict[int, int]
+    local_comms: tuple[Intracomm, ...]
 
-    def Get_remote_size(self) -> int:
-        """The size of the remote group (``ERR_COMM`` on the null intercommunicator)."""
-        self._not_null("Get_remote_size")
-        raise AssertionError("unreachable: bsim has only the null intercommunicator")
+    rank_of = intercomm.rank_of
+    size_of = intercomm.size_of
+    peer_size = intercomm.peer_size
+    world_rank = intercomm.world_rank
+    members = intercomm.members
+    Is_inter = intercomm.Is_inter
+    Is_intra = intercomm.Is_intra
+    Get_remote_size = intercomm.Get_remote_size
+    Get_remote_group = intercomm.Get_remote_group
+    remote_size = property(intercomm.Get_remote_size, doc="The size of the remote group.")
+    remote_group = property(intercomm.Get_remote_group, doc="The remote group.")
+    Merge = intercomm.Merge
+    Dup = cast(Any, intercomm.Dup)   # they return Intercomms, Comm's return Intracomms
+    Clone = cast(Any, intercomm.Dup)
+    Split = cast(Any, intercomm.Split)
+    Split_type = intercomm.Split_type
+    Create = intercomm.Create
 
-    def Get_remote_group(self) -> Group:
-        """The remote group (``ERR_COMM`` on the null intercommunicator)."""
-        self._not_null("Get_remote_group")
-        raise AssertionError("unreachable: bsim has only the null intercommunicator")
+    def Dup_with_info(self, info: Any) -> Any:
+        """Duplicate with hints (checked, then ignored)."""
+        return intercomm.Dup(self, info)
 
-    def Merge(self, high: bool = False) -> Intracomm:
-        """The union of both groups (``ERR_COMM`` on the null intercommunicator)."""
-        self._not_null("Merge")
-        raise AssertionError("unreachable: bsim has only the null intercommunicator")
+    def Idup(self, info: Any = None) -> Any:
+        """Nonblocking duplicate: made at the call (its cost charged there), the request
+        complete."""
+        return intercomm.Dup(self, info), inter.done_request(current(), "Idup")
 
-    remote_size = property(Get_remote_size)
-    remote_group = property(Get_remote_group)
+    Idup_with_info = Idup
+
+    @classmethod
+    def Create_from_groups(cls, local_group: Group, local_leader: int, remote_group: Group,
+                           remote_leader: int, stringtag: str = "org.mpi4py",
+                           info: Any = None, errhandler: Any = None) -> Intercomm:
+        """An intercommunicator of two groups without a parent (MPI 4; ``intercomm.py``)."""
+        return intercomm.create_from_groups(COMM_WORLD, local_group, local_leader,
+                                            remote_group, remote_leader, stringtag, info,
+                                            errhandler)
+
+    def __repr__(self) -> str:
+        if self.kind == Kind.NULL:
+            return "<Intercomm COMM_NULL>"
+        return f"<Intercomm {self._name or ''} ctx={self.context}>"
+
+    barrier = Barrier = inter.barrier
+    bcast, gather, scatter = inter.bcast, inter.gather, inter.scatter
+    allgather, alltoall = inter.allgather, inter.alltoall
+    reduce, allreduce, scan, exscan = inter.reduce, inter.allreduce, inter.scan, inter.exscan
+    Scan = Exscan = Iscan = Iexscan = Scan_init = Exscan_init = inter.scan
+
+
+for _name, _method in inter_buffers.METHODS.items():   # Bcast, Ibcast, Bcast_init, ...
+    setattr(Intercomm, _name, _method)
 
 
 class Cartcomm(Intracomm):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..constants import ERR_GROUP, IDENT, PROC_NULL, SIMILAR, UNDEFINED, UNEQUAL
+from ..constants import ERR_GROUP, ERR_SESSION, IDENT, PROC_NULL, SIMILAR, UNDEFINED, UNEQUAL
 from ..engine.rank import current
 from ..errors import MPIUsageError
 
@@ -65,6 +65,14 @@ class Group:
         for r in ranks:
             if not (0 <= r < len(self.members) or proc_null and r == PROC_NULL):
                 raise ValueError(f"Group.{call}: rank {r} out of range 0..{len(self.members) - 1}")
+
+    @classmethod
+    def Create_from_session_pset(cls, session: Any, pset_name: str) -> Group:
+        """The group of process set *pset_name* of *session* (``bsim/mpi/sessions.py``)."""
+        if type(session).__name__ != "Session":
+            raise MPIUsageError(f"Group.Create_from_session_pset: expected a Session, got "
+                                f"{type(session).__name__}", error_class=ERR_SESSION)
+        return session.Create_group(pset_name)
 
     def Incl(self, ranks: Sequence[int]) -> Group:
         """The group of the listed ranks, in that order."""

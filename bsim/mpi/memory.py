@@ -9,7 +9,9 @@ What mpi4py's type offers: ``buffer(obj)``, ``buffer.frombuffer(obj, readonly)``
 ``address``, ``obj``, ``nbytes``, ``readonly``, ``format``, ``itemsize``; ``cast``,
 ``tobytes``, ``toreadonly``, ``release``; indexing by an int or a contiguous slice
 (a step, ``None`` or deleting an item are errors, as in mpi4py), an int assigned to a
-slice fills it.  ``MPI.Alloc_mem`` returns one; ``MPI.Free_mem`` releases it.
+slice fills it; a buffer over device memory (CUDA array interface, DLPack device
+other than the CPU) refuses host reads and writes with ``BufferError``.
+``MPI.Alloc_mem`` returns one; ``MPI.Free_mem`` releases it.
 """
 
 from __future__ import annotations
@@ -26,11 +28,24 @@ __all__ = ["buffer"]
 _NO_OBJECT = object()
 
 
+_KDL_CPU = 1   # DLPack's device type of host memory
+
+
+def _on_device(obj: Any) -> bool:
+    """Whether *obj* says its memory is a device's (a CUDA array interface, or a DLPack
+    device other than the CPU): its bytes are not for the host to read."""
+    if hasattr(obj, "__cuda_array_interface__"):
+        return True
+    device = getattr(obj, "__dlpack_device__", None)
+    return device is not None and device()[0] != _KDL_CPU
+
+
 class buffer(np.ndarray):  # noqa: N801 - mpi4py's name
     """Bytes of another object's memory (mpi4py's ``MPI.buffer``)."""
 
     _obj: Any
     _released: bool
+    _device: bool
 
     def __new__(cls, obj: Any = _NO_OBJECT) -> buffer:
         if obj is _NO_OBJECT:
@@ -38,17 +53,25 @@ class buffer(np.ndarray):  # noqa: N801 - mpi4py's name
         return cls.frombuffer(obj, readonly=None)
 
     @classmethod
-    def _wrap(cls, array: np.ndarray, obj: Any, readonly: bool) -> buffer:
+    def _wrap(cls, array: np.ndarray, obj: Any, readonly: bool, device: bool = False) -> buffer:
         out = array.view(cls)
         if readonly:
             out.flags.writeable = False
         out._obj = obj
         out._released = False
+        out._device = device
         return out
 
     def __array_finalize__(self, parent: Any) -> None:
         self._obj = getattr(parent, "_obj", None)
         self._released = False
+        self._device = getattr(parent, "_device", False)
+
+    def _host_only(self, what: str) -> None:
+        """mpi4py's ``BufferError`` for reading device memory's bytes from the host."""
+        if self._device:
+            raise BufferError(f"buffer.{what}: the memory is on a device (CUDA), not "
+                              f"readable from the host")
 
     @classmethod
     def frombuffer(cls, obj: Any, readonly: bool | None = False) -> buffer:
@@ -66,7 +89,7 @@ class buffer(np.ndarray):  # noqa: N801 - mpi4py's name
             raise BufferError("buffer: the object's memory is read-only")
         array = np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view,
                               dtype=np.uint8)
-        return cls._wrap(array, obj, readonly or view.readonly)
+        return cls._wrap(array, obj, readonly or view.readonly, _on_device(obj))
 
     @classmethod
     def fromaddress(cls, address: int, nbytes: int, readonly: bool = False) -> buffer:
@@ -118,11 +141,13 @@ class buffer(np.ndarray):  # noqa: N801 - mpi4py's name
     # -- methods ----------------------------------------------------------------------
     def cast(self, format: str, shape: Any = None) -> memoryview:  # noqa: A002 - mpi4py's name
         """A memoryview of the bytes as *format* items (of *shape*)."""
+        self._host_only("cast")
         view: Any = memoryview(self)   # type: ignore[arg-type]  # an ndarray exports it
         return view.cast(format) if shape is None else view.cast(format, shape)
 
     def tobytes(self, order: Any = None) -> bytes:
         """The bytes (*order* is accepted and ignored: the memory is one-dimensional)."""
+        self._host_only("tobytes")
         return np.asarray(self).tobytes()
 
     def toreadonly(self) -> buffer:
@@ -149,11 +174,13 @@ class buffer(np.ndarray):  # noqa: N801 - mpi4py's name
 
     def __getitem__(self, key: Any) -> Any:
         self._check_key(key)
+        self._host_only("__getitem__")
         out = super().__getitem__(key)
         return int(out) if isinstance(key, (int, np.integer)) else out
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self._check_key(key)
+        self._host_only("__setitem__")
         if not self.flags.writeable:
             raise TypeError("buffer is read-only")
         if isinstance(key, slice) and not isinstance(value, (int, np.integer)):

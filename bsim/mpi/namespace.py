@@ -27,7 +27,6 @@ class NotSimulatedError(MPIUsageError, NotImplementedError):
 
 REASONS = {
     'File': 'MPI-IO is not simulated: model I/O as bsim.add_time',
-    'Session': 'MPI-4 sessions are not simulated (COMM_WORLD is the only world)',
     'Grequest': 'generalized requests are not simulated',
     'Errhandler': 'error handlers are not simulated: every error raises (docs/errors.md)',
     'Intercomm': 'intercommunicators are not simulated',
@@ -305,19 +304,16 @@ DATATYPES = {   # name: (size in bytes, numpy type char or None)
 
 CLASSES = ('BottomType', 'Distgraphcomm', 'Errhandler', 'File',
            'Graphcomm', 'Grequest', 'InPlaceType',
-           'Session', 'Topocomm')
+           'Topocomm')
 HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'ERRORS_ABORT': 'Errhandler',
            'ERRORS_ARE_FATAL': 'Errhandler',
            'ERRORS_RETURN': 'Errhandler',
-           'FILE_NULL': 'File',
-           'SESSION_NULL': 'Session'}
-FUNCTIONS = ('Add_error_class', 'Add_error_code', 'Add_error_string',
-             'Close_port', 'Get_abi_fortran_info', 'Get_abi_info',
-             'Get_abi_version', 'Get_error_class', 'Get_error_string',
+           'FILE_NULL': 'File'}
+FUNCTIONS = ('Close_port',
              'Lookup_name',
-             'Open_port', 'Publish_name', 'Register_datarep', 'Remove_error_class',
-             'Remove_error_code', 'Remove_error_string', 'Unpublish_name')
+             'Open_port', 'Publish_name', 'Register_datarep',
+             'Unpublish_name')
 
 
 def get_vendor() -> tuple[str, tuple[int, int, int]]:

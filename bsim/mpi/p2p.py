@@ -17,7 +17,7 @@ import pickle
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from ..constants import ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB
+from ..constants import ANY_SOURCE, ANY_TAG, ERR_RANK, ERR_TAG, PROC_NULL, TAG_UB
 from ..engine.matching import Message, find_unexpected, mailbox, post_receive
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
@@ -33,7 +33,7 @@ __all__ = ["Send", "Recv", "Isend", "Irecv", "Sendrecv", "Probe", "Iprobe", "Mpr
 
 
 def _check_dest(comm: Comm, vr: VirtualRank, dest: Any, tag: Any, call: str) -> None:
-    size = comm.size_of(vr)
+    size = comm.peer_size(vr)
     if dest.__class__ is int and tag.__class__ is int and 0 <= dest < size \
             and 0 <= tag <= TAG_UB:
         return   # the common case, without conversions
@@ -41,14 +41,14 @@ def _check_dest(comm: Comm, vr: VirtualRank, dest: Any, tag: Any, call: str) -> 
     if not isinstance(dest, int) or not (0 <= dest < size):
         raise MPIUsageError(f"rank {vr.rank}: {call}(dest={dest!r}, tag={tag!r}): invalid "
                             f"dest {dest!r} for {comm!r} "
-                            f"(valid: 0..{size - 1} or PROC_NULL)")
+                            f"(valid: 0..{size - 1} or PROC_NULL)", error_class=ERR_RANK)
     if not isinstance(tag, int) or not (0 <= tag <= TAG_UB):
         raise MPIUsageError(f"rank {vr.rank}: {call}(dest={dest!r}, tag={tag!r}): invalid "
-                            f"tag {tag!r} (valid: 0..{TAG_UB})")
+                            f"tag {tag!r} (valid: 0..{TAG_UB})", error_class=ERR_TAG)
 
 
 def _check_source(comm: Comm, vr: VirtualRank, source: Any, tag: Any, call: str) -> None:
-    size = comm.size_of(vr)
+    size = comm.peer_size(vr)
     if source.__class__ is int and tag.__class__ is int and -1 <= source < size \
             and -1 <= tag <= TAG_UB:
         return   # the common case (ANY_SOURCE = ANY_TAG = -1), without conversions
@@ -56,10 +56,12 @@ def _check_source(comm: Comm, vr: VirtualRank, source: Any, tag: Any, call: str)
     if not isinstance(source, int) or not (0 <= source < size or source == ANY_SOURCE):
         raise MPIUsageError(f"rank {vr.rank}: {call}(source={source!r}, tag={tag!r}): "
                             f"invalid source {source!r} for "
-                            f"{comm!r} (valid: 0..{size - 1}, ANY_SOURCE or PROC_NULL)")
+                            f"{comm!r} (valid: 0..{size - 1}, ANY_SOURCE or PROC_NULL)",
+                            error_class=ERR_RANK)
     if not isinstance(tag, int) or not (0 <= tag <= TAG_UB or tag == ANY_TAG):
         raise MPIUsageError(f"rank {vr.rank}: {call}(source={source!r}, tag={tag!r}): "
-                            f"invalid tag {tag!r} (valid: 0..{TAG_UB} or ANY_TAG)")
+                            f"invalid tag {tag!r} (valid: 0..{TAG_UB} or ANY_TAG)",
+                            error_class=ERR_TAG)
 
 
 def _isend(comm: Comm, vr: VirtualRank, nbytes: int, payload: Any, lower: bool, dest: int,

@@ -51,6 +51,9 @@ class _Channel:
     def size_of(self, vr: VirtualRank) -> int:
         return self.comm.size_of(vr)
 
+    def peer_size(self, vr: VirtualRank) -> int:
+        return self.comm.peer_size(vr)
+
     def world_rank(self, rank: int, vr: VirtualRank) -> int:
         return self.comm.world_rank(rank, vr)
 
@@ -193,7 +196,7 @@ def _init(comm: Comm, buf: Any, partitions: Any, peer: Any, tag: Any, call: str,
     if peer == ANY_SOURCE or tag == ANY_TAG:
         raise MPIUsageError(f"rank {vr.rank}: {call}(source={peer!r}, tag={tag!r}): "
                             f"partitioned communication takes no wildcards")
-    size = comm.size_of(vr)
+    size = comm.peer_size(vr)
     if peer != PROC_NULL and not (isinstance(peer, int) and 0 <= peer < size):
         raise MPIUsageError(f"rank {vr.rank}: {call}: invalid rank {peer!r} for {comm!r} "
                             f"(valid: 0..{size - 1} or PROC_NULL)")

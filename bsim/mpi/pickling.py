@@ -48,13 +48,17 @@ class Pickle:
         self.THRESHOLD = threshold
 
     @property
-    def PROTOCOL(self) -> int:  # noqa: N802 - mpi4py's name
-        """Pickle protocol (None sets the highest)."""
+    def PROTOCOL(self) -> int | None:  # noqa: N802 - mpi4py's name
+        """Pickle protocol (None: the highest for :mod:`pickle`'s own ``dumps``; for
+        another serializer, None calls its ``dumps(obj)`` without one, as mpi4py does)."""
         return self._protocol
 
     @PROTOCOL.setter
     def PROTOCOL(self, value: int | None) -> None:  # noqa: N802
-        self._protocol = _pickle.HIGHEST_PROTOCOL if value is None else int(value)
+        if value is None:
+            self._protocol = _pickle.HIGHEST_PROTOCOL if self._dumps is _pickle.dumps else None
+        else:
+            self._protocol = int(value)
 
     @property
     def THRESHOLD(self) -> int:  # noqa: N802 - mpi4py's name
@@ -67,7 +71,9 @@ class Pickle:
 
     def dumps(self, obj: Any) -> bytes:
         """Serialize *obj* in band."""
-        return self._dumps(obj, self.PROTOCOL)
+        if self._protocol is None:
+            return self._dumps(obj)
+        return self._dumps(obj, self._protocol)
 
     def loads(self, data: Any) -> Any:
         """Deserialize *data*."""
@@ -85,7 +91,7 @@ class Pickle:
             bufs.append(buffer(raw))   # mpi4py hands them out as MPI.buffer
             return False
 
-        return self._dumps(obj, max(self.PROTOCOL, 5), buffer_callback=keep), bufs
+        return self._dumps(obj, max(self._protocol or 0, 5), buffer_callback=keep), bufs
 
     def loads_oob(self, data: Any, bufs: Any) -> Any:
         """Deserialize *data* with its out-of-band buffers *bufs*."""
@@ -141,6 +147,18 @@ def _commctx_intra(comm: Any) -> tuple[Any, int]:
 
 
 def _commctx_inter(comm: Any) -> tuple[Any, int, Any, bool]:
-    """Intercommunicators are not simulated."""
-    raise MPIUsageError(f"rank {current().rank}: intercommunicators are not simulated "
-                        f"(mpi4py.util on {comm!r})")
+    """``(duplicate of comm, tag, local intracommunicator, low group)`` for an
+    intercommunicator: made once per rank and intercommunicator (collectively, at the
+    first call; the local communicator duplicates its group's); each call gives the next
+    tag.  The low group is side 0 (the same answer on every member of a group)."""
+    rank, table = _per_rank(_CONTEXTS)
+    ctx = table.get((rank, comm))
+    if ctx is None:
+        if not comm.Is_inter():
+            raise MPIUsageError(f"rank {rank}: {comm!r} is not an intercommunicator")
+        dup = comm.Dup()
+        side = dup.side_of[rank]
+        ctx = table[(rank, comm)] = [dup, 0, dup.local_comms[side].Dup(), side == 0]
+    tag = ctx[1]
+    ctx[1] = (tag + 1) % (TAG_UB + 1)
+    return ctx[0], tag, ctx[2], ctx[3]

@@ -197,13 +197,15 @@ def _read(log: Path) -> tuple[list[dict[str, Any]], bool]:
     return events, done
 
 
-def _merge(run: ModuleRun, logs: list[Path], abort: str) -> set[str]:
+def _merge(run: ModuleRun, logs: list[Path], abort: str, finished: bool = False) -> set[str]:
     """Fold one attempt's per-rank logs into *run*; return the test ids now final.
 
     A test's outcome is its worst over the ranks.  When the attempt ended
     early, the first test (in suite order) that some rank did not finish is
     ``hang``; the tests after it are not final (a rank blocked in the hung test
-    kept the others from reaching them) and run again in the next attempt.
+    kept the others from reaching them) and run again in the next attempt.  When
+    every rank *finished*, a test no rank reported is its class set-up's outcome
+    (a ``setUpClass`` that raised runs none of the class's tests).
     """
     order: list[str] = []
     results: list[dict[str, dict[str, Any]]] = []
@@ -222,6 +224,13 @@ def _merge(run: ModuleRun, logs: list[Path], abort: str) -> set[str]:
         final.add(test)
     for test in order:
         per_rank = [r[test] for r in results if test in r]
+        if not per_rank and finished:   # its class never set up (setUpClass raised)
+            setup = _class_setup(test, results)
+            run.outcomes[test] = Outcome(test, setup["outcome"] if setup else "missing",
+                                         setup["where"] if setup else "",
+                                         setup["why"] if setup else "no rank ran it")
+            final.add(test)
+            continue
         if len(per_rank) == len(results):
             e = max(per_rank, key=lambda e: _WORST[e["outcome"]])
             run.outcomes[test] = Outcome(test, e["outcome"], e["where"], e["why"])
@@ -231,6 +240,14 @@ def _merge(run: ModuleRun, logs: list[Path], abort: str) -> set[str]:
             final.add(test)
             break
     return final
+
+
+def _class_setup(test: str, results: list[dict[str, dict[str, Any]]]
+                 ) -> dict[str, Any] | None:
+    """The worst ``setUpClass (module.Class)`` record of *test*'s class, if any rank has one."""
+    key = f"setUpClass ({test.rsplit('.', 1)[0]})"
+    found = [r[key] for r in results if key in r]
+    return max(found, key=lambda e: _WORST[e["outcome"]]) if found else None
 
 
 def run_module(testdir: str | Path, module: str, world: str, workdir: str | Path,
@@ -265,7 +282,7 @@ def run_module(testdir: str | Path, module: str, world: str, workdir: str | Path
         abort = _attempt(cmd, testdir, timeout)
         logs = [Path(f"{base}.{r}") for r in range(ranks)]
         done = all(_read(log)[1] for log in logs)
-        final = _merge(run, logs, abort if not done else "")
+        final = _merge(run, logs, abort if not done else "", finished=done)
         if not done:
             run.aborts.append(abort)
         if done or not (final - skip):

@@ -140,6 +140,8 @@ from .mpi.error_codes import (  # noqa: E402, F401 - error classes, codes, strin
     Remove_error_code,
     Remove_error_string,
 )
+from .mpi.file import FILE_NULL, File  # noqa: E402, F401 - MPI-IO (docs/io.md)
+from .mpi.file_views import Register_datarep  # noqa: E402, F401
 from .mpi.info import INFO_ENV, INFO_NULL, Info  # noqa: E402, F401 - info objects (bsim/mpi/info.py)
 from .mpi.namespace import NAMES as _REST  # noqa: E402
 from .mpi.namespace import NotSimulatedError  # noqa: E402

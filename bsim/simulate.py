@@ -16,6 +16,7 @@ import numpy as np
 
 from netmodels import build_network
 from netmodels.base import NetworkModel
+from netmodels.filesystem import build_filesystem
 
 from .engine.collective_rules import CollectiveCosts
 from .engine.core import Engine
@@ -259,7 +260,7 @@ def simulate(main: Callable[..., Any], ranks: int,
              *, machine: str | None = None, kernel_model: str = "",
              flops: float | Callable[[list[Any]], float] | None = None,
              collectives: str | dict[str, str] | None = None,
-             contention: str | None = None,
+             contention: str | None = None, filesystem: str | None = None,
              tracer: Any = None, noise: Any = None,
              progress: Callable[[Engine], None] | None = None,
              compute: str = "ignore", compute_scale: float = 1.0,
@@ -288,6 +289,10 @@ def simulate(main: Callable[..., Any], ranks: int,
     ``mpi4py.MPI``) act for the calling virtual rank and ``bsim.add_time``
     charges calculation time.  ``contention="fluid"`` makes messages in flight
     share link bandwidth (topology models and ``twolevel``; ``docs/networks.md``).
+    *filesystem* is the MPI-IO cost model (``"lustre:stripe_count=8,..."``, see
+    ``docs/io.md``; default *machine*'s ``[filesystem]``, else ``lustre`` with its
+    documented parameters), recorded in the result when given or when the program opens
+    a file.
 
     *tracer*, *noise* and *progress* are the optional hooks of
     :mod:`bsim.engine.hooks`.  ``compute="measure"`` charges the host time each rank
@@ -326,13 +331,15 @@ def simulate(main: Callable[..., Any], ranks: int,
         check_rank_memory(ranks)
     preset = None
     if machine is not None:
-        from .machines import collective_spec, load_machine, network_spec
+        from .machines import collective_spec, filesystem_spec, load_machine, network_spec
         preset = load_machine(machine)
         machine = preset.spec
         if network is None:
             network = network_spec(preset)
         if collectives is None:
             collectives = collective_spec(preset)
+        if filesystem is None:
+            filesystem = filesystem_spec(preset)
     net = build_network(DEFAULT_NETWORK if network is None else network)
     net.prepare(ranks)
     proto = build_protocol(protocol)
@@ -341,6 +348,8 @@ def simulate(main: Callable[..., Any], ranks: int,
         engine.private_modules = None
     engine.fabric = build_fabric(engine, contention)
     engine.collective_costs = CollectiveCosts(collectives)
+    if filesystem is not None:
+        engine.filesystem = build_filesystem(filesystem)
     engine.tracer, engine.noise, engine.progress = tracer, noise, progress
     if compute == "measure":
         measure_compute(engine, compute_scale)
@@ -461,4 +470,5 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         params=dict(params), events=engine.events, host_seconds=engine.host_seconds,
         returns=[r.retval for r in rs],
         noise=_noise_spec(engine.noise),
+        filesystem=engine.filesystem.spec() if engine.filesystem is not None else "",
         pending_requests={r.rank: r.open_requests for r in rs if r.open_requests})

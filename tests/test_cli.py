@@ -52,12 +52,13 @@ def test_cli_errors_are_one_line_with_exit_code_2(capsys):
     assert "unknown parameter(s) bogus" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("what", ["skeletons", "networks", "protocols"])
+@pytest.mark.parametrize("what", ["skeletons", "networks", "protocols", "filesystems"])
 def test_list_commands(what, capsys):
     """bsim list shows names with their parameters."""
     assert main(["list", what]) == 0
     out = capsys.readouterr().out
-    assert {"skeletons": "halo2d", "networks": "hockney", "protocols": "loggp"}[what] in out
+    assert {"skeletons": "halo2d", "networks": "hockney", "protocols": "loggp",
+            "filesystems": "stripe_count"}[what] in out
 
 
 def test_console_script_runs_as_module():

@@ -1,4 +1,4 @@
-"""``bsim list {skeletons,networks,protocols,machines}``: what can be chosen by name;
+"""``bsim list {skeletons,networks,protocols,filesystems,machines}``: what can be chosen by name;
 ``bsim show machine NAME``: one preset, whole, with its sources."""
 
 from __future__ import annotations
@@ -8,13 +8,14 @@ from typing import Any
 
 __all__ = ["add_parser", "command", "show"]
 
-KINDS = ("skeletons", "networks", "protocols", "machines", "mpi")
+KINDS = ("skeletons", "networks", "protocols", "filesystems", "machines", "mpi")
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``list`` on the ``bsim`` subparsers."""
-    ls = subparsers.add_parser("list", help="list skeletons, networks, protocols, machines, "
-                                            "or mpi (which mpi4py names bsim simulates)")
+    ls = subparsers.add_parser("list", help="list skeletons, networks, protocols, file "
+                                            "systems (MPI-IO), machines, or mpi (which "
+                                            "mpi4py names bsim simulates)")
     ls.add_argument("what", choices=KINDS)
     ls.set_defaults(handler=command)
     sh = subparsers.add_parser("show", help="show one machine preset whole, with its sources")
@@ -25,7 +26,7 @@ def add_parser(subparsers: Any) -> None:
 
 def show(ns: argparse.Namespace) -> int:
     """Print the machine file (its comments give every figure's source) and what it yields."""
-    from ..machines import collective_spec, load_machine, network_spec
+    from ..machines import collective_spec, filesystem_spec, load_machine, network_spec
     m = load_machine(ns.name)
     assert m.path is not None
     print(f"# {m.path}")
@@ -33,6 +34,7 @@ def show(ns: argparse.Namespace) -> int:
     print(f"\n# as bsim reads it ({m.spec}):")
     print(f"#   network      {network_spec(m)}")
     print(f"#   collectives  {collective_spec(m) or 'analytic (no [collectives])'}")
+    print(f"#   filesystem   {filesystem_spec(m) or 'lustre defaults (no [filesystem])'}")
     peak = m.peak_flops_per_core
     print(f"#   peak         {f'{peak / 1e9:.4g} GFlop/s per core' if peak else 'not given'}")
     return 0
@@ -65,6 +67,12 @@ def command(ns: argparse.Namespace) -> int:
     elif ns.what == "networks":
         from netmodels import describe_networks
         print(describe_networks())
+    elif ns.what == "filesystems":
+        from netmodels.filesystem import FILESYSTEMS
+        for name, fs in sorted(FILESYSTEMS.items()):
+            print(f"{name}: {(fs.__doc__ or '').strip().splitlines()[0]} (docs/io.md)")
+            for k, v in fs.parameters.items():
+                print(f"    {k:<20} {v} (default {fs.defaults[k]!r})")
     elif ns.what == "protocols":
         from ..engine.protocols import PROTOCOLS
         for name, cls in PROTOCOLS.items():

@@ -54,6 +54,19 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                              "table:path=FILE, algorithmic[:op=alg] (docs/collectives.md)")
     parser.add_argument("--collective", action="append", type=param_pair, default=[],
                         metavar="OP=SPEC", help="cost source for one operation (repeatable)")
+    parser.add_argument("--filesystem", type=filesystem_spec, default=None, metavar="SPEC",
+                        help="MPI-IO cost model: lustre[:stripe_count=..,ost_bandwidth=..,"
+                             "latency=..] (default lustre; docs/io.md)")
+
+
+def filesystem_spec(text: str) -> str:
+    """``--filesystem`` checked at parse time (argparse prints the error as one line)."""
+    from netmodels.filesystem import build_filesystem
+    try:
+        build_filesystem(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def contention_spec(text: str) -> str:

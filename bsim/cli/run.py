@@ -2,7 +2,7 @@
 
     bsim run TARGET [-n N] [--machine NAME|FILE.toml] [--network SPEC] [--protocol P]
                     [--contention none|fluid[:OPTS]] [--collectives SPEC]
-                    [--collective OP=SPEC]...
+                    [--collective OP=SPEC]... [--filesystem SPEC]
                     [--compute {ignore,measure}] [--compute-scale X] [--param k=v]...
                     [--json FILE] [--csv FILE] [--trace FILE] [--noise SPEC] [--quiet]
                     [-- PROGRAM ARGS...]
@@ -106,6 +106,7 @@ def command(ns: argparse.Namespace) -> int:
                       machine=ns.machine, kernel_model=target.kernel_model,
                       flops=target.flops,
                       contention=ns.contention, collectives=options.collectives(ns),
+                      filesystem=ns.filesystem,
                       compute=ns.compute, compute_scale=ns.compute_scale,
                       hosts=hosts, partition=ns.partition, max_sim_time=ns.max_sim_time,
                       max_events=ns.max_events, check_memory=not ns.no_memory_check,

@@ -100,7 +100,8 @@ def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any
         network = target.network_for(network)
     res = simulate(target.main, ranks, network=network, protocol=opts.get("protocol", "bsim"),
                    kwargs=target.kwargs, collectives=opts.get("collectives"),
-                   contention=opts.get("contention"), name=target.name, params=target.params)
+                   contention=opts.get("contention"), filesystem=opts.get("filesystem"),
+                   name=target.name, params=target.params)
     row: dict[str, Any] = {k: target.params.get(k, v) for k, v in params.items()}
     row.update(ranks=ranks, elapsed=res.elapsed, calc=float(res.calc.mean()),
                wait=float(res.wait.mean()), comm=float(res.comm.mean()),
@@ -111,14 +112,15 @@ def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any
 def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs: int = 1,
               network: str = "hockney", protocol: str = "bsim",
               collectives: str | dict[str, str] | None = None, contention: str | None = None,
-              log: Any = None, machine: str | None = None) -> list[dict[str, Any]]:
+              log: Any = None, machine: str | None = None,
+              filesystem: str | None = None) -> list[dict[str, Any]]:
     """Run every point of the sweep (over *jobs* processes); return rows in point order.
 
     *log* (a text stream, e.g. stderr) gets one line per finished point.
     """
     pts = points(lists, mode)
     opts = {"network": network, "protocol": protocol, "collectives": collectives,
-            "contention": contention, "machine": machine}
+            "contention": contention, "machine": machine, "filesystem": filesystem}
     tasks = [(target, p, opts) for p in pts]
     jobs = max(1, min(int(jobs), len(tasks)))
     start = time.perf_counter()
@@ -190,7 +192,7 @@ def command(ns: argparse.Namespace) -> int:
     check_outputs(("-o", f"{prefix}.csv"), ("-o", f"{prefix}.json"), ("--plot", ns.plot))
     rows = run_sweep(ns.target, lists, mode=ns.mode, jobs=ns.jobs, network=network,
                      protocol=ns.protocol, contention=ns.contention,
-                     collectives=options.collectives(ns),
+                     collectives=options.collectives(ns), filesystem=ns.filesystem,
                      log=None if ns.quiet else sys.stderr, machine=ns.machine)
     csv_path = write_csv(rows, f"{prefix}.csv")
     json_path = write_json(rows, f"{prefix}.json", target=ns.target, mode=ns.mode,

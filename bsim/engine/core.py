@@ -125,6 +125,7 @@ class Engine(FailureReports, simpy.Environment):
         self.comms: dict[Any, Any] = {}   # derived communicators by creation key
         self.watchdog = HostBlockWatchdog()   # a rank blocked in the host OS (socket, ...)
         self.user_state: dict[str, Any] = {}   # objects shared by the ranks (simpy_bridge.shared)
+        self.filesystem: Any = None   # MPI-IO cost model (netmodels.filesystem): simulate()
         # visibility lag of messages and collective completions (docs/distributed.md):
         # the protocol's lookahead over this network, set by simulate()
         self.lookahead = 0.0
@@ -268,12 +269,15 @@ class Engine(FailureReports, simpy.Environment):
         gc.freeze()
 
     def finish(self) -> None:
-        """Undo :meth:`start`'s collector settings and watchdog; drop the private modules."""
+        """Undo :meth:`start`'s collector settings and watchdog; drop the private modules;
+        run the callables the run registered in ``user_state["bsim.at_finish"]``."""
         self.watchdog.disarm()
         gc.set_threshold(*self._gc_saved)
         gc.unfreeze()
         if self.private_modules is not None:
             self.private_modules.close()
+        for done in self.user_state.pop("bsim.at_finish", ()):   # e.g. files left open
+            done()
 
     def run_until(self, end: float) -> None:
         """Process every event earlier than *end* (all of them for ``inf``)."""

@@ -32,6 +32,7 @@ else:  # pragma: no cover - Python 3.10
 __all__ = [
     "MACHINE_DIR", "NETWORK_MODELS", "Machine", "MachineError",
     "collective_spec", "list_machines", "load_machine", "network_spec", "split_variant",
+    "filesystem_spec",
 ]
 
 from .schema import NETWORK_MODELS, MachineError, check_machine_file
@@ -179,6 +180,15 @@ def _format(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value)
+
+
+def filesystem_spec(machine: Machine | str | Path) -> str | None:
+    """The MPI-IO file-system spec of a machine's ``[filesystem]`` (``docs/io.md``), or
+    None if it has none: ``model = "lustre"`` and that model's parameters."""
+    from .schema import filesystem_table_spec
+    m = machine if isinstance(machine, Machine) else load_machine(machine)
+    table = m.raw.get("filesystem")
+    return filesystem_table_spec(table) if table else None
 
 
 def network_spec(machine: Machine | str | Path, variant: str | None = None) -> str:

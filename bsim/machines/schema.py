@@ -25,7 +25,7 @@ NETWORK_MODELS = ("hockney", "loggp", "zero", "torus", "fattree", "bluewaters", 
 
 REQUIRED = {"name": str, "description": str, "source": str, "cores_per_node": int,
             "network": dict}
-OPTIONAL_TABLES = ("collectives", "kernels", "network_variants", "hardware")
+OPTIONAL_TABLES = ("collectives", "kernels", "network_variants", "hardware", "filesystem")
 HARDWARE_NUMBERS = ("peak_flops_per_core", "memory_bandwidth_per_node")
 
 
@@ -75,12 +75,32 @@ def check_machine_file(data: dict[str, Any], path: Path) -> None:
         if not isinstance(table, dict):
             raise MachineError(f"{where}: [kernels.{name}] must be a table, found "
                                f"{_kind(table)} {table!r}")
+    if "filesystem" in data:
+        _check_filesystem(data["filesystem"], f"{where}: [filesystem]")
     for key in HARDWARE_NUMBERS:
         value = data.get("hardware", {}).get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                   or not math.isfinite(value) or value <= 0):
             raise MachineError(f"{where}: [hardware] {key} must be a positive number, found "
                                f"{_kind(value)} {value!r}")
+
+
+def _check_filesystem(table: dict[str, Any], where: str) -> None:
+    """``[filesystem]``: a string ``model`` and that model's parameters (docs/io.md)."""
+    from netmodels.filesystem import build_filesystem
+    model = table.get("model")
+    if not isinstance(model, str):
+        raise MachineError(f"{where}: missing string key 'model'")
+    try:
+        build_filesystem(filesystem_table_spec(table))
+    except ValueError as exc:
+        raise MachineError(f"{where}: {exc}") from None
+
+
+def filesystem_table_spec(table: dict[str, Any]) -> str:
+    """The spec string of a ``[filesystem]`` table: ``model:key=value,...``."""
+    items = ",".join(f"{k}={v!r}" for k, v in table.items() if k != "model")
+    return f"{table['model']}:{items}" if items else str(table["model"])
 
 
 def _network_models() -> tuple[str, ...]:

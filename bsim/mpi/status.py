@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..constants import ANY_SOURCE, ANY_TAG, ERR_TYPE
+from ..constants import ANY_SOURCE, ANY_TAG, ERR_TYPE, UNDEFINED
 from ..errors import MPIUsageError
 
 __all__ = ["Status"]
@@ -37,12 +37,15 @@ class Status:
         return self.tag
 
     def Get_count(self, datatype: Any = None) -> int:
-        """Number of elements of *datatype* received (bytes by default)."""
+        """Number of elements of *datatype* received (bytes by default); ``UNDEFINED``
+        when the bytes are not a whole number of them (MPI 4.0 Sec. 3.2.5)."""
         if datatype is None:
             return self.count
         _typed(datatype, "Get_count")
         size = datatype.Get_size()
-        return self.count // size if size else 0
+        if not size:
+            return 0
+        return self.count // size if self.count % size == 0 else UNDEFINED
 
     def Get_elements(self, datatype: Any) -> int:
         """Number of basic elements received."""

@@ -56,6 +56,7 @@ class Result:
     version: str = field(default_factory=lambda: __version__)   # of bsim, that predicted
     flops: float = 0.0         # floating-point operations of the run, when the program knows
     peak_flops: float = 0.0    # the machine's peak for these ranks (flop/s), when known
+    filesystem: str = ""       # the MPI-IO cost model's spec, when given or used (docs/io.md)
     """The OS-noise model that stretched ``add_time`` (its spec; "" for none)."""
     pending_requests: dict[int, int] = field(default_factory=dict)
     """World rank -> nonblocking requests it never completed (Wait/Test) nor freed."""
@@ -102,6 +103,8 @@ class Result:
                 out.write(f"  collectives {self.collectives}\n")
             if self.contention != "none":
                 out.write(f"  contention {self.contention}\n")
+        if self.filesystem:
+            out.write(f"  filesystem {self.filesystem}\n")
         if self.params:
             out.write("  params    " + ", ".join(f"{k}={v}" for k, v in self.params.items())
                       + "\n")
@@ -169,6 +172,7 @@ class Result:
                 "bytes": self.bytes.tolist(),
             },
             **({"noise": self.noise} if self.noise else {}),
+            **({"filesystem": self.filesystem} if self.filesystem else {}),
             **({"flops": self.flops} if self.flops else {}),
             **({"peak_flops": self.peak_flops} if self.peak_flops else {}),
             **({"pending_requests": {str(r): n for r, n in sorted(self.pending_requests.items())}}
@@ -250,6 +254,7 @@ class Result:
             program=data.get("program", ""), params=data.get("params", {}),
             events=host.get("events", 0), host_seconds=host.get("seconds", 0.0),
             distributed=host.get("distributed", {}), noise=data.get("noise", ""),
+            filesystem=data.get("filesystem", ""),
             machine=data.get("machine", ""), kernel_model=data.get("kernel_model", ""),
             flops=data.get("flops", 0.0), peak_flops=data.get("peak_flops", 0.0),
             version=data.get("bsim_version", ""),

@@ -27,6 +27,7 @@ twin of the algorithm when the source is algorithmic.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from netmodels.collective_schedules import schedule as _schedule
@@ -37,6 +38,7 @@ from ..mpi.requests import RECV, SEND, Request
 from .collective_costs import CollectiveCosts
 from .events import PRIO_NET, Call
 from .matching import Message, post_receive
+from .schedule_driver import run_rounds, usable
 
 if TYPE_CHECKING:
     from ..mpi.comm import Comm
@@ -373,6 +375,26 @@ def arrival_info(eng: Engine, info: tuple[Any, ...]) -> None:
         eng.colls.pop(key, None)
 
 
+@lru_cache(maxsize=256)
+def _parts(op: str, alg: str, size: int, nbytes: float, root: int
+           ) -> tuple[tuple[tuple[int, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]],
+                            ...], ...]:
+    """Each rank's rounds of a schedule: ``(round, sends, receives)`` with ``(peer,
+    bytes)`` pairs.  A pure function of its arguments, kept for the next call of the same
+    collective (an iterative program repeats it: building it is O(P log P))."""
+    rounds = _schedule(op, alg, size, nbytes, root)
+    per_rank: list[list[Any]] = [[] for _ in range(size)]
+    for index, rnd in enumerate(rounds):
+        touched: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
+        for src, dst, nb in rnd:
+            n = int(nb)
+            touched.setdefault(src, ([], []))[0].append((dst, n))
+            touched.setdefault(dst, ([], []))[1].append((src, n))
+        for r, (sends, recvs) in touched.items():
+            per_rank[r].append((index, tuple(sends), tuple(recvs)))
+    return tuple(tuple(p) for p in per_rank)
+
+
 def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: CollInstance,
                    me: int, op: str, alg: str, nbytes: float) -> None:
     """Execute this rank's part of the algorithm's schedule as real messages.
@@ -386,23 +408,16 @@ def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: Coll
         by_size = inst.rounds = {}
     per_rank = by_size.get(nbytes)
     if per_rank is None:
-        size = inst.size
         root = inst.root if inst.root >= 0 else 0
-        rounds = _schedule(op, alg, size, nbytes, root)
-        per_rank = [[] for _ in range(size)]
-        for index, rnd in enumerate(rounds):
-            touched: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
-            for src, dst, nb in rnd:
-                n = int(nb)
-                touched.setdefault(src, ([], []))[0].append((dst, n))
-                touched.setdefault(dst, ([], []))[1].append((src, n))
-            for r, (sends, recvs) in touched.items():
-                per_rank[r].append((index, sends, recvs))
-        by_size[nbytes] = per_rank
+        per_rank = by_size[nbytes] = _parts(op, alg, inst.size, nbytes, root)
     eng = vr.engine
     proto = eng.protocol
     ctx: Any = key       # messages of this instance only match each other
-    for k, sends, recvs in per_rank[me]:   # k: the global round, used as the tag
+    mine = per_rank[me]
+    call = f"{inst.op} (algorithmic {comm!r})"
+
+    def post(i: int) -> list[Request]:
+        k, sends, recvs = mine[i]   # k: the global round, used as the tag
         reqs = []
         for src, _size in recvs:   # receive sizes are implied by the matching sends
             req = Request(vr, RECV, inst.op)
@@ -418,4 +433,10 @@ def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: Coll
             vr.nbytes += n
             proto.send(vr, eng.ranks[world], msg, req, False)
             reqs.append(req)
-        vr.settle(reqs, f"{inst.op} (algorithmic {comm!r})")
+        return reqs
+
+    if usable(vr):   # the rounds after the first wait run without switching into the rank
+        run_rounds(vr, post, len(mine), call)
+        return
+    for i in range(len(mine)):
+        vr.settle(post(i), call)

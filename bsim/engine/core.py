@@ -352,7 +352,12 @@ class Engine(FailureReports, simpy.Environment):
                     if private is not None and private.names:
                         private.enter(item.rank)
                     try:
-                        item.greenlet.switch()
+                        resume = item.resume
+                        if resume is None:
+                            item.greenlet.switch()
+                        else:   # a continuation (bsim/engine/schedule_driver.py)
+                            item.resume = None
+                            resume()
                     except BaseException as exc:
                         self._abort(item, exc)
                     if private is not None and len(modules) != private.count:

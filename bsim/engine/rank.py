@@ -17,6 +17,7 @@ operation), so ``finish == calc + wait + comm``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from enum import IntEnum
 from heapq import heappush
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,7 @@ class WaitMode(IntEnum):
 
 # hot path: plain-int module globals (an Enum attribute lookup costs ~6x a global's)
 _NONE, _ALL, _ANY = int(WaitMode.NONE), int(WaitMode.ALL), int(WaitMode.ANY)
+WAIT_NONE, WAIT_ALL = _NONE, _ALL   # for bsim.engine.schedule_driver
 
 
 
@@ -60,6 +62,7 @@ class VirtualRank:
         "calc", "wait", "comm", "ops", "msgs", "nbytes", "finished", "retval",
         "pending", "box", "nic_free", "last_arrival", "waitset", "wait_mode",
         "unknown", "wake_at", "coll_seq", "host_mark", "polled", "finalized", "open_requests",
+        "resume",
     )
 
     def __init__(self, rank: int, engine: Engine) -> None:
@@ -91,6 +94,9 @@ class VirtualRank:
         self.polled = False               # asleep after a poll that found nothing
         self.finalized = False            # called MPI.Finalize: no MPI call after it
         self.open_requests = 0            # nonblocking requests handed out, not completed
+        # what the engine calls instead of switching into the rank at its next wake-up
+        # (bsim/engine/schedule_driver.py: the rounds of an expanded collective)
+        self.resume: Callable[[], None] | None = None
 
     # -- scheduling primitives ----------------------------------------------
     def next_key(self) -> int:

@@ -153,8 +153,11 @@ class TopologyModel(NetworkModel):
     def cost(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
         if src == dst:
             return 0.0
-        a = self.node_of(src)
-        b = self.node_of(dst)
+        nodes = self._node   # hot path: node_of inlined (one lookup per message end)
+        if nodes is None or not (0 <= src < len(nodes) and 0 <= dst < len(nodes)):
+            a, b = self.node_of(src), self.node_of(dst)   # prepares, or names the bad rank
+        else:
+            a, b = nodes[src], nodes[dst]
         if a == b:
             return self.intra_latency + nbytes / self.intra_bandwidth
         return self.node_cost(a, b, nbytes)

@@ -17,7 +17,7 @@ message under ``hockney``); the call completes as ``Waitall`` over them
 (``docs/protocols.md``: each message handled in order of availability, ``t =
 max(t, avail) + cost``).  There is no collective formula ``T``.  A message carries
 the tag :func:`~bsim.mpi.topologies.routes` gives it, which pairs each send with
-its receive (``docs/collectives.md``, "Neighborhood collectives").
+its receive (``docs/collectives.md``, "Topologies and neighborhood collectives").
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from ..errors import MPIUsageError
 from . import attributes, cartesian, errhandlers, management, neighbor
 from .comm_calls import CommCalls
 from .comm_properties import PICKLED_BY_NAME, CommPythonAPI
+from .handles import HandleValues
 
 if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
@@ -37,7 +38,7 @@ __all__ = ["Comm", "Intracomm", "Intercomm", "Cartcomm", "COMM_WORLD", "COMM_SEL
 _WORLD, _SELF, _GROUP, _NULL = Kind.WORLD, Kind.SELF, Kind.GROUP, Kind.NULL
 
 
-class Comm(CommPythonAPI, CommCalls):
+class Comm(CommPythonAPI, CommCalls, HandleValues):
     """A communicator: a context id and an ordered group of world ranks.
 
     ``Comm`` objects are created by bsim (``COMM_WORLD``, ``COMM_SELF`` and by
@@ -63,6 +64,11 @@ class Comm(CommPythonAPI, CommCalls):
 
     __slots__ = ("context", "coll_ctx", "kind", "_group", "_index", "_name", "freed_by",
                  "_handle", "__weakref__")
+    _handle_kind = "Comm"
+
+    def _handle_identity(self) -> object | None:
+        """What copies of this communicator share (None where it is null)."""
+        return None if self._null_here() else self._handle
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Comm:
         """mpi4py's ``Comm(comm)`` / ``Comm()``: another object for the same handle (or a

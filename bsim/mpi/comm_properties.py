@@ -4,8 +4,7 @@
 mirror the MPI calls (``name``, ``is_inter``, ``is_intra``, ``is_topo``, ``topology``,
 ``group``, ``info``), pickling as mpi4py does it (``COMM_NULL``, ``COMM_SELF`` and
 ``COMM_WORLD`` by name, copies of them to equal objects, any other communicator not
-at all: a handle of its process), and the integer handles mpi4py offers (bsim gives
-none: ``-1``, mpi4py's answer when the MPI library has none).
+at all: a handle of its process), (integer handles are ``bsim/mpi/handles.py``).
 """
 
 from __future__ import annotations
@@ -44,12 +43,6 @@ class CommPythonAPI:
     group = property(lambda self: self.Get_group(), doc="``Get_group()``")
     info = property(lambda self: self.Get_info(), lambda self, info: self.Set_info(info),
                     doc="``Get_info()`` / ``Set_info(info)``")
-
-    def toint(self) -> int:
-        """-1: bsim's communicators have no integer handle (mpi4py's answer for none)."""
-        return -1
-
-    py2f = toint
 
     def __reduce__(self) -> Any:
         """``COMM_NULL``, ``COMM_SELF`` and ``COMM_WORLD`` pickle to themselves (copies to

@@ -16,14 +16,20 @@ from typing import Any
 from ..constants import ERR_GROUP, IDENT, PROC_NULL, SIMILAR, UNDEFINED, UNEQUAL
 from ..engine.rank import current
 from ..errors import MPIUsageError
+from .handles import HandleValues
 
 __all__ = ["Group", "GROUP_EMPTY", "GROUP_NULL"]
 
 
-class Group:
+class Group(HandleValues):
     """An ordered group of world ranks; rank *i* of the group is ``members[i]``."""
 
     __slots__ = ("members", "_index", "_null")
+    _handle_kind = "Group"
+
+    def _handle_identity(self) -> object | None:
+        """Equal groups (the same members in the same order) share a handle."""
+        return None if self._null else self.members
 
     def __init__(self, members: Sequence[int] | Group | None = None) -> None:
         if members is None or isinstance(members, Group):

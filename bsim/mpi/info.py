@@ -104,8 +104,8 @@ class Info(IntHandle):
         if self is INFO_NULL or self is INFO_ENV:
             return "INFO_NULL" if self is INFO_NULL else "INFO_ENV"
         if self._id in (_NULL, _ENV):
-            return (Info, (INFO_NULL if self._id == _NULL else INFO_ENV,))
-        return (Info.Create, (self.items(),))
+            return (type(self), (INFO_NULL if self._id == _NULL else INFO_ENV,))
+        return (type(self).Create, (self.items(),))   # a subclass stays one (mpi4py)
 
     def free(self) -> None:
         """``Free`` unless null or predefined."""

@@ -13,6 +13,7 @@ from ..constants import ANY_SOURCE, ANY_TAG, PROC_NULL
 from ..engine.rank import current
 from ..errors import MPIUsageError
 from .buffers import parse_buffer
+from .handles import HandleValues
 from .requests import RECV, Request, Status
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["MatchedMessage", "MESSAGE_NO_PROC", "MESSAGE_NULL"]
 
 
-class MatchedMessage:
+class MatchedMessage(HandleValues):
     """A message set aside by a matched probe (mpi4py's ``MPI.Message``).
 
     Three states, as mpi4py's handles: a matched message (truthy until received),
@@ -32,6 +33,7 @@ class MatchedMessage:
     """
 
     __slots__ = ("_vr", "_msg", "_used", "_noproc")
+    _handle_kind = "Message"
     _vr: VirtualRank | None
     _msg: Message | None
     _used: bool
@@ -50,6 +52,12 @@ class MatchedMessage:
 
     def __bool__(self) -> bool:
         return not self._used and (self._msg is not None or self._noproc)
+
+    def _handle_identity(self) -> object | None:
+        """The matched message (``MESSAGE_NO_PROC``'s own handle; None once received)."""
+        if not self:
+            return None
+        return self._msg if self._msg is not None else MESSAGE_NO_PROC
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MatchedMessage):

@@ -3,8 +3,8 @@
 bsim.MPI defines the MPI it simulates elsewhere (``bsim/MPI.py`` and ``bsim/mpi/``);
 this module supplies every other public name of ``mpi4py.MPI`` 4.x so that any program
 imports: integer constants (their values are those of mpi4py 4.1.2 on MPICH, an
-implementation choice in MPI), the remaining predefined datatypes (sizes from the same
-build), and for the families bsim does not simulate (MPI-IO, sessions,
+implementation choice in MPI; the predefined datatypes are ``bsim/mpi/datatype_table.py``),
+and for the families bsim does not simulate (MPI-IO, sessions,
 error handlers, info objects, intercommunicators, graph topologies, dynamic processes,
 ...) classes, handles and functions that raise :class:`NotSimulatedError` -- naming
 the call and why -- only where they are used.  Generated once from mpi4py 4.1.2 and
@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from ..errors import MPIUsageError
-from .datatypes import Datatype, mark_predefined
 
 __all__ = ["NotSimulatedError", "NAMES", "is_stand_in"]
 
@@ -246,65 +245,9 @@ INT_CONSTANTS = {
 }
 """Integer constants (values of mpi4py 4.1.2 on MPICH)."""
 
-DATATYPES = {   # name: (size in bytes, numpy type char or None)
-    'AINT': (8, 'p'),
-    'BFLOAT16_T': (0, None),
-    'CHARACTER': (1, 'c'),
-    'COMPLEX16': (16, 'D'),
-    'COMPLEX32': (32, 'G'),
-    'COMPLEX4': (0, None),
-    'COMPLEX8': (8, 'F'),
-    'COUNT': (8, 'p'),
-    'CXX_BOOL': (1, '?'),
-    'CXX_DOUBLE_COMPLEX': (16, 'D'),
-    'CXX_FLOAT_COMPLEX': (8, 'F'),
-    'CXX_LONG_DOUBLE_COMPLEX': (32, 'G'),
-    'C_COMPLEX': (8, 'F'),
-    'C_LONG_DOUBLE_COMPLEX': (32, 'G'),
-    'DATATYPE_NULL': (0, None),
-    'DOUBLE_PRECISION': (8, 'd'),
-    'FLOAT16_T': (2, 'e'),
-    'FLOAT32_T': (4, 'f'),
-    'FLOAT64_T': (8, 'd'),
-    'F_BOOL': (4, 'i'),
-    'F_COMPLEX': (8, 'F'),
-    'F_DOUBLE': (8, 'd'),
-    'F_DOUBLE_COMPLEX': (16, 'D'),
-    'F_FLOAT': (4, 'f'),
-    'F_FLOAT_COMPLEX': (8, 'F'),
-    'F_INT': (4, 'i'),
-    'INTEGER': (4, 'i'),
-    'INTEGER1': (1, 'b'),
-    'INTEGER16': (0, None),
-    'INTEGER2': (2, 'h'),
-    'INTEGER4': (4, 'i'),
-    'INTEGER8': (8, 'l'),
-    'LOGICAL': (4, 'i'),
-    'LOGICAL1': (0, None),
-    'LOGICAL16': (0, None),
-    'LOGICAL2': (0, None),
-    'LOGICAL4': (0, None),
-    'LOGICAL8': (0, None),
-    'LONG_DOUBLE_INT': (20, None),
-    'OFFSET': (8, 'p'),
-    'REAL': (4, 'f'),
-    'REAL16': (16, 'g'),
-    'REAL2': (0, None),
-    'REAL4': (4, 'f'),
-    'REAL8': (8, 'd'),
-    'SIGNED_INT': (4, 'i'),
-    'SIGNED_LONG': (8, 'l'),
-    'SIGNED_LONG_LONG': (8, 'q'),
-    'SIGNED_SHORT': (2, 'h'),
-    'SINT16_T': (2, 'h'),
-    'SINT32_T': (4, 'i'),
-    'SINT64_T': (8, 'l'),
-    'SINT8_T': (1, 'b'),
-}
-"""The remaining predefined datatypes (sizes of mpi4py 4.1.2 on MPICH; 0: not available there)."""
 
 CLASSES = ('BottomType', 'Distgraphcomm', 'Errhandler', 'File',
-           'Graphcomm', 'Grequest', 'InPlaceType',
+           'Graphcomm', 'InPlaceType',
            'Session', 'Topocomm')
 HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'ERRORS_ABORT': 'Errhandler',
@@ -337,8 +280,6 @@ def is_stand_in(obj: Any) -> bool:
 def names() -> dict[str, Any]:
     """Every name of this module's namespace, ready for ``globals().update``."""
     out: dict[str, Any] = dict(INT_CONSTANTS)
-    out.update({n: mark_predefined(Datatype(n, size, char))
-                for n, (size, char) in DATATYPES.items()})
     out.update({n: _stub_class(n) for n in CLASSES})
     out.update({n: _Handle(n, family) for n, family in HANDLES.items()})
     out.update({n: _stub_function(n) for n in FUNCTIONS})

@@ -19,6 +19,7 @@ from ..constants import ERR_OP
 from ..engine.rank import current_or_none
 from ..errors import MPIUsageError
 from .buffers import parse_bufspec
+from .handles import HandleValues
 
 __all__ = ["Op", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR",
            "MAXLOC", "MINLOC", "REPLACE", "NO_OP", "OP_NULL", "fold"]
@@ -27,7 +28,7 @@ __all__ = ["Op", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND", "BO
 MAX_USER_OPS = 32   # live user-defined operations per rank (mpi4py's callback table)
 
 
-class Op:
+class Op(HandleValues):
     """A reduction operation: a name, a binary function and commutativity.
 
     Handles as mpi4py has them: ``Op()`` is null (equal to ``OP_NULL``, false);
@@ -37,6 +38,7 @@ class Op:
     """
 
     __slots__ = ("name", "_fn", "_np", "commute", "_handle", "_user")
+    _handle_kind = "Op"
     name: str
     _fn: Callable[[Any, Any], Any]
     _np: Callable[[Any, Any], Any] | None
@@ -92,9 +94,9 @@ class Op:
         """Whether this is one of MPI's predefined operations (``OP_NULL`` included)."""
         return self._user is None
 
-    def toint(self) -> int:
-        """-1: bsim gives operations no integer handle (mpi4py's answer for none)."""
-        return -1
+    def _handle_identity(self) -> object | None:
+        """What copies of this operation share (None for ``OP_NULL``)."""
+        return self._handle if self else None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Op):
@@ -141,9 +143,9 @@ class Op:
         count and datatype (``ValueError`` otherwise, as mpi4py); a user operation gets
         ``function(inbuf memory, inoutbuf memory, datatype)`` as mpi4py calls it."""
         src, dst = parse_bufspec(inbuf), parse_bufspec(inoutbuf)
-        if src.count != dst.count or src.datatype.name != dst.datatype.name:
+        if src.count != dst.count or src.datatype != dst.datatype:
             raise ValueError(f"Reduce_local: mismatched buffers ({src.count} x "
-                             f"{src.datatype.name} and {dst.count} x {dst.datatype.name})")
+                             f"{src.datatype.label} and {dst.count} x {dst.datatype.label})")
         if src.mem is None or dst.mem is None:
             return   # placeholders: no data
         if not isinstance(src.mem, memoryview) or not isinstance(dst.mem, memoryview):
@@ -152,7 +154,7 @@ class Op:
             self._user[0](src.mem, dst.mem, dst.datatype)
             return
         if dst.datatype.dtype is None:
-            raise ValueError(f"Reduce_local: no element type for {dst.datatype.name}")
+            raise ValueError(f"Reduce_local: no element type for {dst.datatype.label}")
         a = np.frombuffer(src.mem, dtype=dst.datatype.dtype)
         b = np.frombuffer(dst.mem, dtype=dst.datatype.dtype)
         b[...] = self(a, b)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, ERR_REQUEST, UNDEFINED, ReqKind
 from ..engine.rank import current
 from ..errors import MPIUsageError
+from .handles import HandleValues, subclassable
 from .request_sets import RequestSets, active, check_owner, empty_status, status_slots
 from .status import Status
 
@@ -33,7 +34,7 @@ __all__ = ["hand_out", "Request", "Prequest", "Status", "REQUEST_NULL", "SEND", 
 SEND, RECV, DONE = ReqKind.SEND, ReqKind.RECV, ReqKind.DONE
 
 
-class Request(RequestSets):
+class Request(RequestSets, HandleValues):
     """Handle of a nonblocking operation (mpi4py's ``MPI.Request``).
 
     Truthy while pending, falsy once completed (then it is ``REQUEST_NULL``).
@@ -64,6 +65,20 @@ class Request(RequestSets):
     __slots__ = ("owner", "kind", "call", "ctx", "src", "tag", "avail", "cost",
                  "partner", "t_post", "waited", "envelope", "payload", "lower",
                  "rinfo", "error", "post", "flow", "cancelled", "handed", "_origin")
+    _handle_kind = "Request"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A program's subclass with its own ``__new__`` calls mpi4py's
+        ``super().__new__(cls, request)``: it gets a base whose ``__new__`` takes that
+        argument (``subclassable``).  Request itself has no ``__new__``, which would cost
+        every request the operations make (it doubled their creation time)."""
+        super().__init_subclass__(**kwargs)
+        if "__new__" in cls.__dict__ and not cls.__dict__.get("_takes_args"):
+            cls.__bases__ = tuple(subclassable(b, Request) for b in cls.__bases__)
+
+    def _handle_identity(self) -> object | None:
+        """What copies of this request share (None once it is null)."""
+        return getattr(self, "_origin", self) if self else None
 
     def __init__(self, owner: VirtualRank | Request | None = None, kind: ReqKind = DONE,
                  call: str = "REQUEST_NULL") -> None:
@@ -143,10 +158,13 @@ class Request(RequestSets):
 
     __hash__ = object.__hash__
 
-    def __reduce__(self) -> str:
-        """``REQUEST_NULL`` pickles as itself; a live request cannot leave its rank."""
+    def __reduce__(self) -> Any:
+        """``REQUEST_NULL`` pickles as itself, another null request as a copy of it; a live
+        request cannot leave its rank."""
         if self is REQUEST_NULL:
             return "REQUEST_NULL"
+        if not self:
+            return (type(self), (REQUEST_NULL,))
         raise ValueError(f"cannot pickle {self!r}")
 
     @classmethod
@@ -190,7 +208,7 @@ class Request(RequestSets):
 
     def Wait(self, status: Status | None = None) -> bool:
         """Wait for completion."""
-        self.wait(status)
+        Request.wait(self, status)   # not a subclass's own ``wait`` (mpi4py's subclasses)
         return True
 
     def wait(self, status: Status | None = None) -> Any:
@@ -206,7 +224,7 @@ class Request(RequestSets):
 
     def Test(self, status: Status | None = None) -> bool:
         """Test for completion."""
-        return self.test(status)[0]
+        return Request.test(self, status)[0]
 
     def test(self, status: Status | None = None) -> tuple[bool, Any]:
         """Test for completion; return ``(flag, object or None)``."""

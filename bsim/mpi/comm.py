@@ -295,7 +295,8 @@ class Comm(CommPythonAPI, CommCalls, HandleValues):
         return NotImplemented
 
     def __hash__(self) -> int:
-        return id(self._handle)
+        """mpi4py's handles are unhashable."""
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
 
     def __repr__(self) -> str:
         if self.kind == Kind.NULL:

@@ -9,7 +9,7 @@ at all: a handle of its process), (integer handles are ``bsim/mpi/handles.py``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..constants import UNDEFINED
 
@@ -25,6 +25,11 @@ class CommPythonAPI:
     __slots__ = ()
     _name: str
     _handle: object
+
+    if TYPE_CHECKING:
+        def _null_here(self) -> bool: ...
+        def _copy_from(self, other: Any) -> None: ...
+        def Free(self) -> None: ...
 
     @property
     def name(self) -> str:
@@ -43,6 +48,16 @@ class CommPythonAPI:
     group = property(lambda self: self.Get_group(), doc="``Get_group()``")
     info = property(lambda self: self.Get_info(), lambda self, info: self.Set_info(info),
                     doc="``Get_info()`` / ``Set_info(info)``")
+
+    def free(self) -> None:
+        """mpi4py's ``free``: nothing for the predefined objects and null handles, a copy of
+        a predefined communicator becomes null, any other communicator is ``Free``d."""
+        if self._null_here() or any(self is c for c in PICKLED_BY_NAME.values()):
+            return
+        if any(self._handle is c._handle for c in PICKLED_BY_NAME.values()):
+            self._copy_from(PICKLED_BY_NAME["COMM_NULL"])
+            return
+        self.Free()
 
     def __reduce__(self) -> Any:
         """``COMM_NULL``, ``COMM_SELF`` and ``COMM_WORLD`` pickle to themselves (copies to

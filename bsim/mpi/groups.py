@@ -24,7 +24,7 @@ __all__ = ["Group", "GROUP_EMPTY", "GROUP_NULL"]
 class Group(HandleValues):
     """An ordered group of world ranks; rank *i* of the group is ``members[i]``."""
 
-    __slots__ = ("members", "_index", "_null")
+    __slots__ = ("members", "_index", "_null", "__weakref__")
     _handle_kind = "Group"
 
     def _handle_identity(self) -> object | None:
@@ -37,6 +37,8 @@ class Group(HandleValues):
             self.members: tuple[int, ...] = () if members is None else members.members
             self._index: dict[int, int] = {} if members is None else members._index
             return
+        if not isinstance(members, (list, tuple, range)):
+            raise TypeError(f"Group(): expected a Group, got {type(members).__name__}")
         self._null = False
         self.members = tuple(members)
         if len(set(self.members)) != len(self.members):
@@ -148,6 +150,11 @@ class Group(HandleValues):
         if self is not GROUP_EMPTY:
             self._null, self.members, self._index = True, (), {}
 
+    def free(self) -> None:
+        """mpi4py's ``free``: ``Free`` unless null or a predefined constant."""
+        if not self._null and self is not GROUP_EMPTY:
+            self.Free()
+
     def __bool__(self) -> bool:
         return not self._null
 
@@ -159,13 +166,14 @@ class Group(HandleValues):
         return self.members == other.members
 
     def __hash__(self) -> int:
-        return hash((self._null, self.members))
+        """mpi4py's handles are unhashable."""
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
 
     def __reduce__(self) -> Any:
         if self is GROUP_NULL or self is GROUP_EMPTY:
             return "GROUP_NULL" if self is GROUP_NULL else "GROUP_EMPTY"
         if self._null or not self.members:
-            return (Group, (GROUP_NULL if self._null else GROUP_EMPTY,))
+            return (type(self), (GROUP_NULL if self._null else GROUP_EMPTY,))
         raise ValueError(f"cannot serialize {self!r}: a group is a handle of its process")
 
     def __repr__(self) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ANY_SOURCE, ANY_TAG, PROC_NULL
-from ..engine.rank import current
+from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
 from .buffers import parse_buffer
 from .handles import HandleValues
@@ -18,7 +18,6 @@ from .requests import RECV, Request, Status
 
 if TYPE_CHECKING:
     from ..engine.matching import Message
-    from ..engine.rank import VirtualRank
 
 __all__ = ["MatchedMessage", "MESSAGE_NO_PROC", "MESSAGE_NULL"]
 
@@ -32,7 +31,7 @@ class MatchedMessage(HandleValues):
     ``Message()`` is a null message, ``Message(msg)`` another object for *msg*'s handle.
     """
 
-    __slots__ = ("_vr", "_msg", "_used", "_noproc")
+    __slots__ = ("_vr", "_msg", "_used", "_noproc", "__weakref__")
     _handle_kind = "Message"
     _vr: VirtualRank | None
     _msg: Message | None
@@ -45,6 +44,8 @@ class MatchedMessage(HandleValues):
             self._vr, self._msg, self._used, self._noproc = (
                 vr._vr, vr._msg, vr._used, vr._noproc)
             return
+        if vr is not None and not isinstance(vr, VirtualRank):
+            raise TypeError(f"Message(): expected a Message, got {type(vr).__name__}")
         self._vr = vr
         self._msg = msg
         self._used = False
@@ -67,7 +68,8 @@ class MatchedMessage(HandleValues):
         return self._msg is other._msg and bool(self) == bool(other)
 
     def __hash__(self) -> int:
-        return id(self._msg)
+        """mpi4py's handles are unhashable."""
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
 
     def Free(self) -> None:
         """Free the handle (only ``MESSAGE_NULL`` and ``MESSAGE_NO_PROC`` may be freed)."""
@@ -76,7 +78,10 @@ class MatchedMessage(HandleValues):
                                 f"must be received, not freed")
         self._used = True
 
-    free = Free
+    def free(self) -> None:
+        """mpi4py's ``free``: nothing for the constants; a copy of one becomes null."""
+        if self is not MESSAGE_NULL and self is not MESSAGE_NO_PROC:
+            self.Free()
 
     @classmethod
     def probe(cls, comm: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
@@ -102,7 +107,7 @@ class MatchedMessage(HandleValues):
             return "MESSAGE_NO_PROC"
         if self._msg is not None and not self._used:
             raise ValueError("cannot pickle a matched MPI.Message")
-        return (MatchedMessage, (MESSAGE_NO_PROC if self else MESSAGE_NULL,))
+        return (type(self), (MESSAGE_NO_PROC if self else MESSAGE_NULL,))
 
     def _receive(self, buf: Any, lower: bool, call: str) -> Request:
         vr = current()

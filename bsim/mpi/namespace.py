@@ -56,10 +56,88 @@ class _Unsimulated(type):
 
 
 def _stub_class(name: str) -> type:
+    doc = f"mpi4py's {name}: not simulated ({REASONS[name]})."
+    if name in NULL_HANDLES:   # a family whose null handle programs may hold and compare
+        return _Unsimulated(name, (_NullHandle,), {"__slots__": (), "_family": name,
+                                                   "__doc__": doc})
+
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         not_simulated(name, name)
-    return _Unsimulated(name, (), {"__init__": __init__, "__doc__":
-                                   f"mpi4py's {name}: not simulated ({REASONS[name]})."})
+    return _Unsimulated(name, (), {"__init__": __init__, "__doc__": doc})
+
+
+NULL_HANDLES = {"File": ("FILE_NULL", 0), "Session": ("SESSION_NULL", 0x38000000)}
+"""The families whose null handle exists, its name and MPICH's handle value."""
+
+
+class _NullHandle:
+    """Null handles of a family bsim does not simulate (``FILE_NULL``, ``SESSION_NULL``), with
+    mpi4py's object model: ``File()`` and ``File(FILE_NULL)`` are equal null handles,
+    falsy, unhashable, weakly referable, pickled by name, with ``handle``/``toint``/``py2f``
+    and a ``free()`` that does nothing; any other use raises :class:`NotSimulatedError`."""
+
+    __slots__ = ("__weakref__",)
+    _family: str
+
+    def __init__(self, other: Any = None) -> None:
+        if other is not None and (not isinstance(other, _NullHandle)
+                                  or other._family != self._family):
+            raise TypeError(f"{self._family}(): expected a {self._family}, got "
+                            f"{type(other).__name__}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _NullHandle):
+            return NotImplemented
+        return self._family == other._family
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, _NullHandle):
+            return NotImplemented
+        return self._family != other._family
+
+    def __hash__(self) -> int:
+        raise TypeError(f"unhashable type: '{self._family}'")
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> Any:
+        name = NULL_HANDLES[self._family][0]
+        return name if _CONSTANTS.get(name) is self else (type(self), ())
+
+    @property
+    def handle(self) -> int:
+        """MPICH's null handle of the family."""
+        return NULL_HANDLES[self._family][1]
+
+    def toint(self) -> int:
+        """The null handle as an int."""
+        return self.handle
+
+    py2f = toint
+
+    @classmethod
+    def fromhandle(cls, handle: int) -> Any:
+        """The null handle (the only one of this family)."""
+        if int(handle) != NULL_HANDLES[cls.__name__][1]:
+            not_simulated(f"{cls.__name__}.fromhandle({handle})", cls.__name__)
+        return cls()
+
+    fromint = f2py = fromhandle
+
+    def free(self) -> None:
+        """Nothing to free in a null handle."""
+
+    def __repr__(self) -> str:
+        return f"<{self._family} {NULL_HANDLES[self._family][0]} (not simulated)>"
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        not_simulated(f"{NULL_HANDLES[self._family][0]}.{attr}", self._family)
+
+
+_CONSTANTS: dict[str, Any] = {}
 
 
 class _Handle:
@@ -272,7 +350,7 @@ def get_vendor() -> tuple[str, tuple[int, int, int]]:
 
 def is_stand_in(obj: Any) -> bool:
     """Whether *obj* is one of this module's stand-ins (importable, raises when used)."""
-    return (isinstance(obj, (_Unsimulated, _Handle))
+    return (isinstance(obj, (_Unsimulated, _Handle, _NullHandle))
             or getattr(obj, "__module__", None) == __name__ and callable(obj)
             and getattr(obj, "__name__", "") in FUNCTIONS)
 
@@ -281,7 +359,11 @@ def names() -> dict[str, Any]:
     """Every name of this module's namespace, ready for ``globals().update``."""
     out: dict[str, Any] = dict(INT_CONSTANTS)
     out.update({n: _stub_class(n) for n in CLASSES})
-    out.update({n: _Handle(n, family) for n, family in HANDLES.items()})
+    out.update({n: _Handle(n, family) for n, family in HANDLES.items()
+                if family not in NULL_HANDLES})
+    for family, (name, _) in NULL_HANDLES.items():
+        if family in CLASSES:
+            _CONSTANTS[name] = out[name] = out[family]()
     out.update({n: _stub_function(n) for n in FUNCTIONS})
     out["get_vendor"] = get_vendor
     return out
@@ -289,3 +371,4 @@ def names() -> dict[str, Any]:
 
 NAMES = names()
 """The names to add to ``bsim.MPI``."""
+globals().update(_CONSTANTS)   # FILE_NULL, SESSION_NULL: pickled by name from here

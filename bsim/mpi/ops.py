@@ -37,7 +37,7 @@ class Op(HandleValues):
     built from the same (picklable) function.
     """
 
-    __slots__ = ("name", "_fn", "_np", "commute", "_handle", "_user")
+    __slots__ = ("name", "_fn", "_np", "commute", "_handle", "_user", "__weakref__")
     _handle_kind = "Op"
     name: str
     _fn: Callable[[Any, Any], Any]
@@ -53,7 +53,8 @@ class Op(HandleValues):
             self.name, self._fn, self._np = other.name, other._fn, other._np
             self.commute, self._handle, self._user = other.commute, other._handle, other._user
             return
-        assert fn is not None
+        if fn is None or not isinstance(name, str):
+            raise TypeError(f"Op(): expected an Op, got {type(name).__name__}")
         self.name = name
         self._fn = fn
         self._np = np_fn
@@ -107,17 +108,27 @@ class Op(HandleValues):
         return not self == other
 
     def __hash__(self) -> int:
-        return id(self._handle)
+        """mpi4py's handles are unhashable."""
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
 
     def __bool__(self) -> bool:
         return self._handle is not OP_NULL
+
+    def free(self) -> None:
+        """mpi4py's ``free``: nothing for the predefined objects and null handles, a copy of
+        a predefined operation becomes null, a user operation is ``Free``d."""
+        if self._user is not None:
+            self.Free()
+            return
+        if self and self is not self._handle:   # a copy of a predefined operation
+            Op.__init__(self, OP_NULL)
 
     def __reduce__(self) -> Any:
         if self._user is not None:
             return (Op.Create, self._user)
         if self is self._handle:
             return self.name
-        return (Op, (self._handle,))
+        return (type(self), (self._handle,))
 
     def __call__(self, x: Any, y: Any) -> Any:
         """Apply the operation to two objects."""

@@ -364,6 +364,7 @@ def names() -> dict[str, Any]:
     for family, (name, _) in NULL_HANDLES.items():
         if family in CLASSES:
             _CONSTANTS[name] = out[name] = out[family]()
+            _CONSTANTS[family] = out[family]
     out.update({n: _stub_function(n) for n in FUNCTIONS})
     out["get_vendor"] = get_vendor
     return out
@@ -371,4 +372,4 @@ def names() -> dict[str, Any]:
 
 NAMES = names()
 """The names to add to ``bsim.MPI``."""
-globals().update(_CONSTANTS)   # FILE_NULL, SESSION_NULL: pickled by name from here
+globals().update(_CONSTANTS)   # File, FILE_NULL, Session, SESSION_NULL: pickled from here

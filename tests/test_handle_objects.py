@@ -3,7 +3,8 @@
 The same program runs under real ``mpiexec`` (mpi4py on MPICH) and under bsim: handle
 values of the predefined objects (MPICH's), ``fromhandle``/``fromint`` round trips,
 unhashable handles, weak references, ``free()`` of constants, copies and created objects,
-pickled copies, constructor type checks and Fortran statuses must give the same answers.
+pickled copies, constructor type checks, handles written through ``MPI._addressof`` and
+Fortran statuses must give the same answers.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import bsim
 from bsim import MPI
 
 PROGRAM = '''
+import ctypes
 import pickle
 import weakref
 from mpi4py import MPI
@@ -65,6 +67,13 @@ def main():
                 checks.append("TypeError")
     out["constructors"] = checks
     out["pickled"] = [type(pickle.loads(pickle.dumps(type(c)(c)))) is type(c) for c in consts]
+    writes = []   # a handle written into another object's handle memory makes it that handle
+    for const in (MPI.INT, MPI.SUM, MPI.COMM_WORLD, MPI.GROUP_EMPTY, MPI.INFO_ENV):
+        new = type(const)()
+        value = ctypes.c_int.from_address(MPI._addressof(const)).value
+        ctypes.c_int.from_address(MPI._addressof(new)).value = value
+        writes.append([value == ctypes.c_int(MPI._handleof(const)).value, new == const])
+    out["ctypes"] = writes
     status = MPI.Status()
     status.source, status.tag = 3, 5
     out["status"] = [status.py2f()[MPI.F_SOURCE], status.py2f()[MPI.F_TAG],
@@ -94,6 +103,7 @@ def test_handle_objects_by_hand():
     assert out["free"] == [[True, False]] * 5 + [[True, False]] * 5
     assert out["constructors"] == ["TypeError"] * 24
     assert out["status"] == [3, 5, True, True] and all(out["pickled"])
+    assert out["ctypes"] == [[True, True]] * 5
 
 
 def test_stand_in_null_handles():

@@ -160,14 +160,56 @@ def _handleof(arg: Any) -> int:
     return int(handle) & 0xFFFFFFFFFFFFFFFF
 
 
+def _sync(obj: Any) -> None:
+    """If a program wrote another handle into *obj*'s memory (``_addressof``), make *obj*
+    an object of that handle, as writing ``ob_mpi`` does in mpi4py."""
+    held = _CELLS.get(id(obj))
+    if held is None or held[0] is not obj or isinstance(obj, type):
+        return
+    value = int(held[1].value or 0) & 0xFFFFFFFFFFFFFFFF
+    if value == _handleof(obj) & (0xFFFFFFFF if _sizeof(obj) == 4 else ~0):
+        return
+    new = type(obj).fromhandle(value)
+    for klass in type(new).__mro__:
+        for slot in klass.__dict__.get("__slots__", ()):
+            if slot not in ("__weakref__", "__dict__") and hasattr(new, slot):
+                setattr(obj, slot, getattr(new, slot))
+
+
+def _syncing(compare: Any) -> Any:
+    def wrapper(self: Any, other: Any) -> Any:
+        _sync(self)
+        _sync(other)
+        return compare(self, other)
+    wrapper.__name__, wrapper.__doc__ = compare.__name__, compare.__doc__
+    _SYNCING.add(wrapper)
+    return wrapper
+
+
+_SYNCING: set[Any] = set()   # the comparisons _watch has wrapped
+
+
+def _watch(cls: type) -> None:
+    """From the first ``_addressof`` of a *cls* object on, its comparisons read the handle
+    memory first (nothing is paid before a program takes an address)."""
+    for klass in cls.__mro__:
+        for name in ("__eq__", "__ne__"):
+            compare = klass.__dict__.get(name)
+            if compare is not None and compare not in _SYNCING \
+                    and klass.__module__.startswith("bsim."):
+                setattr(klass, name, _syncing(compare))
+
+
 def _addressof(arg: Any) -> int:
     """The address of memory holding the MPI handle of an MPI object (for a ``Status``,
-    its five ints)."""
+    its five ints); writing another handle there makes the object that handle's."""
     family = _family(arg)
     if family is None or isinstance(arg, type):
         raise TypeError("expecting an MPI instance")
     held = _CELLS.get(id(arg))
     if held is None:
+        if family not in ("Status", "File", "Session"):
+            _watch(type(arg))
         if family == "Status":
             cell: Any = (ctypes.c_int * 5)(*arg.tomemory())
         elif _sizeof(arg) == 8:

@@ -81,8 +81,7 @@ class DatatypeConstructors(DatatypeBase):
                 counts: Sequence[int] = (), types: Sequence[TypeRecord] | None = None) -> T:
         rec = self._live(call)
         old = tuple(types) if types is not None else (rec,)
-        label = f"{kind.lower()}({','.join(t.label for t in old)})"
-        new = TypeRecord(layout, label, COMBINER[kind], ints=tuple(ints),
+        new = TypeRecord(layout, None, COMBINER[kind], ints=tuple(ints),
                          counts=tuple(counts), types=old)
         return type(self)._wrap(new)
 
@@ -163,8 +162,7 @@ class DatatypeConstructors(DatatypeBase):
         recs = [t._live(call) for t in datatypes]
         layout = combine([(r.layout, d, n) for n, d, r in zip(lengths, displs, recs)],
                          pad=True)
-        label = f"struct({','.join(r.label for r in recs)})"
-        new = TypeRecord(layout, label, COMBINER["STRUCT"], counts=(len(lengths), *lengths,
+        new = TypeRecord(layout, None, COMBINER["STRUCT"], counts=(len(lengths), *lengths,
                                                                       *displs), types=tuple(recs))
         return cls._wrap(new)
 

@@ -108,7 +108,15 @@ class DatatypeIntrospection(DatatypeBase):
         plain = type(self._null)   # Datatype itself: new handles of the old datatypes
         types = [plain._wrap(t) for t in rec.types]
         base = types[0] if len(types) == 1 else self._null
-        return base, name, _params(rec, types)
+        params = rec.params   # the record never changes: its arguments are decoded once
+        if params is None:
+            params = rec.params = _params(rec, types)
+        params = dict(params)   # a new dict (its lists are shared: read them, not modify)
+        if "datatypes" in params:
+            params["datatypes"] = types
+        elif "value" in params:
+            params["value"], params["index"] = types
+        return base, name, params
 
     @property
     def typechar(self) -> str:

@@ -54,17 +54,18 @@ class TypeRecord:
     (mpi4py's character code, type string, ``tocode()`` and ``MPI._typealign``).
     """
 
-    __slots__ = ("layout", "dtype", "name", "label", "_handle", "combiner", "ints", "addrs",
+    __slots__ = ("layout", "dtype", "name", "_label", "_handle", "combiner", "ints", "addrs",
                  "counts", "types", "typechar", "typestr", "code", "align", "predefined",
-                 "__weakref__")
+                 "params", "__weakref__")
 
-    def __init__(self, layout: Layout, label: str, combiner: int = COMBINER["NAMED"],
+    def __init__(self, layout: Layout, label: str | None, combiner: int = COMBINER["NAMED"],
                  name: str = "", handle: int | None = None, dtype: Any = None,
                  ints: tuple[int, ...] = (), addrs: tuple[int, ...] = (),
                  counts: tuple[int, ...] = (), types: tuple[TypeRecord, ...] = ()) -> None:
         self.layout = layout
         self.dtype = dtype
-        self.label = label
+        self._label = label   # None: made from the combiner and old types when asked
+        self.params: dict[str, Any] | None = None   # decode()'s, once asked (introspection)
         self.name = name
         self.combiner = combiner
         # named, or one of MPI's other predefined kinds (value-index, Fortran 90)
@@ -77,6 +78,15 @@ class TypeRecord:
         self._handle = handle   # a derived datatype's is numbered when first asked for
         if handle is not None:
             _BY_HANDLE[handle] = self
+
+    @property
+    def label(self) -> str:
+        """bsim's description of the datatype in reports (``INT``, ``vector(INT)``)."""
+        label = self._label
+        if label is None:
+            kind = COMBINER_NAMES[self.combiner].lower()
+            label = self._label = f"{kind}({','.join(t.label for t in self.types)})"
+        return label
 
     @property
     def handle(self) -> int:

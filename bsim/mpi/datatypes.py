@@ -190,7 +190,9 @@ class Datatype(DatatypeConstructors, DatatypeIntrospection, DatatypePacking):
             raise type_error("Free", f"cannot free the predefined {rec.label}")
         if KEYVALS:   # no key, no attribute (Free is frequent in mpi4py.util.dtlib)
             drop_attrs(self)
-        self._nullify()
+        self._rec, self.layout = NULL_REC, NULL_REC.layout   # _nullify, inlined
+        self.size = self.extent = 0
+        self.dtype = None
 
     def Dup(self) -> Datatype:
         """A copy of the datatype (combiner ``DUP``; attributes copied by their keys'

@@ -164,8 +164,8 @@ def _sync(obj: Any) -> None:
     """If a program wrote another handle into *obj*'s memory (``_addressof``), make *obj*
     an object of that handle, as writing ``ob_mpi`` does in mpi4py."""
     held = _CELLS.get(id(obj))
-    if held is None or held[0] is not obj or isinstance(obj, type):
-        return
+    if held is None or held[0] is not obj or not hasattr(held[1], "value"):
+        return   # not an address taken, or a Status's five ints
     value = int(held[1].value or 0) & 0xFFFFFFFFFFFFFFFF
     if value == _handleof(obj) & (0xFFFFFFFF if _sizeof(obj) == 4 else ~0):
         return

@@ -68,10 +68,8 @@ class Request(RequestSets, HandleValues):
     _handle_kind = "Request"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """A program's subclass with its own ``__new__`` calls mpi4py's
-        ``super().__new__(cls, request)``: it gets a base whose ``__new__`` takes that
-        argument (``subclassable``).  Request itself has no ``__new__``, which would cost
-        every request the operations make (it doubled their creation time)."""
+        """A program's subclass whose ``__new__`` calls ``super().__new__(cls, request)``
+        gets a base taking that argument (a ``__new__`` here would slow every request)."""
         super().__init_subclass__(**kwargs)
         if "__new__" in cls.__dict__ and not cls.__dict__.get("_takes_args"):
             cls.__bases__ = tuple(subclassable(b, Request) for b in cls.__bases__)

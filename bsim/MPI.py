@@ -94,6 +94,14 @@ __all__ = [
 Exception = MPIUsageError  # mpi4py's MPI.Exception: our usage errors
 
 globals().update(PREDEFINED)
+# mpi4py's private datatype helpers that mpi4py.util.dtlib calls (bsim/mpi/datatype_lookup.py)
+from .mpi.datatype_lookup import (  # noqa: E402, F401 - names of bsim.MPI
+    _typealign,
+    _typecode,
+    _typedict,
+    _typedict_c,
+    _typedict_f,
+)
 from .mpi.errhandlers import (  # noqa: E402
     ERRHANDLER_NULL,
     ERRORS_ABORT,
@@ -101,6 +109,9 @@ from .mpi.errhandlers import (  # noqa: E402
     ERRORS_RETURN,
     Errhandler,
 )
+from .mpi.grequest import Grequest  # noqa: E402, F401 - null handles only (bsim/mpi/grequest.py)
+from .mpi.handle_constants import VALUES as _HANDLE_VALUES  # noqa: E402, F401 - MPICH's values
+from .mpi.handles import _addressof, _handleof, _sizeof  # noqa: E402, F401 - names of bsim.MPI
 
 # pickling, MPI.buffer and the internals mpi4py.util calls (bsim/mpi/pickling.py)
 from .mpi.pickling import (  # noqa: E402, F401 - names of bsim.MPI

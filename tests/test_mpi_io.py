@@ -227,7 +227,7 @@ def test_runs_without_files_record_no_file_system():
                                         r"MODE_WRONLY"),
     ("fh.Set_view(0, MPI.INT, MPI.INT, 'external32')", "external32' is not simulated"),
     ("fh.Write_at(-1, np.zeros(4, 'B'))", "offset must be an int >= 0"),
-    ("fh.Set_view(0, MPI.DOUBLE, MPI.INT)", "not a whole number of DOUBLE etypes"),
+    ("fh.Set_view(0, MPI.DOUBLE, MPI.INT)", "not a whole number of (MPI_)?DOUBLE etypes"),
     ("fh.Read_all_end(np.zeros(4, 'B'))", "Read_all_end without a matching"),
     ("fh.Close(); fh.Get_size()", "File.Get_size on FILE_NULL"),
     ("fh.Set_view(0, MPI.BYTE, MPI.BYTE.Create_vector(2, 1, 2).Commit()); "

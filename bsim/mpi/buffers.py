@@ -76,7 +76,7 @@ class Buffer(BufInfo):
         return self.nbytes
 
     def __repr__(self) -> str:
-        return f"<Buffer {self.count} x {self.datatype.name} = {self.nbytes} bytes>"
+        return f"<Buffer {self.count} x {self.datatype.label} = {self.nbytes} bytes>"
 
 
 def in_simulation() -> bool:
@@ -104,7 +104,7 @@ def buffer(count: int, datatype: Any = None) -> Any:
 
 def _as_datatype(datatype: Any) -> Datatype:
     if isinstance(datatype, Datatype):
-        if datatype.size == 0 and datatype.name == "DATATYPE_NULL":
+        if not datatype:
             raise ValueError("MPI.DATATYPE_NULL is not a datatype of data")
         return datatype
     if isinstance(datatype, str):
@@ -157,7 +157,7 @@ def _count_in(mem: memoryview, dt: Datatype) -> int:
     step = max(dt.size if dt.layout.contiguous else dt.extent, 1)
     if mem.nbytes % step and dt.layout.contiguous:
         raise ValueError(f"cannot infer the count: a buffer of {mem.nbytes} bytes is not a "
-                         f"whole number of {dt.name} ({step} bytes)")
+                         f"whole number of {dt.label} ({step} bytes)")
     return mem.nbytes // step
 
 
@@ -168,10 +168,10 @@ def _through(mem: memoryview, dt: Datatype, count: int) -> GatherView:
         last = (count - 1) * lay.extent
         low, high = min(lay.true_lb, last + lay.true_lb), max(lay.true_ub, last + lay.true_ub)
         if low < 0:
-            raise ValueError(f"{count} x {dt.name} starts {-low} bytes before the buffer "
+            raise ValueError(f"{count} x {dt.label} starts {-low} bytes before the buffer "
                              f"(negative displacement or lower bound)")
         if high > mem.nbytes:
-            raise ValueError(f"count {count} x {dt.name} spans {high} bytes, more than the "
+            raise ValueError(f"count {count} x {dt.label} spans {high} bytes, more than the "
                              f"buffer's {mem.nbytes} bytes")
     return GatherView(mem, packed_index(lay, count))
 
@@ -210,7 +210,7 @@ def parse_bufspec(spec: Any) -> BufInfo:
                 raise ValueError(f"displacement must be an int >= 0, got {displ!r}")
             offset = int(displ) * dt.extent
             if mem is None or not 0 <= offset <= mem.nbytes:
-                raise ValueError(f"displacement {displ} x {dt.name} reaches past the buffer")
+                raise ValueError(f"displacement {displ} x {dt.label} reaches past the buffer")
             mem = mem[offset:]
             if given_count is None:
                 count = _count_in(mem, dt)
@@ -223,7 +223,7 @@ def parse_bufspec(spec: Any) -> BufInfo:
             return BufInfo(nbytes, count, dt, _through(mem, dt, count))
         if mem is not None:
             if nbytes > mem.nbytes:
-                raise ValueError(f"count {count} x {dt.name} = {nbytes} bytes exceeds the "
+                raise ValueError(f"count {count} x {dt.label} = {nbytes} bytes exceeds the "
                                  f"buffer's {mem.nbytes} bytes")
             mem = mem[:nbytes]
         return BufInfo(nbytes, count, dt, mem)
@@ -282,7 +282,7 @@ class BufInfoV:
 
 def _contiguous_only(dt: Datatype) -> None:
     if not dt.layout.contiguous:
-        raise ValueError(f"{dt.name} has gaps: the v and w collectives move real data in "
+        raise ValueError(f"{dt.label} has gaps: the v and w collectives move real data in "
                          f"contiguous datatypes only in bsim (pack the blocks, or pass a "
                          f"bsim.buffer placeholder)")
 

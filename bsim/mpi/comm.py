@@ -39,6 +39,7 @@ from . import (
 from . import inter_collectives as inter
 from .comm_calls import CommCalls, CommManagement
 from .comm_properties import PICKLED_BY_NAME, CommPythonAPI
+from .handles import HandleValues
 from .neighbor_vectors import NeighborCalls
 
 if TYPE_CHECKING:
@@ -52,7 +53,8 @@ __all__ = ["Comm", "Intracomm", "Intercomm", "Topocomm", "Cartcomm", "Graphcomm"
 _WORLD, _SELF, _GROUP, _NULL = Kind.WORLD, Kind.SELF, Kind.GROUP, Kind.NULL
 
 
-class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolerance):
+class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolerance,
+           HandleValues):
     """A communicator: a context id and an ordered group of world ranks.
 
     ``Comm`` objects are created by bsim (``COMM_WORLD``, ``COMM_SELF`` and by
@@ -78,6 +80,11 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolera
 
     __slots__ = ("context", "coll_ctx", "kind", "_group", "_index", "_name", "freed_by",
                  "_handle", "__weakref__")
+    _handle_kind = "Comm"
+
+    def _handle_identity(self) -> object | None:
+        """What copies of this communicator share (None where it is null)."""
+        return None if self._null_here() else self._handle
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Comm:
         """mpi4py's ``Comm(comm)`` / ``Comm()``: another object for the same handle (or a
@@ -335,7 +342,8 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolera
         return NotImplemented
 
     def __hash__(self) -> int:
-        return id(self._handle)
+        """mpi4py's handles are unhashable."""
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
 
     def __repr__(self) -> str:
         if self.kind == Kind.NULL:

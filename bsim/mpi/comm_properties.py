@@ -4,13 +4,12 @@
 mirror the MPI calls (``name``, ``is_inter``, ``is_intra``, ``is_topo``, ``topology``,
 ``group``, ``info``), pickling as mpi4py does it (``COMM_NULL``, ``COMM_SELF`` and
 ``COMM_WORLD`` by name, copies of them to equal objects, any other communicator not
-at all: a handle of its process), and the integer handles mpi4py offers (bsim gives
-none: ``-1``, mpi4py's answer when the MPI library has none).
+at all: a handle of its process), (integer handles are ``bsim/mpi/handles.py``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..constants import UNDEFINED
 
@@ -26,6 +25,11 @@ class CommPythonAPI:
     __slots__ = ()
     _name: str
     _handle: object
+
+    if TYPE_CHECKING:
+        def _null_here(self) -> bool: ...
+        def _copy_from(self, other: Any) -> None: ...
+        def Free(self) -> None: ...
 
     @property
     def name(self) -> str:
@@ -45,11 +49,15 @@ class CommPythonAPI:
     info = property(lambda self: self.Get_info(), lambda self, info: self.Set_info(info),
                     doc="``Get_info()`` / ``Set_info(info)``")
 
-    def toint(self) -> int:
-        """-1: bsim's communicators have no integer handle (mpi4py's answer for none)."""
-        return -1
-
-    py2f = toint
+    def free(self) -> None:
+        """mpi4py's ``free``: nothing for the predefined objects and null handles, a copy of
+        a predefined communicator becomes null, any other communicator is ``Free``d."""
+        if self._null_here() or any(self is c for c in PICKLED_BY_NAME.values()):
+            return
+        if any(self._handle is c._handle for c in PICKLED_BY_NAME.values()):
+            self._copy_from(PICKLED_BY_NAME["COMM_NULL"])
+            return
+        self.Free()
 
     def __reduce__(self) -> Any:
         """``COMM_NULL``, ``COMM_SELF`` and ``COMM_WORLD`` pickle to themselves (copies to

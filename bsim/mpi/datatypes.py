@@ -1,4 +1,12 @@
-"""MPI datatypes: names, sizes, layouts and numpy equivalents (mpi4py's ``MPI.DOUBLE`` ...).
+"""MPI datatypes: mpi4py's ``MPI.Datatype`` handles, the predefined ones, numpy equivalents.
+
+A :class:`Datatype` is a handle of a :class:`~bsim.mpi.datatype_records.TypeRecord` (the
+MPI datatype): copies (``Datatype(t)``, ``fromhandle``) are equal to it, ``Free`` nulls
+the one handle it is called on, and equality, truth and pickling follow mpi4py 4.1.2.
+Each handle also keeps the record's layout, size, extent and numpy dtype in its own
+slots, which is what the hot path reads (``bsim/mpi/buffers.py``).  The constructors
+are in ``datatype_constructors.py``, decoding in ``datatype_introspection.py``, packing
+in ``packing.py``.  Pure queries and constructors charge no simulated time.
 
 The simulator charges a message by its size; the layout (``bsim/mpi/typemap.py``)
 moves a real buffer's bytes where a derived datatype puts them, and the numpy
@@ -7,14 +15,12 @@ dtype lets reductions interpret predefined types.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ..constants import ERR_TYPE, ORDER_C, ORDER_FORTRAN
-from ..errors import MPIUsageError
 from .attributes import (
+    KEYVALS,
     copy_attrs,
     create_keyval,
     delete_attr,
@@ -23,231 +29,192 @@ from .attributes import (
     get_attr,
     set_attr,
 )
-from .typemap import Layout, combine
+from .datatype_constructors import DatatypeConstructors
+from .datatype_introspection import DatatypeIntrospection
+from .datatype_records import COMBINER, NULL_REC, TypeRecord, record_of_handle, type_error
+from .datatype_table import NULL_ALIASES, PAIR_BLOCKS, PREDEFINED_TABLE, TYPEDICT
+from .packing import PAIR_MEMBERS, DatatypePacking
+from .typemap import Layout
 
-__all__ = ["Datatype", "PREDEFINED", "from_typecode", "from_numpy", "mark_predefined"]
+__all__ = ["Datatype", "PREDEFINED", "DATATYPE_NULL", "from_typecode", "from_numpy",
+           "mark_predefined"]
+
+_CONST: set[int] = set()   # ids of the module's constant handles (free() leaves them alone)
 
 
-class Datatype:
-    """An MPI datatype: a name, a size in bytes, a memory layout and (for predefined
-    ones) a numpy dtype."""
+class Datatype(DatatypeConstructors, DatatypeIntrospection, DatatypePacking):
+    """An MPI datatype handle (mpi4py's ``MPI.Datatype``).
 
-    __slots__ = ("name", "size", "extent", "dtype", "typecode", "committed", "layout")
+    ``Datatype()`` is a null handle, ``Datatype(t)`` another handle of *t*'s datatype.
+    """
 
-    def __init__(self, name: str, size: int, dtype: str | None = None,
-                 typecode: str | None = None, extent: int | None = None,
-                 layout: Layout | None = None) -> None:
-        self.name = name
-        if layout is None:
-            align = np.dtype(dtype).alignment if dtype is not None else min(int(size), 8)
-            layout = Layout([(0, int(size))], 0, int(size if extent is None else extent),
-                            max(align, 1))
-        self.layout = layout
-        self.size = layout.size
-        self.extent = layout.extent
-        self.dtype = np.dtype(dtype) if dtype is not None else None
-        self.typecode = typecode
-        self.committed = True
+    __slots__ = ("__weakref__",)
 
-    @property
-    def lb(self) -> int:
-        """Lower bound in bytes."""
-        return self.layout.lb
+    def __new__(cls, datatype: Datatype | None = None) -> Datatype:
+        if datatype is None:
+            datatype = DATATYPE_NULL
+        elif not isinstance(datatype, Datatype):
+            raise TypeError(f"{cls.__name__}(): expected a Datatype, got "
+                            f"{type(datatype).__name__}")
+        return cls._wrap(datatype._rec)
 
     @property
-    def ub(self) -> int:
-        """Upper bound in bytes (``lb + extent``)."""
-        return self.layout.lb + self.layout.extent
+    def _handle(self) -> TypeRecord:
+        """What attributes are keyed by (``bsim/mpi/attributes.py``): the MPI datatype."""
+        return self._rec
+
+    # -- object model (mpi4py's objmodel) -------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Datatype):
+            return NotImplemented
+        return self._rec is other._rec
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, Datatype):
+            return NotImplemented
+        return self._rec is not other._rec
+
+    def __hash__(self) -> int:
+        """mpi4py's handles are unhashable."""
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
+
+    def __bool__(self) -> bool:
+        return self._rec is not NULL_REC
+
+    def __reduce__(self) -> Any:
+        """Named datatypes pickle by name (the module's own object is loaded back as
+        itself, another handle as an equal copy); derived ones as their constructor."""
+        rec = self._rec
+        if rec is NULL_REC or rec.combiner == COMBINER["NAMED"]:
+            const = _BY_REC.get(id(rec))
+            if const is None:
+                const = DATATYPE_NULL
+            if self is const:
+                return _NAME_OF[id(const)]
+            return (_copy_of, (type(self), const))
+        base, combiner, params = self.decode()
+        return (_create, (base, combiner, params))
 
     @property
-    def true_lb(self) -> int:
-        """Lowest byte the data covers."""
-        return self.layout.true_lb
+    def handle(self) -> int:
+        """The MPI handle (``fromhandle`` gives an equal object back)."""
+        return self._rec.handle
 
-    @property
-    def true_ub(self) -> int:
-        """One past the highest byte the data covers."""
-        return self.layout.true_ub
+    @classmethod
+    def fromhandle(cls, handle: int) -> Datatype:
+        """Another handle of the datatype whose ``handle`` is *handle*."""
+        rec = record_of_handle(handle)
+        if rec is None:
+            raise type_error("fromhandle", f"no datatype has handle {handle!r}")
+        return Datatype._wrap(rec)
 
-    @property
-    def true_extent(self) -> int:
-        """``true_ub - true_lb``."""
-        return self.layout.true_ub - self.layout.true_lb
+    def toint(self) -> int:
+        """The integer handle (``fromint`` gives an equal object back)."""
+        return self._rec.handle
 
-    def Get_true_extent(self) -> tuple[int, int]:
-        """(true lower bound, true extent) in bytes."""
-        return self.true_lb, self.true_extent
+    py2f = toint
 
-    # mpi4py surface -------------------------------------------------------
+    @classmethod
+    def fromint(cls, arg: int) -> Datatype:
+        """The datatype of integer handle *arg*."""
+        return cls.fromhandle(arg)
+
+    f2py = fromint
+
+    def free(self) -> None:
+        """``Free`` unless this is a module constant or null; a handle of a predefined
+        datatype just becomes null (mpi4py's ``safefree``)."""
+        if id(self) in _CONST or self._rec is NULL_REC:
+            return
+        if self._rec.predefined:
+            self._nullify()
+            return
+        self.Free()
+
+    def _nullify(self) -> None:
+        rec = NULL_REC
+        self._rec, self.layout = rec, rec.layout
+        self.size, self.extent, self.dtype = 0, 0, None
+
+    # -- accessors --------------------------------------------------------------------
     def Get_size(self) -> int:
         """Size in bytes of the data in one element."""
+        self._live("Get_size")
         return self.size
 
     def Get_extent(self) -> tuple[int, int]:
         """(lower bound, extent) in bytes."""
+        self._live("Get_extent")
         return self.layout.lb, self.extent
 
-    @classmethod
-    def fromcode(cls, code: str) -> Datatype:
-        """The predefined datatype of a typecode (``"d"``, ``"i4"``, ``"F"``, ...)."""
-        try:
-            return from_typecode(code)
-        except (TypeError, ValueError):
-            raise ValueError(f"cannot map typecode {code!r} to an MPI datatype") from None
+    lb = property(lambda self: self.Get_extent()[0], doc="Lower bound in bytes.")
+    ub = property(lambda self: sum(self.Get_extent()), doc="Upper bound (``lb + extent``).")
 
-    def tocode(self) -> str:
-        """The typecode of a predefined datatype (``ValueError`` for the others)."""
-        if not self.typecode:
-            raise ValueError(f"cannot map {self.name} to a typecode")
-        return self.typecode
+    def Get_true_extent(self) -> tuple[int, int]:
+        """(true lower bound, true extent) in bytes: the bytes the data covers."""
+        self._live("Get_true_extent")
+        layout = self.layout
+        return layout.true_lb, layout.true_ub - layout.true_lb
+
+    true_lb = property(lambda self: self.Get_true_extent()[0], doc="True lower bound.")
+    true_extent = property(lambda self: self.Get_true_extent()[1], doc="True extent.")
+    true_ub = property(lambda self: sum(self.Get_true_extent()), doc="True upper bound.")
 
     @property
-    def typechar(self) -> str:
-        """The one-character typecode of a predefined datatype (``""`` for the others)."""
-        code = self.typecode or ""
-        if len(code) == 1 or not code:
-            return code
-        return self.dtype.char if self.dtype is not None else ""
+    def label(self) -> str:
+        """bsim's description of the datatype in reports (``INT``, ``vector(INT)``)."""
+        return self._rec.label
 
     def Get_name(self) -> str:
-        """The datatype's name."""
-        return self.name
+        """The datatype's name (``MPI_INT``; ``""`` for a derived one until named)."""
+        return self._rec.name
 
-    @property
-    def extent_(self) -> int:  # pragma: no cover - alias kept small
-        return self.extent
+    def Set_name(self, name: str) -> None:
+        """Name the datatype."""
+        self._live("Set_name").name = str(name)
 
-    def _derived(self, kind: str, layout: Layout) -> Datatype:
-        return Datatype(f"{kind}({self.name})", layout.size, layout=layout)
+    name = property(Get_name, Set_name, doc="The datatype's name.")
 
-    def Create_contiguous(self, count: int) -> Datatype:
-        """A datatype of *count* consecutive elements."""
-        _check_counts("Create_contiguous", [count])
-        return self._derived("contiguous", combine([(self.layout, 0, count)]))
-
-    def Create_vector(self, count: int, blocklength: int, stride: int) -> Datatype:
-        """*count* blocks of *blocklength* elements, *stride* elements apart."""
-        return self.Create_hvector(count, blocklength, stride * self.extent, "vector")
-
-    def Create_hvector(self, count: int, blocklength: int, stride: int,
-                       _kind: str = "hvector") -> Datatype:
-        """*count* blocks of *blocklength* elements, *stride* bytes apart."""
-        _check_counts(f"Create_{_kind}", [count, blocklength])
-        return self._derived(_kind, combine([(self.layout, i * stride, blocklength)
-                                             for i in range(count)]))
-
-    def Create_indexed(self, blocklengths: Sequence[int],
-                       displacements: Sequence[int]) -> Datatype:
-        """Blocks of *blocklengths* elements at *displacements* (in extents)."""
-        return self.Create_hindexed(blocklengths, [d * self.extent for d in displacements],
-                                    "indexed")
-
-    def Create_hindexed(self, blocklengths: Sequence[int], displacements: Sequence[int],
-                        _kind: str = "hindexed") -> Datatype:
-        """Blocks of *blocklengths* elements at *displacements* (in bytes)."""
-        if len(blocklengths) != len(displacements):
-            raise ValueError(f"Create_{_kind}: {len(blocklengths)} block lengths but "
-                             f"{len(displacements)} displacements")
-        _check_counts(f"Create_{_kind}", blocklengths)
-        return self._derived(_kind, combine([(self.layout, int(d), int(n))
-                                             for n, d in zip(blocklengths, displacements)]))
-
-    def Create_indexed_block(self, blocklength: int,
-                             displacements: Sequence[int]) -> Datatype:
-        """Blocks of *blocklength* elements at *displacements* (in extents)."""
-        return self.Create_hindexed([blocklength] * len(displacements),
-                                    [d * self.extent for d in displacements],
-                                    "indexed_block")
-
-    def Create_hindexed_block(self, blocklength: int,
-                              displacements: Sequence[int]) -> Datatype:
-        """Blocks of *blocklength* elements at *displacements* (in bytes)."""
-        return self.Create_hindexed([blocklength] * len(displacements), displacements,
-                                    "hindexed_block")
-
-    def Create_resized(self, lb: int, extent: int) -> Datatype:
-        """The same data with lower bound *lb* and extent *extent* (bytes)."""
-        return self._derived("resized", Layout(self.layout.blocks, lb, extent,
-                                               self.layout.align))
-
-    def Create_subarray(self, sizes: Sequence[int], subsizes: Sequence[int],
-                        starts: Sequence[int], order: int = ORDER_C) -> Datatype:
-        """The ``subsizes`` block at ``starts`` of a ``sizes`` array (C or Fortran order)."""
-        if not len(sizes) == len(subsizes) == len(starts) or not sizes:
-            raise ValueError("Create_subarray: sizes, subsizes and starts need one entry "
-                             "per dimension")
-        if any(n <= 0 or sub < 0 or st < 0 or st + sub > n
-               for n, sub, st in zip(sizes, subsizes, starts)):
-            raise ValueError(f"Create_subarray: subarray {list(subsizes)} at {list(starts)} "
-                             f"does not fit in {list(sizes)}")
-        dims = list(zip(sizes, subsizes, starts))
-        if order == ORDER_FORTRAN:
-            dims.reverse()
-        elif order != ORDER_C:
-            raise ValueError(f"Create_subarray: order must be ORDER_C or ORDER_FORTRAN, "
-                             f"got {order!r}")
-        strides, acc = [], self.extent
-        for n, _, _ in reversed(dims):
-            strides.append(acc)
-            acc *= n
-        strides.reverse()
-        offsets = [0]
-        for (_, sub, st), stride in zip(dims[:-1], strides[:-1]):
-            offsets = [o + (st + i) * stride for o in offsets for i in range(sub)]
-        _, last_sub, last_st = dims[-1]
-        entries = [(self.layout, o + last_st * self.extent, last_sub) for o in offsets]
-        total = combine(entries)
-        return self._derived("subarray", Layout(total.blocks, 0, acc, total.align))
-
-    @staticmethod
-    def Create_struct(blocklengths: Sequence[int], displacements: Sequence[int],
-                      datatypes: Sequence[Datatype]) -> Datatype:
-        """Blocks of *blocklengths* elements of *datatypes* at *displacements* (bytes)."""
-        if not len(blocklengths) == len(displacements) == len(datatypes):
-            raise ValueError("Create_struct: blocklengths, displacements and datatypes "
-                             "need one entry per block")
-        _check_counts("Create_struct", blocklengths)
-        layout = combine([(t.layout, int(d), int(n))
-                          for n, d, t in zip(blocklengths, displacements, datatypes)], pad=True)
-        names = ",".join(t.name for t in datatypes)
-        return Datatype(f"struct({names})", layout.size, layout=layout)
-
-    def _not_null(self, call: str) -> None:
-        """``ERR_TYPE`` for a call on ``DATATYPE_NULL``."""
-        if self.name == "DATATYPE_NULL" and self.size == 0:
-            raise MPIUsageError(f"Datatype.{call} on DATATYPE_NULL", error_class=ERR_TYPE)
-
+    # -- life cycle -------------------------------------------------------------------
     def Commit(self) -> Datatype:
-        """Commit the datatype (a no-op here); returns it."""
-        self._not_null("Commit")
+        """Commit the datatype (nothing to prepare here); returns it."""
+        self._live("Commit")
         self.committed = True
         return self
 
     def Free(self) -> None:
-        """Free the datatype (its attributes' delete callbacks run); ``ERR_TYPE`` for a
-        predefined one."""
-        self._not_null("Free")
-        if id(self) in _PREDEFINED_IDS:
-            raise MPIUsageError(f"Datatype.Free(): cannot free the predefined {self.name}",
-                                error_class=ERR_TYPE)
-        drop_attrs(self)
+        """Free the datatype: this handle becomes ``DATATYPE_NULL`` (its attributes'
+        delete callbacks run); ``ERR_TYPE`` for a predefined one."""
+        rec = self._live("Free")
+        if rec.predefined:
+            raise type_error("Free", f"cannot free the predefined {rec.label}")
+        if KEYVALS:   # no key, no attribute (Free is frequent in mpi4py.util.dtlib)
+            drop_attrs(self)
+        self._rec, self.layout = NULL_REC, NULL_REC.layout   # _nullify, inlined
+        self.size = self.extent = 0
+        self.dtype = None
 
     def Dup(self) -> Datatype:
-        """A copy of the datatype (attributes copied by their keys' copy callbacks)."""
-        self._not_null("Dup")
-        new = Datatype(self.name, self.size, None, self.typecode, layout=self.layout)
-        new.dtype = self.dtype
-        copy_attrs(self, new)
-        return new
+        """A copy of the datatype (combiner ``DUP``; attributes copied by their keys'
+        copy callbacks)."""
+        rec = self._live("Dup")
+        new = TypeRecord(rec.layout, rec.label, COMBINER["DUP"], dtype=rec.dtype,
+                         types=(rec,))
+        out = type(self)._wrap(new)
+        if KEYVALS:
+            copy_attrs(self, out)
+        return out
 
-    @staticmethod
-    def Create_keyval(copy_fn: Any = None, delete_fn: Any = None,
+    Create_dup = Dup
+
+    @classmethod
+    def Create_keyval(cls, copy_fn: Any = None, delete_fn: Any = None,
                       nopython: bool = False) -> int:
         """A new attribute key (``bsim/mpi/attributes.py``)."""
         return create_keyval(copy_fn, delete_fn, nopython)
 
-    @staticmethod
-    def Free_keyval(keyval: int) -> int:
+    @classmethod
+    def Free_keyval(cls, keyval: int) -> int:
         """Forget *keyval*; returns ``KEYVAL_INVALID``."""
         return free_keyval(keyval)
 
@@ -263,74 +230,115 @@ class Datatype:
         """Delete the calling rank's attribute value for *keyval*."""
         delete_attr(self, keyval)
 
+    # -- typecodes ----------------------------------------------------------------------
+    @classmethod
+    def fromcode(cls, code: str) -> Datatype:
+        """The predefined datatype of a typecode (``"d"``, ``"i4"``, ``"F"``, ...)."""
+        try:
+            return PREDEFINED[TYPEDICT[code]]
+        except (KeyError, TypeError):
+            raise ValueError(f"cannot map code {code!r} to MPI datatype") from None
+
     def __repr__(self) -> str:
-        return f"<Datatype {self.name} size={self.size}>"
+        return f"<Datatype {self._rec.label} size={self.size}>"
 
 
-def _check_counts(call: str, counts: Sequence[int]) -> None:
-    if any(not isinstance(c, (int, np.integer)) or c < 0 for c in counts):
-        raise ValueError(f"{call}: counts must be ints >= 0, got {list(counts)}")
+def _copy_of(cls: type[Datatype], const: Datatype) -> Datatype:
+    """Unpickle a copy of a named datatype's handle."""
+    return cls(const)
 
 
-_TABLE = [
-    # name, size, numpy dtype, typecode
-    ("BYTE", 1, "u1", "B"), ("CHAR", 1, "S1", "c"), ("SIGNED_CHAR", 1, "i1", "b"),
-    ("UNSIGNED_CHAR", 1, "u1", "B"), ("BOOL", 1, "?", "?"), ("C_BOOL", 1, "?", "?"),
-    ("SHORT", 2, "i2", "h"), ("UNSIGNED_SHORT", 2, "u2", "H"),
-    ("INT", 4, "i4", "i"), ("UNSIGNED", 4, "u4", "I"), ("UNSIGNED_INT", 4, "u4", "I"),
-    ("LONG", 8, "i8", "l"), ("UNSIGNED_LONG", 8, "u8", "L"),
-    ("LONG_LONG", 8, "i8", "q"), ("UNSIGNED_LONG_LONG", 8, "u8", "Q"),
-    ("INT8_T", 1, "i1", "i1"), ("INT16_T", 2, "i2", "i2"), ("INT32_T", 4, "i4", "i4"),
-    ("INT64_T", 8, "i8", "i8"), ("UINT8_T", 1, "u1", "u1"), ("UINT16_T", 2, "u2", "u2"),
-    ("UINT32_T", 4, "u4", "u4"), ("UINT64_T", 8, "u8", "u8"),
-    ("FLOAT", 4, "f4", "f"), ("DOUBLE", 8, "f8", "d"), ("LONG_DOUBLE", 16, "f16", "g"),
-    ("COMPLEX", 8, "c8", "F"), ("C_FLOAT_COMPLEX", 8, "c8", "F"),
-    ("DOUBLE_COMPLEX", 16, "c16", "D"), ("C_DOUBLE_COMPLEX", 16, "c16", "D"),
-    ("WCHAR", 4, "U1", "u"), ("PACKED", 1, "u1", None),
-    ("INT_INT", 8, None, None), ("FLOAT_INT", 8, None, None),
-    ("DOUBLE_INT", 12, None, None), ("LONG_INT", 12, None, None),
-    ("SHORT_INT", 6, None, None), ("TWOINT", 8, None, None),
-]
-
-_PREDEFINED_IDS: set[int] = set()   # ids of the predefined datatypes (never freed)
+def _create(base: Datatype, combiner: str, params: dict[str, Any]) -> Datatype:
+    """Unpickle a derived datatype: build it again from its constructor's arguments."""
+    if combiner == "DUP":
+        return base.Dup().Commit()
+    if combiner.startswith("F90_"):
+        return getattr(Datatype, f"Create_{combiner.lower()}")(**params)
+    if combiner == "VALUE_INDEX":
+        return Datatype.Get_value_index(params["value"], params["index"])
+    maker = Datatype if combiner == "STRUCT" else base
+    return getattr(maker, f"Create_{combiner.lower()}")(**params).Commit()
 
 
 def mark_predefined(dt: Datatype) -> Datatype:
-    """Record *dt* as a predefined datatype (its ``Free`` is an error); returns it."""
-    _PREDEFINED_IDS.add(id(dt))
+    """Record *dt* as a module constant (``free()`` leaves it alone); returns it."""
+    _CONST.add(id(dt))
     return dt
 
 
 PREDEFINED: dict[str, Datatype] = {}
-for _name, _size, _dtype, _code in _TABLE:
+"""Every predefined datatype of ``mpi4py.MPI`` by name (aliases are the same object)."""
+_BY_REC: dict[int, Datatype] = {}     # id(record) -> the module's constant of it
+_NAME_OF: dict[int, str] = {}         # id(constant) -> its name (pickling)
+
+DATATYPE_NULL: Datatype = mark_predefined(Datatype._wrap(NULL_REC))
+PREDEFINED["DATATYPE_NULL"] = DATATYPE_NULL
+_BY_REC[id(NULL_REC)] = DATATYPE_NULL
+_NAME_OF[id(DATATYPE_NULL)] = "DATATYPE_NULL"
+
+
+def _numpy(typestr: str) -> np.dtype | None:
+    if typestr.startswith("V"):
+        return None
     try:
-        PREDEFINED[_name] = Datatype(_name, _size, _dtype, _code)
-    except TypeError:  # e.g. f16 unsupported on a platform
-        PREDEFINED[_name] = Datatype(_name, _size, None, _code)
+        return np.dtype(typestr)
+    except TypeError:
+        return None
 
-for _dt in PREDEFINED.values():
-    mark_predefined(_dt)
 
-_BY_CODE: dict[str, Datatype] = {}
-for _dt in PREDEFINED.values():
-    if _dt.typecode and _dt.typecode not in _BY_CODE:
-        _BY_CODE[_dt.typecode] = _dt
+for (_name, _aliases, _mname, _handle, _size, _lb, _extent, _tlb, _text, _char, _str, _code,
+     _align) in PREDEFINED_TABLE:
+    _blocks = PAIR_BLOCKS.get(_name, ((0, _size),))
+    _rec = TypeRecord(Layout(_blocks, _lb, _extent, max(_align, 1)), _name, name=_mname,
+                      handle=_handle, dtype=_numpy(_str))
+    _rec.typechar, _rec.typestr, _rec.code, _rec.align = _char, _str, _code, _align
+    _dt = mark_predefined(Datatype._wrap(_rec))
+    _BY_REC[id(_rec)] = _dt
+    _NAME_OF[id(_dt)] = _name
+    for _n in (_name, *_aliases):
+        PREDEFINED[_n] = _dt
+for _n in NULL_ALIASES:   # not in this MPICH: null handles, as mpi4py has them
+    PREDEFINED[_n] = mark_predefined(Datatype._wrap(NULL_REC))
+    _NAME_OF[id(PREDEFINED[_n])] = _n
+
+
+globals().update(PREDEFINED)   # pickles name them here, as mpi4py names them in mpi4py.MPI
+
+for _pair, _value in (("SHORT_INT", "SHORT"), ("INT_INT", "INT"), ("LONG_INT", "LONG"),
+                     ("FLOAT_INT", "FLOAT"), ("DOUBLE_INT", "DOUBLE"),
+                     ("LONG_DOUBLE_INT", "LONG_DOUBLE")):
+    PAIR_MEMBERS[_pair] = (PREDEFINED[_value]._rec, PREDEFINED["INT"]._rec)
+
+
+def predefined_of(rec: TypeRecord) -> Datatype | None:
+    """The module constant of a predefined datatype record (None for the others)."""
+    return _BY_REC.get(id(rec))
 
 
 def from_typecode(code: str) -> Datatype:
     """The datatype for an array typecode such as ``"d"``, ``"i"``, ``"B"``."""
+    name = TYPEDICT.get(code)
+    if name is not None:
+        return PREDEFINED[name]
     try:
-        return _BY_CODE[code]
-    except KeyError:
-        try:
-            return from_numpy(np.dtype(code))
-        except TypeError:
-            raise ValueError(f"unknown datatype typecode {code!r}") from None
+        return from_numpy(np.dtype(code))
+    except TypeError:
+        raise ValueError(f"unknown datatype typecode {code!r}") from None
 
 
 def from_numpy(dtype: np.dtype) -> Datatype:
     """The predefined datatype matching a numpy dtype, else an anonymous one of its size."""
-    for dt in PREDEFINED.values():
+    name = TYPEDICT.get(dtype.char) if dtype.isnative else None
+    if name is not None and PREDEFINED[name].size == dtype.itemsize:
+        return PREDEFINED[name]
+    for dt in _BY_REC.values():
         if dt.dtype is not None and dt.dtype == dtype and dt.dtype.kind == dtype.kind:
             return dt
-    return Datatype(f"numpy:{dtype}", dtype.itemsize, dtype.str)
+    rec = TypeRecord(Layout([(0, dtype.itemsize)], 0, dtype.itemsize,
+                            max(dtype.alignment, 1)), f"numpy:{dtype}", COMBINER["CONTIGUOUS"],
+                     dtype=dtype, counts=(dtype.itemsize,), types=(PREDEFINED["BYTE"]._rec,))
+    return Datatype._wrap(rec)
+
+
+Datatype._predefined = PREDEFINED
+Datatype._null = DATATYPE_NULL

@@ -43,10 +43,13 @@ _STATE = "bsim.errhandlers"
 class Errhandler(IntHandle):
     """An error handler handle: predefined, user-created, or a copy of either."""
 
-    __slots__ = ("_id",)
+    __slots__ = ("_id", "__weakref__")
 
     def __init__(self, errhandler: Errhandler | None = None) -> None:
-        self._id: int = 0 if errhandler is None else _as_errhandler(errhandler)._id
+        if errhandler is not None and not isinstance(errhandler, Errhandler):
+            raise TypeError(f"Errhandler(): expected an Errhandler, got "
+                            f"{type(errhandler).__name__}")
+        self._id: int = 0 if errhandler is None else errhandler._id
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Errhandler) and other._id == self._id
@@ -55,7 +58,8 @@ class Errhandler(IntHandle):
         return not self == other
 
     def __hash__(self) -> int:
-        return hash(("Errhandler", self._id))
+        """mpi4py's handles are unhashable."""
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
 
     def __bool__(self) -> bool:
         return self._id != 0
@@ -69,7 +73,7 @@ class Errhandler(IntHandle):
         if self is predefined:
             return _NAMES[self._id]
         if predefined is not None:
-            return (Errhandler, (predefined,))
+            return (type(self), (predefined,))
         raise ValueError(f"cannot serialize {self!r}: a user error handler holds a function")
 
     def Free(self) -> None:
@@ -81,7 +85,10 @@ class Errhandler(IntHandle):
             del _USER[self._id]
         self._id = 0
 
-    free = Free
+    def free(self) -> None:
+        """mpi4py's ``free``: nothing for null and predefined handles, else ``Free``."""
+        if self and self is not _PREDEFINED.get(self._id):
+            self.Free()
 
 
 def _live_handles() -> list[Errhandler]:

@@ -16,14 +16,20 @@ from typing import Any
 from ..constants import ERR_GROUP, ERR_SESSION, IDENT, PROC_NULL, SIMILAR, UNDEFINED, UNEQUAL
 from ..engine.rank import current
 from ..errors import MPIUsageError
+from .handles import HandleValues
 
 __all__ = ["Group", "GROUP_EMPTY", "GROUP_NULL"]
 
 
-class Group:
+class Group(HandleValues):
     """An ordered group of world ranks; rank *i* of the group is ``members[i]``."""
 
-    __slots__ = ("members", "_index", "_null")
+    __slots__ = ("members", "_index", "_null", "__weakref__")
+    _handle_kind = "Group"
+
+    def _handle_identity(self) -> object | None:
+        """Equal groups (the same members in the same order) share a handle."""
+        return None if self._null else self.members
 
     def __init__(self, members: Sequence[int] | Group | None = None) -> None:
         if members is None or isinstance(members, Group):
@@ -31,6 +37,8 @@ class Group:
             self.members: tuple[int, ...] = () if members is None else members.members
             self._index: dict[int, int] = {} if members is None else members._index
             return
+        if not isinstance(members, (list, tuple, range)):
+            raise TypeError(f"Group(): expected a Group, got {type(members).__name__}")
         self._null = False
         self.members = tuple(members)
         if len(set(self.members)) != len(self.members):
@@ -150,6 +158,11 @@ class Group:
         if self is not GROUP_EMPTY:
             self._null, self.members, self._index = True, (), {}
 
+    def free(self) -> None:
+        """mpi4py's ``free``: ``Free`` unless null or a predefined constant."""
+        if not self._null and self is not GROUP_EMPTY:
+            self.Free()
+
     def __bool__(self) -> bool:
         return not self._null
 
@@ -161,13 +174,14 @@ class Group:
         return self.members == other.members
 
     def __hash__(self) -> int:
-        return hash((self._null, self.members))
+        """mpi4py's handles are unhashable."""
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
 
     def __reduce__(self) -> Any:
         if self is GROUP_NULL or self is GROUP_EMPTY:
             return "GROUP_NULL" if self is GROUP_NULL else "GROUP_EMPTY"
         if self._null or not self.members:
-            return (Group, (GROUP_NULL if self._null else GROUP_EMPTY,))
+            return (type(self), (GROUP_NULL if self._null else GROUP_EMPTY,))
         raise ValueError(f"cannot serialize {self!r}: a group is a handle of its process")
 
     def __repr__(self) -> str:

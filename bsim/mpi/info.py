@@ -70,7 +70,7 @@ def _environment(args: Sequence[str] | None = None) -> dict[str, str]:
 class Info(IntHandle):
     """An info handle: ``INFO_NULL``, ``INFO_ENV``, a user info, or a copy of one."""
 
-    __slots__ = ("_id",)
+    __slots__ = ("_id", "__weakref__")
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Info:
         # mpi4py's subclasses call Info.__new__(cls, info): the argument goes to __init__
@@ -91,7 +91,8 @@ class Info(IntHandle):
         return not self == other
 
     def __hash__(self) -> int:
-        return hash(("Info", self._id))
+        """mpi4py's handles are unhashable."""
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
 
     def __bool__(self) -> bool:
         return self._id != _NULL
@@ -104,12 +105,14 @@ class Info(IntHandle):
         if self is INFO_NULL or self is INFO_ENV:
             return "INFO_NULL" if self is INFO_NULL else "INFO_ENV"
         if self._id in (_NULL, _ENV):
-            return (Info, (INFO_NULL if self._id == _NULL else INFO_ENV,))
-        return (Info.Create, (self.items(),))
+            return (type(self), (INFO_NULL if self._id == _NULL else INFO_ENV,))
+        return (type(self).Create, (self.items(),))   # a subclass stays one (mpi4py)
 
     def free(self) -> None:
-        """``Free`` unless null or predefined."""
-        if self._id not in (_NULL, _ENV):
+        """``Free`` unless null or predefined (a copy of ``INFO_ENV`` becomes null)."""
+        if self._id == _ENV and self is not INFO_ENV:
+            self._id = _NULL
+        elif self._id not in (_NULL, _ENV):
             self.Free()
 
     # -- the MPI calls --------------------------------------------------------------------

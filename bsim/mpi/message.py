@@ -10,19 +10,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ANY_SOURCE, ANY_TAG, PROC_NULL
-from ..engine.rank import current
+from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
 from .buffers import parse_buffer
+from .handles import HandleValues
 from .requests import RECV, Request, Status
 
 if TYPE_CHECKING:
     from ..engine.matching import Message
-    from ..engine.rank import VirtualRank
 
 __all__ = ["MatchedMessage", "MESSAGE_NO_PROC", "MESSAGE_NULL"]
 
 
-class MatchedMessage:
+class MatchedMessage(HandleValues):
     """A message set aside by a matched probe (mpi4py's ``MPI.Message``).
 
     Three states, as mpi4py's handles: a matched message (truthy until received),
@@ -31,7 +31,8 @@ class MatchedMessage:
     ``Message()`` is a null message, ``Message(msg)`` another object for *msg*'s handle.
     """
 
-    __slots__ = ("_vr", "_msg", "_used", "_noproc")
+    __slots__ = ("_vr", "_msg", "_used", "_noproc", "__weakref__")
+    _handle_kind = "Message"
     _vr: VirtualRank | None
     _msg: Message | None
     _used: bool
@@ -43,6 +44,8 @@ class MatchedMessage:
             self._vr, self._msg, self._used, self._noproc = (
                 vr._vr, vr._msg, vr._used, vr._noproc)
             return
+        if vr is not None and not isinstance(vr, VirtualRank):
+            raise TypeError(f"Message(): expected a Message, got {type(vr).__name__}")
         self._vr = vr
         self._msg = msg
         self._used = False
@@ -50,6 +53,12 @@ class MatchedMessage:
 
     def __bool__(self) -> bool:
         return not self._used and (self._msg is not None or self._noproc)
+
+    def _handle_identity(self) -> object | None:
+        """The matched message (``MESSAGE_NO_PROC``'s own handle; None once received)."""
+        if not self:
+            return None
+        return self._msg if self._msg is not None else MESSAGE_NO_PROC
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MatchedMessage):
@@ -59,7 +68,8 @@ class MatchedMessage:
         return self._msg is other._msg and bool(self) == bool(other)
 
     def __hash__(self) -> int:
-        return id(self._msg)
+        """mpi4py's handles are unhashable."""
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
 
     def Free(self) -> None:
         """Free the handle (only ``MESSAGE_NULL`` and ``MESSAGE_NO_PROC`` may be freed)."""
@@ -68,7 +78,10 @@ class MatchedMessage:
                                 f"must be received, not freed")
         self._used = True
 
-    free = Free
+    def free(self) -> None:
+        """mpi4py's ``free``: nothing for the constants; a copy of one becomes null."""
+        if self is not MESSAGE_NULL and self is not MESSAGE_NO_PROC:
+            self.Free()
 
     @classmethod
     def probe(cls, comm: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
@@ -94,7 +107,7 @@ class MatchedMessage:
             return "MESSAGE_NO_PROC"
         if self._msg is not None and not self._used:
             raise ValueError("cannot pickle a matched MPI.Message")
-        return (MatchedMessage, (MESSAGE_NO_PROC if self else MESSAGE_NULL,))
+        return (type(self), (MESSAGE_NO_PROC if self else MESSAGE_NULL,))
 
     def _receive(self, buf: Any, lower: bool, call: str) -> Request:
         vr = current()

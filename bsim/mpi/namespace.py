@@ -3,8 +3,8 @@
 bsim.MPI defines the MPI it simulates elsewhere (``bsim/MPI.py`` and ``bsim/mpi/``);
 this module supplies every other public name of ``mpi4py.MPI`` 4.x so that any program
 imports: integer constants (their values are those of mpi4py 4.1.2 on MPICH, an
-implementation choice in MPI), the remaining predefined datatypes (sizes from the same
-build), and for the families bsim does not simulate (MPI-IO, sessions,
+implementation choice in MPI; the predefined datatypes are ``bsim/mpi/datatype_table.py``),
+and for the families bsim does not simulate (MPI-IO,
 error handlers, info objects, intercommunicators, dynamic processes,
 ...) classes, handles and functions that raise :class:`NotSimulatedError` -- naming
 the call and why -- only where they are used.  Generated once from mpi4py 4.1.2 and
@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from ..errors import MPIUsageError
-from .datatypes import Datatype, mark_predefined
 
 __all__ = ["NotSimulatedError", "NAMES", "is_stand_in"]
 
@@ -53,10 +52,88 @@ class _Unsimulated(type):
 
 
 def _stub_class(name: str) -> type:
+    doc = f"mpi4py's {name}: not simulated ({REASONS[name]})."
+    if name in NULL_HANDLES:   # a family whose null handle programs may hold and compare
+        return _Unsimulated(name, (_NullHandle,), {"__slots__": (), "_family": name,
+                                                   "__doc__": doc})
+
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         not_simulated(name, name)
-    return _Unsimulated(name, (), {"__init__": __init__, "__doc__":
-                                   f"mpi4py's {name}: not simulated ({REASONS[name]})."})
+    return _Unsimulated(name, (), {"__init__": __init__, "__doc__": doc})
+
+
+NULL_HANDLES = {"File": ("FILE_NULL", 0), "Session": ("SESSION_NULL", 0x38000000)}
+"""The families whose null handle exists, its name and MPICH's handle value."""
+
+
+class _NullHandle:
+    """Null handles of a family bsim does not simulate (``FILE_NULL``, ``SESSION_NULL``), with
+    mpi4py's object model: ``File()`` and ``File(FILE_NULL)`` are equal null handles,
+    falsy, unhashable, weakly referable, pickled by name, with ``handle``/``toint``/``py2f``
+    and a ``free()`` that does nothing; any other use raises :class:`NotSimulatedError`."""
+
+    __slots__ = ("__weakref__",)
+    _family: str
+
+    def __init__(self, other: Any = None) -> None:
+        if other is not None and (not isinstance(other, _NullHandle)
+                                  or other._family != self._family):
+            raise TypeError(f"{self._family}(): expected a {self._family}, got "
+                            f"{type(other).__name__}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _NullHandle):
+            return NotImplemented
+        return self._family == other._family
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, _NullHandle):
+            return NotImplemented
+        return self._family != other._family
+
+    def __hash__(self) -> int:
+        raise TypeError(f"unhashable type: '{self._family}'")
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> Any:
+        name = NULL_HANDLES[self._family][0]
+        return name if _CONSTANTS.get(name) is self else (type(self), ())
+
+    @property
+    def handle(self) -> int:
+        """MPICH's null handle of the family."""
+        return NULL_HANDLES[self._family][1]
+
+    def toint(self) -> int:
+        """The null handle as an int."""
+        return self.handle
+
+    py2f = toint
+
+    @classmethod
+    def fromhandle(cls, handle: int) -> Any:
+        """The null handle (the only one of this family)."""
+        if int(handle) != NULL_HANDLES[cls.__name__][1]:
+            not_simulated(f"{cls.__name__}.fromhandle({handle})", cls.__name__)
+        return cls()
+
+    fromint = f2py = fromhandle
+
+    def free(self) -> None:
+        """Nothing to free in a null handle."""
+
+    def __repr__(self) -> str:
+        return f"<{self._family} {NULL_HANDLES[self._family][0]} (not simulated)>"
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        not_simulated(f"{NULL_HANDLES[self._family][0]}.{attr}", self._family)
+
+
+_CONSTANTS: dict[str, Any] = {}
 
 
 class _Handle:
@@ -242,64 +319,8 @@ INT_CONSTANTS = {
 }
 """Integer constants (values of mpi4py 4.1.2 on MPICH)."""
 
-DATATYPES = {   # name: (size in bytes, numpy type char or None)
-    'AINT': (8, 'p'),
-    'BFLOAT16_T': (0, None),
-    'CHARACTER': (1, 'c'),
-    'COMPLEX16': (16, 'D'),
-    'COMPLEX32': (32, 'G'),
-    'COMPLEX4': (0, None),
-    'COMPLEX8': (8, 'F'),
-    'COUNT': (8, 'p'),
-    'CXX_BOOL': (1, '?'),
-    'CXX_DOUBLE_COMPLEX': (16, 'D'),
-    'CXX_FLOAT_COMPLEX': (8, 'F'),
-    'CXX_LONG_DOUBLE_COMPLEX': (32, 'G'),
-    'C_COMPLEX': (8, 'F'),
-    'C_LONG_DOUBLE_COMPLEX': (32, 'G'),
-    'DATATYPE_NULL': (0, None),
-    'DOUBLE_PRECISION': (8, 'd'),
-    'FLOAT16_T': (2, 'e'),
-    'FLOAT32_T': (4, 'f'),
-    'FLOAT64_T': (8, 'd'),
-    'F_BOOL': (4, 'i'),
-    'F_COMPLEX': (8, 'F'),
-    'F_DOUBLE': (8, 'd'),
-    'F_DOUBLE_COMPLEX': (16, 'D'),
-    'F_FLOAT': (4, 'f'),
-    'F_FLOAT_COMPLEX': (8, 'F'),
-    'F_INT': (4, 'i'),
-    'INTEGER': (4, 'i'),
-    'INTEGER1': (1, 'b'),
-    'INTEGER16': (0, None),
-    'INTEGER2': (2, 'h'),
-    'INTEGER4': (4, 'i'),
-    'INTEGER8': (8, 'l'),
-    'LOGICAL': (4, 'i'),
-    'LOGICAL1': (0, None),
-    'LOGICAL16': (0, None),
-    'LOGICAL2': (0, None),
-    'LOGICAL4': (0, None),
-    'LOGICAL8': (0, None),
-    'LONG_DOUBLE_INT': (20, None),
-    'OFFSET': (8, 'p'),
-    'REAL': (4, 'f'),
-    'REAL16': (16, 'g'),
-    'REAL2': (0, None),
-    'REAL4': (4, 'f'),
-    'REAL8': (8, 'd'),
-    'SIGNED_INT': (4, 'i'),
-    'SIGNED_LONG': (8, 'l'),
-    'SIGNED_LONG_LONG': (8, 'q'),
-    'SIGNED_SHORT': (2, 'h'),
-    'SINT16_T': (2, 'h'),
-    'SINT32_T': (4, 'i'),
-    'SINT64_T': (8, 'l'),
-    'SINT8_T': (1, 'b'),
-}
-"""The remaining predefined datatypes (sizes of mpi4py 4.1.2 on MPICH; 0: not available there)."""
 
-CLASSES = ('BottomType', 'Errhandler', 'File', 'Grequest', 'InPlaceType')
+CLASSES = ('BottomType', 'Errhandler', 'File', 'InPlaceType')
 HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'ERRORS_ABORT': 'Errhandler',
            'ERRORS_ARE_FATAL': 'Errhandler',
@@ -320,7 +341,7 @@ def get_vendor() -> tuple[str, tuple[int, int, int]]:
 
 def is_stand_in(obj: Any) -> bool:
     """Whether *obj* is one of this module's stand-ins (importable, raises when used)."""
-    return (isinstance(obj, (_Unsimulated, _Handle))
+    return (isinstance(obj, (_Unsimulated, _Handle, _NullHandle))
             or getattr(obj, "__module__", None) == __name__ and callable(obj)
             and getattr(obj, "__name__", "") in FUNCTIONS)
 
@@ -328,10 +349,13 @@ def is_stand_in(obj: Any) -> bool:
 def names() -> dict[str, Any]:
     """Every name of this module's namespace, ready for ``globals().update``."""
     out: dict[str, Any] = dict(INT_CONSTANTS)
-    out.update({n: mark_predefined(Datatype(n, size, char))
-                for n, (size, char) in DATATYPES.items()})
     out.update({n: _stub_class(n) for n in CLASSES})
-    out.update({n: _Handle(n, family) for n, family in HANDLES.items()})
+    out.update({n: _Handle(n, family) for n, family in HANDLES.items()
+                if family not in NULL_HANDLES})
+    for family, (name, _) in NULL_HANDLES.items():
+        if family in CLASSES:
+            _CONSTANTS[name] = out[name] = out[family]()
+            _CONSTANTS[family] = out[family]
     out.update({n: _stub_function(n) for n in FUNCTIONS})
     out["get_vendor"] = get_vendor
     return out
@@ -339,3 +363,4 @@ def names() -> dict[str, Any]:
 
 NAMES = names()
 """The names to add to ``bsim.MPI``."""
+globals().update(_CONSTANTS)   # File, FILE_NULL, Session, SESSION_NULL: pickled from here

@@ -19,6 +19,7 @@ from ..constants import ERR_OP
 from ..engine.rank import current_or_none
 from ..errors import MPIUsageError
 from .buffers import parse_bufspec
+from .handles import HandleValues
 
 __all__ = ["Op", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR",
            "MAXLOC", "MINLOC", "REPLACE", "NO_OP", "OP_NULL", "fold"]
@@ -27,7 +28,7 @@ __all__ = ["Op", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND", "BO
 MAX_USER_OPS = 32   # live user-defined operations per rank (mpi4py's callback table)
 
 
-class Op:
+class Op(HandleValues):
     """A reduction operation: a name, a binary function and commutativity.
 
     Handles as mpi4py has them: ``Op()`` is null (equal to ``OP_NULL``, false);
@@ -36,7 +37,8 @@ class Op:
     built from the same (picklable) function.
     """
 
-    __slots__ = ("name", "_fn", "_np", "commute", "_handle", "_user")
+    __slots__ = ("name", "_fn", "_np", "commute", "_handle", "_user", "__weakref__")
+    _handle_kind = "Op"
     name: str
     _fn: Callable[[Any, Any], Any]
     _np: Callable[[Any, Any], Any] | None
@@ -51,7 +53,8 @@ class Op:
             self.name, self._fn, self._np = other.name, other._fn, other._np
             self.commute, self._handle, self._user = other.commute, other._handle, other._user
             return
-        assert fn is not None
+        if fn is None or not isinstance(name, str):
+            raise TypeError(f"Op(): expected an Op, got {type(name).__name__}")
         self.name = name
         self._fn = fn
         self._np = np_fn
@@ -92,9 +95,9 @@ class Op:
         """Whether this is one of MPI's predefined operations (``OP_NULL`` included)."""
         return self._user is None
 
-    def toint(self) -> int:
-        """-1: bsim gives operations no integer handle (mpi4py's answer for none)."""
-        return -1
+    def _handle_identity(self) -> object | None:
+        """What copies of this operation share (None for ``OP_NULL``)."""
+        return self._handle if self else None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Op):
@@ -105,17 +108,27 @@ class Op:
         return not self == other
 
     def __hash__(self) -> int:
-        return id(self._handle)
+        """mpi4py's handles are unhashable."""
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
 
     def __bool__(self) -> bool:
         return self._handle is not OP_NULL
+
+    def free(self) -> None:
+        """mpi4py's ``free``: nothing for the predefined objects and null handles, a copy of
+        a predefined operation becomes null, a user operation is ``Free``d."""
+        if self._user is not None:
+            self.Free()
+            return
+        if self and self is not self._handle:   # a copy of a predefined operation
+            Op.__init__(self, OP_NULL)
 
     def __reduce__(self) -> Any:
         if self._user is not None:
             return (Op.Create, self._user)
         if self is self._handle:
             return self.name
-        return (Op, (self._handle,))
+        return (type(self), (self._handle,))
 
     def __call__(self, x: Any, y: Any) -> Any:
         """Apply the operation to two objects."""
@@ -141,9 +154,9 @@ class Op:
         count and datatype (``ValueError`` otherwise, as mpi4py); a user operation gets
         ``function(inbuf memory, inoutbuf memory, datatype)`` as mpi4py calls it."""
         src, dst = parse_bufspec(inbuf), parse_bufspec(inoutbuf)
-        if src.count != dst.count or src.datatype.name != dst.datatype.name:
+        if src.count != dst.count or src.datatype != dst.datatype:
             raise ValueError(f"Reduce_local: mismatched buffers ({src.count} x "
-                             f"{src.datatype.name} and {dst.count} x {dst.datatype.name})")
+                             f"{src.datatype.label} and {dst.count} x {dst.datatype.label})")
         if src.mem is None or dst.mem is None:
             return   # placeholders: no data
         if not isinstance(src.mem, memoryview) or not isinstance(dst.mem, memoryview):
@@ -152,7 +165,7 @@ class Op:
             self._user[0](src.mem, dst.mem, dst.datatype)
             return
         if dst.datatype.dtype is None:
-            raise ValueError(f"Reduce_local: no element type for {dst.datatype.name}")
+            raise ValueError(f"Reduce_local: no element type for {dst.datatype.label}")
         a = np.frombuffer(src.mem, dtype=dst.datatype.dtype)
         b = np.frombuffer(dst.mem, dtype=dst.datatype.dtype)
         b[...] = self(a, b)

@@ -113,6 +113,17 @@ def Free_mem(mem: Any) -> None:  # noqa: N802 - mpi4py's name
         mem.release()
 
 
+def _key(comm: Any) -> int:
+    """A communicator's key in the per-rank tables (handles are unhashable, as mpi4py's;
+    copies of one handle share it, and the table keeps it alive so the id stays its own)."""
+    handle = getattr(comm, "_handle", comm)
+    current().engine.user_state.setdefault(_KEPT, {})[id(handle)] = handle
+    return id(handle)
+
+
+_KEPT = "bsim.pickling.kept"
+
+
 def _per_rank(key: str) -> tuple[int, dict[Any, Any]]:
     vr = current()
     table = vr.engine.user_state.setdefault(key, {})
@@ -122,7 +133,7 @@ def _per_rank(key: str) -> tuple[int, dict[Any, Any]]:
 def _comm_lock_table(comm: Any) -> dict[Hashable, threading.Lock]:
     """The calling rank's locks of *comm*, by key."""
     rank, table = _per_rank(_LOCKS)
-    return table.setdefault((rank, comm), {})
+    return table.setdefault((rank, _key(comm)), {})
 
 
 def _comm_lock(comm: Any, key: Hashable | None = None) -> threading.Lock:
@@ -138,9 +149,9 @@ def _commctx_intra(comm: Any) -> tuple[Any, int]:
     """``(duplicate of comm, tag)``: the duplicate is made once per rank and
     communicator (collectively, at the first call); each call gives the next tag."""
     rank, table = _per_rank(_CONTEXTS)
-    ctx = table.get((rank, comm))
+    ctx = table.get((rank, _key(comm)))
     if ctx is None:
-        ctx = table[(rank, comm)] = [comm.Dup(), 0]
+        ctx = table[(rank, _key(comm))] = [comm.Dup(), 0]
     tag = ctx[1]
     ctx[1] = (tag + 1) % (TAG_UB + 1)
     return ctx[0], tag

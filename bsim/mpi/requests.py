@@ -18,13 +18,13 @@ import pickle
 from typing import TYPE_CHECKING, Any, cast
 
 from ..constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, ERR_REQUEST, UNDEFINED, ReqKind
-from ..engine.rank import current
+from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
+from .handles import HandleValues, subclassable
 from .request_sets import RequestSets, active, check_owner, empty_status, status_slots
 from .status import Status
 
 if TYPE_CHECKING:
-    from ..engine.rank import VirtualRank
     from .buffers import BufInfo
 
 __all__ = ["hand_out", "Request", "Prequest", "Status", "REQUEST_NULL", "SEND", "RECV", "DONE"]
@@ -33,7 +33,7 @@ __all__ = ["hand_out", "Request", "Prequest", "Status", "REQUEST_NULL", "SEND", 
 SEND, RECV, DONE = ReqKind.SEND, ReqKind.RECV, ReqKind.DONE
 
 
-class Request(RequestSets):
+class Request(RequestSets, HandleValues):
     """Handle of a nonblocking operation (mpi4py's ``MPI.Request``).
 
     Truthy while pending, falsy once completed (then it is ``REQUEST_NULL``).
@@ -63,19 +63,35 @@ class Request(RequestSets):
 
     __slots__ = ("owner", "kind", "call", "ctx", "src", "tag", "avail", "cost",
                  "partner", "t_post", "waited", "envelope", "payload", "lower",
-                 "rinfo", "error", "post", "flow", "cancelled", "handed", "_origin")
+                 "rinfo", "error", "post", "flow", "cancelled", "handed", "_origin",
+                 "__weakref__")
+    _handle_kind = "Request"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A program's subclass whose ``__new__`` calls ``super().__new__(cls, request)``
+        gets a base taking that argument (a ``__new__`` here would slow every request)."""
+        super().__init_subclass__(**kwargs)
+        if "__new__" in cls.__dict__ and not cls.__dict__.get("_takes_args"):
+            cls.__bases__ = tuple(subclassable(b, Request) for b in cls.__bases__)
+
+    def _handle_identity(self) -> object | None:
+        """What copies of this request share (None once it is null)."""
+        return getattr(self, "_origin", self) if self else None
 
     def __init__(self, owner: VirtualRank | Request | None = None, kind: ReqKind = DONE,
                  call: str = "REQUEST_NULL") -> None:
-        if isinstance(owner, Request):
-            # mpi4py's Request(request): another object for the same handle, equal to it.
-            # A snapshot of its state (no Python-level __new__: requests are made per
-            # operation, and a __new__ doubled their cost)
-            for slot in Request.__slots__:
-                if slot != "_origin":
+        if kind is DONE:   # mpi4py's Request(request) or Request(); never an operation's
+            if isinstance(owner, Request):
+                # another object for the same handle, equal to it: a snapshot of its state
+                # (no Python-level __new__: requests are made per operation, and a
+                # __new__ doubled their cost)
+                for slot in Request.__slots__[:-2]:   # not _origin and __weakref__
                     setattr(self, slot, getattr(owner, slot))
-            self._origin = getattr(owner, "_origin", owner)
-            return
+                self._origin = getattr(owner, "_origin", owner)
+                return
+            if owner is not None and not isinstance(owner, VirtualRank):
+                raise TypeError(f"{type(self).__name__}(): expected a Request, got "
+                                f"{type(owner).__name__}")
         # the rank that posted it (None only for a null request, never waited on)
         self.owner: VirtualRank = cast("VirtualRank", owner)
         self.kind = kind
@@ -141,12 +157,17 @@ class Request(RequestSets):
             return True
         return getattr(self, "_origin", self) is getattr(other, "_origin", other)
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        """mpi4py's handles are unhashable."""
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
 
-    def __reduce__(self) -> str:
-        """``REQUEST_NULL`` pickles as itself; a live request cannot leave its rank."""
+    def __reduce__(self) -> Any:
+        """``REQUEST_NULL`` pickles as itself, another null request as a copy of it; a live
+        request cannot leave its rank."""
         if self is REQUEST_NULL:
             return "REQUEST_NULL"
+        if not self:
+            return (type(self), (REQUEST_NULL,))
         raise ValueError(f"cannot pickle {self!r}")
 
     @classmethod
@@ -190,7 +211,7 @@ class Request(RequestSets):
 
     def Wait(self, status: Status | None = None) -> bool:
         """Wait for completion."""
-        self.wait(status)
+        Request.wait(self, status)   # not a subclass's own ``wait`` (mpi4py's subclasses)
         return True
 
     def wait(self, status: Status | None = None) -> Any:
@@ -206,7 +227,7 @@ class Request(RequestSets):
 
     def Test(self, status: Status | None = None) -> bool:
         """Test for completion."""
-        return self.test(status)[0]
+        return Request.test(self, status)[0]
 
     def test(self, status: Status | None = None) -> tuple[bool, Any]:
         """Test for completion; return ``(flag, object or None)``."""
@@ -282,8 +303,10 @@ class Request(RequestSets):
             self.owner.open_requests -= 1
 
     def free(self) -> None:
-        """mpi4py's lowercase ``free``: :meth:`Free` (of this class or a subclass)."""
-        self.Free()
+        """mpi4py's lowercase ``free``: :meth:`Free` (of this class or a subclass) unless
+        the request is null or ``REQUEST_NULL`` itself."""
+        if self and self is not REQUEST_NULL:
+            self.Free()
 
     # class methods over lists --------------------------------------------
     @classmethod

@@ -124,7 +124,7 @@ def _target_spec(vr: VirtualRank, target: Any, origin: BufInfo, call: str
         raise MPIUsageError(f"rank {vr.rank}: Win.{call}: negative target displacement or "
                             f"count in {target!r}")
     if count * dt.size != origin.nbytes:
-        raise MPIUsageError(f"rank {vr.rank}: Win.{call}: the target's {count} x {dt.name} "
+        raise MPIUsageError(f"rank {vr.rank}: Win.{call}: the target's {count} x {dt.label} "
                             f"= {count * dt.size} bytes do not match the origin's "
                             f"{origin.nbytes} bytes")
     return disp, count, dt
@@ -309,7 +309,7 @@ def _single(vr: VirtualRank, spec: Any, call: str, what: str) -> BufInfo:
     info = _origin(vr, spec, call)
     if info.count != 1:
         raise MPIUsageError(f"rank {vr.rank}: Win.{call}: the {what} buffer must hold one "
-                            f"element, it holds {info.count} x {info.datatype.name}")
+                            f"element, it holds {info.count} x {info.datatype.label}")
     return info
 
 
@@ -318,7 +318,7 @@ def _same_type(vr: VirtualRank, call: str, *infos: BufInfo) -> None:
     for info in infos[1:]:
         if info.datatype.size != first.size or info.datatype.dtype != first.dtype:
             raise MPIUsageError(f"rank {vr.rank}: Win.{call}: buffers of different "
-                                f"datatypes ({first.name}, {info.datatype.name})")
+                                f"datatypes ({first.label}, {info.datatype.label})")
 
 
 # -- the mpi4py methods (bound to Win by bsim/mpi/rma.py) ---------------------------------

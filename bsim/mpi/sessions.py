@@ -28,18 +28,19 @@ __all__ = ["Session", "SESSION_NULL", "PSETS"]
 
 PSETS = ("mpi://WORLD", "mpi://SELF")
 """The process sets of every run, in ``Get_nth_pset`` order."""
-_next_id = count(1)
+_NULL = 0x38000000       # MPICH's MPI_SESSION_NULL
+_next_id = count(0xB8000000)   # MPICH's handles of live sessions (direct kind)
 
 
 class Session(IntHandle):
     """A session handle: ``SESSION_NULL``, one from ``Session.Init()``, or a copy."""
 
-    __slots__ = ("_id",)
+    __slots__ = ("_id", "__weakref__")
 
     def __init__(self, session: Session | None = None) -> None:
         if session is not None and not isinstance(session, Session):
             raise TypeError(f"Session(): expected a Session, got {type(session).__name__}")
-        self._id: int = 0 if session is None else session._id
+        self._id: int = _NULL if session is None else session._id
 
     # -- handle semantics ---------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
@@ -49,10 +50,10 @@ class Session(IntHandle):
         return not self == other
 
     def __hash__(self) -> int:
-        return hash(("Session", self._id))
+        raise TypeError("unhashable type: 'Session'")   # as mpi4py's handles
 
     def __bool__(self) -> bool:
-        return self._id != 0
+        return self._id != _NULL
 
     def __repr__(self) -> str:
         return "<Session SESSION_NULL>" if not self else f"<Session #{self._id}>"
@@ -89,7 +90,7 @@ class Session(IntHandle):
     def Finalize(self) -> None:
         """End the session; this handle equals ``SESSION_NULL`` afterwards."""
         self._live("Finalize")
-        self._id = 0
+        self._id = _NULL
 
     def Get_num_psets(self, info: Info | None = None) -> int:
         """How many process sets there are."""

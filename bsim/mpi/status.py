@@ -14,7 +14,7 @@ __all__ = ["Status"]
 class Status:
     """Source, tag and size of a received message (mpi4py's ``MPI.Status``)."""
 
-    __slots__ = ("source", "tag", "count", "error", "cancelled")
+    __slots__ = ("source", "tag", "count", "error", "cancelled", "__weakref__")
 
     def __init__(self, status: Status | None = None) -> None:
         if status is not None and not isinstance(status, Status):
@@ -87,6 +87,39 @@ class Status:
         writes this status (mpi4py's ``Status.tomemory``)."""
         return _StatusMemory(self)
 
+    def py2f(self) -> list[int]:
+        """The Fortran status: its ``F_STATUS_SIZE`` ints (``F_SOURCE``, ``F_TAG`` and
+        ``F_ERROR`` index them), as MPICH lays them out."""
+        return list(self.tomemory())
+
+    @classmethod
+    def f2py(cls, arg: list[int]) -> Status:
+        """A status from a Fortran status (``py2f``'s list)."""
+        status = cls()
+        memory = status.tomemory()
+        for i, value in enumerate(list(arg)[:5]):
+            memory[i] = value
+        return status
+
+    def __eq__(self, other: object) -> bool:
+        """Statuses are equal when every field is (mpi4py compares the C structs)."""
+        if not isinstance(other, Status):
+            return NotImplemented
+        return list(self.tomemory()) == list(other.tomemory())
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, Status):
+            return NotImplemented
+        return not self == other
+
+    def __hash__(self) -> int:
+        """mpi4py's handles are unhashable."""
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
+
+    def __reduce__(self) -> Any:
+        """A copy with the same fields (of the same class)."""
+        return (_status_from, (type(self), list(self.tomemory())))
+
     def _fill(self, source: int, tag: int, nbytes: int) -> None:
         self.source, self.tag, self.count = source, tag, nbytes
 
@@ -133,8 +166,13 @@ class _StatusMemory:
         return (self._get(i) for i in range(5))
 
 
+def _status_from(cls: type[Status], fields: list[int]) -> Status:
+    """Unpickle a status."""
+    return cls.f2py(fields)
+
+
 def _typed(datatype: Any, call: str) -> None:
     """``ERR_TYPE`` for ``DATATYPE_NULL`` (or a datatype without data)."""
-    if getattr(datatype, "name", None) == "DATATYPE_NULL":
+    if getattr(datatype, "label", None) == "DATATYPE_NULL":
         raise MPIUsageError(f"Status.{call}(DATATYPE_NULL): not a datatype of data",
                             error_class=ERR_TYPE)

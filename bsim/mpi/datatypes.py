@@ -36,8 +36,7 @@ from .datatype_table import NULL_ALIASES, PAIR_BLOCKS, PREDEFINED_TABLE, TYPEDIC
 from .packing import PAIR_MEMBERS, DatatypePacking
 from .typemap import Layout
 
-__all__ = ["Datatype", "PREDEFINED", "DATATYPE_NULL", "from_typecode", "from_numpy",
-           "mark_predefined"]
+__all__ = ["Datatype", "PREDEFINED", "DATATYPE_NULL", "from_typecode", "from_numpy"]
 
 _CONST: set[int] = set()   # ids of the module's constant handles (free() leaves them alone)
 
@@ -308,11 +307,6 @@ for _pair, _value in (("SHORT_INT", "SHORT"), ("INT_INT", "INT"), ("LONG_INT", "
                      ("FLOAT_INT", "FLOAT"), ("DOUBLE_INT", "DOUBLE"),
                      ("LONG_DOUBLE_INT", "LONG_DOUBLE")):
     PAIR_MEMBERS[_pair] = (PREDEFINED[_value]._rec, PREDEFINED["INT"]._rec)
-
-
-def predefined_of(rec: TypeRecord) -> Datatype | None:
-    """The module constant of a predefined datatype record (None for the others)."""
-    return _BY_REC.get(id(rec))
 
 
 def from_typecode(code: str) -> Datatype:

@@ -109,7 +109,7 @@ from .mpi.errhandlers import (  # noqa: E402
     ERRORS_RETURN,
     Errhandler,
 )
-from .mpi.grequest import Grequest  # noqa: E402, F401 - null handles only (bsim/mpi/grequest.py)
+from .mpi.grequest import Grequest  # noqa: E402, F401 - generalized requests
 from .mpi.handle_constants import VALUES as _HANDLE_VALUES  # noqa: E402, F401 - MPICH's values
 from .mpi.handles import _addressof, _handleof, _sizeof  # noqa: E402, F401 - names of bsim.MPI
 

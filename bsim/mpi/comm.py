@@ -450,8 +450,9 @@ class Topocomm(topologies.TopoInquiry, NeighborCalls, Intracomm):
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         """``Cartcomm(comm)`` ...: a ``TypeError`` unless *comm* has that topology (or is null)."""
         other = args[0] if len(args) == 1 else kwargs.get("comm")
-        if isinstance(other, Comm) and other.kind != _NULL and not isinstance(other, cls):
-            raise TypeError(f"expecting a {cls.__name__} communicator, got {other!r}")
+        own = next(c for c in cls.__mro__ if c.__module__ == __name__)   # a program's subclass
+        if isinstance(other, Comm) and other.kind != _NULL and not isinstance(other, own):
+            raise TypeError(f"expecting a {own.__name__} communicator, got {other!r}")
         return super().__new__(cls, *args, **kwargs)
 
     def derive_copy(self, vr: VirtualRank, ctx: Any, name: str) -> Topocomm:

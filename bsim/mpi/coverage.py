@@ -21,9 +21,7 @@ from typing import Any
 
 __all__ = ["Row", "coverage", "summary", "markdown", "NOT_SIMULATED", "DIFFERENCES"]
 
-NOT_SIMULATED = {
-    "Grequest": "generalized requests are not simulated",
-}
+NOT_SIMULATED: dict[str, str] = {}
 """Families bsim does not simulate, and why (class or name -> reason)."""
 
 DIFFERENCES = {

@@ -80,6 +80,11 @@ class File:
 
     __slots__ = ("_local", "__weakref__")
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> File:
+        """mpi4py's subclasses call ``File.__new__(cls, file)``: the argument goes to
+        ``__init__``."""
+        return super().__new__(cls)
+
     def __init__(self, file: File | None = None) -> None:
         if file is None:
             self._local = _Local()

@@ -26,7 +26,6 @@ class NotSimulatedError(MPIUsageError, NotImplementedError):
 
 REASONS = {
     'File': 'MPI-IO is not simulated: model I/O as bsim.add_time',
-    'Grequest': 'generalized requests are not simulated',
     'Errhandler': 'error handlers are not simulated: every error raises (docs/errors.md)',
     'Intercomm': 'intercommunicators are not simulated',
     'BottomType': 'use MPI.BOTTOM',

@@ -429,6 +429,8 @@ class Prequest(Request):
 
     def __init__(self, owner: VirtualRank | Request | None = None, kind: ReqKind = DONE,
                  call: str = "REQUEST_NULL", issue: Any = None) -> None:
+        if isinstance(owner, Request) and owner and not isinstance(owner, Prequest):
+            raise TypeError(f"Prequest(): expected a persistent request, got {owner!r}")
         super().__init__(owner, DONE, call)
         if isinstance(owner, Request):   # mpi4py's Prequest(request): the same handle
             self._issue = getattr(owner, "_issue", None)

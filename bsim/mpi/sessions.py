@@ -62,7 +62,7 @@ class Session(IntHandle):
         if self is SESSION_NULL:
             return "SESSION_NULL"
         if not self:
-            return (Session, ())
+            return (type(self), ())
         raise ValueError(f"cannot serialize {self!r}: a session is local to its process")
 
     @property
@@ -91,6 +91,11 @@ class Session(IntHandle):
         """End the session; this handle equals ``SESSION_NULL`` afterwards."""
         self._live("Finalize")
         self._id = _NULL
+
+    def free(self) -> None:
+        """mpi4py's ``free``: ``Finalize`` unless null."""
+        if self:
+            self.Finalize()
 
     def Get_num_psets(self, info: Info | None = None) -> int:
         """How many process sets there are."""

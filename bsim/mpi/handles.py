@@ -83,7 +83,12 @@ class HandleValues:
             if value != NULLS[cls._handle_kind]:
                 raise ValueError(f"{cls.__name__}.fromhandle: no object has handle {handle}")
             return cls()
-        return cls(obj)  # type: ignore[call-arg]
+        target: type[H] = cls   # Comm.fromhandle of a Cartcomm's handle is a Cartcomm
+        kind = type(obj)
+        if cls.__module__.startswith("bsim.") and kind.__module__.startswith("bsim.") \
+                and issubclass(kind, cls):
+            target = kind
+        return target(obj)  # type: ignore[call-arg]
 
     def toint(self) -> int:
         """The integer handle (``MPI_X_toint``: the handle as a C int)."""

@@ -125,6 +125,9 @@ class Op(HandleValues):
 
     def __reduce__(self) -> Any:
         if self._user is not None:
+            if self is not self._handle:   # a copy holds the handle, not the function
+                raise ValueError(f"cannot serialize {self!r}: a copy of a user-defined "
+                                 f"operation (pickle the one Op.Create returned)")
             return (Op.Create, self._user)
         if self is self._handle:
             return self.name

@@ -163,13 +163,13 @@ def _commctx_inter(comm: Any) -> tuple[Any, int, Any, bool]:
     first call; the local communicator duplicates its group's); each call gives the next
     tag.  The low group is side 0 (the same answer on every member of a group)."""
     rank, table = _per_rank(_CONTEXTS)
-    ctx = table.get((rank, comm))
+    ctx = table.get((rank, _key(comm)))
     if ctx is None:
         if not comm.Is_inter():
             raise MPIUsageError(f"rank {rank}: {comm!r} is not an intercommunicator")
         dup = comm.Dup()
         side = dup.side_of[rank]
-        ctx = table[(rank, comm)] = [dup, 0, dup.local_comms[side].Dup(), side == 0]
+        ctx = table[(rank, _key(comm))] = [dup, 0, dup.local_comms[side].Dup(), side == 0]
     tag = ctx[1]
     ctx[1] = (tag + 1) % (TAG_UB + 1)
     return ctx[0], tag, ctx[2], ctx[3]

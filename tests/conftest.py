@@ -53,6 +53,16 @@ def real_mpi_returns(nprocs: int, code: str) -> list[Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
+def simulated_returns(nprocs: int, code: str, as_json: bool = False) -> list[Any]:
+    """Every rank's ``main()`` of the program *code* under bsim (``simulate().returns``);
+    *as_json*: through JSON, as :func:`real_mpi_returns` gives them (tuples as lists)."""
+    import bsim
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<program>", "exec"), namespace)
+    returns = bsim.simulate(namespace["main"], nprocs).returns
+    return json.loads(json.dumps(returns)) if as_json else returns
+
+
 # -- golden traces (tests/test_golden.py) ------------------------------------------------
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", default=False,

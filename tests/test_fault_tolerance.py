@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import needs_mpiexec, real_mpi_returns
+from conftest import needs_mpiexec, real_mpi_returns, simulated_returns
 
 import bsim
 from bsim import MPI
@@ -40,9 +40,7 @@ def main():
 
 
 def _bsim(nprocs: int) -> list[Any]:
-    namespace: dict[str, Any] = {}
-    exec(compile(PROGRAM, "<program>", "exec"), namespace)
-    return bsim.simulate(namespace["main"], nprocs).returns
+    return simulated_returns(nprocs, PROGRAM)
 
 
 @needs_mpiexec

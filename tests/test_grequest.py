@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-from conftest import needs_mpiexec, real_mpi_returns
+from conftest import needs_mpiexec, real_mpi_returns, simulated_returns
 
 import bsim
 from bsim import MPI
@@ -54,9 +53,7 @@ def main():
 
 
 def _bsim(nprocs: int) -> list[Any]:
-    namespace: dict[str, Any] = {}
-    exec(compile(PROGRAM, "<program>", "exec"), namespace)
-    return json.loads(json.dumps(bsim.simulate(namespace["main"], nprocs).returns))
+    return simulated_returns(nprocs, PROGRAM, as_json=True)
 
 
 @needs_mpiexec

@@ -12,9 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import needs_mpiexec, real_mpi_returns
-
-import bsim
+from conftest import needs_mpiexec, real_mpi_returns, simulated_returns
 
 PROGRAM = '''
 import numpy as np
@@ -59,9 +57,7 @@ def main():
 
 
 def _bsim(nprocs: int) -> list[Any]:
-    namespace: dict[str, Any] = {}
-    exec(compile(PROGRAM, "<program>", "exec"), namespace)
-    return bsim.simulate(namespace["main"], nprocs).returns
+    return simulated_returns(nprocs, PROGRAM)
 
 
 @needs_mpiexec
@@ -125,9 +121,7 @@ def main():
 
 
 def _bsim_checks(nprocs: int) -> list[Any]:
-    namespace: dict[str, Any] = {}
-    exec(compile(CHECKS, "<checks>", "exec"), namespace)
-    return bsim.simulate(namespace["main"], nprocs).returns
+    return simulated_returns(nprocs, CHECKS)
 
 
 @needs_mpiexec

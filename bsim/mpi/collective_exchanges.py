@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["gather", "scatter", "allgather", "alltoall", "Gather", "Gatherv", "Igather",
            "Scatter", "Scatterv", "Allgather", "Allgatherv", "Iallgather", "Alltoall",
-           "Alltoallv", "Alltoallw", "Ialltoall"]
+           "Alltoallv", "Alltoallw", "Ialltoall", "per_rank_objects"]
 
 
 def gather(comm: Comm, sendobj: Any, root: int = 0) -> list[Any] | None:
@@ -48,7 +48,7 @@ def gather(comm: Comm, sendobj: Any, root: int = 0) -> list[Any] | None:
     return leave(comm, vr, inst, result)
 
 
-def _objects(vr: Any, sendobj: Any, size: int, call: str) -> list[Any]:
+def per_rank_objects(vr: Any, sendobj: Any, size: int, call: str) -> list[Any]:
     """One object per rank, as mpi4py takes them: a sequence or iterable of *size*
     objects, or None (None for every rank)."""
     if sendobj is None:
@@ -72,7 +72,7 @@ def scatter(comm: Comm, sendobj: Any = None, root: int = 0) -> Any:
     payload = None
     nbytes = 0
     if me == root:
-        items = _objects(vr, sendobj, size, f"scatter(root={root})")
+        items = per_rank_objects(vr, sendobj, size, f"scatter(root={root})")
         payload = [dumps(x) for x in items]
         nbytes = sum(map(len, payload))
     inst, me, _ = take_part(comm, vr, "scatter", FANOUT, root, nbytes, payload)
@@ -92,7 +92,7 @@ def alltoall(comm: Comm, sendobj: Any) -> list[Any]:
     """Each rank sends item j of its sequence to rank j."""
     vr = current()
     size = comm.size_of(vr)
-    payload = [dumps(x) for x in _objects(vr, sendobj, size, "alltoall")]
+    payload = [dumps(x) for x in per_rank_objects(vr, sendobj, size, "alltoall")]
     inst, me, _ = take_part(comm, vr, "alltoall", ALL, -1, sum(map(len, payload)), payload,
                             cost_bytes=Aggregate(lambda i: max(i.nbytes)))
     return leave(comm, vr, inst, [pickle.loads(v[me]) for v in inst.values])

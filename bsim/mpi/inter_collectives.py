@@ -37,6 +37,7 @@ from ..engine.matching import Message, post_receive
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
 from .collective_calls import dumps, leave, take_part
+from .collective_exchanges import per_rank_objects
 from .ops import SUM, as_op, fold
 from .requests import DONE, RECV, SEND, Prequest, Request, hand_out
 
@@ -239,27 +240,13 @@ def scatter(ic: Intercomm, sendobj: Any = None, root: int = 0) -> Any:
     if root == PROC_NULL:
         return None
     if root == ROOT:
-        items = objects(vr, sendobj, ic.peer_size(vr), "scatter(root=ROOT)")
+        items = per_rank_objects(vr, sendobj, ic.peer_size(vr), "scatter(root=ROOT)")
         payload = [dumps(x) for x in items]
         send_to(vr, ic, 0, "scatter", _size(payload), payload, "scatter")
         return None
     got = recv_from(vr, ic, root, "scatter", "scatter") if ic.rank_of(vr) == 0 else None
     blocks = local_bcast(vr, ic, got, _size(got), "scatter")
     return pickle.loads(blocks[ic.rank_of(vr)])
-
-
-def objects(vr: VirtualRank, sendobj: Any, size: int, call: str) -> list[Any]:
-    """One object per remote rank: a sequence of *size* objects, or None (None for each)."""
-    if sendobj is None:
-        return [None] * size
-    try:
-        items = list(sendobj)
-    except TypeError:
-        items = None
-    if items is None or len(items) != size:
-        raise MPIUsageError(f"rank {vr.rank}: {call}: pass a sequence of {size} objects "
-                            f"(one per rank of the remote group), or None")
-    return items
 
 
 def allgather(ic: Intercomm, sendobj: Any) -> list[Any]:
@@ -275,7 +262,7 @@ def alltoall(ic: Intercomm, sendobj: Any) -> list[Any]:
     vr = current()
     ic.rank_of(vr)
     rsize = ic.peer_size(vr)
-    payload = [dumps(x) for x in objects(vr, sendobj, rsize, "alltoall")]
+    payload = [dumps(x) for x in per_rank_objects(vr, sendobj, rsize, "alltoall")]
     return [pickle.loads(x) for x in alltoall_raw(vr, ic, payload, [len(p) for p in payload],
                                                   "alltoall")]
 

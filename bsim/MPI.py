@@ -118,6 +118,13 @@ from .mpi.bsend import (  # noqa: E402, F401 - names of bsim.MPI
     Flush_buffer,
     Iflush_buffer,
 )
+from .mpi.dynamic import (  # noqa: E402, F401 - ports and names (bsim/mpi/dynamic.py)
+    Close_port,
+    Lookup_name,
+    Open_port,
+    Publish_name,
+    Unpublish_name,
+)
 from .mpi.info import INFO_ENV, INFO_NULL, Info  # noqa: E402, F401 - info objects (bsim/mpi/info.py)
 from .mpi.namespace import NAMES as _REST  # noqa: E402
 from .mpi.namespace import NotSimulatedError  # noqa: E402

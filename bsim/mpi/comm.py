@@ -23,7 +23,16 @@ from ..constants import ERR_COMM, SELF_CONTEXT, WORLD_CONTEXT
 from ..constants import CommKind as Kind
 from ..engine.rank import current, current_or_none
 from ..errors import MPIUsageError
-from . import attributes, cartesian, errhandlers, inter_buffers, intercomm, management, neighbor
+from . import (
+    attributes,
+    cartesian,
+    dynamic,
+    errhandlers,
+    inter_buffers,
+    intercomm,
+    management,
+    neighbor,
+)
 from . import inter_collectives as inter
 from .comm_calls import CommCalls
 from .comm_properties import PICKLED_BY_NAME, CommPythonAPI
@@ -230,6 +239,14 @@ class Comm(CommPythonAPI, CommCalls):
         simulated)."""
         return Intercomm()
 
+    @classmethod
+    def Join(cls, fd: int) -> Intercomm:
+        """The intercommunicator with the rank at the other end of socket *fd*
+        (``dynamic.py``)."""
+        return dynamic.Join(COMM_SELF, fd)
+
+    Disconnect = dynamic.Disconnect
+
     def Set_name(self, name: str) -> None:
         """Set the communicator's name."""
         self._name = name
@@ -357,6 +374,10 @@ class Intracomm(Comm):
         return management.Create_from_group(COMM_WORLD, group, stringtag, info, errhandler)
 
     Create_intercomm = intercomm.Create_intercomm
+    Accept = dynamic.Accept
+    Connect = dynamic.Connect
+    Spawn = dynamic.Spawn
+    Spawn_multiple = dynamic.Spawn_multiple
 
 
 class Intercomm(Comm):

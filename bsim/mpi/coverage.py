@@ -51,6 +51,10 @@ DIFFERENCES = {
     "Win.Allocate_shared": "each rank's memory is its own allocation (as with "
                            "alloc_shared_noncontig); members are not checked to share a node",
     "Win.Flush_local": "local completion is remote completion (docs/rma.md)",
+    "Intracomm.Accept": "the root must be the rank that opened the port",
+    "Intracomm.Spawn": "raises NotSimulatedError: a run's ranks are fixed when it starts",
+    "Intracomm.Spawn_multiple": "raises NotSimulatedError: a run's ranks are fixed when it "
+                                "starts",
     **{f"Intercomm.I{name}": "runs at the call (its cost charged there); the request is "
        "complete" for name in ("barrier", "bcast", "gather", "gatherv", "scatter", "scatterv",
                                "allgather", "allgatherv", "alltoall", "alltoallv",

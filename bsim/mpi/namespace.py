@@ -313,11 +313,10 @@ HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'FILE_NULL': 'File',
            'SESSION_NULL': 'Session'}
 FUNCTIONS = ('Add_error_class', 'Add_error_code', 'Add_error_string',
-             'Close_port', 'Get_abi_fortran_info', 'Get_abi_info',
+             'Get_abi_fortran_info', 'Get_abi_info',
              'Get_abi_version', 'Get_error_class', 'Get_error_string',
-             'Lookup_name',
-             'Open_port', 'Publish_name', 'Register_datarep', 'Remove_error_class',
-             'Remove_error_code', 'Remove_error_string', 'Unpublish_name')
+             'Register_datarep', 'Remove_error_class',
+             'Remove_error_code', 'Remove_error_string')
 
 
 def get_vendor() -> tuple[str, tuple[int, int, int]]:

@@ -141,6 +141,13 @@ from .mpi.bsend import (  # noqa: E402, F401 - names of bsim.MPI
     Flush_buffer,
     Iflush_buffer,
 )
+from .mpi.dynamic import (  # noqa: E402, F401 - ports and names (bsim/mpi/dynamic.py)
+    Close_port,
+    Lookup_name,
+    Open_port,
+    Publish_name,
+    Unpublish_name,
+)
 from .mpi.error_codes import (  # noqa: E402, F401 - error classes, codes, strings
     Add_error_class,
     Add_error_code,

@@ -69,6 +69,23 @@ class NetworkModel(ABC):
     def prepare(self, nranks: int) -> None:
         """Bind the model to a run of *nranks* world ranks (default: nothing)."""
 
+    def placement(self) -> list[int] | None:
+        """The node of each rank after :meth:`prepare` (None: the model places no ranks)."""
+        return None
+
+    def place_more(self, nranks: int) -> None:
+        """Place ranks added during the run (``MPI.Comm.Spawn``): :meth:`prepare` for
+        *nranks* ranks, more than before, as long as every earlier rank keeps its node;
+        :class:`NetworkSpecError` when the network has no room for them or its mapping
+        would move the others (then the model is left as it was)."""
+        before = self.placement()
+        self.prepare(nranks)
+        after = self.placement()
+        if before is not None and (after is None or after[:len(before)] != before):
+            self.prepare(len(before))
+            raise NetworkSpecError(f"{self.name}: its mapping would move the run's ranks "
+                                   f"to place {nranks} ranks")
+
     # -- the bsim protocol --------------------------------------------------
     @abstractmethod
     def cost(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:

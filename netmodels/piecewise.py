@@ -296,6 +296,9 @@ class TwoLevel(NetworkModel):
         self._node = self._mapping.nodes
         self._core = self._mapping.cores
 
+    def placement(self) -> list[int] | None:
+        return self._node
+
     def node_of(self, rank: Rank) -> int:
         """Node hosting *rank* (before :meth:`prepare`: the mapping's formula)."""
         if self._node is not None:

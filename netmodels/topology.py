@@ -137,6 +137,9 @@ class TopologyModel(NetworkModel):
                                        f"{node} but nodes have cores={self.cores}")
         self._node = nodes
 
+    def placement(self) -> list[int] | None:
+        return self._node
+
     def _nodes(self) -> list[int]:
         if self._node is None:
             self.prepare(self.num_nodes() * self.cores)

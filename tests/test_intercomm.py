@@ -191,3 +191,130 @@ def test_bad_input_names_rank_and_call():
 
     with pytest.raises((MPIUsageError, RankError), match=r"rank \d: Create_intercomm"):
         bsim.simulate(main, 2)
+
+
+def test_null_intercommunicator_calls_are_err_comm():
+    from bsim import MPI
+
+    def main():
+        null = MPI.Intercomm()
+        out = []
+        for call, args in ((null.Get_remote_size, ()), (null.Dup, ()), (null.Merge, (True,)),
+                           (null.Split, (0, 0)), (null.Create, (MPI.GROUP_EMPTY,)),
+                           (null.barrier, ()), (null.bcast, (1, 0)), (null.Disconnect, ())):
+            try:
+                call(*args)
+                out.append("no error")
+            except MPI.Exception as exc:
+                out.append(exc.Get_error_class() == MPI.ERR_COMM)
+        return out
+
+    assert bsim.simulate(main, 2).returns == [[True] * 8] * 2
+
+
+DYNAMIC = '''
+import socket
+from mpi4py import MPI
+
+
+def main():
+    world = MPI.COMM_WORLD
+    rank = world.rank
+    out = {}
+    port = MPI.Open_port()
+    MPI.Publish_name(f"svc-{rank}", port)
+    out["names"] = MPI.Lookup_name(f"svc-{rank}") == port
+    MPI.Unpublish_name(f"svc-{rank}", port)
+    MPI.Close_port(port)
+    try:
+        MPI.Lookup_name(f"svc-{rank}")
+    except MPI.Exception as exc:
+        out["unpublished"] = exc.Get_error_class() == MPI.ERR_NAME
+    rest = world.Create(world.Get_group().Excl([0]))
+    if rank == 0:
+        port = MPI.Open_port()
+        world.send(port, dest=1)
+        ic = MPI.COMM_SELF.Accept(port)
+        MPI.Close_port(port)
+    else:
+        ic = rest.Connect(world.recv(source=0) if rank == 1 else None, root=0)
+    out["accept"] = [ic.rank, ic.size, ic.remote_size,
+                     ic.bcast([1, "a"] if rank == 0 else None, MPI.ROOT if rank == 0 else 0),
+                     ic.allgather(rank)]
+    merged = ic.Merge(rank != 0)
+    out["merge"] = [merged.rank, merged.size]
+    merged.Free()
+    ic.Disconnect()
+    out["disconnected"] = ic == MPI.COMM_NULL
+    if rest != MPI.COMM_NULL:
+        rest.Free()
+    # Join: rank 1 connects before rank 0 accepts (no rank blocks in the host OS)
+    if rank == 0:
+        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        world.send(server.getsockname(), dest=1)
+        world.recv(source=1)
+        sock = server.accept()[0]
+        server.close()
+    elif rank == 1:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.connect(tuple(world.recv(source=0)))
+        world.send(True, dest=0)
+    if rank < 2:
+        joined = MPI.Comm.Join(sock.fileno())
+        sock.close()
+        out["join"] = [joined.rank, joined.size, joined.remote_size,
+                       joined.allreduce(rank + 10)]
+        joined.Disconnect()
+    return out
+'''
+
+
+def _simulate_dynamic(ranks: int) -> list:
+    namespace: dict = {}
+    exec(compile(DYNAMIC, "<program>", "exec"), namespace)
+    return json.loads(json.dumps(bsim.simulate(namespace["main"], ranks).returns))
+
+
+def test_dynamic_by_hand():
+    zero, one, two = _simulate_dynamic(3)
+    assert zero["names"] and zero["unpublished"] and zero["disconnected"]
+    assert zero["accept"] == [0, 1, 2, None, [1, 2]]
+    assert two["accept"] == [1, 2, 1, [1, "a"], [0]]
+    assert zero["merge"] == [0, 3] and two["merge"] == [2, 3]
+    assert zero["join"] == [0, 1, 1, 11] and one["join"] == [0, 1, 1, 10]
+    assert "join" not in two
+
+
+@needs_mpiexec
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_dynamic_equal_real_mpi(ranks: int):
+    assert _simulate_dynamic(ranks) == real_mpi_returns(ranks, DYNAMIC)
+
+
+def test_accept_connect_timing_by_hand(hockney_spec: str):
+    """``Connect``'s root sends its group to the port's owner, which replies with its own:
+    two messages of ``8 * (members + 4)`` bytes, ``l + s/w`` each under the bsim protocol
+    (sends are free).  With one rank on each side, both calling at t = 0: the acceptor
+    ends when the request has arrived, ``l + 40 / w``; the connector when the reply, sent
+    then, has arrived, ``2 * (l + 40 / w)``."""
+    from bsim import MPI
+
+    def main():
+        world = MPI.COMM_WORLD
+        if world.rank == 0:
+            port = MPI.Open_port()
+            MPI.Publish_name("svc", port)
+            world.Barrier()
+            t0 = MPI.Wtime()
+            ic = MPI.COMM_SELF.Accept(port)
+        else:
+            world.Barrier()
+            t0 = MPI.Wtime()
+            ic = MPI.COMM_SELF.Connect(MPI.Lookup_name("svc"))
+        return MPI.Wtime() - t0, ic.remote_size
+
+    out = bsim.simulate(main, 2, network=hockney_spec).returns
+    one = LATENCY + 40 / 1e9
+    assert out[0] == pytest.approx((one, 1)) and out[1] == pytest.approx((2 * one, 1))

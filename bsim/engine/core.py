@@ -48,10 +48,12 @@ from ..errors import (
 from .events import PRIO_NET, SIMPY_KEYS, Call, Deliveries, NetEvent
 from .failures import FailureReports, user_location_of_traceback
 from .hooks import PROGRESS_EVERY
+from .host_sockets import CooperativeSockets
 from .host_watchdog import HostBlockWatchdog
 from .matching import Message, deliver
 from .private_modules import PrivateModules
 from .rank import RankGreenlet, VirtualRank, charge_host_compute
+from .rank_threads import ThreadSupport
 
 if TYPE_CHECKING:
     from .collective_rules import CollectiveCosts
@@ -124,6 +126,8 @@ class Engine(FailureReports, simpy.Environment):
         self.private_modules: PrivateModules | None = PrivateModules()
         self.comms: dict[Any, Any] = {}   # derived communicators by creation key
         self.watchdog = HostBlockWatchdog()   # a rank blocked in the host OS (socket, ...)
+        self.sockets = CooperativeSockets()   # ... except on a socket: it polls
+        self.thread_support = ThreadSupport(self)   # Python threads of ranks (rank_threads.py)
         self.user_state: dict[str, Any] = {}   # objects shared by the ranks (simpy_bridge.shared)
         self.filesystem: Any = None   # MPI-IO cost model (netmodels.filesystem): simulate()
         # visibility lag of messages and collective completions (docs/distributed.md):
@@ -231,6 +235,11 @@ class Engine(FailureReports, simpy.Environment):
         self.start(program)
         try:
             self.run_until(self.max_sim_time)
+            if self.unfinished and self.queue:
+                self.limit_error(f"simulated time reached the limit "
+                                 f"max_sim_time={self.max_sim_time!r} s")
+            if self.unfinished:   # (reported before finish(): threads are still known)
+                self._deadlock()
         except KeyboardInterrupt as exc:   # Ctrl-C between events: say when, end the ranks
             if not hasattr(exc, "sim_time"):
                 exc.sim_time = self._now   # type: ignore[attr-defined]
@@ -238,11 +247,6 @@ class Engine(FailureReports, simpy.Environment):
             raise
         finally:
             self.finish()
-        if self.unfinished and self.queue:
-            self.limit_error(f"simulated time reached the limit "
-                             f"max_sim_time={self.max_sim_time!r} s")
-        if self.unfinished:
-            self._deadlock()
 
     def start(self, program: Callable[[VirtualRank], Any]) -> None:
         """Create the greenlets of the ranks this process runs; wake them at t = 0."""
@@ -266,12 +270,17 @@ class Engine(FailureReports, simpy.Environment):
         self.unfinished = len(self.local_ranks)
         self.hooked = self.tracer is not None or self.noise is not None
         self.watchdog.arm()
+        self.sockets.arm()
+        self.thread_support.arm()
         gc.freeze()
 
     def finish(self) -> None:
         """Undo :meth:`start`'s collector settings and watchdog; drop the private modules;
         run the callables the run registered in ``user_state["bsim.at_finish"]``."""
         self.watchdog.disarm()
+        self.sockets.disarm()
+        self.thread_support.teardown()   # daemon threads left at their ranks' exit
+        self.thread_support.disarm()
         gc.set_threshold(*self._gc_saved)
         gc.unfreeze()
         if self.private_modules is not None:
@@ -349,7 +358,7 @@ class Engine(FailureReports, simpy.Environment):
                 if periodic and not (base + events) & (PROGRESS_EVERY - 1):
                     start = self._periodic(base + events, start, max_events)
                 if cls is rank_cls:
-                    if private is not None and private.names:
+                    if private is not None and private.swapping:
                         private.enter(item.rank)
                     try:
                         resume = item.resume
@@ -415,6 +424,8 @@ class Engine(FailureReports, simpy.Environment):
                     where = user_location_of_traceback(exc)
                     raise RankError(f"rank {vr.rank} called sys.exit({exc.code!r}){where}",
                                     vr.rank) from None
+            if self.thread_support.threads:   # the interpreter's exit: wait for threads
+                self.thread_support.rank_exit(vr)
             if self.measure is not None:
                 charge_host_compute(vr)   # the compute after the last MPI call
             vr.finished = True
@@ -439,6 +450,7 @@ class Engine(FailureReports, simpy.Environment):
                     g.throw(greenlet.GreenletExit)
                 except BaseException:   # a rank's cleanup failing must not mask the cause
                     pass
+        self.thread_support.teardown()
         self.queue.clear()
         self.deliveries.clear()
 

@@ -33,6 +33,9 @@ class Enveloped(NetworkModel):
         self.inner = inner
         self.envelope = int(envelope)
 
+    def place_more(self, nranks: int) -> None:
+        self.inner.place_more(nranks)
+
     def __getattr__(self, attr: str) -> Any:
         # only reached for attributes this adapter lacks: the inner model's
         if attr == "inner" or "inner" not in self.__dict__:

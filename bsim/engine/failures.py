@@ -10,6 +10,7 @@ and raises :class:`~bsim.errors.DeadlockError`, :class:`~bsim.errors.LivelockErr
 from __future__ import annotations
 
 import os
+import sysconfig
 from typing import TYPE_CHECKING, Any
 
 import greenlet
@@ -17,10 +18,14 @@ import greenlet
 from ..errors import DeadlockError, LivelockError, SimulationLimitError
 from .rank import VirtualRank
 
+if TYPE_CHECKING:
+    from .rank_threads import ThreadSupport
+
 __all__ = ["FailureReports", "user_location_of_traceback"]
 
 # bsim's own code: every module of the bsim package (not skeletons, not the user's files)
 _BSIM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 
 
 class FailureReports:
@@ -31,6 +36,7 @@ class FailureReports:
     local_ranks: list[VirtualRank]
     nranks: int
     host_of: Any
+    thread_support: ThreadSupport
     _now: float
 
     if TYPE_CHECKING:
@@ -39,9 +45,12 @@ class FailureReports:
     def blocked_ranks(self) -> list[tuple[int, str, str]]:
         """``(rank, call, where)`` of every unfinished rank run by this process."""
         blocked = []
-        for vr in self.local_ranks:
+        for vr in [*self.local_ranks, *self.thread_support.threads]:
             if not vr.finished:
                 call = vr.pending or "?"
+                thread = self.thread_support.threads.get(vr, vr)
+                if thread is not vr:   # a Python thread of the rank (rank_threads.py)
+                    call = f"{call} in thread {getattr(thread, 'name', '?')}"
                 if vr.polled:
                     call = f"polling {call}"
                 if vr.waitset:
@@ -114,8 +123,8 @@ class FailureReports:
             lines.append(f"  ... and {len(blocked) - 32} more")
         self._teardown()
         raise DeadlockError(
-            f"deadlock at t={t!r}: {len(blocked)} of {nranks} ranks blocked "
-            f"with no pending event\n" + "\n".join(lines), blocked)
+            f"deadlock at t={t!r}: {len({r for r, _, _ in blocked})} of {nranks} ranks "
+            f"blocked with no pending event\n" + "\n".join(lines), blocked)
 
 
 
@@ -125,13 +134,20 @@ def _is_internal(filename: str) -> bool:
 
 
 def _user_location(g: greenlet.greenlet | None) -> str:
-    """``file:line`` of the innermost frame of *g* that is not bsim's own code."""
+    """``file:line`` of the innermost frame of *g* that is neither bsim's own code nor
+    the standard library's (a ``Thread.join`` is reported at the user's call), else the
+    innermost that is not bsim's."""
     frame = g.gr_frame if g is not None else None
-    while frame is not None and _is_internal(frame.f_code.co_filename):
+    first = None
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not _is_internal(name):
+            where = f"{name}:{frame.f_lineno}"
+            if not os.path.abspath(name).startswith(_STDLIB_DIR):
+                return where
+            first = first or where
         frame = frame.f_back
-    if frame is None:
-        return "?"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    return first or "?"
 
 
 def user_location_of_traceback(exc: BaseException) -> str:

@@ -1,9 +1,10 @@
 """A rank blocked in the host operating system: reported instead of hanging forever.
 
 Every virtual rank runs on the one OS thread of its host process (greenlets), so a
-rank that waits for another rank *outside* MPI -- ``accept()`` on a socket the other
-rank would connect to, a pipe, a lock, a subprocess that waits for a peer -- blocks
-the whole simulation: the rank it waits for can never run.  No event is pending
+rank that waits for another rank *outside* MPI -- a read from a pipe the other rank
+would write, a lock, a subprocess that waits for a peer -- blocks the whole
+simulation: the rank it waits for can never run (sockets are the exception: their
+blocking calls poll, ``host_sockets.py``).  No event is pending
 that the engine could see, so its deadlock check cannot fire either.
 
 :class:`HostBlockWatchdog` is armed while the engine runs (``Engine.start`` to
@@ -53,9 +54,13 @@ def host_block_timeout() -> float:
 
 
 def _where(frame: FrameType | None) -> tuple[str, str]:
-    """``(host call, user file:line)``: the innermost frame's function and the innermost
-    frame that is neither bsim's nor the standard library's."""
-    call = f"{frame.f_code.co_name}()" if frame is not None else "?"
+    """``(host call, user file:line)``: "the host call F()" when the innermost frame is
+    the standard library's function F ("a host call" when it is the user's own: the call
+    is C code), and the innermost frame that is neither bsim's nor the standard library's."""
+    call = "a host call"
+    if frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            (_BSIM_DIR, _STDLIB_DIR)):
+        call = f"the host call {frame.f_code.co_name}()"
     while frame is not None:
         name = os.path.abspath(frame.f_code.co_filename)
         if not (name.startswith(_BSIM_DIR) or name.startswith(_STDLIB_DIR)):
@@ -106,7 +111,7 @@ class HostBlockWatchdog:
         self._idle = 0.0
         call, where = _where(frame)
         raise HostBlockedError(
-            f"rank {vr.rank}: blocked in the host call {call} for {self.limit:g} s with the "
+            f"rank {vr.rank}: blocked in {call} for {self.limit:g} s with the "
             f"process idle (at {where}): all virtual ranks share one OS thread, so a rank "
             f"waiting for another through a socket, pipe, lock or subprocess never returns; "
             f"use MPI calls between ranks (BSIM_HOST_BLOCK_TIMEOUT sets the limit, 0 turns "

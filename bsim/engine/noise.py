@@ -362,6 +362,9 @@ class NoisyNetwork(NetworkModel):
         self._count.clear()
         self.inner.prepare(nranks)
 
+    def place_more(self, nranks: int) -> None:
+        self.inner.place_more(nranks)   # the draws so far stand
+
     def cost(self, src: int, dst: int, nbytes: int) -> float:
         return self.inner.cost(src, dst, nbytes) + self._next(0, src, dst)
 

@@ -98,6 +98,10 @@ class PrivateModules:
         self._roots = _shared_roots()
         self._compiled = _CompiledOnce()
         self._synced = False
+        # ranks whose sys.argv is not the run's (spawned ranks: bsim/engine/spawning.py)
+        self.argv: dict[int, list[str]] = {}
+        self.main_argv: list[str] = sys.argv
+        self.swapping = False   # whether enter() has anything to do at a switch
 
     @property
     def active(self) -> bool:
@@ -121,8 +125,16 @@ class PrivateModules:
         self.shared.update(name for name in sys.modules if name not in self.names)
         self.count = len(sys.modules)
 
+    def set_argv(self, rank: int, argv: list[str]) -> None:
+        """Give *rank* its own ``sys.argv`` (installed at each of its switches)."""
+        if not self.argv:
+            self.main_argv = sys.argv
+        self.argv[rank] = argv
+        self.swapping = True
+
     def enter(self, rank: int) -> None:
-        """Install *rank*'s copies (and remove the private modules it has not imported)."""
+        """Install *rank*'s copies (and remove the private modules it has not imported),
+        and its ``sys.argv`` when some rank has its own."""
         modules = sys.modules
         mine = self.by_rank.get(rank, {})
         for name in self.names:
@@ -132,6 +144,8 @@ class PrivateModules:
             else:
                 modules[name] = module
         self.count = len(modules)
+        if self.argv:
+            sys.argv = self.argv.get(rank, self.main_argv)
 
     def leave(self, rank: int) -> None:
         """Record what *rank* imported during its turn (called when ``sys.modules`` grew)."""
@@ -144,6 +158,7 @@ class PrivateModules:
                 mine[name] = module
                 if name not in self.names:
                     self.names.add(name)
+                    self.swapping = True
                     self._compiled.remember(name, module)
                     if self._compiled not in sys.meta_path:
                         sys.meta_path.insert(0, self._compiled)
@@ -157,6 +172,8 @@ class PrivateModules:
         """Remove every private module from ``sys.modules`` (they belong to this run)."""
         for name in self.names:
             sys.modules.pop(name, None)
+        if self.argv:
+            sys.argv = self.main_argv
         if self._compiled in sys.meta_path:
             sys.meta_path.remove(self._compiled)
         self.count = len(sys.modules)

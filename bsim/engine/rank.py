@@ -62,7 +62,7 @@ class VirtualRank:
         "calc", "wait", "comm", "ops", "msgs", "nbytes", "finished", "retval",
         "pending", "box", "nic_free", "last_arrival", "waitset", "wait_mode",
         "unknown", "wake_at", "coll_seq", "host_mark", "polled", "finalized", "open_requests",
-        "resume",
+        "resume", "world",
     )
 
     def __init__(self, rank: int, engine: Engine) -> None:
@@ -97,6 +97,8 @@ class VirtualRank:
         # what the engine calls instead of switching into the rank at its next wake-up
         # (bsim/engine/schedule_driver.py: the rounds of an expanded collective)
         self.resume: Callable[[], None] | None = None
+        # its MPI.COMM_WORLD when not the run's: a spawned rank's (bsim/engine/spawning.py)
+        self.world: Any = None
 
     # -- scheduling primitives ----------------------------------------------
     def next_key(self) -> int:

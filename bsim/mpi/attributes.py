@@ -14,7 +14,8 @@ Attributes cost no simulated time.
 Predefined communicator attributes: ``TAG_UB`` (2**31 - 1), ``HOST``
 (``PROC_NULL``), ``IO`` (``ANY_SOURCE``: every rank may do I/O),
 ``WTIME_IS_GLOBAL`` (True: every rank's simulated clock starts at 0),
-``UNIVERSE_SIZE`` (the world size), ``APPNUM`` (0) and ``LASTUSEDCODE``.
+``UNIVERSE_SIZE`` (the run's world size), ``APPNUM`` (0; a spawned rank's: which
+command of its ``Spawn_multiple``, ``spawn.py``) and ``LASTUSEDCODE``.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def _world_value(name: str) -> Callable[[Any], Any]:
     values: dict[str, Callable[[Any], Any]] = {
         "TAG_UB": lambda vr: TAG_UB, "HOST": lambda vr: PROC_NULL,
         "IO": lambda vr: ANY_SOURCE, "WTIME_IS_GLOBAL": lambda vr: True,
-        "UNIVERSE_SIZE": lambda vr: vr.engine.nranks, "APPNUM": lambda vr: 0,
+        "UNIVERSE_SIZE": lambda vr: vr.engine.nranks,
+        "APPNUM": lambda vr: 0 if vr.world is None else vr.world.appnum[vr.rank],
         "LASTUSEDCODE": lambda vr: last_used_code()}
     return values[name]
 

@@ -29,11 +29,13 @@ from ..errors import MPIUsageError
 from . import (
     attributes,
     cartesian,
+    dynamic,
     errhandlers,
     fault_tolerance,
     inter_buffers,
     intercomm,
     management,
+    spawn,
     topologies,
 )
 from . import inter_collectives as inter
@@ -132,8 +134,8 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolera
     def rank_of(self, vr: VirtualRank) -> int:
         """The rank of *vr* in this communicator."""
         kind = self.kind
-        if kind == _WORLD:
-            return vr.rank
+        if kind == _WORLD:   # a spawned rank's world: bsim/engine/spawning.py
+            return vr.rank if vr.world is None else vr.rank - vr.world.base
         if kind == _SELF:
             return 0
         if kind == _NULL:
@@ -149,7 +151,7 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolera
         """The size of this communicator as seen by *vr*."""
         kind = self.kind
         if kind == _WORLD:
-            return vr.engine.nranks
+            return vr.engine.nranks if vr.world is None else vr.world.size
         if kind == _SELF:
             return 1
         if kind == _NULL:
@@ -164,20 +166,23 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolera
         """World rank of communicator rank *crank* (an intercomm's: of the remote group)."""
         kind = self.kind
         if kind == _WORLD:
-            return crank
+            return crank if vr.world is None else vr.world.base + crank
         if kind == _SELF:
             return vr.rank
         return self._group[crank]
 
     def coll_context(self, vr: VirtualRank) -> Any:
         """Context of this communicator's collectives (COMM_SELF: one per rank)."""
-        return ("self", vr.rank) if self.kind == _SELF else self.coll_ctx
+        kind = self.kind
+        if kind == _SELF:
+            return ("self", vr.rank)
+        return vr.world.coll_ctx if kind == _WORLD and vr.world is not None else self.coll_ctx
 
     def members(self, vr: VirtualRank) -> tuple[int, ...]:
         """World ranks of the members, in communicator rank order."""
         kind = self.kind
         if kind == _WORLD:
-            return vr.engine.world_group
+            return vr.engine.world_group if vr.world is None else vr.world.members
         if kind == _SELF:
             return (vr.rank,)
         if kind == _NULL:
@@ -256,9 +261,16 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolera
 
     @classmethod
     def Get_parent(cls) -> Intercomm:
-        """The null intercommunicator: no run is spawned by another (``Spawn`` is not
-        simulated)."""
-        return Intercomm()
+        """The intercommunicator with the group that spawned the calling rank
+        (``spawn.py``); a null one for the run's own ranks."""
+        return spawn.parent_of(current_or_none()) or Intercomm()
+    @classmethod
+    def Join(cls, fd: int) -> Intercomm:
+        """The intercommunicator with the rank at the other end of socket *fd*
+        (``dynamic.py``)."""
+        return dynamic.Join(COMM_SELF, fd)
+
+    Disconnect = dynamic.Disconnect
 
     def Set_name(self, name: str) -> None:
         """Set the communicator's name."""
@@ -373,12 +385,16 @@ class Intracomm(Comm):
     Create_dist_graph = topologies.Create_dist_graph
     Cart_map = topologies.Cart_map
     Graph_map = topologies.Graph_map
+    Accept = dynamic.Accept
+    Connect = dynamic.Connect
+    Spawn = spawn.Spawn
+    Spawn_multiple = spawn.Spawn_multiple
 
 
 class Intercomm(Comm):
     """An intercommunicator: two disjoint groups (``bsim/mpi/intercomm.py``); its
     collectives move data between them (``inter_collectives.py``, ``inter_buffers.py``).
-    ``MPI.Intercomm()`` and ``Comm.Get_parent()`` (no run is spawned) are null ones."""
+    ``MPI.Intercomm()`` and ``Comm.Get_parent()`` outside a spawned rank are null ones."""
 
     __slots__ = ("sides", "side_of", "local_comms")
     sides: tuple[tuple[int, ...], tuple[int, ...]]
@@ -471,13 +487,9 @@ class Cartcomm(Topocomm):
     cart_dims: tuple[int, ...]
     cart_periods: tuple[bool, ...]
 
-    Get_coords = cartesian.Get_coords
-    Get_cart_rank = cartesian.Get_cart_rank
-    Shift = cartesian.Shift
-    Sub = cartesian.Sub
-    Get_topo = cartesian.Get_topo
-    Get_dim = cartesian.Get_dim
-    Get_topology = cartesian.Get_topology
+    Get_coords, Get_cart_rank = cartesian.Get_coords, cartesian.Get_cart_rank
+    Shift, Sub, Get_topo = cartesian.Shift, cartesian.Sub, cartesian.Get_topo
+    Get_dim, Get_topology = cartesian.Get_dim, cartesian.Get_topology
     dims = property(cartesian.dims, doc=cartesian.dims.__doc__)
     periods = property(cartesian.periods, doc=cartesian.periods.__doc__)
     coords = property(cartesian.coords, doc=cartesian.coords.__doc__)

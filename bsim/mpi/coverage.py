@@ -43,6 +43,13 @@ DIFFERENCES = {
     "Win.Allocate_shared": "each rank's memory is its own allocation (as with "
                            "alloc_shared_noncontig); members are not checked to share a node",
     "Win.Flush_local": "local completion is remote completion (docs/rma.md)",
+    "Intracomm.Accept": "the root must be the rank that opened the port",
+    "Intracomm.Spawn": "new virtual ranks running a Python program (interpreter with a "
+                       "script, -c or -m, or a Python script); any other command raises "
+                       "NotSimulatedError; process start-up is not priced",
+    "Intracomm.Spawn_multiple": "as Spawn, for each command",
+    "Query_thread": "THREAD_MULTIPLE: a rank's Python threads run as thread contexts with "
+                    "their own clocks, one MPI call at a time (docs/architecture.md)",
     **{f"Intercomm.I{name}": "runs at the call (its cost charged there); the request is "
        "complete" for name in ("barrier", "bcast", "gather", "gatherv", "scatter", "scatterv",
                                "allgather", "allgatherv", "alltoall", "alltoallv",

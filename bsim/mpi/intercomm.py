@@ -205,6 +205,7 @@ def _exchanged(ic: Intercomm, vr: VirtualRank, value: Any, what: str, call: str
                ) -> tuple[list[Any], list[Any], Any]:
     """One creation exchange on *ic*: ``(local values, remote values, context)``; the
     context names this call on *ic*."""
+    _side(ic, vr)   # ERR_COMM on the null intercommunicator, a non-member, after Free
     seqs = vr.coll_seq
     if seqs is None:
         seqs = vr.coll_seq = {}

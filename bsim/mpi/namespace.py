@@ -325,10 +325,7 @@ HANDLES = {'ERRHANDLER_NULL': 'Errhandler',
            'ERRORS_ARE_FATAL': 'Errhandler',
            'ERRORS_RETURN': 'Errhandler',
            'FILE_NULL': 'File'}
-FUNCTIONS = ('Close_port',
-             'Lookup_name',
-             'Open_port', 'Publish_name', 'Register_datarep',
-             'Unpublish_name')
+FUNCTIONS: tuple[str, ...] = ()
 
 
 def get_vendor() -> tuple[str, tuple[int, int, int]]:

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from ..constants import ERR_ARG, ERR_SESSION
 from ..engine.rank import current
+from ..engine.spawning import world_members
 from ..errors import MPIUsageError
 from . import bsend, errhandlers
 from .groups import Group
@@ -119,7 +120,7 @@ class Session(IntHandle):
         rank = self._live(call)
         vr = current()
         if pset_name == "mpi://WORLD":
-            return tuple(vr.engine.world_group)
+            return world_members(vr)
         if pset_name == "mpi://SELF":
             return (rank,)
         raise MPIUsageError(f"rank {rank}: Session.{call}({pset_name!r}): no such process "

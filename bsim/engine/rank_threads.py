@@ -1,0 +1,276 @@
+"""Python threads of a virtual rank: each one its own execution context and clock.
+
+A program may start ``threading.Thread``s in a rank and make MPI calls from them
+(mpi4py asks for ``MPI_THREAD_MULTIPLE``).  Every rank runs in a greenlet of the one
+host thread, so a real OS thread could not make a simulated call.  While the engine
+runs (:class:`ThreadSupport`, armed by ``Engine.start``), a thread started *by a rank*
+runs instead as a **thread context**: a greenlet with its own
+:class:`~bsim.engine.rank.VirtualRank` record -- its own simulated clock, starting at
+the starter's clock, its own pending requests and wake-ups -- that acts as the rank in
+every MPI call (the same world rank, communicators, mailbox and collective sequence),
+scheduled by the engine like any rank.  So a communication thread overlaps the main
+thread's computation, as it would on a core of its own; greenlets never preempt, so
+the interleaving is deterministic and MPI calls are serialized (``THREAD_MULTIPLE``'s
+semantics with one call at a time).
+
+The host-level synchronisation a thread needs is cooperative while the engine runs:
+``threading.Lock`` (and everything ``threading`` builds on it: ``RLock``,
+``Condition``, ``Event``, ``Semaphore``, ``Barrier``, ``queue.Queue``, ``Thread.join``)
+created during the run is a :class:`CooperativeLock`: a context that would block waits
+in simulated time (a ``wait`` account, like an MPI wait) until the holder releases it,
+at the holder's clock; a timeout is in simulated seconds.  ``threading.get_ident`` and
+``current_thread`` tell the contexts apart.  When a rank's main program returns, the
+rank waits for its non-daemon threads, as the interpreter does at exit, and leaves its
+daemon threads.
+
+Accounts: a thread's operations, messages and bytes count for its rank; its
+calculation, wait and communication time do not (they overlap the main thread's; the
+rank's finish time includes a thread only if the main thread waits for it).  Not
+simulated: threads over several host processes (``hosts=``); ``threading.local`` is
+per host thread, as before; locks made before the run are the host's.
+"""
+
+from __future__ import annotations
+
+import _thread
+import threading
+from collections.abc import Callable
+from itertools import count
+from typing import TYPE_CHECKING, Any
+
+import greenlet
+
+from ..errors import MPIUsageError
+from .matching import mailbox
+from .rank import RankGreenlet, VirtualRank
+
+if TYPE_CHECKING:
+    from .core import Engine
+
+__all__ = ["ThreadSupport", "CooperativeLock"]
+
+_TEARDOWN = False      # the run is ending its thread contexts: no more waiting
+THREAD_KEYS = 1 << 61   # event keys of thread contexts start here (below SimPy's 1 << 62)
+_IDENT_BASE = 1 << 48   # threading.get_ident() of thread contexts
+
+
+def _context() -> VirtualRank | None:
+    g = greenlet.getcurrent()
+    return g.vrank if g.__class__ is RankGreenlet else None
+
+
+def _wait(vr: VirtualRank, waiters: list[list[Any]], deadline: float | None,
+          call: str) -> bool:
+    """Suspend *vr* until :func:`_notify` picks it (True) or its clock reaches
+    *deadline* (False); the time asleep is charged as wait."""
+    if deadline is not None and deadline <= vr.clock:
+        return False
+    token: list[Any] = [vr, False]
+    waiters.append(token)
+    if deadline is not None:
+        vr.wake(deadline)
+    vr.suspend(call)
+    now = vr.engine.now
+    if now > vr.clock:
+        vr.wait += now - vr.clock
+        vr.clock = now
+    if not token[1]:
+        waiters.remove(token)
+        return False
+    return True
+
+
+def _notify(waiters: list[list[Any]]) -> None:
+    """Wake the first waiter still running at the releasing context's clock (or the
+    engine's now)."""
+    while waiters:
+        token = waiters.pop(0)
+        waiter: VirtualRank = token[0]
+        if waiter.finished:   # an abandoned daemon thread
+            continue
+        token[1] = True
+        me = _context()
+        t = me.clock if me is not None else waiter.engine.now
+        waiter.wake(max(t, waiter.clock, waiter.engine.now))
+        return
+
+
+class CooperativeLock:
+    """``threading.Lock`` while the engine runs: a host lock whose contended
+    ``acquire`` from a rank or thread context waits in simulated time."""
+
+    __slots__ = ("_real", "_waiters", "__weakref__")
+
+    def __init__(self) -> None:
+        self._real = _thread.allocate_lock()
+        self._waiters: list[list[Any]] = []
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        vr = _context()
+        if vr is not None and not _TEARDOWN:
+            vr.sync("Lock.acquire")   # the contexts behind this one in time act first
+        if self._real.acquire(False):
+            return True
+        if not blocking:
+            return False
+        if vr is None:   # outside the simulation: the host's lock
+            return self._real.acquire(True, timeout)
+        deadline = None if timeout is None or timeout < 0 else vr.clock + timeout
+        while True:
+            if not _wait(vr, self._waiters, deadline, "Lock.acquire"):
+                return False
+            if self._real.acquire(False):
+                return True
+
+    def release(self) -> None:
+        vr = _context()
+        if vr is not None and not _TEARDOWN:
+            vr.sync("Lock.release")   # held until this context's clock
+        self._real.release()
+        if self._waiters:
+            _notify(self._waiters)
+
+    def locked(self) -> bool:
+        return self._real.locked()
+
+    def _at_fork_reinit(self) -> None:
+        self._real = _thread.allocate_lock()
+        self._waiters = []
+
+    __enter__ = acquire
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return f"<bsim cooperative lock {'locked' if self.locked() else 'unlocked'}>"
+
+
+class ThreadSupport:
+    """The ``threading`` internals swapped while an engine runs (:meth:`arm` /
+    :meth:`disarm`) and the thread contexts of the run."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.saved: dict[str, Any] = {}
+        self.idents: dict[greenlet.greenlet, int] = {}     # context greenlet -> ident
+        self.sentinels: dict[greenlet.greenlet, CooperativeLock] = {}
+        self.threads: dict[VirtualRank, Any] = {}          # context -> its Thread (or None)
+        self._next = count()
+
+    def arm(self) -> None:
+        if self.saved:
+            return
+        real_ident = _thread.get_ident
+        idents = self.idents
+
+        def get_ident() -> int:
+            ident = idents.get(greenlet.getcurrent())
+            return real_ident() if ident is None else ident
+
+        def set_sentinel() -> CooperativeLock:
+            lock = CooperativeLock()   # Thread._set_tstate_lock acquires it
+            self.sentinels[greenlet.getcurrent()] = lock
+            return lock
+
+        swaps = {"_start_new_thread": self.start_new_thread, "_allocate_lock": CooperativeLock,
+                 "Lock": CooperativeLock, "_CRLock": None, "get_ident": get_ident,
+                 "_set_sentinel": set_sentinel}
+        for name, value in swaps.items():
+            self.saved[name] = getattr(threading, name)
+            setattr(threading, name, value)
+
+    def disarm(self) -> None:
+        for name, value in self.saved.items():
+            setattr(threading, name, value)
+        self.saved.clear()
+
+    def start_new_thread(self, function: Callable[..., Any], args: tuple[Any, ...],
+                         kwargs: dict[str, Any] | None = None) -> int:
+        """``_thread.start_new_thread`` as ``Thread.start`` calls it: a thread context
+        when a rank calls it, a host thread otherwise."""
+        parent = _context()
+        if parent is None:
+            ident: int = self.saved["_start_new_thread"](function, args, kwargs or {})
+            return ident
+        engine = self.engine
+        if engine.host_of is not None:
+            raise MPIUsageError(f"rank {parent.rank}: threading.Thread.start: Python threads "
+                                f"of a rank are not simulated over several host processes")
+        root = engine.ranks[parent.rank]
+        if root.coll_seq is None:
+            root.coll_seq = {}
+        ctx = VirtualRank(parent.rank, engine)
+        k = next(self._next)
+        ctx.keybase = THREAD_KEYS | (k << 32)
+        ctx.box, ctx.coll_seq, ctx.world = mailbox(root), root.coll_seq, parent.world
+        ctx.clock = parent.clock
+        g = RankGreenlet(engine._rank_main(lambda vr: self._run(vr, function, args, kwargs),
+                                           ctx), engine.main)
+        g.vrank = ctx
+        ctx.greenlet = g
+        self.idents[g] = _IDENT_BASE + k
+        self.threads[ctx] = getattr(function, "__self__", None)   # Thread._bootstrap's
+        engine.unfinished += 1
+        ctx.wake(parent.clock)
+        return _IDENT_BASE + k
+
+    def _run(self, ctx: VirtualRank, function: Callable[..., Any], args: tuple[Any, ...],
+             kwargs: dict[str, Any] | None) -> None:
+        try:
+            function(*args, **(kwargs or {}))
+        finally:
+            root = self.engine.ranks[ctx.rank]
+            root.ops += ctx.ops
+            root.msgs += ctx.msgs
+            root.nbytes += ctx.nbytes
+            root.open_requests += ctx.open_requests
+            ctx.ops = ctx.msgs = ctx.nbytes = ctx.open_requests = 0
+            sentinel = self.sentinels.pop(greenlet.getcurrent(), None)
+            if sentinel is not None and sentinel.locked():
+                sentinel.release()   # Thread.join / is_alive see the end
+
+    def rank_exit(self, vr: VirtualRank) -> None:
+        """A rank's main program returned: wait for its non-daemon threads (as the
+        interpreter does at exit), leave its daemon threads."""
+        if vr in self.threads:
+            return
+        for ctx, thread in list(self.threads.items()):
+            if ctx.rank != vr.rank or ctx.finished or thread is None:
+                continue
+            if not thread.daemon:
+                thread.join()
+        for ctx in self.threads:
+            if ctx.rank == vr.rank and not ctx.finished:
+                ctx.finished = True          # abandoned daemon: no longer awaited
+                ctx.wake_key = -1
+                self.engine.unfinished -= 1
+
+    def teardown(self) -> None:
+        """Kill the greenlets of unfinished contexts (end of the run), quietly."""
+        hook = threading.excepthook
+
+        def excepthook(args: Any) -> None:
+            if args.exc_type is not greenlet.GreenletExit:   # the kill itself is no news
+                hook(args)
+
+        threading.excepthook = excepthook
+        global _TEARDOWN
+        _TEARDOWN = True
+        try:
+            for ctx in self.threads:
+                g = ctx.greenlet
+                if g is not None and not g.dead:
+                    try:
+                        g.throw(greenlet.GreenletExit)
+                    except BaseException:   # noqa: S110 - a thread's cleanup must not mask the cause
+                        pass
+        finally:
+            threading.excepthook = hook
+            _TEARDOWN = False
+        shutdown: set[Any] = getattr(threading, "_shutdown_locks", set())
+        for lock in self.sentinels.values():
+            shutdown.discard(lock)   # the interpreter's exit would wait for them
+        self.threads.clear()
+        self.idents.clear()
+        self.sentinels.clear()

@@ -122,6 +122,7 @@ from .mpi.pickling import (  # noqa: E402, F401 - names of bsim.MPI
     _comm_lock_table,
     _commctx_inter,
     _commctx_intra,
+    _set_abort_status,
     buffer,
     pickle,
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import math
 import os
 import sys
@@ -23,6 +24,7 @@ from .engine.core import Engine
 from .engine.fabric import build_fabric
 from .engine.hooks import measure_compute
 from .engine.protocols import Protocol, build_protocol
+from .engine.rank_threads import cooperative_objects
 from .errors import AbovePeakError, DistributedError, LookaheadError
 from .mpi.rc import Rc
 from .outputs.result import Result
@@ -75,29 +77,13 @@ class _Mpi4pyShim(types.ModuleType):
     __version__: str
 
 
-FUTURES_NAMES = ("Future", "Executor", "wait", "FIRST_COMPLETED", "FIRST_EXCEPTION",
-                 "ALL_COMPLETED", "as_completed", "CancelledError", "TimeoutError",
-                 "InvalidStateError", "BrokenExecutor", "MPIPoolExecutor", "MPICommExecutor",
-                 "ThreadPoolExecutor", "ProcessPoolExecutor", "get_comm_workers", "collect",
-                 "compose")
-"""mpi4py 4.1.2's ``mpi4py.futures.__all__``."""
-
-
-class _NotSimulatedModule(types.ModuleType):
-    """A module of mpi4py bsim does not simulate: importing works, using one of its names
-    (*exports*) raises; any other name is an ``AttributeError``, as on a real module
-    (``pickle`` looks for a function's module by asking every module for it)."""
-
-    def __init__(self, name: str, why: str, exports: tuple[str, ...]) -> None:
-        super().__init__(name)
-        self._why = why
-        self._exports = exports
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("_") or attr not in self._exports:
-            raise AttributeError(attr)
-        from .mpi.namespace import NotSimulatedError
-        raise NotSimulatedError(f"{self.__name__}.{attr} is not simulated: {self._why}")
+def _real_member(value: Any) -> bool:
+    """A class or function of a real ``mpi4py.util``/``mpi4py.futures`` module (bound to the
+    real MPI), as ``from mpi4py.futures import MPIPoolExecutor`` outside a run gives."""
+    name = getattr(value, "__module__", None)
+    return (isinstance(value, type) or inspect.isfunction(value)) and isinstance(name, str) \
+        and name.startswith("mpi4py.") and name != "mpi4py.MPI" \
+        and _real_submodule(sys.modules.get(name))
 
 
 def _real_submodule(value: Any) -> bool:
@@ -119,7 +105,8 @@ def _real_mpi_globals(program: Any, real: dict[str, Any]) -> tuple[dict[str, Any
     if not isinstance(glob, dict):
         return {}, []
     modules = {id(m) for m in real.values() if m is not None}
-    names = [k for k, v in glob.items() if id(v) in modules or _real_submodule(v)]
+    names = [k for k, v in glob.items()
+             if id(v) in modules or _real_submodule(v) or _real_member(v)]
     for key, value in glob.items():
         if type(value).__module__ == "mpi4py.MPI" and id(value) not in modules:
             raise ValueError(
@@ -168,6 +155,21 @@ def _real_helper(path: list[str], name: str) -> Any:
     return _REAL_HELPERS[name]
 
 
+def _rebind(glob: dict[str, Any], rebound: dict[str, Any], real: dict[str, Any], mpi: Any,
+            pkg: Any) -> None:
+    """Bind the program's names that hold the real mpi4py (its ``MPI``, package, a
+    ``mpi4py.util`` module, a class of ``mpi4py.futures``) to bsim's for the run."""
+    for k, v in rebound.items():
+        if v is real.get("mpi4py.MPI"):
+            glob[k] = mpi
+        elif v is real.get("mpi4py"):
+            glob[k] = pkg
+        elif isinstance(v, types.ModuleType):   # mpi4py.util.pkl5 imported at module
+            glob[k] = importlib.import_module(v.__name__)   # level: its copy on bsim's MPI
+        else:   # a class or function of one (mpi4py.futures.MPIPoolExecutor)
+            glob[k] = getattr(importlib.import_module(v.__module__), v.__qualname__)
+
+
 @contextmanager
 def mpi4py_shim(program: Any = None) -> Iterator[None]:
     """Make ``import mpi4py`` / ``from mpi4py import MPI`` give ``bsim.MPI`` meanwhile.
@@ -201,20 +203,12 @@ def mpi4py_shim(program: Any = None) -> Iterator[None]:
     submodules = {k: sys.modules.pop(k) for k in list(sys.modules)   # real mpi4py.util...
                   if k.startswith("mpi4py.") and k not in saved}
     sys.modules["mpi4py"] = pkg
-    sys.modules["mpi4py.futures"] = _NotSimulatedModule(
-        "mpi4py.futures", "it runs tasks in spawned MPI processes (Comm.Spawn) from threads",
-        FUTURES_NAMES)
     sys.modules["mpi4py.MPI"] = MPI
     sys.modules["mpi4py.rc"] = pkg.rc   # type: ignore[assignment]   # as mpi4py does
     rebound = {k: glob[k] for k in names}
     try:
-        for k, v in rebound.items():
-            if v is real.get("mpi4py.MPI"):
-                glob[k] = MPI
-            elif v is real.get("mpi4py"):
-                glob[k] = pkg
-            else:   # mpi4py.util.pkl5 imported at module level: its copy on bsim's MPI
-                glob[k] = importlib.import_module(v.__name__)
+        with cooperative_objects():   # their module-level locks and locals, as in a run
+            _rebind(glob, rebound, real, MPI, pkg)
         yield
     finally:
         glob.update(rebound)

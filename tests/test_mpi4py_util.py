@@ -97,15 +97,56 @@ def test_pkl5_equals_real_mpi():
     assert np.isclose(real[1]["p2p"][1], sum(range(100_000)))
 
 
-def test_mpi4py_futures_imports_and_says_it_is_not_simulated():
-    """mpi4py.futures runs tasks in spawned processes from threads: inside a simulation it
-    imports (so mpi4py.util.pool does) and its first use is one clear error, not a hang."""
+FUTURES = """
+import math
+import operator
+from mpi4py import MPI
+from mpi4py.futures import MPICommExecutor, MPIPoolExecutor
+from mpi4py.util.pool import Pool
+
+def main():
+    out = []
+    if MPI.COMM_WORLD.rank == 0:                 # workers spawned for this rank alone
+        with MPIPoolExecutor(max_workers=2) as ex:
+            out.append(list(ex.map(pow, [2, 3, 4], [5, 5, 5])))
+            out.append(ex.submit(math.factorial, 6).result())
+        with Pool(2) as pool:
+            out.append(pool.starmap(operator.mul, [(1, 2), (3, 4)]))
+    with MPICommExecutor(MPI.COMM_WORLD, root=0) as ex:   # the world's other ranks work
+        if ex is not None:
+            out.append(list(ex.map(abs, [-1, -2, 3])))
+    return out
+"""
+
+
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_mpi4py_futures_runs_its_tasks_on_spawned_and_world_ranks(ranks):
+    from conftest import simulated_returns
+    got = simulated_returns(ranks, FUTURES, as_json=True)
+    assert got[0] == [[32, 243, 1024], 720, [2, 12], [1, 2, 3]]
+    assert got[1:ranks] == [[]] * (ranks - 1)
+
+
+@needs_mpiexec
+def test_mpi4py_futures_gives_what_real_mpi_gives():
+    from conftest import simulated_returns
+    assert simulated_returns(3, FUTURES, as_json=True)[:3] == real_mpi_returns(3, FUTURES)
+
+
+def test_a_pool_runs_tasks_in_simulated_time():
+    """Six tasks of 0.5 s on two spawned workers: three rounds, 1.5 s, plus the messages
+    (microseconds on the default network) and the client's polling: mpi4py.futures polls
+    with a back-off of up to 1 ms (``BACKOFF``), which ``time.sleep`` spends in simulated
+    time, so each round may be seen up to 1 ms late.  The workers are ranks 1 and 2."""
     def main():
-        from mpi4py import futures
-        return futures.MPIPoolExecutor
-    with pytest.raises(bsim.MPIUsageError, match="MPIPoolExecutor is not simulated: it runs "
-                                                  "tasks in spawned MPI processes"):
-        bsim.simulate(main, 1)
+        from mpi4py.futures import MPIPoolExecutor
+        with MPIPoolExecutor(max_workers=2) as ex:
+            list(ex.map(bsim.add_time, [0.5] * 6))
+        return bsim.MPI.Wtime()
+
+    res = bsim.simulate(main, 1)
+    assert res.ranks == 3 and 1.5 < res.returns[0] < 1.5 + 3 * 1e-3 + 1e-4
+    assert sorted(res.calc[1:]) == pytest.approx([1.5, 1.5])
 
 
 def test_host_level_helpers_are_the_real_packages():

@@ -170,3 +170,32 @@ def test_threads_waiting_forever_end_in_a_deadlock_report_naming_them():
     with pytest.raises(DeadlockError, match=r"1 of 1 ranks blocked(.|\n)*in thread waiter"):
         bsim.simulate(main, 1)
     assert threading.Lock is not None and threading.get_ident() == threading.main_thread().ident
+
+
+def test_sleep_spends_simulated_time_and_locals_are_per_rank_and_thread():
+    """``time.sleep(0.25)`` in a rank: 0.25 s of simulated wait, no host time to speak of;
+    a ``threading.local`` set by each rank's main thread is not seen by its thread (a new
+    namespace) nor by the other rank."""
+    import time
+
+    def main():
+        local = threading.local()
+        local.x = MPI.COMM_WORLD.rank
+        seen = []
+
+        def peek():
+            seen.append(getattr(local, "x", None))
+            local.x = "thread"
+
+        t = threading.Thread(target=peek)
+        t.start()
+        t.join()
+        t0 = MPI.Wtime()
+        time.sleep(0.25)
+        return local.x, seen, MPI.Wtime() - t0
+
+    start = time.monotonic()
+    res = bsim.simulate(main, 2)
+    assert time.monotonic() - start < 0.25 * 2
+    assert res.returns == [(0, [None], pytest.approx(0.25)), (1, [None], pytest.approx(0.25))]
+    assert list(res.wait) == [pytest.approx(0.25)] * 2

@@ -102,6 +102,7 @@ class PrivateModules:
         self.argv: dict[int, list[str]] = {}
         self.main_argv: list[str] = sys.argv
         self.swapping = False   # whether enter() has anything to do at a switch
+        self.main: types.ModuleType | None = sys.modules.get("__main__")   # the run's
 
     @property
     def active(self) -> bool:
@@ -124,6 +125,7 @@ class PrivateModules:
         self._synced = True
         self.shared.update(name for name in sys.modules if name not in self.names)
         self.count = len(sys.modules)
+        self.main = sys.modules.get("__main__")
 
     def set_argv(self, rank: int, argv: list[str]) -> None:
         """Give *rank* its own ``sys.argv`` (installed at each of its switches)."""
@@ -140,7 +142,10 @@ class PrivateModules:
         for name in self.names:
             module = mine.get(name)
             if module is None:
-                modules.pop(name, None)
+                if name == "__main__":   # a rank that did not replace it: the run's
+                    modules[name] = self.main  # type: ignore[assignment]
+                else:
+                    modules.pop(name, None)
             else:
                 modules[name] = module
         self.count = len(modules)
@@ -151,6 +156,11 @@ class PrivateModules:
         """Record what *rank* imported during its turn (called when ``sys.modules`` grew)."""
         modules = sys.modules
         mine = self.by_rank.setdefault(rank, {})
+        main = modules.get("__main__")
+        if main is not self.main and main is not None and mine.get("__main__") is not main:
+            mine["__main__"] = main   # the rank replaced __main__ (mpi4py.futures' workers)
+            self.names.add("__main__")
+            self.swapping = True
         for name, module in list(modules.items()):
             if name in self.shared or mine.get(name) is module:
                 continue
@@ -172,6 +182,8 @@ class PrivateModules:
         """Remove every private module from ``sys.modules`` (they belong to this run)."""
         for name in self.names:
             sys.modules.pop(name, None)
+        if "__main__" in self.names and self.main is not None:
+            sys.modules["__main__"] = self.main
         if self.argv:
             sys.argv = self.main_argv
         if self._compiled in sys.meta_path:

@@ -21,20 +21,27 @@ in simulated time (a ``wait`` account, like an MPI wait) until the holder releas
 at the holder's clock; a timeout is in simulated seconds.  ``threading.get_ident`` and
 ``current_thread`` tell the contexts apart.  When a rank's main program returns, the
 rank waits for its non-daemon threads, as the interpreter does at exit, and leaves its
-daemon threads.
+daemon threads, after calling what it registered with ``threading._register_atexit``.
+``threading.local`` made during the run (:class:`ContextLocal`) has one namespace per
+rank and per thread context.  ``time.sleep`` in a context spends simulated time (the
+wait account) and lets the contexts behind it in time run, so a polling loop does not
+starve the others.
 
 Accounts: a thread's operations, messages and bytes count for its rank; its
 calculation, wait and communication time do not (they overlap the main thread's; the
 rank's finish time includes a thread only if the main thread waits for it).  Not
-simulated: threads over several host processes (``hosts=``); ``threading.local`` is
-per host thread, as before; locks made before the run are the host's.
+simulated: threads over several host processes (``hosts=``).  Locks made before the
+run are the host's.
 """
 
 from __future__ import annotations
 
 import _thread
 import threading
-from collections.abc import Callable
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +54,9 @@ from .rank import RankGreenlet, VirtualRank
 if TYPE_CHECKING:
     from .core import Engine
 
-__all__ = ["ThreadSupport", "CooperativeLock"]
+__all__ = ["ThreadSupport", "CooperativeLock", "ContextLocal", "cooperative_objects"]
 
+_HOST_SLEEP = time.sleep
 _TEARDOWN = False      # the run is ending its thread contexts: no more waiting
 THREAD_KEYS = 1 << 61   # event keys of thread contexts start here (below SimPy's 1 << 62)
 _IDENT_BASE = 1 << 48   # threading.get_ident() of thread contexts
@@ -93,6 +101,22 @@ def _notify(waiters: list[list[Any]]) -> None:
         t = me.clock if me is not None else waiter.engine.now
         waiter.wake(max(t, waiter.clock, waiter.engine.now))
         return
+
+
+def _sleep(seconds: float) -> None:
+    """``time.sleep`` while the engine runs: in a rank or thread context, *seconds* of
+    simulated time idle (the wait account: a sleep is mostly a polling loop's back-off),
+    then a turn for the contexts behind it in time (a polling loop lets the others run)."""
+    vr = _context()
+    if vr is None:
+        _HOST_SLEEP(seconds)
+        return
+    seconds = float(seconds)
+    if not seconds >= 0:
+        raise ValueError("sleep length must be non-negative")
+    vr.clock += seconds
+    vr.wait += seconds
+    vr.sync("time.sleep")
 
 
 class CooperativeLock:
@@ -146,6 +170,71 @@ class CooperativeLock:
         return f"<bsim cooperative lock {'locked' if self.locked() else 'unlocked'}>"
 
 
+_LOCALS: weakref.WeakKeyDictionary[Any, tuple[dict[Any, dict[str, Any]], tuple[Any, ...],
+                                              dict[str, Any]]] = weakref.WeakKeyDictionary()
+
+
+def _own_dict(local: Any) -> None:
+    """Install the calling context's namespace of *local* (made, and ``__init__`` run
+    with the constructor's arguments, on its first use there)."""
+    dicts, args, kwargs = _LOCALS[local]
+    g = greenlet.getcurrent()
+    namespace = dicts.get(g)
+    if namespace is not None:
+        object.__setattr__(local, "__dict__", namespace)
+        return
+    namespace = dicts[g] = {}
+    object.__setattr__(local, "__dict__", namespace)
+    init = type(local).__init__
+    if init is not object.__init__:
+        init(local, *args, **kwargs)
+
+
+class ContextLocal:
+    """``threading.local`` while the engine runs: one namespace per rank and per thread
+    context (a host thread is one greenlet of them), as separate processes and threads
+    have; subclasses' ``__init__`` runs in each, as with ``threading.local``."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if (args or kwargs) and cls.__init__ is object.__init__:
+            raise TypeError("Initialization arguments are not supported")
+        self = object.__new__(cls)
+        namespace: dict[str, Any] = {}
+        _LOCALS[self] = ({greenlet.getcurrent(): namespace}, args, kwargs)
+        object.__setattr__(self, "__dict__", namespace)
+        return self
+
+    def __getattribute__(self, name: str) -> Any:
+        _own_dict(self)
+        return object.__getattribute__(self, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        _own_dict(self)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        _own_dict(self)
+        object.__delattr__(self, name)
+
+
+_OBJECTS = {"_allocate_lock": CooperativeLock, "Lock": CooperativeLock, "_CRLock": None,
+            "local": ContextLocal}
+
+
+@contextmanager
+def cooperative_objects() -> Iterator[None]:
+    """``threading``'s lock and local types as a run has them, meanwhile: for modules a
+    run imports before it starts (``simulate``'s rebinding of ``mpi4py.futures``)."""
+    saved = {name: getattr(threading, name) for name in _OBJECTS}
+    for name, value in _OBJECTS.items():
+        setattr(threading, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(threading, name, value)
+
+
 class ThreadSupport:
     """The ``threading`` internals swapped while an engine runs (:meth:`arm` /
     :meth:`disarm`) and the thread contexts of the run."""
@@ -156,6 +245,9 @@ class ThreadSupport:
         self.idents: dict[greenlet.greenlet, int] = {}     # context greenlet -> ident
         self.sentinels: dict[greenlet.greenlet, CooperativeLock] = {}
         self.threads: dict[VirtualRank, Any] = {}          # context -> its Thread (or None)
+        self.atexits: dict[int, list[tuple[Callable[..., Any], tuple[Any, ...],
+                                           dict[str, Any]]]] = {}
+        self.saved_sleep: Callable[..., None] | None = None
         self._next = count()
 
     def arm(self) -> None:
@@ -173,17 +265,28 @@ class ThreadSupport:
             self.sentinels[greenlet.getcurrent()] = lock
             return lock
 
-        swaps = {"_start_new_thread": self.start_new_thread, "_allocate_lock": CooperativeLock,
-                 "Lock": CooperativeLock, "_CRLock": None, "get_ident": get_ident,
-                 "_set_sentinel": set_sentinel}
+        def register_atexit(function: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+            vr = _context()
+            if vr is None:
+                self.saved["_register_atexit"](function, *args, **kwargs)
+            else:   # the rank's interpreter exit (rank_exit) calls it
+                self.atexits.setdefault(vr.rank, []).append((function, args, kwargs))
+
+        swaps = {"_start_new_thread": self.start_new_thread, "get_ident": get_ident,
+                 "_set_sentinel": set_sentinel, "_register_atexit": register_atexit, **_OBJECTS}
         for name, value in swaps.items():
-            self.saved[name] = getattr(threading, name)
+            self.saved[name] = getattr(threading, name, None)
             setattr(threading, name, value)
+        self.saved_sleep = time.sleep
+        setattr(time, "sleep", _sleep)   # noqa: B010 - time.sleep's stub type is narrower
 
     def disarm(self) -> None:
         for name, value in self.saved.items():
             setattr(threading, name, value)
         self.saved.clear()
+        if self.saved_sleep is not None:
+            setattr(time, "sleep", self.saved_sleep)   # noqa: B010
+            self.saved_sleep = None
 
     def start_new_thread(self, function: Callable[..., Any], args: tuple[Any, ...],
                          kwargs: dict[str, Any] | None = None) -> int:
@@ -235,6 +338,8 @@ class ThreadSupport:
         interpreter does at exit), leave its daemon threads."""
         if vr in self.threads:
             return
+        for function, args, kwargs in reversed(self.atexits.pop(vr.rank, [])):
+            function(*args, **kwargs)   # threading._register_atexit's, as _shutdown calls
         for ctx, thread in list(self.threads.items()):
             if ctx.rank != vr.rank or ctx.finished or thread is None:
                 continue
@@ -268,6 +373,7 @@ class ThreadSupport:
         finally:
             threading.excepthook = hook
             _TEARDOWN = False
+        self.atexits.clear()
         shutdown: set[Any] = getattr(threading, "_shutdown_locks", set())
         for lock in self.sentinels.values():
             shutdown.discard(lock)   # the interpreter's exit would wait for them

@@ -174,11 +174,11 @@ def Split_type(comm: Comm, split_type: int, key: int = 0, info: Any = None) -> I
 
 
 def Create(comm: Comm, group: Group) -> Intracomm:
-    """A communicator of *group*'s members (collective over this communicator)."""
+    """A communicator of *group*'s members (collective over this communicator).  As
+    since MPI 2.2, ranks may pass different (disjoint) groups: each gets its group's."""
     vr = current()
-    inst, me, seq = _collective_create(comm, vr, "Create", None, "allreduce", 8,
-                                       (("group", hash(group.members)),))
-    ctx = ("create", comm.coll_context(vr), seq)
+    inst, me, seq = _collective_create(comm, vr, "Create", None, "allreduce", 8)
+    ctx = ("create", comm.coll_context(vr), seq, group.members)
     finalize(vr, comm, inst)
     if group.Get_rank() == UNDEFINED:   # the caller is not in the group
         return comm.derive(vr, None, None, "")   # COMM_NULL

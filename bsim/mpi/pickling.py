@@ -27,7 +27,7 @@ from ..errors import MPIUsageError
 from .memory import buffer
 
 __all__ = ["Pickle", "buffer", "pickle", "Alloc_mem", "Free_mem", "_comm_lock", "_comm_lock_table",
-           "_commctx_intra", "_commctx_inter"]
+           "_commctx_intra", "_commctx_inter", "_set_abort_status"]
 
 _LOCKS = "bsim.mpi.comm_locks"
 _CONTEXTS = "bsim.mpi.comm_contexts"
@@ -173,3 +173,10 @@ def _commctx_inter(comm: Any) -> tuple[Any, int, Any, bool]:
     tag = ctx[1]
     ctx[1] = (tag + 1) % (TAG_UB + 1)
     return ctx[0], tag, ctx[2], ctx[3]
+
+
+def _set_abort_status(status: int) -> None:
+    """mpi4py's hook for ``mpi4py.run``: the exit status a failing rank would abort the job
+    with.  Kept per rank (``user_state``); the failure itself ends the run."""
+    rank, table = _per_rank("bsim.mpi.abort_status")
+    table[rank] = status

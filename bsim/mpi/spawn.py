@@ -7,7 +7,8 @@ their own ``MPI.COMM_WORLD`` (the processes of the same call, numbered from 0; a
 ``Spawn_multiple``'s commands in order, ``APPNUM`` telling which), and
 ``Comm.Get_parent()`` gives them the intercommunicator with the spawning group, whose
 ``Spawn`` returns the same one.  What they run must be Python: the interpreter
-(``sys.executable`` or any ``python*``) with a script, ``-c CODE`` or ``-m MODULE``, or a
+(``sys.executable`` or any ``python*``; its options are not read) with a script,
+``-c CODE`` or ``-m MODULE`` (``mpi4py.futures``' workers), or a
 Python script (``.py`` or a ``#!...python`` first line) as the command.  Each runs as
 ``python SCRIPT ARGS`` would, with ``__name__ == "__main__"``, its own ``sys.argv``
 (installed at each switch when the run has private modules, the default) and its own
@@ -89,16 +90,20 @@ def _python_program(vr: VirtualRank, call: str, path: str, argv: list[str]
                     ) -> tuple[Callable[[], Any], list[str]]:
     """``(run, sys.argv)`` of the Python program ``path argv`` (NotSimulatedError if none)."""
     if _is_interpreter(path):
+        while argv and argv[0].startswith("-") and argv[0] not in ("-c", "-m"):
+            argv = argv[1:]   # interpreter options (-O, -Wdefault, -Xdev, ...): not read
         if argv[:1] == ["-c"] and len(argv) > 1:
             code = compile(argv[1], "<string>", "exec")
             return _exec(code, "<string>"), ["-c", *argv[2:]]
         if argv[:1] == ["-m"] and len(argv) > 1:
             module = argv[1]
-            return lambda: runpy.run_module(module, run_name="__main__"), [module, *argv[2:]]
+
+            def run_module() -> None:
+                runpy.run_module(module, run_name="__main__")
+            return run_module, [module, *argv[2:]]
         if not argv or argv[0].startswith("-"):
             raise NotSimulatedError(f"rank {vr.rank}: {call}: {path} {' '.join(argv)} is not "
-                                    f"simulated: bsim runs a script, -c CODE or -m MODULE "
-                                    f"(interpreter options are not read)")
+                                    f"simulated: bsim runs a script, -c CODE or -m MODULE")
         path, argv = argv[0], argv[1:]
     elif not _is_script(path):
         raise NotSimulatedError(f"rank {vr.rank}: {call}({path!r}) is not simulated: bsim "

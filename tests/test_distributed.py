@@ -242,6 +242,20 @@ def test_block_partition_gives_contiguous_blocks() -> None:
         partition(2, 4)
 
 
+def test_cyclic_partition_deals_blocks_in_turn() -> None:
+    """Blocks of B ranks to hosts 0, 1, ..., K-1, 0, ...; by default 16 blocks a host."""
+    assert partition(10, 3, "cyclic:block=2") == [0, 0, 1, 1, 2, 2, 0, 0, 1, 1]
+    assert partition(5, 2, "cyclic:block=1") == [0, 1, 0, 1, 0]
+    assert partition(4096, 2, "cyclic") == [(r // 128) % 2 for r in range(4096)]
+    assert partition(6, 4, "cyclic") == [0, 1, 2, 3, 0, 1]   # blocks of one rank
+    with pytest.raises(ValueError, match="cyclic:block=B"):
+        partition(8, 2, "cyclic:block=0")
+    with pytest.raises(ValueError, match="without ranks"):
+        partition(8, 2, "cyclic:block=8")
+    with pytest.raises(ValueError, match="unknown partition"):
+        partition(8, 2, "stripes")
+
+
 def test_node_partition_keeps_a_node_on_one_host() -> None:
     """32 ranks on 16 two-core nodes over 3 hosts: nodes 0-5, 6-10, 11-15 (cut at
     done * 3 // 32); with the round-robin mapping node i holds ranks i and i + 16."""

@@ -47,7 +47,8 @@ from .synchronous import SyncAck
 
 __all__ = ["partition", "run_distributed", "DistStats", "PARTITIONS", "host_processes"]
 
-PARTITIONS = ("block", "node")
+PARTITIONS = ("block", "cyclic", "node")
+CYCLIC_BLOCKS = 16      # blocks a host process gets under partition 'cyclic' by default
 EXCHANGE_TAG = 0x5B51   # the window exchange's messages between host processes
 HOST_TIMEOUT = 120.0    # seconds a host process waits for another at an exchange
 
@@ -70,18 +71,27 @@ class DistStats:
     partition: str
     windows: int = 0
     shipped: int = 0          # events and arrivals sent to other host processes
+    # per host process: seconds processing events, and seconds at the window exchanges
+    # (waiting for the others, mostly: a measure of load imbalance between the hosts)
+    busy: tuple[float, ...] = ()
+    exchange: tuple[float, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"processes": self.processes, "partition": self.partition,
-                "windows": self.windows, "shipped": self.shipped}
+                "windows": self.windows, "shipped": self.shipped,
+                "busy_seconds": [round(x, 3) for x in self.busy],
+                "exchange_seconds": [round(x, 3) for x in self.exchange]}
 
 
 def partition(nranks: int, hosts: int, mode: str = "block", network: Any = None) -> list[int]:
     """The host process of each world rank.
 
     ``block``: contiguous blocks of ``nranks / hosts`` ranks (the first
-    ``nranks % hosts`` hosts get one more).  ``node``: whole simulated nodes
-    (``network.node_of``), in node order, cut into blocks of about
+    ``nranks % hosts`` hosts get one more).  ``cyclic`` or ``cyclic:block=B``:
+    blocks of ``B`` consecutive ranks dealt to the hosts in turn (block-cyclic;
+    default ``B = ceil(nranks / (16 hosts))``, 16 blocks a host), which spreads a
+    wavefront (Sweep3D) over every host at each moment.  ``node``: whole
+    simulated nodes (``network.node_of``), in node order, cut into blocks of about
     ``nranks / hosts`` ranks, so that a node's ranks share a host process.
     """
     if hosts < 1:
@@ -95,8 +105,12 @@ def partition(nranks: int, hosts: int, mode: str = "block", network: Any = None)
         for h in range(hosts):
             out += [h] * (base + (1 if h < extra else 0))
         return out
+    if mode == "cyclic" or mode.startswith("cyclic:"):
+        size = cyclic_block(mode, nranks, hosts)
+        return [(r // size) % hosts for r in range(nranks)]
     if mode != "node":
-        raise ValueError(f"unknown partition {mode!r}; valid: {', '.join(PARTITIONS)}")
+        raise ValueError(f"unknown partition {mode!r}; valid: {', '.join(PARTITIONS)} "
+                         f"(cyclic:block=B sets the block)")
     node_of = getattr(network, "node_of", None)
     if node_of is None:
         raise ValueError(f"partition 'node' needs a network model with nodes; "
@@ -119,6 +133,20 @@ def partition(nranks: int, hosts: int, mode: str = "block", network: Any = None)
             out[r] = h
         done += len(by_node[node])
     return out
+
+
+def cyclic_block(mode: str, nranks: int, hosts: int) -> int:
+    """Ranks per block of partition ``cyclic`` / ``cyclic:block=B`` (ValueError if bad)."""
+    _, colon, opts = mode.partition(":")
+    if not colon:
+        return max(1, -(-nranks // (CYCLIC_BLOCKS * hosts)))
+    key, eq, value = opts.partition("=")
+    if key != "block" or not eq or not value.isdigit() or int(value) < 1:
+        raise ValueError(f"partition {mode!r}: expected cyclic:block=B with B >= 1 ranks")
+    if int(value) * (hosts - 1) >= nranks:
+        raise ValueError(f"partition {mode!r}: blocks of {value} ranks leave host process "
+                         f"{hosts - 1} of {hosts} without ranks ({nranks} virtual ranks)")
+    return int(value)
 
 
 _LAUNCHER_VARS = ("PMI_SIZE", "PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
@@ -160,15 +188,19 @@ def run_distributed(engine: Engine, program: Any, comm: Any, stats: DistStats) -
     hosts, me = comm.Get_size(), comm.Get_rank()
     window = engine.lookahead
     engine.start(program)
+    waited = [0.0]
     try:
-        _loop(engine, comm, hosts, me, window, stats)
+        _loop(engine, comm, hosts, me, window, stats, waited)
     finally:
         engine.finish()
-    stats.shipped = int(sum(comm.allgather(engine.shipped)))
+    counts = comm.allgather((engine.shipped, engine.host_seconds, waited[0]))
+    stats.shipped = int(sum(c[0] for c in counts))
+    stats.busy = tuple(float(c[1]) for c in counts)
+    stats.exchange = tuple(float(c[2]) for c in counts)
 
 
 def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
-          stats: DistStats) -> None:
+          stats: DistStats, waited: list[float]) -> None:
     t = 0.0
     failure: tuple[Any, ...] | None = None
     own_exc: BaseException | None = None
@@ -204,7 +236,9 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
                 blobs = [pickle.dumps((status, []), pickle.HIGHEST_PROTOCOL)] * hosts
                 break
         engine.outbox = [[] for _ in range(hosts)]
+        clock = time.perf_counter()
         received = _exchange(comm, blobs, hosts, me, timeout)
+        waited[0] += time.perf_counter() - clock
         statuses = []
         incoming = []
         for blob in received:

@@ -26,7 +26,7 @@ from conftest import MPIEXEC, ROOT
 
 import bsim
 from bsim import MPI
-from bsim.engine.distributed import partition
+from bsim.engine.distributed import partition, window_ends
 from bsim.errors import DistributedError, LookaheadError
 from bsim.simulate import simulate
 
@@ -254,6 +254,19 @@ def test_cyclic_partition_deals_blocks_in_turn() -> None:
         partition(8, 2, "cyclic:block=8")
     with pytest.raises(ValueError, match="unknown partition"):
         partition(8, 2, "stripes")
+
+
+def test_window_ends_follow_the_earliest_events_of_the_other_hosts() -> None:
+    """E_h = min(N_g + δ over g != h, N_h + 2δ), capped: the worked example of
+    docs/distributed.md (δ = 1) and three hosts by hand."""
+    inf = float("inf")
+    assert window_ends([0.0, 0.0], 1.0, inf) == [1.0, 1.0]
+    assert window_ends([inf, 3.0], 1.0, inf) == [4.0, 5.0]   # host 1 runs 2δ alone
+    assert window_ends([5.0, 5.0], 1.0, inf) == [6.0, 6.0]
+    # host 0: min(2 + 1, 1 + 2) = 3; host 1: min(1 + 1, 5 + 2) = 2; host 2: min(2, 4) = 2
+    assert window_ends([1.0, 5.0, 2.0], 1.0, inf) == [3.0, 2.0, 2.0]
+    assert window_ends([0.0, 0.0], 1.0, 0.5) == [0.5, 0.5]   # max_sim_time or a failure
+    assert window_ends([3.0], 1.0, inf) == [5.0]
 
 
 def test_node_partition_keeps_a_node_on_one_host() -> None:

@@ -261,6 +261,14 @@ def pipeline(blocks: int = 6, size: int = 800) -> float:
     return MPI.Wtime()
 
 
+def unreceived() -> None:
+    """A message nobody receives, delivered after max_sim_time: the ranks are done and
+    the run ends at the limit, where one process stops (no limit error)."""
+    comm = MPI.COMM_WORLD
+    if comm.rank == 0:
+        comm.Send(bsim.Buffer(8), dest=comm.size - 1)
+
+
 def _scrub(value: Any) -> Any:
     """Return values without host measurements (HPL reports its host seconds)."""
     if isinstance(value, dict):
@@ -295,6 +303,7 @@ CASES = {
                                                     "nz": 20, "octants": 8}, "es40",
                                         partition="cyclic:block=3"),
     "pipeline_cyclic": lambda: _sim(pipeline, 12, partition="cyclic:block=2"),
+    "unreceived_past_limit": lambda: _sim(unreceived, 4, max_sim_time=5e-7),
     "pipeline_loggp_cyclic": lambda: _sim(pipeline, 12, "loggp", "loggp",
                                           partition="cyclic"),
     "milc_cg": lambda: _skeleton("milc_cg", {"nx": 8, "ny": 8, "nz": 8, "nt": 8,

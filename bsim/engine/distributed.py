@@ -263,11 +263,12 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
         failures = [st[3] for st in statuses if st[3] is not None]
         if failures:
             first_failure = min(failures)
-            if not t < first_failure[0]:
+            stop = min(engine.max_sim_time, first_failure[0])
+            if not t < stop:
                 _raise_failure(engine, first_failure, own_exc, me)
             # the other hosts still hold events before it (their windows ended elsewhere):
             # they run them first, as one process would, and may fail earlier
-            ends = window_ends(nexts, window, min(engine.max_sim_time, first_failure[0]))
+            ends = window_ends(nexts, window, stop)
             continue
         unfinished = sum(st[2] for st in statuses)
         last = max(st[4] for st in statuses)
@@ -275,6 +276,8 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
             if unfinished == 0:
                 return
             _global_deadlock(engine, comm, last)
+        if t >= engine.max_sim_time and not unfinished:
+            return   # what is left lies past the limit, where one process stops too
         if unfinished and all(st[6] for st in statuses):
             _global_stop(engine, comm, "livelock", last)
         if unfinished and t >= engine.max_sim_time:

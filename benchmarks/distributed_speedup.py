@@ -7,8 +7,9 @@ that a change of background load affects both alike, ``--repeat`` times each
 
 * ``wall s``: the whole ``mpiexec`` command (``time.perf_counter`` around
   ``subprocess.run``: start-up, import, set-up, simulation, result gathering);
-* ``host s``: the simulation loop alone (the JSON's ``host.seconds``, written
-  by host process 0),
+* ``host s``: the simulation loop alone (the JSON's ``host.seconds``: for
+  K > 1 the largest of the hosts' seconds processing events, the time at the
+  window exchanges not counted),
 
 the conservative windows and the events shipped between host processes (the
 JSON's ``host.distributed``; only for K > 1), and the ratios K=1 / K=2.  Every
@@ -19,22 +20,39 @@ script prints IDENTICAL, or the first difference and exits 1.
 Workloads (``--workload``, default ``all``):
 
 * ``halo2d``: the 2-D halo skeleton on ``--ranks-side`` squared virtual ranks
-  (default 64 x 64 = 4,096), 20 iterations, ``--machine es40``;
+  (default 64 x 64 = 4,096), 20 iterations, ``--machine es45`` (es40 until
+  2026-11-25: since the machine presets name every skeleton's compute model,
+  es40 has no memory bandwidth for halo2d's memory-bound update and refuses);
 * ``milc_cg``: MILC's CG on the 32x32x32x32 lattice with ``nprocs=4096``
   (MILC's balanced 8x8x8x8 grid, 4^4 sites per rank), ``niters=30`` (about
   30 s on one host process; the skeleton's default 100 takes about 100 s),
-  ``--machine bgp``.
+  ``--machine bgp``;
+* ``sweep3d``: the Sweep3D wavefronts on a 64 x 64 = 4,096-rank grid
+  (``nx = ny = 256``, ``nz = 200``: 4 x 4 x 200 cells a rank, 40 blocks an
+  octant, one iteration of 8 octants; about 25 s on one host process),
+  ``--machine es40``, with ``--partition cyclic`` (blocks of 128 ranks, two
+  grid rows, dealt to the hosts in turn): under ``block`` one host holds the
+  upper half of the grid and the two hosts take turns at the wavefront, so
+  that K = 2 gains little (``--partition block`` shows it).
+
+Both K run the same command but for ``--partition``, which only K > 1 reads.
+Per K = 2 run the JSON also gives each host process's seconds processing
+events (``busy``) and waiting at the window exchanges (``exchange``: load
+imbalance between the hosts plus the exchanges themselves); the table gives
+the medians of their maxima over the hosts.
 
 Target: K=2 at least 1.6x faster than K=1 in wall time (on a 2-core machine).
 
     python benchmarks/distributed_speedup.py [--quick] [--repeat R]
-        [--workload halo2d|milc_cg|all] [--ranks-side N]
+        [--workload halo2d|milc_cg|sweep3d|all] [--ranks-side N]
+        [--partition block|cyclic[:block=B]|node]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -58,21 +76,27 @@ def _mpiexec() -> str:
     return found
 
 
-def workloads(side: int) -> dict[str, tuple[str, dict[str, int], str]]:
-    """Name -> (skeleton, parameters, machine preset)."""
+Spec = tuple[str, dict[str, int], str, str]   # skeleton, parameters, machine, partition
+
+
+def workloads(side: int) -> dict[str, Spec]:
+    """Name -> (skeleton, parameters, machine preset, partition for K > 1)."""
     return {
-        "halo2d": ("halo2d", dict(px=side, py=side, iterations=20), "es40"),
-        "milc_cg": ("milc_cg", dict(nx=32, ny=32, nz=32, nt=32, nprocs=4096, niters=30), "bgp"),
+        "halo2d": ("halo2d", dict(px=side, py=side, iterations=20), "es45", "block"),
+        "milc_cg": ("milc_cg", dict(nx=32, ny=32, nz=32, nt=32, nprocs=4096, niters=30), "bgp",
+                    "block"),
+        "sweep3d": ("sweep3d", dict(px=64, py=64, nx=256, ny=256, nz=200), "es40",
+                    "cyclic:block=128"),
     }
 
 
 def run_once(mpiexec: str, k: int, skeleton: str, params: dict[str, int], machine: str,
-             out: Path) -> tuple[float, dict[str, Any]]:
+             partition: str, out: Path) -> tuple[float, dict[str, Any]]:
     """Wall seconds of one ``mpiexec -n k`` run, and the JSON it wrote."""
     cmd = [mpiexec, "-n", str(k), sys.executable, "-m", "bsim", "run", skeleton]
     for name, value in params.items():
         cmd += ["--param", f"{name}={value}"]
-    cmd += ["--machine", machine, "--json", str(out), "--quiet"]
+    cmd += ["--machine", machine, "--partition", partition, "--json", str(out), "--quiet"]
     if out.exists():
         out.unlink()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -114,20 +138,22 @@ def _canonical(doc: dict[str, Any]) -> str:
     return json.dumps({k: v for k, v in doc.items() if k != "host"}, sort_keys=True)
 
 
-def bench(name: str, mpiexec: str, spec: tuple[str, dict[str, int], str], repeat: int,
-          folder: Path) -> bool:
+def bench(name: str, mpiexec: str, spec: Spec, repeat: int, folder: Path) -> bool:
     """Run, check and print one workload; ``True`` when K=2 meets the target."""
-    skeleton, params, machine = spec
+    skeleton, params, machine, partition = spec
     args = " ".join(f"{k}={v}" for k, v in params.items())
-    print(f"\n## {name}: {skeleton} {args} --machine {machine}, {repeat} run(s) per K")
+    print(f"\n## {name}: {skeleton} {args} --machine {machine}, K=2 --partition {partition}, "
+          f"{repeat} run(s) per K; load average {os.getloadavg()[0]:.2f}")
     walls: dict[int, list[float]] = {1: [], 2: []}
     hosts: dict[int, list[float]] = {1: [], 2: []}
     windows: list[int] = []
     shipped: list[int] = []
+    busy: list[float] = []
+    waits: list[float] = []
     reference: dict[str, Any] | None = None
     for i in range(repeat):
         for k in (1, 2):
-            wall, doc = run_once(mpiexec, k, skeleton, params, machine,
+            wall, doc = run_once(mpiexec, k, skeleton, params, machine, partition,
                                  folder / f"{name}_k{k}_{i}.json")
             walls[k].append(wall)
             hosts[k].append(float(doc["host"]["seconds"]))
@@ -138,8 +164,11 @@ def bench(name: str, mpiexec: str, spec: tuple[str, dict[str, int], str], repeat
                                      f"{dist.get('processes', 1)} host process(es)")
                 windows.append(int(dist["windows"]))
                 shipped.append(int(dist["shipped"]))
-            print(f"   run {i + 1} K={k}: wall {wall:.2f} s, host {hosts[k][-1]:.2f} s",
-                  flush=True)
+                busy.append(max(dist.get("busy_seconds") or [math.nan]))
+                waits.append(max(dist.get("exchange_seconds") or [math.nan]))
+            extra = f", busy {busy[-1]:.2f} s, exchange {waits[-1]:.2f} s" if k > 1 else ""
+            print(f"   run {i + 1} K={k}: wall {wall:.2f} s, host {hosts[k][-1]:.2f} s{extra}"
+                  f" (load {os.getloadavg()[0]:.2f})", flush=True)
             if reference is None:
                 reference = doc
             elif _canonical(doc) != _canonical(reference):
@@ -149,10 +178,12 @@ def bench(name: str, mpiexec: str, spec: tuple[str, dict[str, int], str], repeat
                 sys.exit(1)
     wall = {k: statistics.median(v) for k, v in walls.items()}
     host = {k: statistics.median(v) for k, v in hosts.items()}
-    print(f"\n{'K':>2} {'wall s':>8} {'host s':>8} {'windows':>8} {'shipped':>9}")
-    print(f"{1:>2} {wall[1]:>8.2f} {host[1]:>8.2f} {'-':>8} {'-':>9}")
+    print(f"\n{'K':>2} {'wall s':>8} {'host s':>8} {'windows':>8} {'shipped':>9} "
+          f"{'busy s':>7} {'exch s':>7}")
+    print(f"{1:>2} {wall[1]:>8.2f} {host[1]:>8.2f} {'-':>8} {'-':>9} {'-':>7} {'-':>7}")
     print(f"{2:>2} {wall[2]:>8.2f} {host[2]:>8.2f} {statistics.median(windows):>8,.0f} "
-          f"{statistics.median(shipped):>9,.0f}")
+          f"{statistics.median(shipped):>9,.0f} {statistics.median(busy):>7.2f} "
+          f"{statistics.median(waits):>7.2f}")
     wall_ratio, host_ratio = wall[1] / wall[2], host[1] / host[2]
     print(f"speed-up K=1/K=2: wall {wall_ratio:.2f}x, sim-loop host {host_ratio:.2f}x")
     print("result outside 'host': IDENTICAL (every run, both K)")
@@ -167,7 +198,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="one run per K (same as --repeat 1)")
     ap.add_argument("--repeat", type=int, default=None,
                     help="runs per K, median reported (default 3; 1 with --quick)")
-    ap.add_argument("--workload", choices=["halo2d", "milc_cg", "all"], default="all")
+    ap.add_argument("--workload", choices=["halo2d", "milc_cg", "sweep3d", "all"],
+                    default="all")
+    ap.add_argument("--partition", default=None,
+                    help="partition of the K=2 runs (default: the workload's own)")
     ap.add_argument("--ranks-side", type=int, default=64,
                     help="halo2d: px = py = N virtual ranks a side (default 64: 4,096 ranks)")
     ns = ap.parse_args()
@@ -176,6 +210,8 @@ def main() -> None:
         ap.error("--repeat must be at least 1")
     mpiexec = _mpiexec()
     specs = workloads(ns.ranks_side)
+    if ns.partition:
+        specs = {n: (sk, pa, ma, ns.partition) for n, (sk, pa, ma, _) in specs.items()}
     names = list(specs) if ns.workload == "all" else [ns.workload]
     print(f"mpiexec {mpiexec}; {os.cpu_count()} cores; load average "
           f"{os.getloadavg()[0]:.2f}")

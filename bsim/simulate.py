@@ -295,7 +295,8 @@ def simulate(main: Callable[..., Any], ranks: int,
 
     *hosts* (an mpi4py communicator of real host processes, e.g. ``MPI.COMM_WORLD``
     under ``mpiexec -n K``) spreads the virtual ranks over its K processes,
-    ``partition="block"`` (contiguous) or ``"node"`` (whole simulated nodes);
+    ``partition="block"`` (contiguous), ``"cyclic"``/``"cyclic:block=B"`` (blocks
+    dealt in turn: pipelines) or ``"node"`` (whole simulated nodes);
     every process must call ``simulate`` with the same arguments and every one
     returns the same :class:`Result`, equal to the one-process result
     (``docs/distributed.md``).

@@ -205,7 +205,7 @@ def collectives() -> Any:
 # -- the registered skeletons and the test programs ------------------------------------
 def _skeleton(name: str, params: dict[str, Any], machine: str | None,
               network: str | None = None, protocol: str = "bsim",
-              collectives: Any = None) -> dict[str, Any]:
+              collectives: Any = None, partition: str = "block") -> dict[str, Any]:
     from bsim.cli.targets import load_target
     from bsim.machines import collective_spec, network_spec
     target = load_target(name, params, [], machine)
@@ -213,7 +213,8 @@ def _skeleton(name: str, params: dict[str, Any], machine: str | None,
     coll = collectives or (collective_spec(machine) if machine else None)
     res = bsim.simulate(target.main, target.ranks, network=target.network_for(net),
                         protocol=protocol, kwargs=target.params, name=target.name,
-                        params=target.params, collectives=coll, hosts=_hosts())
+                        params=target.params, collectives=coll, hosts=_hosts(),
+                        partition=partition)
     return _result(res)
 
 
@@ -235,6 +236,37 @@ def _result(res: bsim.Result) -> dict[str, Any]:
     d.pop("host")
     d["returns"] = repr(_scrub(res.returns))
     return d
+
+
+def pipeline(blocks: int = 6, size: int = 800) -> float:
+    """A 1-D wavefront through every rank and back, ``blocks`` deep (a pipeline that
+    crosses the host processes at every block boundary of a cyclic partition), with
+    uneven stage times and a wildcard receive on the way back."""
+    comm = MPI.COMM_WORLD
+    r, n = comm.rank, comm.size
+    buf = bsim.Buffer(size)
+    for _ in range(blocks):   # downstream: 0 -> n-1
+        if r > 0:
+            comm.Recv(buf, source=r - 1, tag=1)
+        bsim.add_time(2e-6 + 1e-7 * ((r * 5) % 3))
+        if r < n - 1:
+            comm.Send(buf, dest=r + 1, tag=1)
+    for _ in range(blocks):   # upstream: n-1 -> 0, any source
+        if r < n - 1:
+            comm.Recv(buf, source=MPI.ANY_SOURCE, tag=2)
+        bsim.add_time(1e-6 * (1 + r % 2))
+        if r > 0:
+            comm.Send(buf, dest=r - 1, tag=2)
+    comm.Barrier()
+    return MPI.Wtime()
+
+
+def unreceived() -> None:
+    """A message nobody receives, delivered after max_sim_time: the ranks are done and
+    the run ends at the limit, where one process stops (no limit error)."""
+    comm = MPI.COMM_WORLD
+    if comm.rank == 0:
+        comm.Send(bsim.Buffer(8), dest=comm.size - 1)
 
 
 def _scrub(value: Any) -> Any:
@@ -267,6 +299,13 @@ CASES = {
     "collectives_algorithmic": lambda: _sim(collectives, 8, collectives="algorithmic"),
     "sweep3d": lambda: _skeleton("sweep3d", {"px": 4, "py": 4, "nx": 32, "ny": 32, "nz": 40,
                                              "octants": 2}, "es40"),
+    "sweep3d_cyclic": lambda: _skeleton("sweep3d", {"px": 4, "py": 6, "nx": 16, "ny": 24,
+                                                    "nz": 20, "octants": 8}, "es40",
+                                        partition="cyclic:block=3"),
+    "pipeline_cyclic": lambda: _sim(pipeline, 12, partition="cyclic:block=2"),
+    "unreceived_past_limit": lambda: _sim(unreceived, 4, max_sim_time=5e-7),
+    "pipeline_loggp_cyclic": lambda: _sim(pipeline, 12, "loggp", "loggp",
+                                          partition="cyclic"),
     "milc_cg": lambda: _skeleton("milc_cg", {"nx": 8, "ny": 8, "nz": 8, "nt": 8,
                                              "nprocs": 16, "niters": 5}, "bgp"),
     "milc_rmd": lambda: _skeleton("milc_rmd", {"nx": 8, "ny": 8, "nz": 8, "nt": 8,

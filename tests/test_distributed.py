@@ -26,7 +26,7 @@ from conftest import MPIEXEC, ROOT
 
 import bsim
 from bsim import MPI
-from bsim.engine.distributed import partition
+from bsim.engine.distributed import partition, window_ends
 from bsim.errors import DistributedError, LookaheadError
 from bsim.simulate import simulate
 
@@ -155,6 +155,50 @@ def test_an_exception_on_one_host_aborts_all_with_the_rank_report() -> None:
                 f"zero (at <string>:12)") in proc.stdout, proc.stdout + proc.stderr
 
 
+_TWO_FAILURES = """
+import sys
+from mpi4py import MPI as REAL
+import bsim
+from bsim import MPI
+
+def main():
+    comm = MPI.COMM_WORLD
+    if comm.rank == 0:
+        bsim.add_time(1.1e-6)
+        comm.Iprobe()
+        bsim.add_time(1.3e-6)
+    else:
+        bsim.add_time(2.2e-6)
+    comm.Iprobe()
+    raise ValueError(f"rank {{comm.rank}} failed")
+
+try:
+    bsim.simulate(main, 2, network="{net}", protocol="bsim:poll_time=1e-7",
+                  hosts=REAL.COMM_WORLD)
+except bsim.BsimError as exc:
+    print(f"host {{REAL.COMM_WORLD.rank}}: {{type(exc).__name__}}: {{exc}}")
+    sys.exit(3)
+"""
+
+
+@needs_mpi
+def test_the_earliest_failure_wins_though_the_hosts_windows_end_apart() -> None:
+    """After the first window (1 us) rank 0 (host 0) resumes at N_0 = 1.1 us and rank 1
+    (host 1) at N_1 = 2.2 us, so host 0's window ends at min(2.2 + 1, 1.1 + 2) = 3.1 us
+    and host 1's at 1.1 + 1 = 2.1 us: rank 0 fails at 1.1 + 0.1 + 1.3 = 2.5 us while
+    rank 1's failure at 2.2 us is still ahead of host 1.  Host 1 runs it before the
+    report, and both hosts raise rank 1's error, as one process does."""
+    code = _TWO_FAILURES.format(net=NET)
+    proc = _mpiexec(2, ["-c", code], timeout=120)
+    assert proc.returncode != 0
+    for host in (0, 1):
+        assert (f"host {host}: RankError: rank 1 raised ValueError: rank 1 failed"
+                in proc.stdout), proc.stdout + proc.stderr
+    one = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert "host 0: RankError: rank 1 raised ValueError: rank 1 failed" in one.stdout
+
+
 @needs_mpi
 def test_a_deadlock_across_hosts_is_reported_with_every_blocked_rank() -> None:
     """Rank 1 (host 0) waits for a message rank 7 (host 1) never sends; the others wait in
@@ -240,6 +284,33 @@ def test_block_partition_gives_contiguous_blocks() -> None:
     assert partition(4, 4) == [0, 1, 2, 3]
     with pytest.raises(ValueError, match="at most one host process per virtual rank"):
         partition(2, 4)
+
+
+def test_cyclic_partition_deals_blocks_in_turn() -> None:
+    """Blocks of B ranks to hosts 0, 1, ..., K-1, 0, ...; by default 16 blocks a host."""
+    assert partition(10, 3, "cyclic:block=2") == [0, 0, 1, 1, 2, 2, 0, 0, 1, 1]
+    assert partition(5, 2, "cyclic:block=1") == [0, 1, 0, 1, 0]
+    assert partition(4096, 2, "cyclic") == [(r // 128) % 2 for r in range(4096)]
+    assert partition(6, 4, "cyclic") == [0, 1, 2, 3, 0, 1]   # blocks of one rank
+    with pytest.raises(ValueError, match="cyclic:block=B"):
+        partition(8, 2, "cyclic:block=0")
+    with pytest.raises(ValueError, match="without ranks"):
+        partition(8, 2, "cyclic:block=8")
+    with pytest.raises(ValueError, match="unknown partition"):
+        partition(8, 2, "stripes")
+
+
+def test_window_ends_follow_the_earliest_events_of_the_other_hosts() -> None:
+    """E_h = min(N_g + δ over g != h, N_h + 2δ), capped: the worked example of
+    docs/distributed.md (δ = 1) and three hosts by hand."""
+    inf = float("inf")
+    assert window_ends([0.0, 0.0], 1.0, inf) == [1.0, 1.0]
+    assert window_ends([inf, 3.0], 1.0, inf) == [4.0, 5.0]   # host 1 runs 2δ alone
+    assert window_ends([5.0, 5.0], 1.0, inf) == [6.0, 6.0]
+    # host 0: min(2 + 1, 1 + 2) = 3; host 1: min(1 + 1, 5 + 2) = 2; host 2: min(2, 4) = 2
+    assert window_ends([1.0, 5.0, 2.0], 1.0, inf) == [3.0, 2.0, 2.0]
+    assert window_ends([0.0, 0.0], 1.0, 0.5) == [0.5, 0.5]   # max_sim_time or a failure
+    assert window_ends([3.0], 1.0, inf) == [5.0]
 
 
 def test_node_partition_keeps_a_node_on_one_host() -> None:

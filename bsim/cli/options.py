@@ -79,6 +79,21 @@ def contention_spec(text: str) -> str:
     return text
 
 
+def partition_spec(text: str) -> str:
+    """``--partition`` checked at parse time: block, node, cyclic or cyclic:block=B."""
+    from bsim.engine.distributed import PARTITIONS, cyclic_block
+    name, colon, _ = text.partition(":")
+    if name not in PARTITIONS or (colon and name != "cyclic"):
+        raise argparse.ArgumentTypeError(f"unknown partition {text!r}; valid: "
+                                         f"{', '.join(PARTITIONS)} or cyclic:block=B")
+    if text.startswith("cyclic:"):
+        try:
+            cyclic_block(text, 1 << 62, 1)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def network_spec(ns: argparse.Namespace) -> str:
     """``--network`` if given, else the ``--machine`` preset's network, else the default."""
     if ns.network is not None:

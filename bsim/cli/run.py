@@ -42,9 +42,11 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--param", action="append", type=options.param_pair, default=[],
                      metavar="K=V",
                      help="skeleton parameter; a file program gets --K=V (repeatable)")
-    run.add_argument("--partition", choices=["block", "node"], default="block",
+    run.add_argument("--partition", type=options.partition_spec, default="block",
+                     metavar="{block,cyclic[:block=B],node}",
                      help="under mpiexec -n K: how virtual ranks are spread over the K "
-                          "host processes (contiguous blocks, or whole simulated nodes)")
+                          "host processes (contiguous blocks; blocks of B ranks dealt in "
+                          "turn, for pipelines; or whole simulated nodes)")
     run.add_argument("--max-sim-time", type=float, default=None, metavar="SECONDS",
                      help="stop with an error when simulated time passes SECONDS")
     run.add_argument("--max-events", type=int, default=None, metavar="N",

@@ -141,7 +141,7 @@ class Engine(FailureReports, simpy.Environment):
         self.host_of: list[int] | None = None     # None: every rank runs here
         self.local_ranks = self.ranks
         self.outbox: list[list[Any]] = []   # per host: events shipped at the window's end
-        self.window_end = math.inf
+        self.window_ends: list[float] = []   # per host: where its current window ends
         self.shipped = 0
         self.handles: dict[int, Any] = {}   # requests named by key in shipped events
         self.comm_hosts: dict[Any, tuple[int, ...]] = {}   # collective context -> hosts
@@ -216,13 +216,15 @@ class Engine(FailureReports, simpy.Environment):
             else:
                 self.push(t, PRIO_NET, key, item)
             return
-        if t < self.window_end:
+        host = host_of[target]
+        if t < self.window_ends[host]:
             raise LookaheadError(
                 f"an event for rank {target} at t={t!r} falls inside the current window "
-                f"(ends at {self.window_end!r}): the lookahead {self.lookahead!r} s is not a "
+                f"of host process {host} (ends at {self.window_ends[host]!r}): the "
+                f"lookahead {self.lookahead!r} s is not a "
                 f"lower bound of every cross-host delay in this run (a collective faster "
                 f"than the lookahead?)")
-        self.outbox[host_of[target]].append((t, key, item.to_wire(self)))
+        self.outbox[host].append((t, key, item.to_wire(self)))
         self.shipped += 1
 
     def next_time(self) -> float:

@@ -6,17 +6,18 @@ the virtual ranks (:func:`partition`) and runs the engine's event loop in
 *windows* of simulated time, conservatively (Chandy-Misra-Bryant style, with
 a global window barrier as in YAWNS):
 
-1. every host processes its events earlier than ``T + W``, where ``W`` is the
-   run's lookahead ``δ`` (``engine.lookahead``): no effect of one rank on
-   another arrives sooner than ``δ`` after the event that causes it
-   (``docs/protocols.md``, "Visibility"), so an event for a rank of another
-   host created in ``[T, T + W)`` falls at ``T + W`` or later;
-2. the hosts swap those events (``alltoall``): envelopes of messages,
-   ``loggp`` clear-to-send and data arrivals, and collective arrivals; each
-   keeps the key it was created with, so the receiver orders it exactly as a
-   single process would;
-3. the next window starts at the global minimum of the hosts' next event
-   times (sent with the exchange), which skips idle stretches.
+1. host h processes its events earlier than its window's end ``E_h``: no
+   effect of one rank on another arrives sooner than the run's lookahead
+   ``δ`` (``engine.lookahead``) after the event that causes it
+   (``docs/protocols.md``, "Visibility"), so nothing created elsewhere in the
+   window falls before ``E_h`` (:func:`window_ends`);
+2. the hosts swap what they created for each other (``alltoall``): envelopes
+   of messages, ``loggp`` clear-to-send and data arrivals, and collective
+   arrivals; each keeps the key it was created with, so the receiver orders it
+   exactly as a single process would;
+3. from the earliest event ``N_g`` each host g now holds (sent with the
+   exchange), every host computes every ``E_h = min(N_g + δ for g != h,
+   N_h + 2δ)``, which skips idle stretches.
 
 The run ends when no host has an event left.  If ranks are still unfinished
 it is a deadlock, reported with every blocked rank of every host; an
@@ -47,7 +48,8 @@ from .synchronous import SyncAck
 
 __all__ = ["partition", "run_distributed", "DistStats", "PARTITIONS", "host_processes"]
 
-PARTITIONS = ("block", "node")
+PARTITIONS = ("block", "cyclic", "node")
+CYCLIC_BLOCKS = 16      # blocks a host process gets under partition 'cyclic' by default
 EXCHANGE_TAG = 0x5B51   # the window exchange's messages between host processes
 HOST_TIMEOUT = 120.0    # seconds a host process waits for another at an exchange
 
@@ -70,18 +72,27 @@ class DistStats:
     partition: str
     windows: int = 0
     shipped: int = 0          # events and arrivals sent to other host processes
+    # per host process: seconds processing events, and seconds at the window exchanges
+    # (waiting for the others, mostly: a measure of load imbalance between the hosts)
+    busy: tuple[float, ...] = ()
+    exchange: tuple[float, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"processes": self.processes, "partition": self.partition,
-                "windows": self.windows, "shipped": self.shipped}
+                "windows": self.windows, "shipped": self.shipped,
+                "busy_seconds": [round(x, 3) for x in self.busy],
+                "exchange_seconds": [round(x, 3) for x in self.exchange]}
 
 
 def partition(nranks: int, hosts: int, mode: str = "block", network: Any = None) -> list[int]:
     """The host process of each world rank.
 
     ``block``: contiguous blocks of ``nranks / hosts`` ranks (the first
-    ``nranks % hosts`` hosts get one more).  ``node``: whole simulated nodes
-    (``network.node_of``), in node order, cut into blocks of about
+    ``nranks % hosts`` hosts get one more).  ``cyclic`` or ``cyclic:block=B``:
+    blocks of ``B`` consecutive ranks dealt to the hosts in turn (block-cyclic;
+    default ``B = ceil(nranks / (16 hosts))``, 16 blocks a host), which spreads a
+    wavefront (Sweep3D) over every host at each moment.  ``node``: whole
+    simulated nodes (``network.node_of``), in node order, cut into blocks of about
     ``nranks / hosts`` ranks, so that a node's ranks share a host process.
     """
     if hosts < 1:
@@ -95,8 +106,12 @@ def partition(nranks: int, hosts: int, mode: str = "block", network: Any = None)
         for h in range(hosts):
             out += [h] * (base + (1 if h < extra else 0))
         return out
+    if mode == "cyclic" or mode.startswith("cyclic:"):
+        size = cyclic_block(mode, nranks, hosts)
+        return [(r // size) % hosts for r in range(nranks)]
     if mode != "node":
-        raise ValueError(f"unknown partition {mode!r}; valid: {', '.join(PARTITIONS)}")
+        raise ValueError(f"unknown partition {mode!r}; valid: {', '.join(PARTITIONS)} "
+                         f"(cyclic:block=B sets the block)")
     node_of = getattr(network, "node_of", None)
     if node_of is None:
         raise ValueError(f"partition 'node' needs a network model with nodes; "
@@ -119,6 +134,20 @@ def partition(nranks: int, hosts: int, mode: str = "block", network: Any = None)
             out[r] = h
         done += len(by_node[node])
     return out
+
+
+def cyclic_block(mode: str, nranks: int, hosts: int) -> int:
+    """Ranks per block of partition ``cyclic`` / ``cyclic:block=B`` (ValueError if bad)."""
+    _, colon, opts = mode.partition(":")
+    if not colon:
+        return max(1, -(-nranks // (CYCLIC_BLOCKS * hosts)))
+    key, eq, value = opts.partition("=")
+    if key != "block" or not eq or not value.isdigit() or int(value) < 1:
+        raise ValueError(f"partition {mode!r}: expected cyclic:block=B with B >= 1 ranks")
+    if int(value) * (hosts - 1) >= nranks:
+        raise ValueError(f"partition {mode!r}: blocks of {value} ranks leave host process "
+                         f"{hosts - 1} of {hosts} without ranks ({nranks} virtual ranks)")
+    return int(value)
 
 
 _LAUNCHER_VARS = ("PMI_SIZE", "PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
@@ -160,38 +189,39 @@ def run_distributed(engine: Engine, program: Any, comm: Any, stats: DistStats) -
     hosts, me = comm.Get_size(), comm.Get_rank()
     window = engine.lookahead
     engine.start(program)
+    waited = [0.0]
     try:
-        _loop(engine, comm, hosts, me, window, stats)
+        _loop(engine, comm, hosts, me, window, stats, waited)
     finally:
         engine.finish()
-    stats.shipped = int(sum(comm.allgather(engine.shipped)))
+    counts = comm.allgather((engine.shipped, engine.host_seconds, waited[0]))
+    stats.shipped = int(sum(c[0] for c in counts))
+    stats.busy = tuple(float(c[1]) for c in counts)
+    stats.exchange = tuple(float(c[2]) for c in counts)
 
 
 def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
-          stats: DistStats) -> None:
-    t = 0.0
+          stats: DistStats, waited: list[float]) -> None:
+    ends = window_ends([0.0] * hosts, window, engine.max_sim_time)
     failure: tuple[Any, ...] | None = None
     own_exc: BaseException | None = None
     timeout = host_timeout()
     while True:
         if failure is None:
-            engine.window_end = t + window
+            engine.window_ends = ends
             try:
-                engine.run_until(t + window)
+                engine.run_until(ends[me])
             except BaseException as exc:   # reported to every host at this exchange
                 own_exc = exc
                 failure = _describe(engine, me, exc)
         stats.windows += 1
         nxt = engine.next_time()
         outbox = engine.outbox
-        for box in outbox:
-            for ev in box:
-                if ev[0] < nxt:
-                    nxt = ev[0]
+        ships = [min((ev[0] for ev in box), default=math.inf) for box in outbox]
         # this host can only poll: nothing of its own in flight or shipped (livelock check)
-        quiet = (engine.unfinished == 0 and nxt == math.inf) or (
+        quiet = (engine.unfinished == 0 and min(nxt, *ships) == math.inf) or (
             engine.poll_streak >= LIVELOCK_POLLS and not any(outbox) and engine.only_polling())
-        status = (nxt, engine.unfinished, failure, engine._now, engine.events, quiet)
+        status = (nxt, ships, engine.unfinished, failure, engine._now, engine.events, quiet)
         blobs = []
         for h in range(hosts):
             try:
@@ -200,20 +230,20 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
             except Exception as exc:   # an unpicklable payload: report, do not hang
                 own_exc = exc
                 failure = _describe(engine, me, exc)
-                status = (nxt, engine.unfinished, failure, engine._now, engine.events, False)
+                status = (nxt, ships, engine.unfinished, failure, engine._now, engine.events,
+                          False)
                 blobs = [pickle.dumps((status, []), pickle.HIGHEST_PROTOCOL)] * hosts
                 break
         engine.outbox = [[] for _ in range(hosts)]
+        clock = time.perf_counter()
         received = _exchange(comm, blobs, hosts, me, timeout)
+        waited[0] += time.perf_counter() - clock
         statuses = []
         incoming = []
         for blob in received:
             st, events = pickle.loads(blob)
             statuses.append(st)
             incoming.append(events)
-        failures = [st[2] for st in statuses if st[2] is not None]
-        if failures:
-            _raise_failure(engine, min(failures), own_exc, me)
         if failure is None:
             try:
                 for events in incoming:
@@ -222,22 +252,58 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
                 own_exc = exc
                 failure = _describe(engine, me, exc)
                 continue
-        t = min(st[0] for st in statuses)
-        unfinished = sum(st[1] for st in statuses)
+        # the earliest event each host holds now: its queue and what was shipped to it;
+        # a host that failed runs nothing more
+        nexts = [math.inf if st[3] is not None else st[0] for st in statuses]
+        for st in statuses:
+            for h, first in enumerate(st[1]):
+                if first < nexts[h] and statuses[h][3] is None:
+                    nexts[h] = first
+        t = min(nexts)
+        failures = [st[3] for st in statuses if st[3] is not None]
+        if failures:
+            first_failure = min(failures)
+            stop = min(engine.max_sim_time, first_failure[0])
+            if not t < stop:
+                _raise_failure(engine, first_failure, own_exc, me)
+            # the other hosts still hold events before it (their windows ended elsewhere):
+            # they run them first, as one process would, and may fail earlier
+            ends = window_ends(nexts, window, stop)
+            continue
+        unfinished = sum(st[2] for st in statuses)
+        last = max(st[4] for st in statuses)
         if t == math.inf:
             if unfinished == 0:
                 return
-            _global_deadlock(engine, comm, max(st[3] for st in statuses))
-        if unfinished and all(st[5] for st in statuses):
-            _global_stop(engine, comm, "livelock", max(st[3] for st in statuses))
+            _global_deadlock(engine, comm, last)
+        if t >= engine.max_sim_time and not unfinished:
+            return   # what is left lies past the limit, where one process stops too
+        if unfinished and all(st[6] for st in statuses):
+            _global_stop(engine, comm, "livelock", last)
         if unfinished and t >= engine.max_sim_time:
             _global_stop(engine, comm, f"simulated time reached the limit "
-                                       f"max_sim_time={engine.max_sim_time!r} s",
-                         max(st[3] for st in statuses))
-        if unfinished and 0 < engine.max_events <= sum(st[4] for st in statuses):
+                                       f"max_sim_time={engine.max_sim_time!r} s", last)
+        if unfinished and 0 < engine.max_events <= sum(st[5] for st in statuses):
             _global_stop(engine, comm, f"the run reached the limit "
-                                       f"max_events={engine.max_events:,}",
-                         max(st[3] for st in statuses))
+                                       f"max_events={engine.max_events:,}", last)
+        ends = window_ends(nexts, window, engine.max_sim_time)
+
+
+def window_ends(nexts: list[float], lookahead: float, limit: float) -> list[float]:
+    """Where each host's next window ends, from the earliest event each host holds.
+
+    Host h processes its events earlier than ``min(nexts[g] + δ for g != h,
+    nexts[h] + 2 δ)``: whatever reaches h later is caused by an event of another
+    host g, at ``nexts[g]`` or later, or by one that h's own shipments cause there,
+    at ``nexts[h] + δ`` or later, and lands at least the lookahead ``δ`` after its
+    cause (``docs/distributed.md``).  Capped at *limit* (``max_sim_time``, or the
+    time of a failure another host reported).
+    """
+    order = sorted(range(len(nexts)), key=nexts.__getitem__)
+    first = nexts[order[0]]
+    second = nexts[order[1]] if len(order) > 1 else math.inf
+    return [min((second if h == order[0] else first) + lookahead, nexts[h] + 2 * lookahead,
+                limit) for h in range(len(nexts))]
 
 
 def _exchange(comm: Any, blobs: list[bytes], hosts: int, me: int,

@@ -142,8 +142,8 @@ class PrivateModules:
         for name in self.names:
             module = mine.get(name)
             if module is None:
-                if name == "__main__":   # a rank that did not replace it: the run's
-                    modules[name] = self.main  # type: ignore[assignment]
+                if name == "__main__" and self.main is not None:   # a rank that did not
+                    modules[name] = self.main                       # replace it: the run's
                 else:
                     modules.pop(name, None)
             else:

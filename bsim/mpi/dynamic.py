@@ -158,13 +158,19 @@ def call_key(comm: Comm, vr: VirtualRank) -> tuple[str, int]:
     return repr(cctx), (vr.coll_seq or {}).get(cctx, 0)
 
 
+def _begin(comm: Comm, info: Any, root: Any, call: str
+           ) -> tuple[VirtualRank, int, int, tuple[tuple[int, ...], tuple[str, int]]]:
+    """``(rank, its rank in comm, root, (comm's world ranks, this call's key))``."""
+    vr = current()
+    _info(info, call)
+    me, root = checked_root(comm, vr, root, call)
+    return vr, me, root, (tuple(comm.members(vr)), call_key(comm, vr))
+
+
 def Accept(comm: Comm, port_name: Any = None, info: Any = None, root: int = 0) -> Intercomm:
     """Accept a ``Connect`` on *port_name* (significant at *root*, which must own the
     port): the intercommunicator with the connecting group (collective over *comm*)."""
-    vr = current()
-    _info(info, "Accept")
-    me, root = checked_root(comm, vr, root, "Accept")
-    mine = (comm.members(vr), call_key(comm, vr))
+    vr, me, root, mine = _begin(comm, info, root, "Accept")
     theirs = None
     if me == root:
         owner = _port_owner(vr, port_name, "Accept")
@@ -182,10 +188,7 @@ def Accept(comm: Comm, port_name: Any = None, info: Any = None, root: int = 0) -
 def Connect(comm: Comm, port_name: Any = None, info: Any = None, root: int = 0) -> Intercomm:
     """Connect to the ``Accept`` on *port_name* (significant at *root*): the
     intercommunicator with the accepting group (collective over *comm*)."""
-    vr = current()
-    _info(info, "Connect")
-    me, root = checked_root(comm, vr, root, "Connect")
-    mine = (comm.members(vr), call_key(comm, vr))
+    vr, me, root, mine = _begin(comm, info, root, "Connect")
     theirs = None
     if me == root:
         vr.sync("Connect")   # the port is open at this rank's time

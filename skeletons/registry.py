@@ -94,6 +94,10 @@ class Skeleton:
     """(resolved parameters, every rank's return value) -> floating-point operations of the
     whole run, when known: the result then states the achieved rate, and a rate above the
     machine's peak is an error."""
+    partition: str | None = None
+    """Under ``mpiexec -n K``, how its ranks are best spread over the host processes when
+    the user does not say (``--partition``): ``"cyclic"`` for pipelines, whose wavefront
+    would otherwise cross one host at a time (``docs/distributed.md``); None: ``block``."""
     defaults: dict[str, Any] = field(init=False, default_factory=dict)
     """Parameter -> default: ``main``'s keyword defaults (or the ``Param``'s own)."""
 

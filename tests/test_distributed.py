@@ -120,6 +120,25 @@ def test_cli_under_mpiexec_prints_and_writes_the_one_process_result(tmp_path: Pa
     assert "host processes 2 (block)" in p2.stdout
 
 
+@needs_mpi
+def test_a_pipeline_skeleton_chooses_the_cyclic_partition(tmp_path: Path) -> None:
+    """sweep3d declares ``partition="cyclic"``: ``mpiexec -n 2 bsim run sweep3d`` deals its
+    ranks in blocks unless ``--partition`` says otherwise; the prediction is the same."""
+    args = ["-m", "bsim", "run", "sweep3d", "--param", "px=4", "--param", "py=4",
+            "--param", "iterations=1", "--quiet"]
+    outs = {}
+    for extra in ([], ["--partition", "block"]):
+        out = tmp_path / f"r{len(extra)}.json"
+        proc = _mpiexec(2, [*args, *extra, "--json", str(out)])
+        assert proc.returncode == 0, proc.stderr
+        outs[tuple(extra)] = json.loads(out.read_text())
+    chosen = [r["host"].pop("distributed")["partition"] for r in outs.values()]
+    assert chosen == ["cyclic", "block"]
+    for r in outs.values():
+        r.pop("host")
+    assert outs[()] == outs[("--partition", "block")]
+
+
 # -- failures end every host process -----------------------------------------------------
 _FAILING = """
 import sys

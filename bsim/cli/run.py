@@ -42,11 +42,12 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--param", action="append", type=options.param_pair, default=[],
                      metavar="K=V",
                      help="skeleton parameter; a file program gets --K=V (repeatable)")
-    run.add_argument("--partition", type=options.partition_spec, default="block",
+    run.add_argument("--partition", type=options.partition_spec, default=None,
                      metavar="{block,cyclic[:block=B],node}",
                      help="under mpiexec -n K: how virtual ranks are spread over the K "
                           "host processes (contiguous blocks; blocks of B ranks dealt in "
-                          "turn, for pipelines; or whole simulated nodes)")
+                          "turn, for pipelines; or whole simulated nodes); default: the "
+                          "skeleton's choice (cyclic for sweep3d), else block")
     run.add_argument("--max-sim-time", type=float, default=None, metavar="SECONDS",
                      help="stop with an error when simulated time passes SECONDS")
     run.add_argument("--max-events", type=int, default=None, metavar="N",
@@ -110,7 +111,8 @@ def command(ns: argparse.Namespace) -> int:
                       contention=ns.contention, collectives=options.collectives(ns),
                       filesystem=ns.filesystem,
                       compute=ns.compute, compute_scale=ns.compute_scale,
-                      hosts=hosts, partition=ns.partition, max_sim_time=ns.max_sim_time,
+                      hosts=hosts, partition=ns.partition or target.partition or "block",
+                      max_sim_time=ns.max_sim_time,
                       max_events=ns.max_events, check_memory=not ns.no_memory_check,
                       private_modules=not ns.shared_modules, **extra)
     options.finish_run_options(ns, result)

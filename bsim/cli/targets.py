@@ -41,6 +41,8 @@ class Target:
     """Every rank's return value -> floating-point operations of the run, when known."""
     is_file: bool = False
     """A Python file: its parameters reach it on its command line, not as keywords."""
+    partition: str | None = None
+    """The host-process partition the skeleton favours (``Skeleton.partition``), or None."""
 
     @property
     def kwargs(self) -> dict[str, Any]:
@@ -175,4 +177,5 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
 
         def flops(returns: list[Any]) -> float:
             return count(resolved, returns)
-    return Target(skel.name, skel.main, resolved, ranks, mapping, account, flops)
+    return Target(skel.name, skel.main, resolved, ranks, mapping, account, flops,
+                  partition=skel.partition)

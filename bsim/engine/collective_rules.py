@@ -299,6 +299,7 @@ def finalize(vr: VirtualRank, comm: Comm, inst: CollInstance) -> None:
     inst.finalized += 1
     if inst.finalized == inst.local and inst.arrived == inst.expect:
         vr.engine.colls.pop(inst.key, None)
+        inst.cost_fn = _no_cost   # its closure refers to inst: free the members' buffers now
 
 
 # -- distributed runs: arrivals shipped between host processes -------------------
@@ -373,6 +374,7 @@ def arrival_info(eng: Engine, info: tuple[Any, ...]) -> None:
     _schedule_completion(eng, inst)
     if inst.finalized == inst.local and inst.arrived == inst.expect:
         eng.colls.pop(key, None)
+        inst.cost_fn = _no_cost
 
 
 @lru_cache(maxsize=256)

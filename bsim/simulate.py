@@ -466,4 +466,5 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         returns=[r.retval for r in rs],
         noise=_noise_spec(engine.noise),
         filesystem=engine.filesystem.spec() if engine.filesystem is not None else "",
-        pending_requests={r.rank: r.open_requests for r in rs if r.open_requests})
+        pending_requests={r.rank: r.open_requests for r in rs if r.open_requests},
+        spawned=len(rs) - engine.nranks)

@@ -91,8 +91,11 @@ def test_the_result_lists_spawned_ranks_after_the_world(program: str):
     namespace: dict = {}
     exec(compile(program, "<program>", "exec"), namespace)
     res = bsim.simulate(namespace["main"], 2)
-    assert res.ranks == 2 + 2 + 3 and res.returns[2:] == [None] * 5
+    assert res.ranks == 2 + 2 + 3 and res.spawned == 5 and res.returns[2:] == [None] * 5
     assert (res.finish > 0).all() and (res.messages[2:] > 0).all()
+    assert "on 7 ranks (2 launched, 5 spawned)" in res.summary()
+    again = bsim.Result.from_dict(res.to_dict())
+    assert again.spawned == 5 and res.to_dict()["spawned"] == 5
 
 
 def test_timing_by_hand(hockney_spec: str):

@@ -191,7 +191,7 @@ def _suite_section() -> list[str]:
             "n = 1 passes fewer: about 110 of these tests skip themselves below 2 ranks, "
             "under real MPI as well (measured with `--ranks 1 --real 1` on 2026-11-25: real "
             "MPICH at n = 1 passes 1,966 tests, 1,061 of them core; bsim at n = 1 passes "
-            "1,954 of those, 1,059 core). What no rank count passes needs a compiled MPI "
+            "1,956 of those, all 1,061 core). What no rank count passes needs a compiled MPI "
             "library (`test_mpiapi`, `test_package`'s libmpi loading, `test_objmodel`'s "
             "Cython API and buffer-protocol constants), Cython's signature docstrings "
             "(`test_doc`) or host time around a task (one `test_util_pool` test).",

@@ -60,6 +60,8 @@ class Result:
     """The OS-noise model that stretched ``add_time`` (its spec; "" for none)."""
     pending_requests: dict[int, int] = field(default_factory=dict)
     """World rank -> nonblocking requests it never completed (Wait/Test) nor freed."""
+    spawned: int = 0
+    """Ranks the run created with ``MPI.Comm.Spawn``: the last ones of the per-rank arrays."""
 
     # -- summaries -----------------------------------------------------------
     @property
@@ -90,7 +92,10 @@ class Result:
     def summary(self) -> str:
         """A human-readable table: elapsed time and the calc/wait/comm breakdown."""
         out = io.StringIO()
-        out.write(f"bsim prediction: {self.program or 'program'} on {self.ranks} ranks\n")
+        spawned = (f" ({self.ranks - self.spawned} launched, {self.spawned} spawned)"
+                   if self.spawned else "")
+        out.write(f"bsim prediction: {self.program or 'program'} on {self.ranks} ranks"
+                  f"{spawned}\n")
         if self.machine:
             out.write(f"  machine   {self.machine}\n")
         if self.kernel_model:
@@ -154,6 +159,7 @@ class Result:
             **({"machine": self.machine} if self.machine else {}),
             **({"kernel_model": self.kernel_model} if self.kernel_model else {}),
             "ranks": self.ranks,
+            **({"spawned": self.spawned} if self.spawned else {}),
             "network": self.network,
             "protocol": self.protocol,
             "collectives": self.collectives,
@@ -258,7 +264,8 @@ class Result:
             machine=data.get("machine", ""), kernel_model=data.get("kernel_model", ""),
             flops=data.get("flops", 0.0), peak_flops=data.get("peak_flops", 0.0),
             version=data.get("bsim_version", ""),
-            pending_requests={int(r): n for r, n in data.get("pending_requests", {}).items()})
+            pending_requests={int(r): n for r, n in data.get("pending_requests", {}).items()},
+            spawned=data.get("spawned", 0))
 
     @classmethod
     def from_json(cls, path: str | Path) -> Result:

@@ -121,7 +121,9 @@ def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
 
 def post_receive(vr: VirtualRank, req: Request) -> None:
     """Post *req*: take the earliest matching unexpected message or wait in line."""
-    box = mailbox(vr)
+    box = vr.box
+    if box is None:   # mailbox() inlined (hot path)
+        box = vr.box = Mailbox()
     unexpected = box.unexpected
     for i, msg in enumerate(unexpected):
         if (req.ctx == msg.ctx and (req.src == ANY_SOURCE or req.src == msg.src)

@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable
 from enum import IntEnum
 from heapq import heappush
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import greenlet
@@ -170,6 +171,9 @@ class VirtualRank:
         transfers overlap each other and preceding ``add_time``; under ``bsim``
         ``cost`` is the whole message cost (the BSIM paper's receive rule).
         """
+        if len(reqs) > 1 and len({id(r) for r in reqs}) != len(reqs):
+            raise MPIUsageError(f"rank {self.rank}: {call}: a request appears twice in the "
+                                f"list (MPI allows each active request once)")
         if self.engine.defers:
             self._settle_in_turn(reqs, call)
             return
@@ -188,7 +192,10 @@ class VirtualRank:
             for r in reqs:
                 r.waited = False
         if len(reqs) > 1:
-            reqs = sorted(reqs, key=_avail_of)
+            try:
+                reqs = sorted(reqs, key=_AVAIL)   # a C-level key (hot path)
+            except TypeError:   # an unresolved request (avail None) among them: it goes last
+                reqs = sorted(reqs, key=_avail_of)
         t = self.clock
         wait = comm = 0.0
         tracer = self.engine.tracer
@@ -337,6 +344,9 @@ def _trace_idle(tracer: Any, rank: int, call: str, t: float, w: float, avail: fl
         tracer.span(rank, "wait", call, t, t + w)
     if t + w < avail:
         tracer.span(rank, "comm", call, t + w, avail)
+
+
+_AVAIL = attrgetter("avail")
 
 
 def _avail_of(r: Request) -> float:

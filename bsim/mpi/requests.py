@@ -312,7 +312,17 @@ class Request(RequestSets, HandleValues):
     @classmethod
     def Waitall(cls, requests: list[Request], statuses: list[Status] | None = None) -> bool:
         """Wait for all requests."""
-        cls.waitall(requests, statuses)
+        if statuses is not None:
+            cls.waitall(requests, statuses)
+            return True
+        pending = active(requests, "Waitall")   # waitall() without its list of results
+        if pending:
+            owner = check_owner(pending[0], "Waitall")
+            owner.ops += 1
+            owner.settle(pending, "Waitall")
+            for r in pending:
+                if r.kind != DONE:   # not completed by an earlier one's finish (a duplicate)
+                    r.finish(None)
         return True
 
     @classmethod

@@ -1,0 +1,162 @@
+"""The flattened ``Isend``/``Irecv``/``Waitall`` path (bsim/mpi/p2p.py, requests.py).
+
+A placeholder ``bsim.Buffer`` sent to or received from a plain world rank skips
+the general call path (buffer parsing, argument conversion, communicator lookups).
+These tests hold it to the general path: the same program written with the
+``[None, count, datatype]`` placeholder spec (which the fast path does not take)
+must give the same prediction to the last bit, under every protocol and with
+contention; the fast path must really be taken; and what it does not handle
+(bad ranks and tags, numpy ints, ``PROC_NULL``, after ``Finalize``) must still
+reach the general path's checks and errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import bsim
+from bsim import MPI
+from bsim.constants import TAG_UB
+from bsim.errors import MPIUsageError
+from bsim.mpi import p2p
+
+
+def _halo(px: int, py: int, iterations: int, placeholder: bool) -> Any:
+    """A 2-D halo exchange with edges of unequal sizes; *placeholder* picks the buffer form."""
+    def edge(count: int) -> Any:
+        return bsim.Buffer(count, MPI.DOUBLE) if placeholder else [None, count, MPI.DOUBLE]
+
+    def main() -> float:
+        comm = MPI.COMM_WORLD
+        rank = comm.Get_rank()
+        i, j = rank % px, rank // px
+        west = rank - 1 if i > 0 else MPI.PROC_NULL
+        east = rank + 1 if i < px - 1 else MPI.PROC_NULL
+        south = rank - px if j > 0 else MPI.PROC_NULL
+        north = rank + px if j < py - 1 else MPI.PROC_NULL
+        for it in range(iterations):
+            n = 100 * (1 + (rank + it) % 3)     # sizes that differ by rank and iteration
+            reqs = [comm.Irecv(edge(300), source=west, tag=1),
+                    comm.Irecv(edge(300), source=east, tag=2),
+                    comm.Irecv(edge(300), source=south, tag=3),
+                    comm.Irecv(edge(300), source=north, tag=4)]
+            reqs += [comm.Isend(edge(n), dest=east, tag=1), comm.Isend(edge(n), dest=west, tag=2),
+                     comm.Isend(edge(n), dest=north, tag=3),
+                     comm.Isend(edge(n), dest=south, tag=4)]
+            MPI.Request.Waitall(reqs)
+            bsim.add_time(1e-6 * (1 + rank % 5))
+        return MPI.Wtime()
+    return main
+
+
+def _fingerprint(res: Any) -> tuple[Any, ...]:
+    return (res.finish.tolist(), res.calc.tolist(), res.wait.tolist(), res.comm.tolist(),
+            res.ops.tolist(), res.messages.tolist(), res.bytes.tolist(), res.returns)
+
+
+@pytest.mark.parametrize("setting", [
+    dict(),
+    dict(protocol="loggp"),
+    dict(network="torus:dims=4x4", contention="fluid"),
+    dict(network="torus:dims=4x4", protocol="loggp", contention="fluid"),
+])
+def test_fast_path_predicts_what_the_general_path_predicts(setting: dict[str, Any]) -> None:
+    # the sent sizes differ by rank and iteration, so anything the fast path charged
+    # differently (a size, a time, an order of deliveries) would show in the clocks
+    fast = bsim.simulate(_halo(4, 4, 3, True), 16, **setting)
+    general = bsim.simulate(_halo(4, 4, 3, False), 16, **setting)
+    assert _fingerprint(fast) == _fingerprint(general)
+    assert fast.elapsed > 0.0
+
+
+def test_fast_path_is_taken_for_placeholders_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = {"isend": 0, "irecv": 0}
+    isend, irecv = p2p._isend, p2p._irecv
+
+    def counting_isend(*args: Any, **kw: Any) -> Any:
+        calls["isend"] += 1
+        return isend(*args, **kw)
+
+    def counting_irecv(*args: Any, **kw: Any) -> Any:
+        calls["irecv"] += 1
+        return irecv(*args, **kw)
+
+    monkeypatch.setattr(p2p, "_isend", counting_isend)
+    monkeypatch.setattr(p2p, "_irecv", counting_irecv)
+    # interior ranks only talk to ranks (never PROC_NULL) on a 2x2 grid's neighbours
+    bsim.simulate(_halo(2, 2, 1, True), 4)
+    assert calls == {"isend": 8, "irecv": 8}   # the 8 PROC_NULL calls, and nothing else
+    calls.update(isend=0, irecv=0)
+    bsim.simulate(_halo(2, 2, 1, False), 4)
+    assert calls == {"isend": 16, "irecv": 16}
+
+
+def _one_call(call: str, **kw: Any) -> None:
+    def main() -> None:
+        comm = MPI.COMM_WORLD
+        if call == "Isend":
+            comm.Isend(bsim.Buffer(8), **kw).Wait()
+        else:
+            comm.Irecv(bsim.Buffer(8), **kw).Wait()
+    bsim.simulate(main, 2)
+
+
+@pytest.mark.parametrize("call, kw, why", [
+    ("Isend", dict(dest=2), "invalid dest 2"),
+    ("Isend", dict(dest=-3), "invalid dest -3"),
+    ("Isend", dict(dest=1, tag=-1), "invalid tag -1"),
+    ("Isend", dict(dest=1, tag=TAG_UB + 1), "invalid tag"),
+    ("Irecv", dict(source=2), "invalid source 2"),
+    ("Irecv", dict(source=0, tag=-2), "invalid tag -2"),
+])
+def test_bad_arguments_still_reach_the_general_checks(call: str, kw: dict[str, Any],
+                                                      why: str) -> None:
+    with pytest.raises(MPIUsageError, match=f"rank 0: {call}.*{why}"):
+        _one_call(call, **kw)
+
+
+def test_numpy_ranks_and_proc_null_take_the_general_path() -> None:
+    def main() -> list[Any]:
+        comm = MPI.COMM_WORLD
+        rank = comm.Get_rank()
+        peer = np.int64(1 - rank)
+        st = MPI.Status()
+        reqs = [comm.Irecv(bsim.Buffer(16), source=peer, tag=np.int32(5)),
+                comm.Isend(bsim.Buffer(16), dest=peer, tag=np.int32(5)),
+                comm.Irecv(bsim.Buffer(16), source=MPI.PROC_NULL),
+                comm.Isend(bsim.Buffer(16), dest=MPI.PROC_NULL)]
+        MPI.Request.Waitall(reqs)
+        r = comm.Irecv(bsim.Buffer(16), source=MPI.PROC_NULL)
+        r.Wait(st)
+        return [st.Get_source(), st.Get_count(MPI.BYTE)]
+
+    res = bsim.simulate(main, 2)
+    assert res.returns == [[MPI.PROC_NULL, 0]] * 2
+    assert res.messages.tolist() == [1, 1]
+    assert res.bytes.tolist() == [16, 16]
+
+
+def test_after_finalize_the_fast_path_raises_as_the_general_one() -> None:
+    def main() -> None:
+        MPI.Finalize()
+        MPI.COMM_WORLD.Isend(bsim.Buffer(8), dest=0)
+
+    with pytest.raises(MPIUsageError, match="rank 0: MPI call after MPI.Finalize"):
+        bsim.simulate(main, 1)
+
+
+def test_a_request_listed_twice_is_an_error_not_a_deadlock() -> None:
+    # MPI allows each active request once in a list; counting it twice would wait for a
+    # second completion that never comes (a deadlock) or charge its cost twice
+    def main() -> None:
+        comm = MPI.COMM_WORLD
+        peer = 1 - comm.Get_rank()
+        r = comm.Irecv(bsim.Buffer(8), source=peer)
+        s = comm.Isend(bsim.Buffer(8), dest=peer)
+        MPI.Request.Waitall([r, s, r, MPI.REQUEST_NULL])
+
+    with pytest.raises(MPIUsageError, match="rank 0: Waitall: a request appears twice"):
+        bsim.simulate(main, 2)

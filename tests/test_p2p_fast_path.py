@@ -24,13 +24,16 @@ from bsim.errors import MPIUsageError
 from bsim.mpi import p2p
 
 
-def _halo(px: int, py: int, iterations: int, placeholder: bool) -> Any:
-    """A 2-D halo exchange with edges of unequal sizes; *placeholder* picks the buffer form."""
+def _halo(px: int, py: int, iterations: int, placeholder: bool, split: bool = False) -> Any:
+    """A 2-D halo exchange with edges of unequal sizes; *placeholder* picks the buffer form,
+    *split* runs it on a communicator whose ranks are the world's in reverse order."""
     def edge(count: int) -> Any:
         return bsim.Buffer(count, MPI.DOUBLE) if placeholder else [None, count, MPI.DOUBLE]
 
     def main() -> float:
         comm = MPI.COMM_WORLD
+        if split:
+            comm = comm.Split(0, key=-comm.Get_rank())
         rank = comm.Get_rank()
         i, j = rank % px, rank // px
         west = rank - 1 if i > 0 else MPI.PROC_NULL
@@ -66,10 +69,31 @@ def _fingerprint(res: Any) -> tuple[Any, ...]:
 def test_fast_path_predicts_what_the_general_path_predicts(setting: dict[str, Any]) -> None:
     # the sent sizes differ by rank and iteration, so anything the fast path charged
     # differently (a size, a time, an order of deliveries) would show in the clocks
-    fast = bsim.simulate(_halo(4, 4, 3, True), 16, **setting)
-    general = bsim.simulate(_halo(4, 4, 3, False), 16, **setting)
-    assert _fingerprint(fast) == _fingerprint(general)
-    assert fast.elapsed > 0.0
+    for split in (False, True):
+        fast = bsim.simulate(_halo(4, 4, 3, True, split), 16, **setting)
+        general = bsim.simulate(_halo(4, 4, 3, False, split), 16, **setting)
+        assert _fingerprint(fast) == _fingerprint(general)
+        assert fast.elapsed > 0.0
+
+
+def test_on_an_intercommunicator_the_peers_are_the_remote_group() -> None:
+    # the flattened path is for intracommunicators: an intercommunicator's rank r is the
+    # remote group's, which the general path resolves
+    def main() -> list[int]:
+        world = MPI.COMM_WORLD
+        rank = world.Get_rank()
+        local = world.Split(rank % 2, rank)
+        inter = local.Create_intercomm(0, world, 1 - rank % 2, tag=7)
+        peer = local.Get_rank()    # pair i of one side with i of the other
+        st = MPI.Status()
+        r = inter.Irecv(bsim.Buffer(64), source=peer, tag=3)
+        inter.Isend(bsim.Buffer(8 * (1 + rank)), dest=peer, tag=3).Wait()
+        r.Wait(st)
+        return [st.Get_source(), st.Get_count(MPI.BYTE)]
+
+    res = bsim.simulate(main, 4)
+    # world ranks 0, 2 (even side, local 0, 1) pair with 1, 3 (odd side, local 0, 1)
+    assert res.returns == [[0, 16], [0, 8], [1, 32], [1, 24]]
 
 
 def test_fast_path_is_taken_for_placeholders_only(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -160,7 +160,7 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolera
             raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()")
         return len(self._group)
 
-    peer_size = size_of   # the valid point-to-point ranks (an intercomm's: the remote group)
+    group_p2p, peer_size = True, size_of   # p2p ranks index _group; valid p2p ranks
 
     def world_rank(self, crank: int, vr: VirtualRank) -> int:
         """World rank of communicator rank *crank* (an intercomm's: of the remote group)."""
@@ -401,7 +401,7 @@ class Intercomm(Comm):
     side_of: dict[int, int]
     local_comms: tuple[Intracomm, ...]
 
-    rank_of = intercomm.rank_of
+    group_p2p, rank_of = False, intercomm.rank_of   # the peers: the remote group
     size_of = intercomm.size_of
     peer_size = intercomm.peer_size
     world_rank = intercomm.world_rank

@@ -8,11 +8,11 @@ MPI's order (``bsim.engine.matching``); blocking calls settle their requests
 on the calling rank's clock (:meth:`bsim.engine.rank.VirtualRank.settle`).
 This is the engine's hottest path: argument checks take a fast branch for
 plain ints in range before any conversion, and ``Isend``/``Irecv`` of a
-placeholder (:class:`~bsim.mpi.buffers.Buffer`) to or from a plain world rank
-skip the general path altogether (no parsing, conversion or communicator
-lookup: 8 fewer calls each); anything else, including every bad argument,
-takes the general path and its checks (``tests/test_p2p_fast_path.py`` holds
-the two to the same predictions).
+placeholder (:class:`~bsim.mpi.buffers.Buffer`) to or from a rank of the world
+or of an intracommunicator's group skip the general path altogether (no
+parsing, conversion or communicator lookup: 8 fewer calls each); anything else,
+including every bad argument, takes the general path and its checks
+(``tests/test_p2p_fast_path.py`` holds the two to the same predictions).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from .requests import RECV, SEND, Prequest, Request, Status, hand_out
 if TYPE_CHECKING:
     from .comm import Comm
 
-_WORLD = CommKind.WORLD
+_WORLD, _GROUP = CommKind.WORLD, CommKind.GROUP
 
 __all__ = ["Send", "Recv", "Isend", "Irecv", "Sendrecv", "Probe", "Iprobe", "Mprobe",
            "Improbe", "send", "recv", "isend", "irecv", "sendrecv"]
@@ -257,20 +257,27 @@ def Ssend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
 def Isend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
     """Nonblocking send."""
     g = getcurrent()
-    if buf.__class__ is Buffer and g.__class__ is RankGreenlet and comm.kind is _WORLD \
-            and dest.__class__ is int and tag.__class__ is int:
-        # the hot path of skeletons, flattened: a placeholder to a plain world rank
+    if buf.__class__ is Buffer and g.__class__ is RankGreenlet and dest.__class__ is int \
+            and tag.__class__ is int and 0 <= tag <= TAG_UB and dest >= 0:
+        # the hot path of skeletons, flattened: a placeholder to a plain rank
         vr = g.vrank
         eng = vr.engine
-        if 0 <= dest < eng.nranks and 0 <= tag <= TAG_UB and vr.world is None \
-                and not vr.finalized and eng.measure is None:
+        kind = comm.kind
+        peer = me = -1
+        if kind is _WORLD:
+            if dest < eng.nranks and vr.world is None:
+                peer, me = dest, vr.rank
+        elif kind is _GROUP and comm.group_p2p and not comm.freed_by \
+                and dest < len(comm._group):
+            peer, me = comm._group[dest], comm._index.get(vr.rank, -1)
+        if me >= 0 and not vr.finalized and eng.measure is None:
             vr.ops += 1
             req = Request(vr, SEND, "Isend")
             nbytes = buf.nbytes
-            msg = Message(comm.context, vr.rank, dest, vr.rank, tag, nbytes, None, False)
+            msg = Message(comm.context, vr.rank, peer, me, tag, nbytes, None, False)
             vr.msgs += 1
             vr.nbytes += nbytes
-            eng.protocol.send(vr, eng.ranks[dest], msg, req, False)
+            eng.protocol.send(vr, eng.ranks[peer], msg, req, False)
             req.handed = True
             vr.open_requests += 1
             return req
@@ -302,17 +309,24 @@ def Recv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
 def Irecv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
     """Nonblocking receive."""
     g = getcurrent()
-    if buf.__class__ is Buffer and g.__class__ is RankGreenlet and comm.kind is _WORLD \
-            and source.__class__ is int and tag.__class__ is int:
-        # the hot path of skeletons, flattened: a placeholder from a plain world rank
+    if buf.__class__ is Buffer and g.__class__ is RankGreenlet and source.__class__ is int \
+            and tag.__class__ is int and 0 <= tag <= TAG_UB and source >= 0:
+        # the hot path of skeletons, flattened: a placeholder from a plain rank
         vr = g.vrank
         eng = vr.engine
-        if 0 <= source < eng.nranks and 0 <= tag <= TAG_UB and vr.world is None \
-                and not vr.finalized and eng.measure is None:
+        kind = comm.kind
+        peer = me = -1
+        if kind is _WORLD:
+            if source < eng.nranks and vr.world is None:
+                peer, me = source, vr.rank
+        elif kind is _GROUP and comm.group_p2p and not comm.freed_by \
+                and source < len(comm._group):
+            peer, me = comm._group[source], comm._index.get(vr.rank, -1)
+        if me >= 0 and not vr.finalized and eng.measure is None:
             vr.ops += 1
             req = Request(vr, RECV, "Irecv")
             req.ctx = comm.context
-            req.src = source
+            req.src = peer
             req.tag = tag
             req.rinfo = buf
             req.t_post = vr.clock

@@ -1,8 +1,8 @@
-"""The event queue's batches of deliveries keep the order of one heap entry per message.
+"""The event queue's batches keep the order of one heap entry per message or wake-up.
 
 ``bsim/engine/events.py``: messages that become visible at one time share one
-``Deliveries`` entry; the loop sorts it by key and gives way to any entry ordered before
-the next message.  The order expected here follows from the queue's contract alone
+``Deliveries`` entry, rank wake-ups of one time one ``Wakeups`` entry; the loop sorts
+a batch by key and gives way to any entry ordered before its next element.  The order expected here follows from the queue's contract alone
 (``(time, priority, key)``), derived by hand.
 """
 
@@ -56,6 +56,40 @@ def test_a_rank_wakeup_at_the_same_time_comes_after_every_delivery(monkeypatch):
     eng.push(2.0, PRIO_RANK, 0, Call(lambda: seen.append("rank"), ()))
     eng.run_until(float("inf"))
     assert seen == [1, 3, "rank"]
+
+
+def test_wakeups_of_one_time_run_in_key_order_around_other_entries(monkeypatch):
+    eng = Engine(8)
+    seen: list[object] = []
+
+    def wake(r, t, then=None):   # rank r resumes at t as a continuation that records it
+        vr = eng.ranks[r]
+
+        def resume():
+            seen.append((eng._now, r))
+            if then is not None:
+                then()
+        vr.resume = resume
+        vr.wake(t)
+
+    wake(5, 1.0)
+    wake(2, 1.0, then=lambda: wake(0, 1.0))   # woken during the batch, at the same time
+    wake(6, 1.0)
+    wake(7, 1.0)
+    wake(6, 2.0)                              # supersedes rank 6's wake-up at 1.0
+    wake(1, 0.5)
+    eng.push(1.0, PRIO_RANK, (3 << 32) | 9, Call(lambda: seen.append((1.0, "call 3")), ()))
+    b = eng.deliveries[1.0] = Deliveries()    # network events come first at equal times
+    heappush(eng.queue, (1.0, PRIO_NET, -1, b))
+    b.append(_msg(4, 1))
+    monkeypatch.setattr(core, "deliver",
+                        lambda vr, msg, now: seen.append((now, f"message from {msg.src}")))
+    eng.run_until(float("inf"))
+    # keys: rank r's are (r << 32) | its sequence, so rank 0 (woken by rank 2) comes
+    # before the call keyed by rank 3, and rank 6 runs only at its later wake-up
+    assert seen == [(0.5, 1), (1.0, "message from 4"), (1.0, 2), (1.0, 0), (1.0, "call 3"),
+                    (1.0, 5), (1.0, 7), (2.0, 6)]
+    assert eng.events == 8 and not eng.queue and not eng.wakeups
 
 
 def test_any_source_sees_simultaneous_messages_in_source_order():

@@ -45,7 +45,7 @@ from ..errors import (
     MPIUsageError,
     RankError,
 )
-from .events import PRIO_NET, SIMPY_KEYS, Call, Deliveries, NetEvent
+from .events import PRIO_NET, PRIO_RANK, SIMPY_KEYS, Call, Deliveries, NetEvent, Wakeups
 from .failures import FailureReports, user_location_of_traceback
 from .hooks import PROGRESS_EVERY
 from .host_sockets import CooperativeSockets
@@ -111,6 +111,7 @@ class Engine(FailureReports, simpy.Environment):
         # scheduled through schedule() land here too
         self.queue: list[tuple[float, int, int, Any]] = []
         self.deliveries: dict[float, Deliveries] = {}   # time -> its batch in the queue
+        self.wakeups: dict[float, Wakeups] = {}         # the same for rank wake-ups
         self.colls: dict[Any, Any] = {}   # (collective context, sequence) -> CollInstance
         self.collective_costs: CollectiveCosts   # set by simulate()
         self.fabric: ContentionLayer | None = None   # contention 'fluid' (bsim.engine.fabric)
@@ -294,7 +295,9 @@ class Engine(FailureReports, simpy.Environment):
         """Process every event earlier than *end* (all of them for ``inf``)."""
         queue = self.queue
         ranks = self.ranks
-        rank_cls = VirtualRank
+        wake_cls = Wakeups
+        wakeups = self.wakeups
+        inf = math.inf
         msg_cls = Message
         call_cls = Call
         private = self.private_modules
@@ -314,7 +317,7 @@ class Engine(FailureReports, simpy.Environment):
         batch_cls = Deliveries
         try:
             while queue and queue[0][0] < end:
-                now, _, key, item = heappop(queue)   # a VirtualRank, Message, Deliveries,
+                now, _, key, item = heappop(queue)   # a Wakeups, Message, Deliveries,
                 self._now = now                        # Call, NetEvent or SimPy event
                 cls = item.__class__
                 if cls is batch_cls:   # messages visible at `now`, in key order (events.py)
@@ -341,41 +344,57 @@ class Engine(FailureReports, simpy.Environment):
                             self._abort(None, exc)
                         i += 1
                     continue
-                if cls is rank_cls:
-                    if key != item.wake_key:   # superseded wake-up
-                        continue
-                    item.wake_key = -1
-                    item.wake_at = float("inf")
-                    if item.polled:
-                        item.polled = False
-                        idle += 1
-                        if idle >= livelock_polls:
+                if cls is wake_cls:    # ranks resuming at `now`, in key order (events.py)
+                    if key < 0:        # fresh from VirtualRank.wake: not yet sorted
+                        if wakeups.get(now) is item:
+                            del wakeups[now]
+                        if len(item) > 1:
+                            item.sort()   # (key, rank) pairs: the keys are unique
+                    i, n = 0, len(item)
+                    while i < n:
+                        rkey, vr = item[i]
+                        if queue and queue[0] < (now, PRIO_RANK, rkey):
+                            # an event ordered before this wake-up: the rest waits its turn
+                            heappush(queue, (now, PRIO_RANK, rkey,
+                                             wake_cls(item[i:]) if i else item))
+                            break
+                        i += 1
+                        if rkey != vr.wake_key:   # superseded wake-up
+                            continue
+                        vr.wake_key = -1
+                        vr.wake_at = inf
+                        if vr.polled:
+                            vr.polled = False
+                            idle += 1
+                            if idle >= livelock_polls:
+                                idle = 0
+                                self._check_livelock(vr)
+                        else:
                             idle = 0
-                            self._check_livelock(item)
-                    else:
-                        idle = 0
-                else:
-                    idle = 0
+                        events += 1
+                        if periodic and not (base + events) & (PROGRESS_EVERY - 1):
+                            start = self._periodic(base + events, start, max_events)
+                        if private is not None and private.swapping:
+                            private.enter(vr.rank)
+                        try:
+                            resume = vr.resume
+                            if resume is None:
+                                vr.greenlet.switch()
+                            else:   # a continuation (bsim/engine/schedule_driver.py)
+                                vr.resume = None
+                                resume()
+                        except BaseException as exc:
+                            self._abort(vr, exc)
+                        if private is not None and len(modules) != private.count:
+                            private.leave(vr.rank)   # the rank imported something
+                        if vr.finished:
+                            self.unfinished -= 1
+                    continue
+                idle = 0
                 events += 1
                 if periodic and not (base + events) & (PROGRESS_EVERY - 1):
                     start = self._periodic(base + events, start, max_events)
-                if cls is rank_cls:
-                    if private is not None and private.swapping:
-                        private.enter(item.rank)
-                    try:
-                        resume = item.resume
-                        if resume is None:
-                            item.greenlet.switch()
-                        else:   # a continuation (bsim/engine/schedule_driver.py)
-                            item.resume = None
-                            resume()
-                    except BaseException as exc:
-                        self._abort(item, exc)
-                    if private is not None and len(modules) != private.count:
-                        private.leave(item.rank)   # the rank imported something
-                    if item.finished:
-                        self.unfinished -= 1
-                elif cls is msg_cls:
+                if cls is msg_cls:
                     try:
                         deliver(ranks[item.dst], item, now)
                     except BaseException as exc:
@@ -455,6 +474,7 @@ class Engine(FailureReports, simpy.Environment):
         self.thread_support.teardown()
         self.queue.clear()
         self.deliveries.clear()
+        self.wakeups.clear()
 
     def _abort(self, vr: VirtualRank | None, exc: BaseException) -> None:
         self._teardown()

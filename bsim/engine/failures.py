@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import greenlet
 
 from ..errors import DeadlockError, LivelockError, SimulationLimitError
+from .events import Wakeups
 from .rank import VirtualRank
 
 if TYPE_CHECKING:
@@ -76,11 +77,12 @@ class FailureReports:
 
     def only_polling(self) -> bool:
         """True if every pending event is the wake-up of a rank asleep after a fruitless poll."""
-        for _, _, key, item in self.queue:
-            if item.__class__ is not VirtualRank:
+        for _, _, _, item in self.queue:
+            if item.__class__ is not Wakeups:
                 return False           # a message, a completion or a SimPy event in flight
-            if key == item.wake_key and not item.polled:
-                return False           # a rank that will act (computing, about to send)
+            for key, vr in item:
+                if key == vr.wake_key and not vr.polled:
+                    return False       # a rank that will act (computing, about to send)
         return True
 
     def livelock_error(self, blocked: list[tuple[int, str, str]]) -> None:

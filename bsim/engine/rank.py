@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import greenlet
 
 from ..errors import AddTimeError, MPIUsageError, NotInSimulationError
-from .events import PRIO_RANK
+from .events import PRIO_RANK, Wakeups
 
 if TYPE_CHECKING:
     from ..mpi.requests import Request
@@ -108,12 +108,21 @@ class VirtualRank:
         return self.keybase | self.seq
 
     def wake(self, t: float) -> None:
-        """Schedule this (suspended) rank to resume at simulated time *t*."""
+        """Schedule this (suspended) rank to resume at simulated time *t*.
+
+        The wake-up joins the :class:`~bsim.engine.events.Wakeups` of time *t*
+        (``bsim.engine.events``: the order is that of one queue entry per wake-up).
+        """
         self.seq += 1
         key = self.keybase | self.seq
         self.wake_key = key
         self.wake_at = t
-        heappush(self.engine.queue, (t, PRIO_RANK, key, self))   # Engine.push, inlined
+        eng = self.engine
+        batch = eng.wakeups.get(t)
+        if batch is None:
+            batch = eng.wakeups[t] = Wakeups()
+            heappush(eng.queue, (t, PRIO_RANK, -1, batch))
+        batch.append((key, self))
 
     def suspend(self, call: str) -> None:
         """Give control to the engine until someone calls :meth:`wake`."""
@@ -125,12 +134,17 @@ class VirtualRank:
 
     def sleep_until(self, t: float, call: str = "") -> None:
         """Resume at simulated time *t* (>= now); the clock is not charged here."""
-        # inlined wake() (with Engine.push) + suspend(): this is the engine's hottest path
+        # inlined wake() + suspend(): this is the engine's hottest path
         self.seq += 1
         key = self.keybase | self.seq
         self.wake_key = key
         self.wake_at = t
-        heappush(self.engine.queue, (t, PRIO_RANK, key, self))
+        eng = self.engine
+        batch = eng.wakeups.get(t)
+        if batch is None:
+            batch = eng.wakeups[t] = Wakeups()
+            heappush(eng.queue, (t, PRIO_RANK, -1, batch))
+        batch.append((key, self))
         self.pending = call
         self.engine.main.switch()
         self.pending = None

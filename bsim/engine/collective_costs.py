@@ -120,9 +120,15 @@ class CollectiveCosts:
             t = None
             net = engine.network
             if isinstance(model, Analytic) and hasattr(net, "node_of"):
-                # a topology (or nodes): price each step by the algorithm's real partners
+                # a topology (or nodes): price each step by the algorithm's real partners;
+                # a schedule repeats its pairs (a ring: P pairs, P - 1 times each)
+                priced: dict[tuple[int, int, Any], float] = {}
+
                 def pair_cost(a: int, b: int, n: Any, _g: tuple[int, ...] = group) -> float:
-                    return net.cost(_g[a], _g[b], int(n))
+                    c = priced.get((a, b, n))
+                    if c is None:
+                        c = priced[a, b, n] = net.cost(_g[a], _g[b], int(n))
+                    return c
                 t = model.time_on_pairs(op, P, nbytes, pair_cost)
             if t is None:
                 t = model.time(op, P, nbytes, self.p2p_for(engine, comm, group))

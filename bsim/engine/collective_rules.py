@@ -215,10 +215,13 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
                 return memo[1]
         else:
             per_rank = cost_bytes
+            last: list[Any] = [None, 0.0]   # the last size and its cost: members share sizes
 
             def member_cost(rank: int) -> float:
                 nb = per_rank(inst, rank) if per_rank is not None else inst.nbytes[rank]
-                return costs.cost(eng, comm, members, cop, nb)
+                if nb != last[0]:
+                    last[0], last[1] = nb, costs.cost(eng, comm, members, cop, nb)
+                return float(last[1])
 
         inst.cost_fn = member_cost
     t = vr.clock

@@ -41,7 +41,10 @@ events (``busy``) and waiting at the window exchanges (``exchange``: load
 imbalance between the hosts plus the exchanges themselves); the table gives
 the medians of their maxima over the hosts.
 
-Target: K=2 at least 1.6x faster than K=1 in wall time (on a 2-core machine).
+Targets: K=2 at least 1.8x faster than K=1 in wall time on halo2d and milc_cg, 1.5x on
+sweep3d (on a 2-core machine).  The sources are compiled to bytecode first, as an
+installed package's are (``compileall``; where ``PYTHONDONTWRITEBYTECODE`` is set, as on
+this machine, each process would otherwise compile every module at start-up).
 
     python benchmarks/distributed_speedup.py [--quick] [--repeat R]
         [--workload halo2d|milc_cg|sweep3d|all] [--ranks-side N]
@@ -64,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET = 1.6
+TARGETS = {"halo2d": 1.8, "milc_cg": 1.8, "sweep3d": 1.5}   # wall K=1 / K=2 (issue 20)
 
 
 def _mpiexec() -> str:
@@ -187,8 +190,9 @@ def bench(name: str, mpiexec: str, spec: Spec, repeat: int, folder: Path) -> boo
     wall_ratio, host_ratio = wall[1] / wall[2], host[1] / host[2]
     print(f"speed-up K=1/K=2: wall {wall_ratio:.2f}x, sim-loop host {host_ratio:.2f}x")
     print("result outside 'host': IDENTICAL (every run, both K)")
-    ok = wall_ratio >= TARGET
-    print(f"target: K=2 at least {TARGET}x faster than K=1 (wall): "
+    target = TARGETS[name]
+    ok = wall_ratio >= target
+    print(f"target: K=2 at least {target}x faster than K=1 (wall): "
           f"{'PASS' if ok else 'BELOW'} ({wall_ratio:.2f}x)")
     return ok
 
@@ -213,6 +217,11 @@ def main() -> None:
     if ns.partition:
         specs = {n: (sk, pa, ma, ns.partition) for n, (sk, pa, ma, _) in specs.items()}
     names = list(specs) if ns.workload == "all" else [ns.workload]
+    # bytecode compiled once, as an installed package has it: where PYTHONDONTWRITEBYTECODE
+    # is set (this machine sets it) every host process would otherwise compile every module
+    # (about 0.15 s of each run's start-up)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "bsim", "netmodels", "skeletons"],
+                   cwd=ROOT, check=True, capture_output=True)
     print(f"mpiexec {mpiexec}; {os.cpu_count()} cores; load average "
           f"{os.getloadavg()[0]:.2f}")
     results = {}

@@ -2,8 +2,9 @@
 
 ``bsim/engine/events.py``: messages that become visible at one time share one
 ``Deliveries`` entry, rank wake-ups of one time one ``Wakeups`` entry; the loop sorts
-a batch by key and gives way to any entry ordered before its next element.  The order expected here follows from the queue's contract alone
-(``(time, priority, key)``), derived by hand.
+a batch by key and gives way to any entry ordered before its next element.  The order
+expected here follows from the queue's contract alone (``(time, priority, key)``),
+derived by hand.
 """
 
 from __future__ import annotations

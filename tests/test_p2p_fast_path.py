@@ -55,6 +55,26 @@ def _halo(px: int, py: int, iterations: int, placeholder: bool, split: bool = Fa
     return main
 
 
+def _pipeline(stages: int, placeholder: bool, split: bool = False) -> Any:
+    """A wavefront of blocking ``Recv``/``Send`` (Sweep3D's pattern) with sizes that vary."""
+    def edge(count: int) -> Any:
+        return bsim.Buffer(count, MPI.DOUBLE) if placeholder else [None, count, MPI.DOUBLE]
+
+    def main() -> float:
+        comm = MPI.COMM_WORLD
+        if split:
+            comm = comm.Split(0, key=-comm.Get_rank())
+        rank, size = comm.Get_rank(), comm.Get_size()
+        for s in range(stages):
+            if rank > 0:
+                comm.Recv(edge(500), source=rank - 1, tag=s)
+            bsim.add_time(1e-6 * (1 + (rank + s) % 4))
+            if rank < size - 1:
+                comm.Send(edge(100 * (1 + (rank * s) % 5)), dest=rank + 1, tag=s)
+        return MPI.Wtime()
+    return main
+
+
 def _fingerprint(res: Any) -> tuple[Any, ...]:
     return (res.finish.tolist(), res.calc.tolist(), res.wait.tolist(), res.comm.tolist(),
             res.ops.tolist(), res.messages.tolist(), res.bytes.tolist(), res.returns)
@@ -72,6 +92,10 @@ def test_fast_path_predicts_what_the_general_path_predicts(setting: dict[str, An
     for split in (False, True):
         fast = bsim.simulate(_halo(4, 4, 3, True, split), 16, **setting)
         general = bsim.simulate(_halo(4, 4, 3, False, split), 16, **setting)
+        assert _fingerprint(fast) == _fingerprint(general)
+        assert fast.elapsed > 0.0
+        fast = bsim.simulate(_pipeline(6, True, split), 16, **setting)
+        general = bsim.simulate(_pipeline(6, False, split), 16, **setting)
         assert _fingerprint(fast) == _fingerprint(general)
         assert fast.elapsed > 0.0
 
@@ -116,6 +140,11 @@ def test_fast_path_is_taken_for_placeholders_only(monkeypatch: pytest.MonkeyPatc
     calls.update(isend=0, irecv=0)
     bsim.simulate(_halo(2, 2, 1, False), 4)
     assert calls == {"isend": 16, "irecv": 16}
+    calls.update(isend=0, irecv=0)
+    bsim.simulate(_pipeline(3, True), 4)   # blocking Send and Recv take it too
+    assert calls == {"isend": 0, "irecv": 0}
+    bsim.simulate(_pipeline(3, False), 4)
+    assert calls == {"isend": 9, "irecv": 9}
 
 
 def _one_call(call: str, **kw: Any) -> None:
@@ -123,8 +152,12 @@ def _one_call(call: str, **kw: Any) -> None:
         comm = MPI.COMM_WORLD
         if call == "Isend":
             comm.Isend(bsim.Buffer(8), **kw).Wait()
-        else:
+        elif call == "Irecv":
             comm.Irecv(bsim.Buffer(8), **kw).Wait()
+        elif call == "Send":
+            comm.Send(bsim.Buffer(8), **kw)
+        else:
+            comm.Recv(bsim.Buffer(8), **kw)
     bsim.simulate(main, 2)
 
 
@@ -135,6 +168,8 @@ def _one_call(call: str, **kw: Any) -> None:
     ("Isend", dict(dest=1, tag=TAG_UB + 1), "invalid tag"),
     ("Irecv", dict(source=2), "invalid source 2"),
     ("Irecv", dict(source=0, tag=-2), "invalid tag -2"),
+    ("Send", dict(dest=5), "invalid dest 5"),
+    ("Recv", dict(source=3, tag=1), "invalid source 3"),
 ])
 def test_bad_arguments_still_reach_the_general_checks(call: str, kw: dict[str, Any],
                                                       why: str) -> None:

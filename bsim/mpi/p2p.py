@@ -7,12 +7,13 @@ Every function takes the communicator first and is bound as a method of
 MPI's order (``bsim.engine.matching``); blocking calls settle their requests
 on the calling rank's clock (:meth:`bsim.engine.rank.VirtualRank.settle`).
 This is the engine's hottest path: argument checks take a fast branch for
-plain ints in range before any conversion, and ``Isend``/``Irecv`` of a
-placeholder (:class:`~bsim.mpi.buffers.Buffer`) to or from a rank of the world
-or of an intracommunicator's group skip the general path altogether (no
-parsing, conversion or communicator lookup: 8 fewer calls each); anything else,
-including every bad argument, takes the general path and its checks
-(``tests/test_p2p_fast_path.py`` holds the two to the same predictions).
+plain ints in range before any conversion, and ``Isend``/``Irecv``/``Send``/``Recv``
+of a placeholder (:class:`~bsim.mpi.buffers.Buffer`) to or from a rank of the world
+or of an intracommunicator's group skip the general path altogether
+(:func:`_flat_send`, :func:`_flat_recv`: no parsing, conversion or communicator
+lookup, 8 fewer calls each); anything else, including every bad argument, takes
+the general path and its checks (``tests/test_p2p_fast_path.py`` holds the two to
+the same predictions).
 """
 
 from __future__ import annotations
@@ -142,6 +143,73 @@ def _buf_send(comm: Comm, buf: Any, dest: int, tag: int, call: str,
     return _isend(comm, vr, info.nbytes, payload, False, dest, tag, call, synchronous, req)
 
 
+def _group_peer(comm: Comm, vr: VirtualRank, crank: int) -> int:
+    """World rank of rank *crank* (>= 0) of an intracommunicator's group when the flattened
+    path may take a call on it (in range, the caller a member); -1 otherwise."""
+    if comm.kind is _GROUP and comm.group_p2p and not comm.freed_by \
+            and crank < len(comm._group) and vr.rank in comm._index:
+        return comm._group[crank]
+    return -1
+
+
+def _flat_send(comm: Comm, buf: Any, dest: Any, tag: Any, call: str) -> Request | None:
+    """The hot path of skeletons, flattened: a placeholder sent to a plain rank (of the
+    world or an intracommunicator's group), without parsing, conversion or communicator
+    lookups; None when the general path must take the call (and raise what is wrong)."""
+    g = getcurrent()
+    if buf.__class__ is not Buffer or g.__class__ is not RankGreenlet \
+            or dest.__class__ is not int or tag.__class__ is not int \
+            or not 0 <= tag <= TAG_UB or dest < 0:
+        return None
+    vr = g.vrank
+    eng = vr.engine
+    if comm.kind is _WORLD and dest < eng.nranks and vr.world is None:
+        peer, me = dest, vr.rank
+    else:
+        peer = _group_peer(comm, vr, dest)
+        if peer < 0:
+            return None
+        me = comm._index[vr.rank]
+    if vr.finalized or eng.measure is not None:
+        return None
+    vr.ops += 1
+    req = Request(vr, SEND, call)
+    nbytes = buf.nbytes
+    msg = Message(comm.context, vr.rank, peer, me, tag, nbytes, None, False)
+    vr.msgs += 1
+    vr.nbytes += nbytes
+    eng.protocol.send(vr, eng.ranks[peer], msg, req, False)
+    return req
+
+
+def _flat_recv(comm: Comm, buf: Any, source: Any, tag: Any, call: str) -> Request | None:
+    """The receive of :func:`_flat_send`: a placeholder from a plain rank (no wildcard)."""
+    g = getcurrent()
+    if buf.__class__ is not Buffer or g.__class__ is not RankGreenlet \
+            or source.__class__ is not int or tag.__class__ is not int \
+            or not 0 <= tag <= TAG_UB or source < 0:
+        return None
+    vr = g.vrank
+    eng = vr.engine
+    if comm.kind is _WORLD and source < eng.nranks and vr.world is None:
+        peer = source
+    else:
+        peer = _group_peer(comm, vr, source)
+        if peer < 0:
+            return None
+    if vr.finalized or eng.measure is not None:
+        return None
+    vr.ops += 1
+    req = Request(vr, RECV, call)
+    req.ctx = comm.context
+    req.src = peer
+    req.tag = tag
+    req.rinfo = buf
+    req.t_post = vr.clock
+    post_receive(vr, req)
+    return req
+
+
 def Send_init(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Prequest:
     """Persistent standard-mode send (start with ``Start``)."""
     return Prequest(current(), SEND, "Send_init",
@@ -239,7 +307,8 @@ def iprobe(comm: Comm, source: int = ANY_SOURCE, tag: int = ANY_TAG,
 def Send(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
     """Blocking send."""
     call = "Send"
-    _complete(_buf_send(comm, buf, dest, tag, call), None, call)
+    _complete(_flat_send(comm, buf, dest, tag, call) or _buf_send(comm, buf, dest, tag, call),
+              None, call)
 
 
 def Rsend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
@@ -256,32 +325,9 @@ def Ssend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
 
 def Isend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
     """Nonblocking send."""
-    g = getcurrent()
-    if buf.__class__ is Buffer and g.__class__ is RankGreenlet and dest.__class__ is int \
-            and tag.__class__ is int and 0 <= tag <= TAG_UB and dest >= 0:
-        # the hot path of skeletons, flattened: a placeholder to a plain rank
-        vr = g.vrank
-        eng = vr.engine
-        kind = comm.kind
-        peer = me = -1
-        if kind is _WORLD:
-            if dest < eng.nranks and vr.world is None:
-                peer, me = dest, vr.rank
-        elif kind is _GROUP and comm.group_p2p and not comm.freed_by \
-                and dest < len(comm._group):
-            peer, me = comm._group[dest], comm._index.get(vr.rank, -1)
-        if me >= 0 and not vr.finalized and eng.measure is None:
-            vr.ops += 1
-            req = Request(vr, SEND, "Isend")
-            nbytes = buf.nbytes
-            msg = Message(comm.context, vr.rank, peer, me, tag, nbytes, None, False)
-            vr.msgs += 1
-            vr.nbytes += nbytes
-            eng.protocol.send(vr, eng.ranks[peer], msg, req, False)
-            req.handed = True
-            vr.open_requests += 1
-            return req
-    req = _buf_send(comm, buf, dest, tag, "Isend")
+    req = _flat_send(comm, buf, dest, tag, "Isend")
+    if req is None:
+        req = _buf_send(comm, buf, dest, tag, "Isend")
     req.handed = True   # hand_out() inlined: a fresh request (hot path)
     req.owner.open_requests += 1
     return req
@@ -300,45 +346,22 @@ def Issend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
 def Recv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
          status: Status | None = None) -> None:
     """Blocking receive."""
-    vr = current()
     call = "Recv"
-    info = parse_buffer(vr, buf, call)
-    _complete(_irecv(comm, vr, info, False, source, tag, call), status, call)
+    req = _flat_recv(comm, buf, source, tag, call)
+    if req is None:
+        vr = current()
+        req = _irecv(comm, vr, parse_buffer(vr, buf, call), False, source, tag, call)
+    _complete(req, status, call)
 
 
 def Irecv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
     """Nonblocking receive."""
-    g = getcurrent()
-    if buf.__class__ is Buffer and g.__class__ is RankGreenlet and source.__class__ is int \
-            and tag.__class__ is int and 0 <= tag <= TAG_UB and source >= 0:
-        # the hot path of skeletons, flattened: a placeholder from a plain rank
-        vr = g.vrank
-        eng = vr.engine
-        kind = comm.kind
-        peer = me = -1
-        if kind is _WORLD:
-            if source < eng.nranks and vr.world is None:
-                peer, me = source, vr.rank
-        elif kind is _GROUP and comm.group_p2p and not comm.freed_by \
-                and source < len(comm._group):
-            peer, me = comm._group[source], comm._index.get(vr.rank, -1)
-        if me >= 0 and not vr.finalized and eng.measure is None:
-            vr.ops += 1
-            req = Request(vr, RECV, "Irecv")
-            req.ctx = comm.context
-            req.src = peer
-            req.tag = tag
-            req.rinfo = buf
-            req.t_post = vr.clock
-            req.handed = True
-            vr.open_requests += 1
-            post_receive(vr, req)
-            return req
-    vr = current()
-    call = "Irecv"
-    req = _irecv(comm, vr, parse_buffer(vr, buf, call), False, source, tag, call)
+    req = _flat_recv(comm, buf, source, tag, "Irecv")
+    if req is None:
+        vr = current()
+        req = _irecv(comm, vr, parse_buffer(vr, buf, "Irecv"), False, source, tag, "Irecv")
     req.handed = True   # hand_out() inlined: a fresh request (hot path)
-    vr.open_requests += 1
+    req.owner.open_requests += 1
     return req
 
 

@@ -48,9 +48,11 @@ def main() -> None:
     net = network_spec("petascale_torus")
     print(f"network {net}")
     print("params  " + " ".join(f"{k}={v}" for k, v in params.items() if k != "verbose"))
+    yardstick = [_simpy_rate()]
     wall, cpu = time.perf_counter(), time.process_time()
     res = bsim.simulate(hpl, ranks=ns.p * ns.q, network=net, kwargs=params, name="hpl")
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    yardstick.append(_simpy_rate())
     t = res.returns[0]["time"]
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(f"predicted time      {t:12.2f} s")
@@ -61,6 +63,15 @@ def main() -> None:
     print(f"messages, events    {int(res.messages.sum()):,} {res.events:,}")
     print(f"host wall time      {wall:12.1f} s   (CPU {cpu:.1f} s)")
     print(f"peak RSS            {peak_kib / 1024:12.1f} MiB")
+    print(f"SimPy timeouts/s    {yardstick[0]:12,.0f} before, {yardstick[1]:,.0f} after "
+          f"(this machine's speed in this sitting: it moves by 30% from hour to hour)")
+
+
+def _simpy_rate() -> float:
+    """Raw SimPy timeouts per second on 4,096 processes (engine_speed.py's yardstick)."""
+    from engine_speed import simpy_timeouts  # benchmarks/ is sys.path[0] for a script
+    n, seconds = simpy_timeouts(4096, 400_000)
+    return n / seconds
 
 
 if __name__ == "__main__":

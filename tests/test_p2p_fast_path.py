@@ -24,12 +24,15 @@ from bsim.errors import MPIUsageError
 from bsim.mpi import p2p
 
 
+def _edge(count: int, placeholder: bool) -> Any:
+    """A receive or send buffer of *count* doubles: a ``bsim.Buffer`` (the flattened path)
+    or the ``[None, count, datatype]`` spec of the same placeholder (the general path)."""
+    return bsim.Buffer(count, MPI.DOUBLE) if placeholder else [None, count, MPI.DOUBLE]
+
+
 def _halo(px: int, py: int, iterations: int, placeholder: bool, split: bool = False) -> Any:
     """A 2-D halo exchange with edges of unequal sizes; *placeholder* picks the buffer form,
     *split* runs it on a communicator whose ranks are the world's in reverse order."""
-    def edge(count: int) -> Any:
-        return bsim.Buffer(count, MPI.DOUBLE) if placeholder else [None, count, MPI.DOUBLE]
-
     def main() -> float:
         comm = MPI.COMM_WORLD
         if split:
@@ -42,13 +45,14 @@ def _halo(px: int, py: int, iterations: int, placeholder: bool, split: bool = Fa
         north = rank + px if j < py - 1 else MPI.PROC_NULL
         for it in range(iterations):
             n = 100 * (1 + (rank + it) % 3)     # sizes that differ by rank and iteration
-            reqs = [comm.Irecv(edge(300), source=west, tag=1),
-                    comm.Irecv(edge(300), source=east, tag=2),
-                    comm.Irecv(edge(300), source=south, tag=3),
-                    comm.Irecv(edge(300), source=north, tag=4)]
-            reqs += [comm.Isend(edge(n), dest=east, tag=1), comm.Isend(edge(n), dest=west, tag=2),
-                     comm.Isend(edge(n), dest=north, tag=3),
-                     comm.Isend(edge(n), dest=south, tag=4)]
+            reqs = [comm.Irecv(_edge(300, placeholder), source=west, tag=1),
+                    comm.Irecv(_edge(300, placeholder), source=east, tag=2),
+                    comm.Irecv(_edge(300, placeholder), source=south, tag=3),
+                    comm.Irecv(_edge(300, placeholder), source=north, tag=4)]
+            reqs += [comm.Isend(_edge(n, placeholder), dest=east, tag=1),
+                     comm.Isend(_edge(n, placeholder), dest=west, tag=2),
+                     comm.Isend(_edge(n, placeholder), dest=north, tag=3),
+                     comm.Isend(_edge(n, placeholder), dest=south, tag=4)]
             MPI.Request.Waitall(reqs)
             bsim.add_time(1e-6 * (1 + rank % 5))
         return MPI.Wtime()
@@ -57,9 +61,6 @@ def _halo(px: int, py: int, iterations: int, placeholder: bool, split: bool = Fa
 
 def _pipeline(stages: int, placeholder: bool, split: bool = False) -> Any:
     """A wavefront of blocking ``Recv``/``Send`` (Sweep3D's pattern) with sizes that vary."""
-    def edge(count: int) -> Any:
-        return bsim.Buffer(count, MPI.DOUBLE) if placeholder else [None, count, MPI.DOUBLE]
-
     def main() -> float:
         comm = MPI.COMM_WORLD
         if split:
@@ -67,10 +68,10 @@ def _pipeline(stages: int, placeholder: bool, split: bool = False) -> Any:
         rank, size = comm.Get_rank(), comm.Get_size()
         for s in range(stages):
             if rank > 0:
-                comm.Recv(edge(500), source=rank - 1, tag=s)
+                comm.Recv(_edge(500, placeholder), source=rank - 1, tag=s)
             bsim.add_time(1e-6 * (1 + (rank + s) % 4))
             if rank < size - 1:
-                comm.Send(edge(100 * (1 + (rank * s) % 5)), dest=rank + 1, tag=s)
+                comm.Send(_edge(100 * (1 + (rank * s) % 5), placeholder), dest=rank + 1, tag=s)
         return MPI.Wtime()
     return main
 

@@ -134,17 +134,7 @@ class VirtualRank:
 
     def sleep_until(self, t: float, call: str = "") -> None:
         """Resume at simulated time *t* (>= now); the clock is not charged here."""
-        # inlined wake() + suspend(): this is the engine's hottest path
-        self.seq += 1
-        key = self.keybase | self.seq
-        self.wake_key = key
-        self.wake_at = t
-        eng = self.engine
-        batch = eng.wakeups.get(t)
-        if batch is None:
-            batch = eng.wakeups[t] = Wakeups()
-            heappush(eng.queue, (t, PRIO_RANK, -1, batch))
-        batch.append((key, self))
+        self.wake(t)   # and suspend(), inlined
         self.pending = call
         self.engine.main.switch()
         self.pending = None

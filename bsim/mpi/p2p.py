@@ -10,7 +10,7 @@ This is the engine's hottest path: argument checks take a fast branch for
 plain ints in range before any conversion, and ``Isend``/``Irecv``/``Send``/``Recv``
 of a placeholder (:class:`~bsim.mpi.buffers.Buffer`) to or from a rank of the world
 or of an intracommunicator's group skip the general path altogether
-(:func:`_flat_send`, :func:`_flat_recv`: no parsing, conversion or communicator
+(:func:`_flat`: no parsing, conversion or communicator
 lookup, 8 fewer calls each); anything else, including every bad argument, takes
 the general path and its checks (``tests/test_p2p_fast_path.py`` holds the two to
 the same predictions).
@@ -34,6 +34,7 @@ from .message import MESSAGE_NO_PROC, MatchedMessage
 from .requests import RECV, SEND, Prequest, Request, Status, hand_out
 
 if TYPE_CHECKING:
+    from ..constants import ReqKind
     from .comm import Comm
 
 _WORLD, _GROUP = CommKind.WORLD, CommKind.GROUP
@@ -152,61 +153,43 @@ def _group_peer(comm: Comm, vr: VirtualRank, crank: int) -> int:
     return -1
 
 
-def _flat_send(comm: Comm, buf: Any, dest: Any, tag: Any, call: str) -> Request | None:
-    """The hot path of skeletons, flattened: a placeholder sent to a plain rank (of the
-    world or an intracommunicator's group), without parsing, conversion or communicator
-    lookups; None when the general path must take the call (and raise what is wrong)."""
+def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind
+          ) -> Request | None:
+    """The hot path of skeletons, flattened: a placeholder sent to (*kind* ``SEND``) or
+    received from (``RECV``, no wildcard) rank *peer* of the world or of an
+    intracommunicator's group, without parsing, conversion or communicator lookups; None
+    when the general path must take the call (and raise what is wrong)."""
     g = getcurrent()
     if buf.__class__ is not Buffer or g.__class__ is not RankGreenlet \
-            or dest.__class__ is not int or tag.__class__ is not int \
-            or not 0 <= tag <= TAG_UB or dest < 0:
+            or peer.__class__ is not int or tag.__class__ is not int \
+            or not 0 <= tag <= TAG_UB or peer < 0:
         return None
     vr = g.vrank
     eng = vr.engine
-    if comm.kind is _WORLD and dest < eng.nranks and vr.world is None:
-        peer, me = dest, vr.rank
+    if comm.kind is _WORLD and peer < eng.nranks and vr.world is None:
+        wpeer = peer
     else:
-        peer = _group_peer(comm, vr, dest)
-        if peer < 0:
-            return None
-        me = comm._index[vr.rank]
-    if vr.finalized or eng.measure is not None:
-        return None
-    vr.ops += 1
-    req = Request(vr, SEND, call)
-    nbytes = buf.nbytes
-    msg = Message(comm.context, vr.rank, peer, me, tag, nbytes, None, False)
-    vr.msgs += 1
-    vr.nbytes += nbytes
-    eng.protocol.send(vr, eng.ranks[peer], msg, req, False)
-    return req
-
-
-def _flat_recv(comm: Comm, buf: Any, source: Any, tag: Any, call: str) -> Request | None:
-    """The receive of :func:`_flat_send`: a placeholder from a plain rank (no wildcard)."""
-    g = getcurrent()
-    if buf.__class__ is not Buffer or g.__class__ is not RankGreenlet \
-            or source.__class__ is not int or tag.__class__ is not int \
-            or not 0 <= tag <= TAG_UB or source < 0:
-        return None
-    vr = g.vrank
-    eng = vr.engine
-    if comm.kind is _WORLD and source < eng.nranks and vr.world is None:
-        peer = source
-    else:
-        peer = _group_peer(comm, vr, source)
-        if peer < 0:
+        wpeer = _group_peer(comm, vr, peer)
+        if wpeer < 0:
             return None
     if vr.finalized or eng.measure is not None:
         return None
     vr.ops += 1
-    req = Request(vr, RECV, call)
-    req.ctx = comm.context
-    req.src = peer
-    req.tag = tag
-    req.rinfo = buf
-    req.t_post = vr.clock
-    post_receive(vr, req)
+    req = Request(vr, kind, call)
+    if kind is SEND:
+        nbytes = buf.nbytes
+        me = vr.rank if comm.kind is _WORLD else comm._index[vr.rank]
+        msg = Message(comm.context, vr.rank, wpeer, me, tag, nbytes, None, False)
+        vr.msgs += 1
+        vr.nbytes += nbytes
+        eng.protocol.send(vr, eng.ranks[wpeer], msg, req, False)
+    else:
+        req.ctx = comm.context
+        req.src = wpeer
+        req.tag = tag
+        req.rinfo = buf
+        req.t_post = vr.clock
+        post_receive(vr, req)
     return req
 
 
@@ -307,7 +290,7 @@ def iprobe(comm: Comm, source: int = ANY_SOURCE, tag: int = ANY_TAG,
 def Send(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
     """Blocking send."""
     call = "Send"
-    _complete(_flat_send(comm, buf, dest, tag, call) or _buf_send(comm, buf, dest, tag, call),
+    _complete(_flat(comm, buf, dest, tag, call, SEND) or _buf_send(comm, buf, dest, tag, call),
               None, call)
 
 
@@ -325,7 +308,7 @@ def Ssend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
 
 def Isend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
     """Nonblocking send."""
-    req = _flat_send(comm, buf, dest, tag, "Isend")
+    req = _flat(comm, buf, dest, tag, "Isend", SEND)
     if req is None:
         req = _buf_send(comm, buf, dest, tag, "Isend")
     req.handed = True   # hand_out() inlined: a fresh request (hot path)
@@ -347,7 +330,7 @@ def Recv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
          status: Status | None = None) -> None:
     """Blocking receive."""
     call = "Recv"
-    req = _flat_recv(comm, buf, source, tag, call)
+    req = _flat(comm, buf, source, tag, call, RECV)
     if req is None:
         vr = current()
         req = _irecv(comm, vr, parse_buffer(vr, buf, call), False, source, tag, call)
@@ -356,7 +339,7 @@ def Recv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
 
 def Irecv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
     """Nonblocking receive."""
-    req = _flat_recv(comm, buf, source, tag, "Irecv")
+    req = _flat(comm, buf, source, tag, "Irecv", RECV)
     if req is None:
         vr = current()
         req = _irecv(comm, vr, parse_buffer(vr, buf, "Irecv"), False, source, tag, "Irecv")

@@ -268,9 +268,7 @@ class Engine(FailureReports, simpy.Environment):
                     GC_YOUNG_MAX)
         gc.set_threshold(young, max(t[1], 20), t[2])
         for vr in self.local_ranks:
-            g = RankGreenlet(self._rank_main(program, vr), self.main)
-            g.vrank = vr
-            vr.greenlet = g
+            RankGreenlet(vr, program, self.main)
             vr.wake(0.0)
         self.unfinished = len(self.local_ranks)
         self.hooked = self.tracer is not None or self.noise is not None
@@ -435,24 +433,23 @@ class Engine(FailureReports, simpy.Environment):
             self.limit_error(f"the run reached the limit max_events={max_events:,}")
         return start
 
-    def _rank_main(self, program: Callable[[VirtualRank], Any],
-                   vr: VirtualRank) -> Callable[[], None]:
-        def run() -> None:
-            if self.measure is not None:
-                vr.host_mark = self.measure.clock()
-            try:
-                vr.retval = program(vr)
-            except SystemExit as exc:   # sys.exit(0) ends the rank; another code is an error
-                if exc.code not in (None, 0):
-                    where = user_location_of_traceback(exc)
-                    raise RankError(f"rank {vr.rank} called sys.exit({exc.code!r}){where}",
-                                    vr.rank) from None
-            if self.thread_support.threads:   # the interpreter's exit: wait for threads
-                self.thread_support.rank_exit(vr)
-            if self.measure is not None:
-                charge_host_compute(vr)   # the compute after the last MPI call
-            vr.finished = True
-        return run
+    def run_rank(self, vr: VirtualRank, program: Callable[[VirtualRank], Any]) -> None:
+        """What a rank's greenlet runs (``RankGreenlet.run``): *program* on *vr*, then its
+        exit (``sys.exit(0)`` ends it normally, another code is an error; its threads)."""
+        if self.measure is not None:
+            vr.host_mark = self.measure.clock()
+        try:
+            vr.retval = program(vr)
+        except SystemExit as exc:   # sys.exit(0) ends the rank; another code is an error
+            if exc.code not in (None, 0):
+                where = user_location_of_traceback(exc)
+                raise RankError(f"rank {vr.rank} called sys.exit({exc.code!r}){where}",
+                                vr.rank) from None
+        if self.thread_support.threads:   # the interpreter's exit: wait for threads
+            self.thread_support.rank_exit(vr)
+        if self.measure is not None:
+            charge_host_compute(vr)   # the compute after the last MPI call
+        vr.finished = True
 
     def _simpy_event(self, event: Any) -> None:
         callbacks, event.callbacks = event.callbacks, None

@@ -50,9 +50,27 @@ WAIT_NONE, WAIT_ALL = _NONE, _ALL   # for bsim.engine.schedule_driver
 
 
 class RankGreenlet(greenlet.greenlet):
-    """The greenlet running one virtual rank's program."""
+    """The greenlet running one virtual rank's program: ``program(vrank)``.
 
-    __slots__ = ("vrank",)
+    Every rank's greenlet runs the one function :func:`_run_current_rank`, not a
+    closure made per rank (about 220 bytes a rank fewer), and not a method (a bound
+    method's call would leave ~140 bytes more of C stack to save at every switch);
+    ``Engine.run_rank`` holds what it does.
+    """
+
+    __slots__ = ("vrank", "program")
+
+    def __init__(self, vrank: VirtualRank, program: Callable[[VirtualRank], Any],
+                 parent: greenlet.greenlet) -> None:
+        super().__init__(_run_current_rank, parent)
+        self.vrank = vrank
+        self.program = program
+        vrank.greenlet = self
+
+
+def _run_current_rank() -> None:
+    g = greenlet.getcurrent()
+    g.vrank.engine.run_rank(g.vrank, g.program)
 
 
 class VirtualRank:

@@ -308,10 +308,7 @@ class ThreadSupport:
         ctx.keybase = THREAD_KEYS | (k << 32)
         ctx.box, ctx.coll_seq, ctx.world = mailbox(root), root.coll_seq, parent.world
         ctx.clock = parent.clock
-        g = RankGreenlet(engine._rank_main(lambda vr: self._run(vr, function, args, kwargs),
-                                           ctx), engine.main)
-        g.vrank = ctx
-        ctx.greenlet = g
+        g = RankGreenlet(ctx, lambda vr: self._run(vr, function, args, kwargs), engine.main)
         self.idents[g] = _IDENT_BASE + k
         self.threads[ctx] = getattr(function, "__self__", None)   # Thread._bootstrap's
         engine.unfinished += 1

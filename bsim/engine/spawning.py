@@ -78,9 +78,7 @@ def add_ranks(engine: Engine, programs: list[Callable[[VirtualRank], Any]], t: f
         vr.world = world_of(vr.rank)
         engine.ranks.append(vr)   # the same list as engine.local_ranks (one host process)
         vr.clock = t
-        g = RankGreenlet(engine._rank_main(program, vr), engine.main)
-        g.vrank = vr
-        vr.greenlet = g
+        RankGreenlet(vr, program, engine.main)
         if argv is not None and engine.private_modules is not None:
             engine.private_modules.set_argv(vr.rank, argv[i])
         vr.wake(t)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from netmodels.collective_schedules import schedule as _schedule
 
-from ..constants import COLLECTIVE
+from ..constants import COLLECTIVE, CommKind
 from ..errors import CollectiveMismatchError
 from ..mpi.requests import RECV, SEND, Request
 from .collective_costs import CollectiveCosts
@@ -419,24 +419,30 @@ def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: Coll
     proto = eng.protocol
     ctx: Any = key       # messages of this instance only match each other
     mine = per_rank[me]
-    call = f"{inst.op} (algorithmic {comm!r})"
+    call = by_size.get("call")   # the name reports give the rounds: made once per instance
+    if call is None:
+        call = by_size["call"] = f"{inst.op} (algorithmic {comm!r})"
+
+    name, rank, ranks, send = inst.op, vr.rank, eng.ranks, proto.send
+    # None: the communicator's ranks are world ranks (COMM_WORLD outside spawned worlds)
+    world_rank = None if comm.kind is CommKind.WORLD and vr.world is None else comm.world_rank
 
     def post(i: int) -> list[Request]:
         k, sends, recvs = mine[i]   # k: the global round, used as the tag
         reqs = []
         for src, _size in recvs:   # receive sizes are implied by the matching sends
-            req = Request(vr, RECV, inst.op)
-            req.ctx, req.src, req.tag = ctx, comm.world_rank(src, vr), k
+            req = Request(vr, RECV, name)
+            req.ctx, req.tag = ctx, k
+            req.src = src if world_rank is None else world_rank(src, vr)
             req.t_post = vr.clock
             post_receive(vr, req)
             reqs.append(req)
         for dst, n in sends:
-            world = comm.world_rank(dst, vr)
-            req = Request(vr, SEND, inst.op)
-            msg = Message(ctx, vr.rank, world, me, k, n, None, False)
+            world = dst if world_rank is None else world_rank(dst, vr)
+            req = Request(vr, SEND, name)
             vr.msgs += 1
             vr.nbytes += n
-            proto.send(vr, eng.ranks[world], msg, req, False)
+            send(vr, ranks[world], Message(ctx, rank, world, me, k, n, None, False), req, False)
             reqs.append(req)
         return reqs
 

@@ -193,9 +193,6 @@ class VirtualRank:
         transfers overlap each other and preceding ``add_time``; under ``bsim``
         ``cost`` is the whole message cost (the BSIM paper's receive rule).
         """
-        if len(reqs) > 1 and len({id(r) for r in reqs}) != len(reqs):
-            raise MPIUsageError(f"rank {self.rank}: {call}: a request appears twice in the "
-                                f"list (MPI allows each active request once)")
         if self.engine.defers:
             self._settle_in_turn(reqs, call)
             return

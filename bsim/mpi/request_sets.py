@@ -52,14 +52,20 @@ def status_slots(statuses: Any, n: int) -> list[Status | None]:
 
 
 def active(requests: list[Request], call: str) -> list[Request]:
-    """The requests of *requests* still pending; :class:`MPIUsageError` for a non-request."""
+    """The requests of *requests* still pending; :class:`MPIUsageError` for a non-request
+    or for a pending request listed twice (MPI allows each active request once: its
+    completion would be counted twice and the wait would never end)."""
     try:
-        return [r for r in requests if r.kind != DONE]
+        pending = [r for r in requests if r.kind != DONE]
     except AttributeError:   # checked only on failure: the normal path pays nothing
         bad = next(i for i, r in enumerate(requests) if not hasattr(r, "kind"))
         vr = current()
         raise MPIUsageError(f"rank {vr.rank}: {call}: requests[{bad}] is {requests[bad]!r}, "
                             f"not a Request (use MPI.REQUEST_NULL for an empty slot)") from None
+    if len(pending) > 1 and len({id(r) for r in pending}) != len(pending):
+        raise MPIUsageError(f"rank {current().rank}: {call}: a request appears twice in the "
+                            f"list (MPI allows each active request once)")
+    return pending
 
 
 def check_owner(req: Request, call: str) -> VirtualRank:

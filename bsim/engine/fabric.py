@@ -94,6 +94,9 @@ class ContentionLayer:
         self._link_mark = [0] * nlinks
         self._residual = [0.0] * nlinks
         self._count = [0.0] * nlinks   # unfrozen weight per link while filling
+        # share=latency: the weight of the flows crossing each link, summed when the
+        # solver first needs it after the link's flows changed (-1.0: to be summed)
+        self._wsum = [-1.0] * nlinks
         # predicted completions: a heap of times (floats, not tracked by the garbage
         # collector) and the seqs of the flows predicted to end at each; an entry is
         # stale unless its flow is still live with that ``finish``
@@ -232,6 +235,7 @@ class ContentionLayer:
     # -- flows entering and leaving ----------------------------------------------
     def _add(self, head: Flow) -> None:
         users = self._users
+        wsum = self._wsum
         dirty = self._dirty
         t = self.engine._now
         scale = head.scale
@@ -259,6 +263,7 @@ class ContentionLayer:
                     users[lk] = {f: None}
                 else:
                     crossing[f] = None
+                wsum[lk] = -1.0
             dirty.append(links)
         if not self._settle_pending:
             self._schedule_settle(head.owner)  # type: ignore[arg-type]
@@ -282,6 +287,7 @@ class ContentionLayer:
         live = self._live
         users = self._users
         dirty = self._dirty
+        wsum = self._wsum
         ending: list[int] = []
         while heap and heap[0] <= limit:
             t = heappop(heap)
@@ -302,6 +308,7 @@ class ContentionLayer:
                 continue
             for lk in f.links:
                 del users[lk][f]  # type: ignore[union-attr]
+                wsum[lk] = -1.0
             dirty.append(f.links)
             head = f.head
             owner = f.owner
@@ -403,9 +410,13 @@ class ContentionLayer:
         heap: list[float] = []
         at: dict[float, list[int]] = {}
         weighted = self._weighted
+        wsum = self._wsum
         for lk in seen:
-            crossing = users[lk]
-            n: float = sum([f.w for f in crossing]) if weighted else len(crossing)  # type: ignore
+            crossing: dict[Flow, None] = users[lk]  # type: ignore[assignment]
+            n: float = wsum[lk] if weighted else len(crossing)
+            if n < 0.0:   # share=latency: summed again only once the link's flows changed
+                n = sum([f.w for f in crossing], 0.0)
+                wsum[lk] = n
             c = residual[lk] = cap[lk]
             count[lk] = n
             share = c / n

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 __all__ = ["Engine", "LIVELOCK_POLLS"]
 
 GC_YOUNG_MIN = 50_000          # young-generation collector threshold during a run, at least
-GC_ALLOCS_PER_RANK = 16        # ... and this many net allocations per local rank
+GC_ALLOCS_PER_RANK = 64        # ... and this many net allocations per local rank
 GC_YOUNG_MAX = 32_000_000      # ... up to this (bounds the garbage cycles a run can hold)
 LIVELOCK_POLLS = 100_000   # consecutive fruitless polls before the livelock check scans the queue
 
@@ -262,7 +262,10 @@ class Engine(FailureReports, simpy.Environment):
         # (GC_ALLOCS_PER_RANK, capped): at 65,536 ranks a fixed 50,000 spent 2.3 s of a
         # 19 s loop in young collections, 524,288 spends 0.3 s; at 1,048,576 ranks (halo,
         # 2 iterations) 2,000,000 spent 13.5 s of a 93 s loop, 16,777,216 5.9 s of 89 s
-        # (docs/benchmarks.md).  The halo holds ~12 requests and messages per rank in flight.
+        # (docs/benchmarks.md).  The halo holds ~12 requests and messages per rank in
+        # flight, MILC's CG (8 gathers) about 30: a threshold just under what a program
+        # holds collects again and again (16 a rank: 34 collections, 1.2 s of MILC's 12 s
+        # loop at 4,096 ranks; 64 a rank: none).
         self._gc_saved = t = gc.get_threshold()
         young = min(max(t[0], GC_YOUNG_MIN, GC_ALLOCS_PER_RANK * len(self.local_ranks)),
                     GC_YOUNG_MAX)

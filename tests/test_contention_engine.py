@@ -410,3 +410,28 @@ def test_adaptive_fat_tree_routing_spreads_flows_over_up_ports():
     assert shared.finish[d1] == pytest.approx(2 * S / B, rel=1e-12)
     assert spread.finish[d1] == pytest.approx(S / B, rel=1e-12)
     assert spread.finish[d2] == pytest.approx(S / B, rel=1e-12)
+
+
+def test_paths_from_a_contention_flows_hook_are_kept_per_links_tuple() -> None:
+    """A model's ``contention_flows`` is asked per message; what its links imply (ids,
+    1 / bottleneck capacity, weight, latency) is kept per links tuple, and links given as
+    a list (unhashable) are taken without being kept: the same paths either way."""
+    from bsim.engine.fabric_routes import LinkTable
+
+    net = build_network("twolevel:cores=2,nics=1,intra=hockney:latency=1e-7;bandwidth=1e10,"
+                        "inter=hockney:latency=2e-6;bandwidth=2e9")
+    net.prepare(8)
+    table = LinkTable(net, 8, share="latency")
+    first = table.hook_paths(0, 5, 4096)
+    again = table.hook_paths(0, 5, 8192)   # other size, same links: kept
+    assert len(table.hook_cache) == 1
+    assert again[0][0] == first[0][0] and again[0][2:] == first[0][2:]
+    assert again[0][1] == pytest.approx(2 * first[0][1], rel=1e-6)   # the size part
+    fresh = LinkTable(net, 8, share="latency")
+    hook = fresh.hook
+    fresh.hook = lambda s, d, n: [(list(links), size) for links, size in hook(s, d, n)]
+    assert fresh.hook_paths(0, 5, 4096) == first and not fresh.hook_cache
+    (ids, _, inverse, weight, latency), = first
+    assert inverse == 1.0 / min(fresh.cap[i] for i in ids)
+    assert latency == sum(fresh.lat[i] for i in ids)
+    assert weight == 1.0 / (latency if latency > 0 else fresh._floor)

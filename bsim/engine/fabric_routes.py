@@ -113,6 +113,7 @@ class LinkTable:
                          and hasattr(network, "route_nodes_adaptive"))
         self._route = getattr(network, "route", None)
         self.paths_cache: dict[int, Paths] = {}   # src * nranks + dst -> paths
+        self.hook_cache: dict[Any, tuple[tuple[int, ...], float, float, float]] = {}
 
     def weight(self, ids: tuple[int, ...]) -> float:
         """The max-min weight of a flow over links *ids*.
@@ -147,16 +148,33 @@ class LinkTable:
         return tuple(out)
 
     def hook_paths(self, src: int, dst: int, nbytes: int) -> Paths:
-        """Paths from the model's ``contention_flows`` (shares in bytes)."""
+        """Paths from the model's ``contention_flows`` (shares in bytes).
+
+        What a path's links imply (link ids, inverse bottleneck capacity, weight,
+        latency) is kept per links tuple: the model is asked for every message, as
+        its sizes (and, for all we know, its links) may depend on *nbytes*."""
         assert self.hook is not None
-        index, cap = self.index, self.cap
+        known = self.hook_cache
         out = []
         for links, size in self.hook(src, dst, nbytes):
             if links and size > 0:
-                ids = tuple(index[lk] for lk in dict.fromkeys(links))
-                out.append((ids, float(size), 1.0 / min([cap[i] for i in ids]),
-                            self.weight(ids), self.latency(ids)))
+                try:
+                    implied = known.get(links)
+                except TypeError:   # unhashable links (a list): not kept
+                    implied = self._implied(links)
+                if implied is None:
+                    if len(known) >= PATHS_CACHE_LIMIT:
+                        known.clear()
+                    implied = known[links] = self._implied(links)
+                ids, inverse, weight, latency = implied
+                out.append((ids, float(size), inverse, weight, latency))
         return tuple(out)
+
+    def _implied(self, links: Any) -> tuple[tuple[int, ...], float, float, float]:
+        """Link ids of *links* (first occurrences), 1 / their smallest capacity, the
+        flow weight and the route latency."""
+        ids = tuple(self.index[lk] for lk in dict.fromkeys(links))
+        return ids, 1.0 / min([self.cap[i] for i in ids]), self.weight(ids), self.latency(ids)
 
     def adaptive_paths(self, src: int, dst: int, users: list[Any]) -> Paths:
         """One path per rail used, each chosen by the model from the loads in *users*."""

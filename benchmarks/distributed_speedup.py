@@ -20,7 +20,9 @@ script prints IDENTICAL, or the first difference and exits 1.
 Workloads (``--workload``, default ``all``):
 
 * ``halo2d``: the 2-D halo skeleton on ``--ranks-side`` squared virtual ranks
-  (default 64 x 64 = 4,096), 20 iterations, ``--machine es45`` (es40 until
+  (default 64 x 64 = 4,096), 20 iterations (``--halo-iterations``: its 2-second run
+  has about 0.3 s of start-up, import and result, that K = 2 does not divide),
+  ``--machine es45`` (es40 until
   2026-11-25: since the machine presets name every skeleton's compute model,
   es40 has no memory bandwidth for halo2d's memory-bound update and refuses);
 * ``milc_cg``: MILC's CG on the 32x32x32x32 lattice with ``nprocs=4096``
@@ -47,7 +49,7 @@ installed package's are (``compileall``; where ``PYTHONDONTWRITEBYTECODE`` is se
 this machine, each process would otherwise compile every module at start-up).
 
     python benchmarks/distributed_speedup.py [--quick] [--repeat R]
-        [--workload halo2d|milc_cg|sweep3d|all] [--ranks-side N]
+        [--workload halo2d|milc_cg|sweep3d|all] [--ranks-side N] [--halo-iterations I]
         [--partition block|cyclic[:block=B]|node]
 """
 
@@ -82,10 +84,11 @@ def _mpiexec() -> str:
 Spec = tuple[str, dict[str, int], str, str]   # skeleton, parameters, machine, partition
 
 
-def workloads(side: int) -> dict[str, Spec]:
+def workloads(side: int, halo_iterations: int = 20) -> dict[str, Spec]:
     """Name -> (skeleton, parameters, machine preset, partition for K > 1)."""
     return {
-        "halo2d": ("halo2d", dict(px=side, py=side, iterations=20), "es45", "block"),
+        "halo2d": ("halo2d", dict(px=side, py=side, iterations=halo_iterations), "es45",
+                   "block"),
         "milc_cg": ("milc_cg", dict(nx=32, ny=32, nz=32, nt=32, nprocs=4096, niters=30), "bgp",
                     "block"),
         "sweep3d": ("sweep3d", dict(px=64, py=64, nx=256, ny=256, nz=200), "es40",
@@ -208,12 +211,14 @@ def main() -> None:
                     help="partition of the K=2 runs (default: the workload's own)")
     ap.add_argument("--ranks-side", type=int, default=64,
                     help="halo2d: px = py = N virtual ranks a side (default 64: 4,096 ranks)")
+    ap.add_argument("--halo-iterations", type=int, default=20,
+                    help="halo2d: iterations (default 20, about 2 s on one host process)")
     ns = ap.parse_args()
     repeat = ns.repeat if ns.repeat is not None else (1 if ns.quick else 3)
     if repeat < 1:
         ap.error("--repeat must be at least 1")
     mpiexec = _mpiexec()
-    specs = workloads(ns.ranks_side)
+    specs = workloads(ns.ranks_side, ns.halo_iterations)
     if ns.partition:
         specs = {n: (sk, pa, ma, ns.partition) for n, (sk, pa, ma, _) in specs.items()}
     names = list(specs) if ns.workload == "all" else [ns.workload]

@@ -51,10 +51,10 @@ def status_slots(statuses: Any, n: int) -> list[Status | None]:
     return slots + [None] * (n - len(slots))
 
 
-def active(requests: list[Request], call: str) -> list[Request]:
+def active(requests: list[Request], call: str, unique: bool = False) -> list[Request]:
     """The requests of *requests* still pending; :class:`MPIUsageError` for a non-request
-    or for a pending request listed twice (MPI allows each active request once: its
-    completion would be counted twice and the wait would never end)."""
+    or, with *unique* (calls that complete them together), a pending request listed twice
+    (its completion would be counted twice and the wait would never end)."""
     try:
         pending = [r for r in requests if r.kind != DONE]
     except AttributeError:   # checked only on failure: the normal path pays nothing
@@ -62,7 +62,7 @@ def active(requests: list[Request], call: str) -> list[Request]:
         vr = current()
         raise MPIUsageError(f"rank {vr.rank}: {call}: requests[{bad}] is {requests[bad]!r}, "
                             f"not a Request (use MPI.REQUEST_NULL for an empty slot)") from None
-    if len(pending) > 1 and len({id(r) for r in pending}) != len(pending):
+    if unique and len(pending) > 1 and len({id(r) for r in pending}) != len(pending):
         raise MPIUsageError(f"rank {current().rank}: {call}: a request appears twice in the "
                             f"list (MPI allows each active request once)")
     return pending
@@ -93,7 +93,7 @@ class RequestSets:
     def _some(cls, requests: list[Request], call: str,
               blocking: bool) -> tuple[list[int] | None, list[Any]]:
         """Indices and results of the requests completed now (None: none is active)."""
-        pending = active(requests, call)
+        pending = active(requests, call, unique=True)
         if not pending:
             return None, []
         owner = check_owner(pending[0], call)

@@ -315,7 +315,7 @@ class Request(RequestSets, HandleValues):
         if statuses is not None:
             cls.waitall(requests, statuses)
             return True
-        pending = active(requests, "Waitall")   # waitall() without its list of results
+        pending = active(requests, "Waitall", unique=True)   # waitall() without its results
         if pending:
             owner = check_owner(pending[0], "Waitall")
             owner.ops += 1
@@ -328,7 +328,7 @@ class Request(RequestSets, HandleValues):
     @classmethod
     def waitall(cls, requests: list[Request], statuses: list[Status] | None = None) -> list[Any]:
         """Wait for all requests; return the received objects."""
-        pending = active(requests, "Waitall")
+        pending = active(requests, "Waitall", unique=True)
         if pending:
             owner = check_owner(pending[0], "Waitall")
             owner.ops += 1
@@ -375,7 +375,7 @@ class Request(RequestSets, HandleValues):
     def testall(cls, requests: list[Request],
                 statuses: list[Status] | None = None) -> tuple[bool, list[Any] | None]:
         """``(flag, objects)``: complete all requests if all can complete now."""
-        pending = active(requests, "testall")
+        pending = active(requests, "testall", unique=True)
         if not pending:
             return True, cls.waitall(requests, statuses)
         owner = check_owner(pending[0], "Testall")

@@ -79,7 +79,7 @@ class CollInstance:
     __slots__ = ("key", "op", "kind", "root", "size", "sig", "sig_rank", "arrived", "times",
                  "values", "reqs", "max_t", "root_t", "finalized", "result", "nbytes",
                  "rounds", "extra", "local", "expect", "cost_fn", "rkey", "scheduled",
-                 "root_known", "alg")
+                 "root_known", "alg", "call")
 
     def __init__(self, key: Any, op: str, kind: int, root: int, size: int) -> None:
         self.key = key
@@ -107,6 +107,7 @@ class CollInstance:
         self.scheduled = False   # completion event scheduled
         self.root_known = False  # fan-out: the root's arrival is visible here
         self.alg = False         # run as point-to-point messages (no completion event)
+        self.call = ""           # ... and the name its rounds' waits report
 
     def record(self, me: int, t: float, value: Any, nbytes: float, rkey: int) -> None:
         """Register member *me*'s arrival at time *t*."""
@@ -419,9 +420,9 @@ def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: Coll
     proto = eng.protocol
     ctx: Any = key       # messages of this instance only match each other
     mine = per_rank[me]
-    call = by_size.get("call")   # the name reports give the rounds: made once per instance
-    if call is None:
-        call = by_size["call"] = f"{inst.op} (algorithmic {comm!r})"
+    call = inst.call
+    if not call:
+        call = inst.call = f"{inst.op} (algorithmic {comm!r})"
 
     name, rank, ranks, send = inst.op, vr.rank, eng.ranks, proto.send
     # None: the communicator's ranks are world ranks (COMM_WORLD outside spawned worlds)

@@ -14,7 +14,7 @@ import math
 
 from .base import NetworkSpecError, SimTime, check_nonnegative, check_positive, register
 from .mapping import Mapping
-from .topology import ROUTE_CACHE_LIMIT, LinkId, TopologyModel, check_node_count, parse_dims
+from .topology import LinkId, TopologyModel, check_node_count, parse_dims
 
 __all__ = ["Torus"]
 
@@ -80,7 +80,6 @@ class Torus(TopologyModel):
         check_node_count(self.name, self._nnodes, self.dims)
         # coordinates of every node, precomputed for the closed-form hop count
         self._coords: list[tuple[int, ...]] = [self.coords(n) for n in range(self._nnodes)]
-        self._fixed: dict[int, float] = {}   # node pair -> latency + hops * hop_latency
         self._init_common(latency, intra_latency, intra_bandwidth, cores, mapping)
 
     # -- geometry -------------------------------------------------------------
@@ -141,15 +140,7 @@ class Torus(TopologyModel):
         return tuple(links)
 
     def node_cost(self, a: int, b: int, nbytes: int) -> SimTime:
-        # hot path: the size-free part ``latency + hops * hop_latency`` of a node pair is
-        # kept (bounded as the route cache is); the sum is the formula's, in its order
-        key = a * self._nnodes + b
-        fixed = self._fixed.get(key)
-        if fixed is None:
-            if len(self._fixed) >= ROUTE_CACHE_LIMIT:
-                self._fixed.clear()
-            fixed = self._fixed[key] = self.latency + self.hops(a, b) * self.hop_latency
-        return fixed + nbytes / self.link_bandwidth
+        return self.latency + self.hops(a, b) * self.hop_latency + nbytes / self.link_bandwidth
 
     def min_node_cost(self) -> SimTime:
         return self.latency + self.hop_latency

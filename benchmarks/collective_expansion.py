@@ -70,9 +70,19 @@ def main() -> None:
                     help=f"comma-separated rank counts among {', '.join(map(str, TORI))}")
     ap.add_argument("--repeat", type=int, default=3)
     ns = ap.parse_args()
+    try:
+        sizes = [int(r) for r in ns.ranks.split(",")]
+    except ValueError:
+        ap.error(f"--ranks {ns.ranks!r}: comma-separated integers expected")
+    bad = [r for r in sizes if r not in TORI]
+    if bad:
+        ap.error(f"--ranks: no torus for {', '.join(map(str, bad))} ranks "
+                 f"(choose among {', '.join(map(str, TORI))})")
+    if ns.repeat < 1:
+        ap.error("--repeat must be at least 1")
     print(f"{'ranks':>6} {'contention':>10} {'ring s':>7} {'formula s':>9} "
           f"{'expanded s':>10} {'workload':>8} {'collective':>10} {'events f/e':>17}")
-    for ranks in (int(r) for r in ns.ranks.split(",")):
+    for ranks in sizes:
         for contention in (None, "fluid"):
             ring, _ = cpu_seconds(ranks, "analytic", contention, False, ns.repeat)
             formula, rf = cpu_seconds(ranks, "analytic", contention, True, ns.repeat)

@@ -217,6 +217,8 @@ def main() -> None:
     repeat = ns.repeat if ns.repeat is not None else (1 if ns.quick else 3)
     if repeat < 1:
         ap.error("--repeat must be at least 1")
+    if ns.halo_iterations < 1 or ns.ranks_side < 1:
+        ap.error("--halo-iterations and --ranks-side must be at least 1")
     mpiexec = _mpiexec()
     specs = workloads(ns.ranks_side, ns.halo_iterations)
     if ns.partition:

@@ -435,3 +435,35 @@ def test_paths_from_a_contention_flows_hook_are_kept_per_links_tuple() -> None:
     assert inverse == 1.0 / min(fresh.cap[i] for i in ids)
     assert latency == sum(fresh.lat[i] for i in ids)
     assert weight == 1.0 / (latency if latency > 0 else fresh._floor)
+
+
+def test_weighted_shares_follow_a_flow_that_joins_later() -> None:
+    """``share=latency`` keeps each link's weight sum between settles: a flow that joins a
+    link after it was summed must change the sum.  On an 8-ring, 0->3 (3 hops) runs alone,
+    then 1->2 (1 hop, 3 times the weight) joins their shared link; the finishes are the
+    weighted fluid reference's (``simulate_flows``)."""
+    H = 2.0**-22
+    net = f"torus:dims=8,link_bandwidth={B},latency={LAT},hop_latency={H}"
+    model = build_network(net)
+    model.prepare(8)
+    size, join = float(2**20), 2.0**-12
+
+    def main():
+        r = MPI.COMM_WORLD.Get_rank()
+        if r == 0:
+            MPI.COMM_WORLD.Send(bsim.Buffer(int(size)), dest=3)
+        elif r == 1:
+            bsim.add_time(join)
+            MPI.COMM_WORLD.Send(bsim.Buffer(int(size)), dest=2)
+        elif r in (2, 3):
+            MPI.COMM_WORLD.Recv(bsim.Buffer(int(size)), source=r - 1 if r == 2 else 0)
+
+    res = bsim.simulate(main, ranks=8, network=net, contention="fluid:share=latency")
+    cap = {lk: bw for lk, (bw, _) in model.links().items()}
+    flows = [(0, model.route(0, 3), size, 0.0), (1, model.route(1, 2), size, join)]
+    assert set(flows[1][1]) < set(flows[0][1])   # the later flow's link is the first's too
+    fluid = simulate_flows(flows, cap, {r: 1.0 / (len(links) * H) for r, links, _, _ in flows})
+    assert fluid[0] > join   # they do share the link for a while
+    for src, dst in ((0, 3), (1, 2)):
+        hops = len(flows[src][1])
+        assert math.isclose(res.finish[dst], fluid[src] + LAT + hops * H, rel_tol=1e-9)

@@ -137,14 +137,12 @@ class LinkTable:
         return sum([self.lat[i] for i in ids])
 
     def _paths(self, routes: list[Any], share: float | None = None) -> Paths:
-        index, cap = self.index, self.cap
         out = []
         for links in routes:
             if links:
-                ids = tuple(index[lk] for lk in dict.fromkeys(links))
+                ids, inverse, weight, latency = self._implied(links)
                 out.append((ids, share if share is not None else 1.0 / len(routes),
-                            1.0 / min([cap[i] for i in ids]), self.weight(ids),
-                            self.latency(ids)))
+                            inverse, weight, latency))
         return tuple(out)
 
     def hook_paths(self, src: int, dst: int, nbytes: int) -> Paths:

@@ -26,6 +26,7 @@ than 3x its formula.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from typing import Any
 
@@ -111,4 +112,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit("collective_expansion: interrupted")

@@ -387,7 +387,10 @@ def _check_peak(result: Result, flops: float, preset: Any) -> None:
     if peak is None:
         return
     result.peak_flops = result.ranks * peak
-    rate = flops / result.elapsed if result.elapsed > 0 else math.inf
+    if result.elapsed > 0:
+        rate = flops / result.elapsed
+    else:   # no simulated time: no work is no rate; any work is faster than any machine
+        rate = math.inf if flops > 0 else 0.0
     if rate > result.peak_flops * (1 + 1e-9):
         raise AbovePeakError(
             f"{result.program} on {result.machine}: the prediction computes "

@@ -77,6 +77,15 @@ def test_a_prediction_above_peak_is_an_error():
                                   verbose=False))
 
 
+
+def test_no_work_in_no_time_is_not_above_peak():
+    """A program that computes nothing and takes no simulated time has no rate to refuse
+    (halo2d with iterations=0 was refused as "inf GFlop/s"); any work in no time still is."""
+    res = bsim.simulate(lambda: None, 2, machine="bgp", flops=0.0)
+    assert res.elapsed == 0.0 and res.flops == 0.0
+    with pytest.raises(AbovePeakError, match="computes inf GFlop/s"):
+        bsim.simulate(lambda: None, 2, machine="bgp", flops=1.0)
+
 def test_the_variant_of_a_machine_is_its_network():
     """power5:p1024 runs on the MILC paper's P = 1024 effective Hockney network."""
     assert load_machine("power5:p1024").spec == "power5:p1024"

@@ -173,21 +173,23 @@ class Analytic(CollectiveModel):
         return chain(critical_path(op, alg, nprocs, nbytes), p2p)
 
     def time_on_pairs(self, op: str, nprocs: int, nbytes: float,
-                      pair_cost: Callable[[int, int, Any], float]) -> SimTime | None:
+                      pair_cost: Callable[[int, int, Any], float],
+                      root: int = 0) -> SimTime | None:
         """The time with each message priced by its own pair, or None past the budget.
 
         On a topology an algorithm's partners differ in distance from step to
         step (recursive doubling on a 32x32 torus: 1, 2, 4, 8, 16 hops in x,
-        then y), so this evaluates the schedule (``collective_schedules``, root
-        0) with ``pair_cost(src, dst, nbytes)`` (communicator ranks): the
-        expanded algorithm's time without contention; a uniform ``pair_cost``
-        gives :meth:`time` exactly.  None past :data:`PAIR_BUDGET` messages.
+        then y), so this evaluates the schedule (``collective_schedules``, from
+        *root* for a rooted op) with ``pair_cost(src, dst, nbytes)`` (communicator
+        ranks): the expanded algorithm's time without contention; a uniform
+        ``pair_cost`` gives :meth:`time` exactly.  None past :data:`PAIR_BUDGET`
+        messages.
         """
         alg = self.algorithm(op, nprocs, nbytes)
         steps = critical_path(op, alg, nprocs, nbytes)
         if nprocs * sum(count for _, count in steps) > PAIR_BUDGET:
             return None
-        rounds = schedule(op, alg, nprocs, nbytes)
+        rounds = schedule(op, alg, nprocs, nbytes, root)
         return max(evaluate(rounds, None, nprocs, pair_cost=pair_cost), default=0.0)
 
     def spec(self) -> str:

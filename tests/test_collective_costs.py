@@ -615,3 +615,82 @@ def test_table_warns_once_when_used_far_outside_what_it_measured(tmp_path):
     with w.catch_warnings():
         w.simplefilter("error")
         clamp.time("allreduce", 4096, 16)             # the user chose to clamp: no warning
+
+
+# -- the formula's messages are the run's messages: the root, the protocol, no noise ----
+
+def _bcast(n, root):
+    def main():
+        from mpi4py import MPI
+        MPI.COMM_WORLD.Bcast(bsim.Buffer(n), root=root)
+    return main
+
+
+@pytest.mark.parametrize("collectives", ["analytic", "algorithmic"])
+def test_a_rooted_formula_follows_its_root_on_a_topology(collectives):
+    """Binomial bcast of 1 KiB on a 2-ary 3-tree (8 hosts; a message crossing 1, 3 or 5
+    switches costs ``c1 < c3 < c5``, ``latency + switches * hop_latency + s/B``).
+
+    Root 0 sends to 4 (c5), 2 (c3), 1 (c1) in turn and the deepest chain is
+    ``c5 + c3 + c1``.  From root 1 the partners are relative ranks: 1 -> 5 (c5), 1 -> 3,
+    5 -> 7 (c3), then 3 -> 4 and 7 -> 0 cross the top (c5): ``2 c5 + c3``
+    (hand derivation; the formula priced root 0's partners for every root before)."""
+    lat, hop, s, bw = 1e-6, 1e-7, 1024, 1e10
+    c1, c3, c5 = (lat + k * hop + s / bw for k in (1, 3, 5))
+    net = f"fattree:k=2,n=3,cores=1,latency={lat},hop_latency={hop},link_bandwidth={bw}"
+    t0 = bsim.simulate(_bcast(s, 0), 8, network=net, collectives=collectives).elapsed
+    t1 = bsim.simulate(_bcast(s, 1), 8, network=net, collectives=collectives).elapsed
+    assert t0 == pytest.approx(c5 + c3 + c1, rel=1e-12)
+    assert t1 == pytest.approx(2 * c5 + c3, rel=1e-12)
+
+
+@pytest.mark.parametrize("protocol", ["bsim:envelope=10000", "loggp:envelope=10000"])
+def test_a_formula_pays_the_protocols_envelope(protocol):
+    """Dissemination barrier on 8 ranks: 3 rounds of one envelope-only message, each
+    ``latency + envelope / B`` = 1 us + 10 us (Hockney; the envelope is on the wire)."""
+    def main():
+        from mpi4py import MPI
+        MPI.COMM_WORLD.Barrier()
+    res = bsim.simulate(main, 8, network="hockney:latency=1e-6,bandwidth=1e9",
+                        protocol=protocol)
+    assert res.elapsed == pytest.approx(3 * (1e-6 + 10000 / 1e9), rel=1e-12)
+
+
+@pytest.mark.parametrize("protocol,handshake", [("loggp", 2), ("bsim", 0),
+                                                ("loggp:data=match", 0)])
+def test_a_formula_pays_the_rendezvous_handshake(protocol, handshake):
+    """A 2-rank bcast of 1 MiB is one message: LogGP's ``2o + L + (s-1)G``, plus under the
+    loggp protocol above its eager limit (64 KiB) a request-to-send and a clear-to-send,
+    ``L`` each; the ``bsim`` protocol and ``data=match`` have no handshake."""
+    L, o, G, s = 5e-6, 1e-5, 1e-9, 1 << 20
+    res = bsim.simulate(_bcast(s, 0), 2, network=f"loggp:L={L},o={o},g=0,G={G}",
+                        protocol=protocol)
+    assert res.elapsed == pytest.approx(2 * o + L + (s - 1) * G + handshake * L, rel=1e-12)
+
+
+def test_a_formula_draws_no_network_noise():
+    """``net:`` noise delays the k-th message of a pair by ``delay(src, dst, k)``; an analytic
+    collective sends no message, so rank 0's first message to rank 1 after it is delayed as
+    the first one: the same receive time as without the collective."""
+    from bsim.engine.noise import NoisyNetwork
+    from netmodels.base import build_network
+
+    def main(collective):
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        if collective:
+            comm.Allreduce(bsim.Buffer(8), bsim.Buffer(8))
+        t = MPI.Wtime()
+        if comm.rank == 0:
+            comm.Send(bsim.Buffer(8), dest=1)
+        elif comm.rank == 1:
+            comm.Recv(bsim.Buffer(8), source=0)
+        return MPI.Wtime() - t
+
+    def took(collective):
+        net = NoisyNetwork(build_network("hockney:latency=1e-6,bandwidth=1e9"), mean=1e-5,
+                           seed=1)
+        return bsim.simulate(main, 4, network=net, args=(collective,)).returns[1]
+    quiet = 1e-6 + 8 / 1e9
+    assert took(False) > quiet              # the draw delays this message
+    assert took(True) == took(False)

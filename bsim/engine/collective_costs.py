@@ -19,6 +19,8 @@ from netmodels.collective_costs import (
 )
 from netmodels.collective_costs import default_algorithm as _default_algorithm
 
+from .noise import NoisyNetwork
+
 if TYPE_CHECKING:
     from ..mpi.comm import Comm
     from .core import Engine
@@ -75,40 +77,56 @@ class CollectiveCosts:
         alg = algs.get(op)
         return alg if alg else _default_algorithm(op, nprocs, nbytes)
 
+    @staticmethod
+    def message_time(engine: Engine) -> Callable[[int, int, int], float]:
+        """``(src, dst, nbytes) -> seconds``: one message of a formula, priced as the run's
+        protocol charges a lone message (its envelope, overheads and rendezvous
+        handshake: ``Protocol.message_time``) on the network without its noise (a
+        formula's price is computed once and kept: it draws no message's delay)."""
+        net: Any = engine.network
+        while isinstance(net, NoisyNetwork):
+            net = net.inner
+        proto = engine.protocol
+
+        def one(src: int, dst: int, nbytes: int) -> float:
+            return proto.message_time(net, src, dst, nbytes)
+        return one
+
     def p2p_for(self, engine: Engine, comm: Comm,
                 group: tuple[int, ...]) -> Callable[[float], float]:
         """One message's time for formulas on *comm*: the worst of a few member pairs.
 
-        The pairs are (member 0, member k) for k in {1, P/2, P-1}.  On a
-        topology the analytic source prices each message by its own pair
-        instead (``Analytic.time_on_pairs``); this single time is the
-        fallback for schedules past its budget (an upper bound there: every
-        step pays the farthest sampled pair) and the ``p2p`` of the other
-        sources.
+        The pairs are (member 0, member k) for k in {1, P/2, P-1}, each priced by
+        :meth:`message_time`.  On a topology the analytic source prices each message
+        by its own pair instead (``Analytic.time_on_pairs``); this single time is the
+        fallback for schedules past its budget (an upper bound there: every step pays
+        the farthest sampled pair) and the ``p2p`` of the other sources.
         """
         key = comm.coll_ctx
         fn = self._p2p_cache.get(key)
         if fn is None:
-            net = engine.network
+            one = self.message_time(engine)
             P = len(group)
             pairs = sorted({(group[0], group[k]) for k in (1, P // 2, P - 1) if 0 < k < P})
             if not pairs:
                 pairs = [(group[0], group[0])]
 
-            def fn(nbytes: float, _net: Any = net, _pairs: list[tuple[int, int]] = pairs) -> float:
+            def fn(nbytes: float, _pairs: list[tuple[int, int]] = pairs) -> float:
                 n = int(nbytes)
-                return max(_net.cost(a, b, n) for a, b in _pairs)
+                return max(one(a, b, n) for a, b in _pairs)
 
             self._p2p_cache[key] = fn
         return fn
 
     def cost(self, engine: Engine, comm: Comm, group: tuple[int, ...], op: str,
-             nbytes: float) -> float:
-        """``T(op, P, nbytes)`` on *comm* from the configured source (cached)."""
+             nbytes: float, root: int = 0) -> float:
+        """``T(op, P, nbytes)`` on *comm* from the configured source (cached); *root* is the
+        communicator rank a rooted collective's schedule starts from (its partners, and so
+        their distances on a topology, follow the root)."""
         P = len(group)
         if P <= 1:
             return 0.0
-        key = (comm.coll_ctx, op, nbytes)
+        key = (comm.coll_ctx, op, nbytes, root)
         t = self._cost_cache.get(key)
         if t is None:
             entry = self._entry(op)
@@ -118,18 +136,18 @@ class CollectiveCosts:
                 assert alg is not None   # an algorithmic source always names one
                 model = Analytic({op: alg})
             t = None
-            net = engine.network
-            if isinstance(model, Analytic) and hasattr(net, "node_of"):
+            if isinstance(model, Analytic) and hasattr(engine.network, "node_of"):
                 # a topology (or nodes): price each step by the algorithm's real partners;
                 # a schedule repeats its pairs (a ring: P pairs, P - 1 times each)
                 priced: dict[tuple[int, int, Any], float] = {}
+                one = self.message_time(engine)
 
                 def pair_cost(a: int, b: int, n: Any, _g: tuple[int, ...] = group) -> float:
                     c = priced.get((a, b, n))
                     if c is None:
-                        c = priced[a, b, n] = net.cost(_g[a], _g[b], int(n))
+                        c = priced[a, b, n] = one(_g[a], _g[b], int(n))
                     return c
-                t = model.time_on_pairs(op, P, nbytes, pair_cost)
+                t = model.time_on_pairs(op, P, nbytes, pair_cost, root)
             if t is None:
                 t = model.time(op, P, nbytes, self.p2p_for(engine, comm, group))
             self._cost_cache[key] = t

@@ -205,6 +205,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     if inst.local < 0:
         _count_local(eng, inst, comm, vr)
         members = comm.members(vr)
+        root0 = root if root >= 0 else 0
 
         if isinstance(cost_bytes, Aggregate):
             aggregate, memo = cost_bytes.fn, [-1, 0.0]
@@ -212,7 +213,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
             def member_cost(rank: int) -> float:
                 if memo[0] != inst.arrived:   # new arrivals may change the size
                     memo[0] = inst.arrived
-                    memo[1] = costs.cost(eng, comm, members, cop, aggregate(inst))
+                    memo[1] = costs.cost(eng, comm, members, cop, aggregate(inst), root0)
                 return memo[1]
         else:
             per_rank = cost_bytes
@@ -221,7 +222,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
             def member_cost(rank: int) -> float:
                 nb = per_rank(inst, rank) if per_rank is not None else inst.nbytes[rank]
                 if nb != last[0]:
-                    last[0], last[1] = nb, costs.cost(eng, comm, members, cop, nb)
+                    last[0], last[1] = nb, costs.cost(eng, comm, members, cop, nb, root0)
                 return float(last[1])
 
         inst.cost_fn = member_cost

@@ -128,6 +128,14 @@ class Protocol(ABC):
     def matched(self, req: Request, msg: Message) -> None:
         """*msg* matched the posted receive *req*; arrange to resolve *req*."""
 
+    def message_time(self, net: NetworkModel, src: int, dst: int, nbytes: int) -> float:
+        """A lone message's time from the send to the receive's completion (the receive
+        posted in time, nothing else in the network), as :meth:`send` and
+        :meth:`matched` charge it on *net*: the price of one message of a collective
+        formula (``bsim.engine.collective_costs``).  Here ``cost(src, dst, s + envelope)``
+        (the BSIM paper's rule: the whole cost at the receiver)."""
+        return float(net.cost(src, dst, nbytes + self.envelope))
+
     def transfer(self, vr: VirtualRank, req: Request, start: float, call: str) -> float:
         """Move a receive's bytes from *start*, now that the receiver handles it; return the end.
 
@@ -294,6 +302,18 @@ class LogGPProtocol(Protocol):
         self._serial = injection == "serial"
         self._at_match = data == "match"
         self._on_eager = self._eager_done     # bound once (contention hot path)
+
+    def message_time(self, net: NetworkModel, src: int, dst: int, nbytes: int) -> float:
+        """``o_s + wire(s) + o_r`` (LogGP, Alexandrov et al. 1995) with ``s`` the size plus
+        the envelope; above the eager limit (``data=inject``) the request-to-send and the
+        clear-to-send first cross the network, ``+ wire(src, dst, e) + wire(dst, src, e)``
+        with ``e`` the envelope."""
+        e = self.envelope
+        s = nbytes + e
+        t = net.send_overhead(s) + net.wire(src, dst, s) + net.recv_overhead(s)
+        if nbytes > self.eager_limit and not self._at_match:
+            t += net.wire(src, dst, e) + net.wire(dst, src, e)
+        return float(t)
 
     def lookahead(self, net: NetworkModel) -> float:
         """``min_wire()``: the clear-to-send and the data are the shortest hops."""

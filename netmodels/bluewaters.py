@@ -68,6 +68,7 @@ from .mapping import Mapping, MappingError, register_mapping
 from .topology import LinkId, TopologyModel
 
 MIDDLES_CACHE_LIMIT = 1 << 16   # (SN, drawer, destination SN) middle lists kept
+STRIPED = -1   # the "to" of a striped Hub hop's link id: the Hub's pool of links of a class
 
 __all__ = ["BlueWaters", "percs_cost", "GridMapping2D", "CORES_PER_CHIP", "CHIPS_PER_QCM",
            "QCMS_PER_DRAWER", "DRAWERS_PER_SN", "MAX_SUPERNODES"]
@@ -210,12 +211,13 @@ class BlueWaters(TopologyModel):
                       nbytes / n) for i in range(n))
 
     # -- routing ------------------------------------------------------------------
-    @staticmethod
-    def _hub_hop(x: int, y: int) -> list[LinkId]:
+    def _hub_hop(self, x: int, y: int) -> list[LinkId]:
+        """The Hub-to-Hub hop inside an SN: the LI or Lr link ``x -> y``; with striping,
+        Hub *x*'s pool of LI or Lr links (``(kind, x, STRIPED)``, see :meth:`links`)."""
         if x == y:
             return []
-        same_drawer = x // QCMS_PER_DRAWER == y // QCMS_PER_DRAWER
-        return [("LI" if same_drawer else "Lr", x, y)]
+        kind = "LI" if x // QCMS_PER_DRAWER == y // QCMS_PER_DRAWER else "Lr"
+        return [(kind, x, STRIPED if self.striping else y)]
 
     def node_route(self, a: int, b: int) -> tuple[LinkId, ...]:
         sa, sb = a // HUBS_PER_SN, b // HUBS_PER_SN
@@ -264,10 +266,24 @@ class BlueWaters(TopologyModel):
         return self.latency + 2 * self.w_latency + min(self.li_latency, self.lr_latency)
 
     def links(self) -> dict[LinkId, tuple[float, float]]:
+        """``{link: (bandwidth, latency)}`` for the fluid contention layer.
+
+        With striping a message crosses an SN's Hub-to-Hub hop over all of the first
+        Hub's links of that class at once (``N_LI = 7``, ``N_Lr = 24``, as in the cost:
+        ``max(S / (N_i B_i))``), so that hop is one pool per Hub and class of ``N_i B_i``:
+        a lone message then takes no longer in the fluid layer than its cost says, and
+        the messages a Hub sends or forwards share its pool.
+        """
         out: dict[LinkId, tuple[float, float]] = {}
         for q in range(self.num_nodes()):
             out[("W+", q)] = (self.w_bandwidth, self.w_latency)
             out[("W-", q)] = (self.w_bandwidth, self.w_latency)
+            if self.striping:
+                out[("LI", q, STRIPED)] = ((QCMS_PER_DRAWER - 1) * self.li_bandwidth,
+                                          self.li_latency)
+                out[("Lr", q, STRIPED)] = ((HUBS_PER_SN - QCMS_PER_DRAWER) * self.lr_bandwidth,
+                                          self.lr_latency)
+                continue
             sn = q // HUBS_PER_SN
             for r in range(sn * HUBS_PER_SN, (sn + 1) * HUBS_PER_SN):
                 if r != q:

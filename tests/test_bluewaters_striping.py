@@ -167,3 +167,35 @@ def test_fluid_layer_packets_bound_the_stripes_and_small_messages_keep_one_route
     assert len(bw.striped_flows(0, 5, 2**20)) == 1 and bw.striped_flows(3, 3, 10) == ()
     assert not hasattr(BlueWaters(supernodes=5, routing="indirect"), "contention_flows")
     assert not hasattr(BlueWaters(supernodes=5, striping=True), "contention_flows")
+
+
+@pytest.mark.parametrize("dst,hop_latency,hop_bandwidth,channels", [
+    (3, 1e-7, 15e9, 7),     # QCM 0 -> 3, same drawer: one LI hop, 7 LI links striped
+    (9, 2e-7, 4e9, 24),     # QCM 0 -> 9, another drawer: one Lr hop, 24 Lr links striped
+])
+@pytest.mark.parametrize("size", [1024, 8192, 2**20])
+def test_a_lone_striped_message_under_fluid_costs_what_the_model_says(
+        dst, hop_latency, hop_bandwidth, channels, size):
+    """With striping (the preset's default) a message inside an SN costs
+    ``latency + 2 L_W + L_hop + max(S / B_W, S / (n B_hop))`` with ``n = min(N,
+    ceil(S / 2 KB))`` channels (the tutorial's striped cost).  The fluid layer once sent the
+    bytes over the one Hub-to-Hub link and delivered a lone 1 MiB message over Lr at
+    ``S / 4 GB/s`` (3.7x the cost); the Hub's pool of ``N`` links carries it now, and a
+    lone message costs the same with and without contention (hand formula)."""
+    import bsim
+    from bsim import MPI
+
+    net = "bluewaters:supernodes=1,striping=true,cores=1"
+
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            comm.Send(bsim.Buffer(size), dest=dst)
+        elif comm.rank == dst:
+            comm.Recv(bsim.Buffer(size), source=0)
+
+    n = min(channels, math.ceil(size / 2048))
+    expected = 5e-7 + 2 * 5e-8 + hop_latency + max(size / 15e9, size / (n * hop_bandwidth))
+    for contention in (None, "fluid"):
+        res = bsim.simulate(main, ranks=dst + 1, network=net, contention=contention)
+        assert math.isclose(res.finish[dst], expected, rel_tol=1e-12), contention

@@ -246,3 +246,61 @@ def test_alltoallw_moves_typed_blocks_at_byte_displacements():
             block = recv[4 * j:4 * j + 4]
             assert block[:j + 1] == [100 * j + me] * (j + 1)
             assert block[j + 1:] == [-1] * (3 - j)
+
+
+# -- send and receive sizes must match (MPI's type-signature rule) -----------------------
+
+SIZE_MISMATCHES = {
+    # Allgather of 1000 doubles into 4 x 1: was accepted and charged as one double each
+    "Allgather": (lambda c: c.Allgather(np.zeros(1000), np.zeros(4)),
+                  r"Allgather: this rank sends 8000 bytes but its receive block holds 8 bytes"),
+    "Gather": (lambda c: c.Gather(np.zeros(3), np.zeros(8) if c.rank == 0 else None, root=0),
+               r"rank 0: Gather: this rank sends 24 bytes but its receive block holds 16"),
+    "Scatter": (lambda c: c.Scatter(np.zeros(8) if c.rank == 0 else None, np.zeros(3), root=0),
+                r"Scatter: rank 0 sends 16 bytes but its receive block holds 24 bytes"),
+    "Alltoall": (lambda c: c.Alltoall(np.zeros(8), np.zeros(12)),
+                 r"Alltoall: this rank sends 16 bytes but its receive block holds 24 bytes"),
+    # rank 3 sends 2 doubles where every receiver's block 3 holds 4
+    "Allgatherv": (lambda c: c.Allgatherv(np.zeros(min(c.rank + 1, 2) if c.rank == 3
+                                                    else c.rank + 1),
+                                          [np.zeros(10), [1, 2, 3, 4]]),
+                   r"Allgatherv: rank 3 sends 16 bytes but its receive block holds 32 bytes"),
+    "Gatherv": (lambda c: c.Gatherv(np.zeros(2 if c.rank == 3 else c.rank + 1),
+                                    [np.zeros(10), [1, 2, 3, 4]] if c.rank == 0 else None),
+                r"rank 0: Gatherv: rank 3 sends 16 bytes but its receive block holds 32"),
+    "Scatterv": (lambda c: c.Scatterv([np.zeros(10), [1, 2, 3, 4]] if c.rank == 0 else None,
+                                      np.zeros(1)),
+                 r"Scatterv: rank 0 sends (16|24|32) bytes but its receive block holds 8"),
+}
+
+
+@pytest.mark.parametrize("call", sorted(SIZE_MISMATCHES))
+def test_a_block_that_does_not_fit_its_receive_block_is_an_error(call):
+    """MPI requires the bytes a rank sends to match the receive block they land in: each
+    form names the sizes (they were accepted and charged as the receive side's size)."""
+    body, message = SIZE_MISMATCHES[call]
+
+    def main():
+        body(MPI.COMM_WORLD)
+    with pytest.raises(bsim.errors.MPIUsageError, match=message):
+        bsim.simulate(main, ranks=4, network=NET)
+
+
+@pytest.mark.parametrize("call", sorted(SIZE_MISMATCHES))
+def test_matching_blocks_of_the_same_calls_run(call):
+    """The same calls with sizes that match run (so the check above is about the sizes)."""
+    fixed = {
+        "Allgather": lambda c: c.Allgather(np.zeros(1), np.zeros(4)),
+        "Gather": lambda c: c.Gather(np.zeros(2), np.zeros(8) if c.rank == 0 else None),
+        "Scatter": lambda c: c.Scatter(np.zeros(8) if c.rank == 0 else None, np.zeros(2)),
+        "Alltoall": lambda c: c.Alltoall(np.zeros(8), np.zeros(8)),
+        "Allgatherv": lambda c: c.Allgatherv(np.zeros(c.rank + 1), [np.zeros(10), [1, 2, 3, 4]]),
+        "Gatherv": lambda c: c.Gatherv(np.zeros(c.rank + 1),
+                                       [np.zeros(10), [1, 2, 3, 4]] if c.rank == 0 else None),
+        "Scatterv": lambda c: c.Scatterv([np.zeros(10), [1, 2, 3, 4]] if c.rank == 0 else None,
+                                         np.zeros(c.rank + 1)),
+    }[call]
+
+    def main():
+        fixed(MPI.COMM_WORLD)
+    bsim.simulate(main, ranks=4, network=NET)

@@ -103,6 +103,20 @@ def _name(call: str, blocking: bool) -> str:
     return call if blocking else "I" + call.lower()
 
 
+ERR_TRUNCATE = 14   # MPI_ERR_TRUNCATE (bsim/mpi/error_codes.py)
+
+
+def _check_block(vr: Any, call: str, sent: int, block: int, source: int | None = None) -> None:
+    """The bytes a rank sends must fill the receive block they land in, as MPI requires of
+    matching type signatures: more would be truncated, and fewer would be charged as if the
+    program had sent less (:class:`MPIUsageError` naming both sizes)."""
+    if sent != block:
+        who = "this rank sends" if source is None else f"rank {source} sends"
+        raise MPIUsageError(f"rank {vr.rank}: {call}: {who} {sent} bytes but its receive block "
+                            f"holds {block} bytes (send and receive counts must match)",
+                            error_class=ERR_TRUNCATE)
+
+
 def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
             blocking: bool = True) -> Any:
     vr = current()
@@ -122,13 +136,21 @@ def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
     else:
         sinfo = parse_buffer(vr, sendbuf, call)
         raw, nb = (bytes(sinfo.mem) if sinfo.mem is not None else None), sinfo.nbytes
+        if rinfo is not None and not vector:   # the others' sizes equal this one (signature)
+            _check_block(vr, call, nb, rinfo.block(me)[1])
     total = rinfo.nbytes if rinfo is not None else nb * size
-    inst, me, req = take_part(comm, vr, "gather", FANIN, root, total, raw,
+    inst, me, req = take_part(comm, vr, "gather", FANIN, root, total,
+                              (nb, raw) if vector else raw,
                               () if vector else (("nbytes", nb),), blocking=blocking)
 
     def post() -> None:
         if rinfo is not None:
-            place_blocks(rinfo, inst.values)
+            blocks = inst.values
+            if vector:
+                for r, (sent, _) in enumerate(blocks):
+                    _check_block(vr, call, sent, rinfo.block(r)[1], r)
+                blocks = [raw for _, raw in blocks]
+            place_blocks(rinfo, blocks)
     if not blocking:
         return nonblocking_request(comm, vr, inst, req, post)
     post()
@@ -161,17 +183,22 @@ def _Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
     in_place = recvbuf is IN_PLACE or (recvbuf is None and me == root)   # mpi4py: None too
     rinfo = None if in_place else parse_buffer(vr, recvbuf, call)
     value = None
-    if sinfo is not None and sinfo.mem is not None:
-        value = []
-        for r in range(size):
-            off, n = sinfo.block(r)
-            value.append(bytes(sinfo.mem[off:off + n]))
+    if sinfo is not None:   # the root: each block's size, and its bytes unless a placeholder
+        sizes = [sinfo.block(r)[1] for r in range(size)]
+        data = None
+        if sinfo.mem is not None:
+            data = [bytes(sinfo.mem[off:off + n]) for off, n in map(sinfo.block, range(size))]
+        value = (sizes, data)
     nb = sinfo.nbytes if sinfo is not None else (rinfo.nbytes * size if rinfo else 0)
     inst, me, req = take_part(comm, vr, "scatter", FANOUT, root, nb, value, blocking=blocking)
 
     def post() -> None:
-        if inst.values[root] is not None and rinfo is not None:
-            write_into(rinfo, inst.values[root][me][:rinfo.nbytes])
+        if rinfo is None:
+            return
+        sizes, data = inst.values[root]
+        _check_block(vr, call, sizes[me], rinfo.nbytes, root)
+        if data is not None:
+            write_into(rinfo, data[me])
     if not blocking:
         return nonblocking_request(comm, vr, inst, req, post)
     post()
@@ -202,12 +229,20 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
     else:
         sinfo = parse_buffer(vr, sendbuf, call)
         raw, nb = (bytes(sinfo.mem) if sinfo.mem is not None else None), sinfo.nbytes
-    inst, me, req = take_part(comm, vr, "allgather", ALL, -1, rinfo.nbytes, raw,
+        if not vector:   # the others' sizes equal this one (signature)
+            _check_block(vr, call, nb, rinfo.block(me)[1])
+    inst, me, req = take_part(comm, vr, "allgather", ALL, -1, rinfo.nbytes,
+                              (nb, raw) if vector else raw,
                               () if vector else (("nbytes", nb),),
                               cost_bytes=Aggregate(lambda i: max(i.nbytes)), blocking=blocking)
 
     def post() -> None:
-        place_blocks(rinfo, inst.values)
+        blocks = inst.values
+        if vector:
+            for r, (sent, _) in enumerate(blocks):
+                _check_block(vr, call, sent, rinfo.block(r)[1], r)
+            blocks = [raw for _, raw in blocks]
+        place_blocks(rinfo, blocks)
     if not blocking:
         return nonblocking_request(comm, vr, inst, req, post)
     post()
@@ -245,6 +280,8 @@ def _Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bo
         rinfo = parse_vector_buffer(vr, recvbuf, size, call, not vector)
         sinfo = rinfo if sendbuf is IN_PLACE or sendbuf is None \
             else parse_vector_buffer(vr, sendbuf, size, call, not vector)
+        if not vector:   # equal blocks: every rank's block for me has my send block's size
+            _check_block(vr, call, sinfo.block(0)[1], rinfo.block(0)[1])
     data = None
     if sinfo.mem is not None:
         data = []

@@ -174,9 +174,34 @@ from .mpi.attributes import PREDEFINED_KEYS as _KEYS  # noqa: E402
 globals().update(_KEYS)
 
 
+WTIME_SPIN = 1_000_000
+"""Calls of :func:`Wtime` in a row by one rank at one simulated time that mean a busy-wait."""
+
+_last_wtime: list[float] = [0, -1.0, 0]   # id of the last caller, its clock, calls in a row
+
+
 def Wtime() -> float:
-    """The calling rank's simulated clock, in seconds."""
-    return current().clock
+    """The calling rank's simulated clock, in seconds.
+
+    Only ``add_time`` and MPI calls advance a rank's clock, so a loop that waits for
+    ``Wtime()`` to move (``while MPI.Wtime() - t0 < 1: pass``) would never end: after
+    :data:`WTIME_SPIN` calls in a row at one time the call raises ``MPIUsageError``.
+    Ranks run one at a time, so the rank that spins is the only caller meanwhile.
+    """
+    vr = current()
+    t = vr.clock
+    last = _last_wtime
+    if last[1] == t and last[0] == id(vr):
+        last[2] += 1
+        if last[2] >= WTIME_SPIN:
+            last[2] = 0
+            raise MPIUsageError(
+                f"rank {vr.rank}: MPI.Wtime() returned {t!r} {WTIME_SPIN:,} times in a row: "
+                f"only add_time and MPI calls advance a rank's simulated clock, so a loop "
+                f"waiting for Wtime to move never ends (charge the wait with bsim.add_time)")
+    else:
+        last[0], last[1], last[2] = id(vr), t, 1
+    return t
 
 
 def Wtick() -> float:

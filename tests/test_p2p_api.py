@@ -143,6 +143,38 @@ def test_test_loop_makes_progress():
     assert res.finish[1] == pytest.approx(11e-6 + c, rel=1e-12)
 
 
+@pytest.mark.parametrize("poll_time", [0, -1e-6, float("nan"), float("inf")])
+def test_a_poll_that_takes_no_time_is_refused(poll_time):
+    """``poll_time=0`` let a ``while not req.Test()`` loop spin at one simulated time
+    until killed (the livelock check never ran); it must be a positive time."""
+    for proto in ("bsim", "loggp"):
+        with pytest.raises(ValueError, match="poll_time must be seconds > 0"):
+            bsim.simulate(lambda: None, 2, protocol=f"{proto}:poll_time={poll_time}")
+
+
+def test_a_loop_waiting_for_wtime_to_move_is_an_error(monkeypatch):
+    """Only add_time and MPI calls move a rank's clock: ``while Wtime() - t0 < 1`` never
+    ends, so after WTIME_SPIN calls at one time Wtime raises, naming the rank and the
+    user's line; a loop that charges time between its Wtime calls is not affected."""
+    import bsim.MPI as bsim_mpi
+    monkeypatch.setattr(bsim_mpi, "WTIME_SPIN", 1000)
+
+    def spin():
+        t0 = MPI.Wtime()
+        while MPI.Wtime() - t0 < 1.0:
+            pass
+
+    def paced():
+        t0 = MPI.Wtime()
+        while MPI.Wtime() - t0 < 3000e-9:   # 3,000 calls, each 1 ns later
+            bsim.add_time(1e-9)
+
+    with pytest.raises(bsim.errors.MPIUsageError,
+                       match=r"rank 0: MPI.Wtime\(\) returned 0.0 1,000 times in a row.*"
+                             r"test_p2p_api.py:\d+"):
+        bsim.simulate(spin, 2)
+    assert bsim.simulate(paced, 2).elapsed >= 3000e-9
+
 def test_waitany_returns_the_first_available():
     """Waitany picks the request whose message was sent first."""
     def main():

@@ -99,6 +99,11 @@ class Protocol(ABC):
     parameters: ClassVar[dict[str, str]] = {}
 
     def __init__(self, poll_time: float = 1e-6, envelope: int = 0) -> None:
+        if isinstance(poll_time, bool) or not isinstance(poll_time, (int, float)) \
+                or not 0 < poll_time < float("inf"):
+            raise ValueError(f"{self.name} protocol: poll_time must be seconds > 0 (a Test "
+                             f"or Iprobe that finds nothing must let simulated time pass, or "
+                             f"a polling loop never ends), got {poll_time!r}")
         self.poll_time = float(poll_time)
         if isinstance(envelope, bool) or not isinstance(envelope, int) or envelope < 0:
             raise ValueError(f"{self.name} protocol: envelope must be an int >= 0 (bytes), "

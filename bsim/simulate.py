@@ -27,7 +27,7 @@ from .engine.protocols import Protocol, build_protocol
 from .engine.rank_threads import cooperative_objects
 from .errors import AbovePeakError, DistributedError, LookaheadError
 from .mpi.rc import Rc
-from .outputs.result import Result
+from .outputs.result import Result, compute_spec
 
 __all__ = ["simulate", "mpi4py_shim", "check_rank_memory", "KIB_PER_RANK", "DEFAULT_NETWORK"]
 
@@ -375,6 +375,7 @@ def simulate(main: Callable[..., Any], ranks: int,
             engine.run_program(program)
         result = collect(engine, label, params or {})
     result.machine, result.kernel_model = machine or "", kernel_model
+    result.compute = compute_spec(compute, compute_scale)
     if flops is not None:
         _check_peak(result, float(flops(result.returns) if callable(flops) else flops), preset)
     return result

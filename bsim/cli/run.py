@@ -11,13 +11,17 @@ TARGET is a registered skeleton (``bsim list skeletons``) or a Python file
 whose top-level code runs once per virtual rank; a file's ``--param k=v`` become
 ``--k=v`` on its command line, before the PROGRAM ARGS.  Under ``mpiexec -n K`` the
 virtual ranks are spread over the K host processes (``docs/distributed.md``);
-host process 0 prints and writes the outputs.
+host process 0 prints and writes the outputs.  While ``--json -`` or ``--csv -``
+sends a result to standard output, what the program prints goes to standard error.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from . import options
@@ -37,8 +41,9 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--compute", choices=["ignore", "measure"], default="ignore",
                      help="measure: charge host time between MPI calls as calc (unmodified "
                           "programs)")
-    run.add_argument("--compute-scale", type=float, default=1.0, metavar="X",
-                     help="multiply measured host compute by X (target/host speed ratio)")
+    run.add_argument("--compute-scale", type=float, default=None, metavar="X",
+                     help="with --compute measure: multiply measured host compute by X > 0 "
+                          "(target/host speed ratio; default 1)")
     run.add_argument("--param", action="append", type=options.param_pair, default=[],
                      metavar="K=V",
                      help="skeleton parameter; a file program gets --K=V (repeatable)")
@@ -74,18 +79,98 @@ def _rank_params(name: str) -> str:
     return " --param ".join(f"{k}=..." for k in keys) or "..."
 
 
+def _check_outputs(ns: argparse.Namespace) -> bool:
+    """Check the output options before the run; True when one writes to standard output.
+
+    Refuses two results on standard output, an empty path, two options naming
+    the same file and a path that cannot be written, in one line each.
+    """
+    from ..outputs.files import check_distinct
+    from .failures import check_outputs
+    named = (("--json", ns.json), ("--csv", ns.csv), ("--trace", ns.trace))
+    to_stdout = [opt for opt, path in named[:2] if path == "-"]
+    if len(to_stdout) > 1:
+        raise ValueError("only one of --json and --csv can be '-' (standard output)")
+    check_distinct(named)
+    check_outputs(*((opt, None if path == "-" else path) for opt, path in named))
+    return bool(to_stdout)
+
+
+def _compute_scale(ns: argparse.Namespace) -> float:
+    """``--compute-scale`` (default 1): a finite number > 0, with ``--compute measure``."""
+    if ns.compute_scale is None:
+        return 1.0
+    if not 0 < ns.compute_scale < float("inf"):
+        raise ValueError(f"--compute-scale must be a number > 0 (the target/host speed "
+                         f"ratio), got {ns.compute_scale!r}")
+    if ns.compute != "measure":
+        raise ValueError(f"--compute-scale {ns.compute_scale:g} needs --compute measure "
+                         f"(it scales host-measured compute; add_time is not scaled)")
+    return float(ns.compute_scale)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr(active: bool) -> Iterator[None]:
+    """While *active*, send what the program prints to standard error.
+
+    Used while a result file goes to standard output, so that it carries only
+    that file: ``sys.stdout`` becomes ``sys.stderr``, and when standard output is
+    this process's descriptor 1, descriptor 1 is pointed at descriptor 2 too
+    (what C code, subprocesses and saved references to ``sys.stdout`` write).
+    """
+    if not active:
+        yield
+        return
+    original = sys.stdout
+    original.flush()
+    saved = None
+    try:
+        if original.fileno() == 1 and sys.stderr.fileno() == 2:
+            saved = os.dup(1)
+            os.dup2(2, 1)
+    except (AttributeError, ValueError, OSError):   # no descriptor (captured, replaced)
+        saved = None
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        for stream in (original, sys.stderr):
+            with contextlib.suppress(ValueError, OSError):
+                stream.flush()
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
 def command(ns: argparse.Namespace) -> int:
     """Run the simulation *ns* describes; print the summary and write the outputs."""
+    from ..outputs.result import compute_spec
+    to_stdout = _check_outputs(ns)    # before the run, so that its result is not lost
+    scale = _compute_scale(ns)
+    with _stdout_to_stderr(to_stdout):
+        result = _simulate(ns, scale)
+    options.finish_run_options(ns, result)   # the trace: after standard output is back
+    result.compute = compute_spec(ns.compute, scale)
+    if HOST["rank"]:
+        return 0
+    if not ns.quiet:   # on stderr when a result file goes to standard output
+        (sys.stderr if to_stdout else sys.stdout).write(result.summary())
+    if ns.json == "-":
+        sys.stdout.write(result.json_text())
+    elif ns.json:
+        result.to_json(ns.json)
+    if ns.csv == "-":
+        sys.stdout.write(result.csv_text())
+    elif ns.csv:
+        result.to_csv(ns.csv)
+    return 0
+
+
+def _simulate(ns: argparse.Namespace, scale: float) -> Any:
+    """Load the target and simulate it as *ns* says; return the Result."""
     from ..engine.distributed import host_processes
     from ..simulate import simulate
-    from .failures import check_outputs
     from .targets import load_target
-    # before the run, so that its result is not lost at the end
-    stdout_files = [opt for opt, path in (("--json", ns.json), ("--csv", ns.csv)) if path == "-"]
-    if len(stdout_files) > 1:
-        raise ValueError("only one of --json and --csv can be '-' (standard output)")
-    check_outputs(("--json", None if ns.json == "-" else ns.json),
-                  ("--csv", None if ns.csv == "-" else ns.csv), ("--trace", ns.trace))
     hosts = host_processes()   # under mpiexec -n K > 1: a distributed run
     if hosts is not None:
         HOST["rank"] = hosts.Get_rank()
@@ -110,22 +195,9 @@ def command(ns: argparse.Namespace) -> int:
                       flops=target.flops,
                       contention=ns.contention, collectives=options.collectives(ns),
                       filesystem=ns.filesystem,
-                      compute=ns.compute, compute_scale=ns.compute_scale,
+                      compute=ns.compute, compute_scale=scale,
                       hosts=hosts, partition=ns.partition or target.partition or "block",
                       max_sim_time=ns.max_sim_time,
                       max_events=ns.max_events, check_memory=not ns.no_memory_check,
                       private_modules=not ns.shared_modules, **extra)
-    options.finish_run_options(ns, result)
-    if HOST["rank"]:
-        return 0
-    if not ns.quiet:   # on stderr when a result file goes to standard output
-        (sys.stderr if stdout_files else sys.stdout).write(result.summary())
-    if ns.json == "-":
-        sys.stdout.write(result.json_text())
-    elif ns.json:
-        result.to_json(ns.json)
-    if ns.csv == "-":
-        sys.stdout.write(result.csv_text())
-    elif ns.csv:
-        result.to_csv(ns.csv)
-    return 0
+    return result

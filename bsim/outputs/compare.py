@@ -94,8 +94,9 @@ def compare(a: Result | str, b: Result | str, groups: int = 8, top: int = 5,
         diff = [f"{k}: {ra.params.get(k)!r} -> {rb.params.get(k)!r}" for k in keys
                 if ra.params.get(k) != rb.params.get(k)]
         w("  params differ: " + "; ".join(diff) + "\n")
-    for what in ("machine", "kernel_model", "collectives", "contention", "noise", "filesystem",
-                 "version"):   # what else shaped the predictions: the header shows the rest
+    # what else shaped the predictions: the header shows the rest
+    for what in ("machine", "kernel_model", "compute", "collectives", "contention", "noise",
+                 "filesystem", "version"):
         va, vb = getattr(ra, what), getattr(rb, what)
         if va != vb:
             label = "bsim version" if what == "version" else what.replace("_", " ")

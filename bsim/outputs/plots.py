@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from .files import atomic_write_bytes
 
 __all__ = ["breakdown", "timeline", "scaling", "save", "read_trace_spans", "COLORS"]
 
@@ -40,26 +40,16 @@ def _figure(width: float, height: float) -> Any:
 
 
 def save(fig: Any, out: str | Path, dpi: int = 120) -> Path:
-    """Write *fig* to *out* atomically (format from the suffix, e.g. .png, .pdf, .svg)."""
+    """Write *fig* to *out* atomically (format from the suffix, e.g. .png, .pdf, .svg).
+
+    As every output (:mod:`bsim.outputs.files`): a link is followed, a device or
+    FIFO written directly.
+    """
     target = Path(out)
     fmt = target.suffix.lstrip(".").lower() or "png"
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt, dpi=dpi)
-    folder = target.parent if str(target.parent) else Path(".")
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(buf.getvalue())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)   # mkstemp makes 0600; images are for sharing
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return target
+    return atomic_write_bytes(target, buf.getvalue())
 
 
 def _result(source: Any) -> Any:

@@ -23,7 +23,7 @@ import numpy as np
 from ..version import __version__
 from .files import atomic_write_text
 
-__all__ = ["Result"]
+__all__ = ["Result", "compute_spec"]
 
 FORMAT = "bsim-result/1"
 
@@ -53,6 +53,7 @@ class Result:
     noise: str = ""
     machine: str = ""          # preset (or file) and variant, e.g. "power5:p1024"
     kernel_model: str = ""     # where the compute times came from (bsim/machines/kernels.py)
+    compute: str = ""          # host-measured compute: "measure:scale=X" ("": add_time only)
     version: str = field(default_factory=lambda: __version__)   # of bsim, that predicted
     flops: float = 0.0         # floating-point operations of the run, when the program knows
     peak_flops: float = 0.0    # the machine's peak for these ranks (flop/s), when known
@@ -100,6 +101,8 @@ class Result:
             out.write(f"  machine   {self.machine}\n")
         if self.kernel_model:
             out.write(f"  kernels   {self.kernel_model}\n")
+        if self.compute:
+            out.write(f"  compute   {self.compute} (host time between MPI calls, scaled)\n")
         if self.noise:
             out.write(f"  noise     {self.noise}\n")
         if self.network:
@@ -158,6 +161,7 @@ class Result:
             "program": self.program,
             **({"machine": self.machine} if self.machine else {}),
             **({"kernel_model": self.kernel_model} if self.kernel_model else {}),
+            **({"compute": self.compute} if self.compute else {}),
             "ranks": self.ranks,
             **({"spawned": self.spawned} if self.spawned else {}),
             "network": self.network,
@@ -216,7 +220,7 @@ class Result:
 
         A ``pandas.DataFrame`` (the optional extra ``bsim[data]``); what shaped the
         prediction (program, ranks, machine, network, protocol, contention,
-        collectives, noise, kernel model, version, elapsed) is in ``df.attrs``.
+        collectives, noise, kernel model, compute, version, elapsed) is in ``df.attrs``.
         Raises ``ImportError`` naming the extra when pandas is missing.
         """
         try:
@@ -232,6 +236,7 @@ class Result:
                         network=self.network, protocol=self.protocol,
                         contention=self.contention, collectives=self.collectives,
                         noise=self.noise, kernel_model=self.kernel_model,
+                        compute=self.compute,
                         bsim_version=self.version, elapsed=self.elapsed,
                         params=dict(self.params))
         return df
@@ -262,6 +267,7 @@ class Result:
             distributed=host.get("distributed", {}), noise=data.get("noise", ""),
             filesystem=data.get("filesystem", ""),
             machine=data.get("machine", ""), kernel_model=data.get("kernel_model", ""),
+            compute=data.get("compute", ""),
             flops=data.get("flops", 0.0), peak_flops=data.get("peak_flops", 0.0),
             version=data.get("bsim_version", ""),
             pending_requests={int(r): n for r, n in data.get("pending_requests", {}).items()},
@@ -275,6 +281,15 @@ class Result:
     def __repr__(self) -> str:
         return (f"<Result ranks={self.ranks} elapsed={self.elapsed:.6g}s "
                 f"ops={self.total_ops} host={self.host_seconds:.3f}s>")
+
+
+def compute_spec(compute: str, scale: float = 1.0) -> str:
+    """What :attr:`Result.compute` records for ``simulate(compute=..., compute_scale=...)``.
+
+    ``"measure:scale=X"`` when host time between MPI calls, times *scale*, was
+    charged as calc; ``""`` otherwise (only ``add_time`` and the kernel model).
+    """
+    return f"measure:scale={float(scale)!r}" if compute == "measure" else ""
 
 
 def _fmt_time(seconds: float) -> str:

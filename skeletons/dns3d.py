@@ -94,7 +94,8 @@ SKELETON = register(Skeleton(
         "pz": Param("processes in z (ranks = px*pz)", minimum=1),
         "iterations": Param("time steps", minimum=0),
         "t_flop": Param("seconds per FFT flop (5 n log2 n per 1-D FFT; ASSUMED)", minimum=0),
-        "t_rk": Param("seconds of spectral/real-space/RK work per grid point", minimum=0),
+        "t_rk": Param("seconds of spectral/real-space/RK work per grid point (ASSUMED 50 "
+                      "FFT-flop times; --machine scales it with t_flop)", minimum=0),
         "t_local": Param("seconds of local copy per point per transpose", minimum=0),
         "xy_transposes": Param("Y<->X transposes per step", minimum=0),
         "yz_transposes": Param("Y<->Z transposes per step", minimum=0),
@@ -102,7 +103,8 @@ SKELETON = register(Skeleton(
     ranks=lambda prm: prm["px"] * prm["pz"],
     machine_kernel=MachineKernel(
         param="t_flop", table="dns3d", key="t_flop", unit="FFT flop", flops=1.0,
-        source="one flop, at the machine's peak (a bound; no machine table measures it)"),
+        source="one flop, at the machine's peak (a bound; no machine table measures it)",
+        follows=("t_rk",)),
     flops=lambda prm, _returns: run_flops(prm),
     scale=lambda n: grid(n, 2, "px", "pz"),
 ))

@@ -60,3 +60,18 @@ def test_runs_on_blue_waters_with_contention():
                         kwargs=kw)
     comp = model.compute_time((256, 256, 256), 4, 2, 1e-9, 5e-8)
     assert comp < res.elapsed < 1.2 * comp
+
+
+def test_a_machine_scales_the_rk_work_with_the_fft_flop():
+    """``t_rk`` (50 ns) is assumed on the same 1 ns-per-flop machine as ``t_flop``: a preset
+    sets ``t_flop`` from its peak and ``t_rk`` follows by the same ratio (it stayed 50 ns on
+    every machine: 75% of the petascale preset's compute); a ``t_rk`` the user gives stays."""
+    from bsim.cli.targets import load_target
+    t = load_target("dns3d", {}, None, "petascale_torus")
+    ratio = t.params["t_flop"] / 1e-9
+    assert ratio < 0.1                                   # a faster machine than assumed
+    assert t.params["t_rk"] == pytest.approx(50e-9 * ratio, rel=1e-12)
+    assert "t_rk scaled with t_flop" in t.kernel_model
+    mine = load_target("dns3d", {"t_rk": 7e-9}, None, "petascale_torus")
+    assert mine.params["t_rk"] == 7e-9
+    assert load_target("dns3d", {}, None, None).params["t_rk"] == 50e-9

@@ -165,9 +165,16 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
     account = ""
     if machine is not None and skel.machine_kernel is not None:
         from bsim.machines.kernels import choose
-        value, account = choose(skel.machine_kernel, machine, params)
+        kernel = skel.machine_kernel
+        value, account = choose(kernel, machine, params)
         if value is not None:
-            params = {**params, skel.machine_kernel.param: value}
+            params = {**params, kernel.param: value}
+            ratio = value / skel.defaults[kernel.param] if kernel.follows else 1.0
+            scaled = [k for k in kernel.follows if k not in params]
+            params.update({k: skel.defaults[k] * ratio for k in scaled})
+            if scaled:
+                account += (f"; {', '.join(scaled)} scaled with {kernel.param} "
+                            f"(x{ratio:.4g} of the default)")
     resolved = skel.resolve(params)
     ranks = skel.ranks(resolved) if skel.ranks is not None else None
     mapping = skel.mapping(resolved) if skel.mapping is not None else None

@@ -61,6 +61,9 @@ class MachineKernel:
     """For a name parameter: ``generic(machine) -> (value, account)`` or None."""
     source: str = ""
     """Where the flop and byte counts come from (for the account)."""
+    follows: tuple[str, ...] = ()
+    """Other time parameters calibrated with ``param``'s default (the same assumed machine):
+    on a machine each becomes ``default * value / param's default``, unless the user set it."""
 
 
 def _table_entry(machine: Machine, kernel: MachineKernel) -> Any:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,6 +131,9 @@ class Skeleton:
             if isinstance(v, bool) and not isinstance(self.defaults[k], bool):
                 raise ValueError(f"skeleton {self.name!r}: parameter {k}={v!r} is not a "
                                  f"number")
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError(f"skeleton {self.name!r}: parameter {k}={v!r} must be a "
+                                 f"finite number")
             if p.minimum is not None and isinstance(v, (int, float)) and v < p.minimum:
                 raise ValueError(f"skeleton {self.name!r}: parameter {k}={v!r} must be >= "
                                  f"{p.minimum}")

@@ -52,6 +52,16 @@ def test_cli_errors_are_one_line_with_exit_code_2(capsys):
     assert "unknown parameter(s) bogus" in capsys.readouterr().err
 
 
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_non_finite_parameter_is_refused_before_the_run(value, capsys):
+    """``t_point=nan`` passed the ``>= 0`` check (NaN compares false) and failed inside a
+    rank at the skeleton's add_time; it is one line before the run now."""
+    assert main(["run", "halo2d", "--param", f"t_point={value}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"parameter t_point={float(value)!r} must be a finite number" in err
+
 @pytest.mark.parametrize("what", ["skeletons", "networks", "protocols", "filesystems"])
 def test_list_commands(what, capsys):
     """bsim list shows names with their parameters."""

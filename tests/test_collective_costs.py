@@ -694,3 +694,14 @@ def test_a_formula_draws_no_network_noise():
     quiet = 1e-6 + 8 / 1e9
     assert took(False) > quiet              # the draw delays this message
     assert took(True) == took(False)
+
+
+def test_an_unknown_algorithm_of_an_algorithmic_source_fails_at_once():
+    """``algorithmic:allreduce=bogus`` was accepted, and failed only inside the first rank
+    that called allreduce (or never, without one); it is refused when the source is built,
+    as ``analytic:allreduce=bogus`` is."""
+    from bsim.engine.collective_costs import CollectiveCosts
+    for spec in ("algorithmic:allreduce=bogus", "analytic:allreduce=bogus"):
+        with pytest.raises(ValueError, match="unknown allreduce algorithm 'bogus'; valid: "):
+            CollectiveCosts(spec)
+    assert CollectiveCosts("algorithmic:allreduce=ring").algorithm("allreduce", 8, 8) == "ring"

@@ -16,6 +16,7 @@ from netmodels.collective_costs import (
     CollectiveModel,
     build_collective_model,
     canonical_op,
+    resolve_algorithm,
 )
 from netmodels.collective_costs import default_algorithm as _default_algorithm
 
@@ -50,7 +51,9 @@ class CollectiveCosts:
                 rest = value.split(":", 1)[1] if ":" in value else ""
                 for item in filter(None, (x.strip() for x in rest.split(","))):
                     name, _, alg = item.partition("=")
-                    algs[canonical_op(name)] = alg.strip()
+                    name, alg = canonical_op(name), alg.strip()
+                    resolve_algorithm(name, alg, 1)   # an unknown name fails here, not in a rank
+                    algs[name] = alg
                 self._models[op] = None
                 self._algorithms[op] = algs
             else:

@@ -74,6 +74,31 @@ def test_exception_in_one_rank_is_reraised_with_its_number():
     assert isinstance(info.value.__cause__, KeyError)
 
 
+def test_an_error_inside_a_library_call_is_located_at_the_users_call():
+    """``json.loads("{x")`` fails in the standard library's decoder; the error names the
+    program's line that called it (it named ``json/decoder.py``), and an argparse exit
+    is located where ``parse_args`` was called."""
+    import argparse
+    import json
+    import sys
+
+    def bad_json():
+        json.loads("{x")
+    line = bad_json.__code__.co_firstlineno + 1
+    with pytest.raises(bsim.RankError, match=rf"JSONDecodeError.*\(at {__file__}:{line}\)"):
+        bsim.simulate(bad_json, ranks=1)
+
+    def bad_args():
+        argparse.ArgumentParser(prog="p").parse_args(["--bogus"])
+    line = bad_args.__code__.co_firstlineno + 1
+    saved = sys.stderr
+    try:
+        with pytest.raises(bsim.RankError, match=rf"sys.exit\(2\) \(at {__file__}:{line}\)"):
+            bsim.simulate(bad_args, ranks=1)
+    finally:
+        sys.stderr = saved
+
+
 def test_deadlock_lists_every_blocked_rank_with_call_and_line():
     """A receive cycle is a DeadlockError naming each rank, its pending call and source line."""
     def main():

@@ -27,6 +27,9 @@ __all__ = ["FailureReports", "user_location_of_traceback"]
 # bsim's own code: every module of the bsim package (not skeletons, not the user's files)
 _BSIM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+# the standard library and installed packages: a call into them is reported where it was made
+_LIBRARY_DIRS = tuple(sorted({_STDLIB_DIR} | {
+    os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("purelib", "platlib")}))
 
 
 class FailureReports:
@@ -153,10 +156,17 @@ def _user_location(g: greenlet.greenlet | None) -> str:
 
 
 def user_location_of_traceback(exc: BaseException) -> str:
+    """`` (at file:line)`` of the innermost frame of *exc*'s traceback in the user's code:
+    not bsim's, the standard library's or an installed package's (``json.loads`` failing
+    is reported at the user's call, not in ``json/decoder.py``); else the innermost frame
+    that is not bsim's; ``""`` when there is none."""
     tb = exc.__traceback__
-    where = ""
+    user = other = ""
     while tb is not None:
-        if not _is_internal(tb.tb_frame.f_code.co_filename):
-            where = f" (at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno})"
+        name = tb.tb_frame.f_code.co_filename
+        if not _is_internal(name):
+            other = f" (at {name}:{tb.tb_lineno})"
+            if not os.path.abspath(name).startswith(_LIBRARY_DIRS):
+                user = other
         tb = tb.tb_next
-    return where
+    return user or other

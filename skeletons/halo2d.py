@@ -1,7 +1,8 @@
 """halo2d: a 2-D five-point stencil (Jacobi) skeleton with halo exchange.
 
 The global ``nx x ny`` grid is split into ``px x py`` blocks, one per rank
-(rank = ``j*px + i``).  Each iteration every rank posts receives from its
+(rank = ``j*px + i``; when ``px`` does not divide ``nx`` the first ``nx % px``
+columns of ranks hold one point more, and likewise in y).  Each iteration every rank posts receives from its
 four neighbours, sends its four edges (``ny/py * 8`` bytes in x,
 ``nx/px * 8`` bytes in y; non-periodic edges talk to ``PROC_NULL``), waits
 for all eight requests, then updates its block:
@@ -38,8 +39,14 @@ def main(px: int = 32, py: int = 32, nx: int = 8192, ny: int = 8192, iterations:
     rank, size = comm.Get_rank(), comm.Get_size()
     if size != px * py:
         raise ValueError(f"halo2d: needs px*py = {px * py} ranks, running on {size}")
+    if nx < px or ny < py:
+        raise ValueError(f"halo2d: a {nx}x{ny} grid gives some of the {px}x{py} ranks no "
+                         f"points (need nx >= px and ny >= py)")
     i, j = rank % px, rank // px
-    lx, ly = nx // px, ny // py
+    # block distribution: the first nx % px columns of ranks get one point more (as MPI
+    # codes split a dimension), so no point of the grid is dropped
+    lx = nx // px + (1 if i < nx % px else 0)
+    ly = ny // py + (1 if j < ny % py else 0)
     west = rank - 1 if i > 0 else MPI.PROC_NULL
     east = rank + 1 if i < px - 1 else MPI.PROC_NULL
     south = rank - px if j > 0 else MPI.PROC_NULL
@@ -91,8 +98,7 @@ SKELETON = register(Skeleton(
         flops=FLOPS_PER_POINT, bytes=BYTES_PER_POINT, memory_bound=True,
         source="5-point Jacobi u' = (N+S+E+W)/4; u streamed in, u' out with its "
                "write-allocate"),
-    flops=lambda p, _returns: FLOPS_PER_POINT * (p["nx"] // p["px"]) * (p["ny"] // p["py"])
-    * p["px"] * p["py"] * p["iterations"],
+    flops=lambda p, _returns: FLOPS_PER_POINT * p["nx"] * p["ny"] * p["iterations"],
     scale=lambda n: grid(n, 2, "px", "py"),
 ))
 

@@ -143,3 +143,17 @@ def test_bad_program(case, tmp_path, capsys):
 def test_bad_configuration(argv, expected, capsys):
     """A bad option, spec, parameter or resource request: status 2 and one named error."""
     assert expected in _run(argv, capsys)
+
+
+def test_halo2d_splits_an_uneven_grid_and_refuses_an_empty_block():
+    """10 x 4 points on 3 x 2 ranks: columns of ranks hold 4, 3, 3 points in x and 2 in y
+    (block distribution), so the calc of 1 ns a point is 8, 6, 6 ns (the 40 points are all
+    updated: with nx // px the 10th column was dropped); a 2 x 2 grid on 4 x 4 ranks leaves
+    ranks without points and is refused (it ran with nothing to compute)."""
+    import bsim
+    from skeletons.halo2d import main as halo2d
+    res = bsim.simulate(halo2d, 6, network="hockney:latency=1e-6,bandwidth=1e9",
+                        kwargs=dict(px=3, py=2, nx=10, ny=4, iterations=1, t_point=1e-9))
+    assert [round(c * 1e9, 9) for c in res.calc] == [8.0, 6.0, 6.0, 8.0, 6.0, 6.0]
+    with pytest.raises(bsim.RankError, match="gives some of the 4x4 ranks no points"):
+        bsim.simulate(halo2d, 16, kwargs=dict(px=4, py=4, nx=2, ny=2))

@@ -2,8 +2,8 @@
 
 The global ``nx x ny`` grid is split into ``px x py`` blocks, one per rank
 (rank = ``j*px + i``; when ``px`` does not divide ``nx`` the first ``nx % px``
-columns of ranks hold one point more, and likewise in y).  Each iteration every rank posts receives from its
-four neighbours, sends its four edges (``ny/py * 8`` bytes in x,
+columns of ranks hold one point more, and likewise in y).  Each iteration
+every rank posts receives from its four neighbours, sends its four edges (``ny/py * 8`` bytes in x,
 ``nx/px * 8`` bytes in y; non-periodic edges talk to ``PROC_NULL``), waits
 for all eight requests, then updates its block:
 ``add_time((nx/px) * (ny/py) * t_point)``.  Every ``check_every`` iterations

@@ -289,7 +289,8 @@ def simulate(main: Callable[..., Any], ranks: int,
     a file.
 
     *tracer*, *noise* and *progress* are the optional hooks of
-    :mod:`bsim.engine.hooks`.  ``compute="measure"`` charges the host time each rank
+    :mod:`bsim.engine.hooks`; *noise* may also be a spec string as ``--noise`` takes
+    (``"periodic:period=1e-3,duration=2.5e-5;net:mean=1e-6"``).  ``compute="measure"`` charges the host time each rank
     spends between MPI calls, times *compute_scale*, as calc (for unmodified
     programs; the default ``"ignore"`` counts only ``add_time``).
 
@@ -319,7 +320,9 @@ def simulate(main: Callable[..., Any], ranks: int,
     :class:`~bsim.errors.MPIUsageError` (and subclasses) for invalid calls,
     and :class:`~bsim.errors.RankError` wrapping any other exception of a rank.
     """
-    if not isinstance(ranks, (int, np.integer)) or ranks < 1:
+    if not callable(main):
+        raise TypeError(f"main must be callable (the program every rank runs), got {main!r}")
+    if isinstance(ranks, bool) or not isinstance(ranks, (int, np.integer)) or ranks < 1:
         raise ValueError(f"ranks must be an int >= 1, got {ranks!r}")
     ranks = int(ranks)
     if check_memory:
@@ -335,6 +338,12 @@ def simulate(main: Callable[..., Any], ranks: int,
             collectives = collective_spec(preset)
         if filesystem is None:
             filesystem = filesystem_spec(preset)
+    if isinstance(noise, str):   # a spec, as --noise takes: compute noise and/or net:...
+        from .engine.noise import NoisyNetwork, build_noise
+        noise, net_noise = build_noise(noise)
+        if net_noise is not None:
+            network = NoisyNetwork(build_network(DEFAULT_NETWORK if network is None
+                                                 else network), **net_noise)
     net = build_network(DEFAULT_NETWORK if network is None else network)
     net.prepare(ranks)
     proto = build_protocol(protocol)

@@ -188,3 +188,12 @@ def test_deadlock_time_is_when_the_ranks_blocked():
     with pytest.raises(bsim.DeadlockError, match=r"deadlock at t=0\.004: 2 of 3") as info:
         bsim.simulate(main, ranks=3)
     assert "(blocked since t=0.003)" in str(info.value)
+
+
+def test_simulate_refuses_a_program_that_is_not_callable_and_a_bool_rank_count():
+    """``simulate(42, 2)`` failed only inside rank 0 and ``simulate(main, True)`` ran on one
+    rank; both are refused before anything runs."""
+    with pytest.raises(TypeError, match="main must be callable"):
+        bsim.simulate(42, 2)
+    with pytest.raises(ValueError, match="ranks must be an int >= 1, got True"):
+        bsim.simulate(lambda: None, True)

@@ -270,3 +270,21 @@ def test_three_processes_per_node_escape_a_daemon_on_the_fourth_core():
     assert bsim.simulate(bulk, 24, noise=on_used).elapsed > bsim.simulate(bulk, 24).elapsed
     with pytest.raises(ValueError, match=r"ranks_per_node must be an int in 1..4"):
         build_noise(spec + ",ranks_per_node=5", cores_per_node=4)
+
+
+def test_simulate_takes_a_noise_spec_as_the_command_line_does():
+    """``simulate(noise="...")`` was used as a hook object (``AttributeError: 'str' object
+    has no attribute 'stretch'``, blamed on the user's add_time); a spec string builds the
+    same models as ``--noise``: the periodic daemon stretches 1 ms of work (10 detours of
+    10 us: at least 1.1 ms) and ``net:`` wraps the network, recorded in the result."""
+    import bsim as _bsim
+
+    def main():
+        _bsim.add_time(1e-3)
+    res = _bsim.simulate(main, 2, noise="periodic:period=1e-4,duration=1e-5,phase=0")
+    assert res.elapsed >= 1.1e-3 and res.noise.startswith("periodic:")
+    res = _bsim.simulate(main, 2, noise="net:mean=1e-6,seed=2")
+    assert res.network.endswith("+ net:mean=1e-06,prob=1.0,seed=2")
+    with pytest.raises(ValueError, match="missing 1 required positional argument: "
+                                         "'duration'; periodic takes period=S"):
+        _bsim.simulate(main, 2, noise="periodic:period=1e-4")

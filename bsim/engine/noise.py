@@ -448,8 +448,10 @@ def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None
                 kw.setdefault("cores_per_node", cores_per_node)
             cls = PeriodicNoise if kind == "periodic" else DetourNoise
             models.append(cls(**kw))
-        except TypeError as exc:
-            raise ValueError(f"noise spec {spec!r}: {exc}") from None
+        except TypeError as exc:   # a missing or unknown parameter
+            reason = str(exc).split("__init__() ", 1)[-1]
+            raise ValueError(f"noise spec {spec!r}: {reason}; {kind} takes "
+                             f"{NOISE_KINDS[kind]}") from None
     compute = None if not models else models[0] if len(models) == 1 else CombinedNoise(models)
     return compute, net
 

@@ -290,9 +290,9 @@ def simulate(main: Callable[..., Any], ranks: int,
 
     *tracer*, *noise* and *progress* are the optional hooks of
     :mod:`bsim.engine.hooks`; *noise* may also be a spec string as ``--noise`` takes
-    (``"periodic:period=1e-3,duration=2.5e-5;net:mean=1e-6"``).  ``compute="measure"`` charges the host time each rank
-    spends between MPI calls, times *compute_scale*, as calc (for unmodified
-    programs; the default ``"ignore"`` counts only ``add_time``).
+    (``"periodic:period=1e-3,duration=2.5e-5;net:mean=1e-6"``).  ``compute="measure"``
+    charges the host time each rank spends between MPI calls, times *compute_scale*, as
+    calc (for unmodified programs; the default ``"ignore"`` counts only ``add_time``).
 
     *hosts* (an mpi4py communicator of real host processes, e.g. ``MPI.COMM_WORLD``
     under ``mpiexec -n K``) spreads the virtual ranks over its K processes,

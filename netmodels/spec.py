@@ -61,6 +61,8 @@ def split_spec(spec: str, what: str = "spec", error: type[Exception] = SpecError
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise error(f"{what} {spec!r}: expected KEY=VALUE, got {item!r}")
+        if key.strip() in items:   # which one was meant? (the last silently won before)
+            raise error(f"{what} {spec!r}: {key.strip()} given twice")
         items[key.strip()] = value.strip()
     return name.strip().lower(), items
 

@@ -139,6 +139,12 @@ def test_bad_program(case, tmp_path, capsys):
     (["run", "halo2d", "--trace-ranks", "0-3"], "need --trace FILE"),
     (["run", "tests/programs/ring.py", "-n", "1000000000"], "virtual ranks need about"),
     (["run", "tests/programs/ring.py", "-n", "0"], "ranks must be an int >= 1"),
+    (["run", "halo2d", "--network", "hockney:latency=1e-6,latency=2e-6"],
+     "latency given twice"),
+    (["run", "halo2d", "--noise", "periodic:period=1e-3,period=2e-3,duration=1e-5"],
+     "period given twice"),
+    (["run", "tests/programs", "-n", "2"], "tests/programs is a directory"),
+    (["run", "halo2d", "--", "--foo"], "takes --param K=V, not program arguments (--foo)"),
 ])
 def test_bad_configuration(argv, expected, capsys):
     """A bad option, spec, parameter or resource request: status 2 and one named error."""

@@ -146,6 +146,8 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
     """
     path = Path(target)
     if target.endswith(".py") or os.sep in target or path.is_file():
+        if path.is_dir():
+            raise ValueError(f"{target} is a directory: give a Python file or a skeleton name")
         if not path.is_file():
             raise FileNotFoundError(f"no such program file: {target}")
         command_line = file_arguments(params) + list(argv or [])
@@ -156,6 +158,9 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
                       is_file=True)
     from skeletons import registry
     skel = registry.get(target)
+    if argv:
+        raise ValueError(f"skeleton {target!r} takes --param K=V, not program arguments "
+                         f"({' '.join(argv)})")
     if quiet and "verbose" in skel.params and "verbose" not in params:
         params = {**params, "verbose": False}   # --quiet silences a skeleton's own print
     if ranks is not None and skel.scale is not None:

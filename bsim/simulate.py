@@ -23,6 +23,7 @@ from .engine.collective_rules import CollectiveCosts
 from .engine.core import Engine
 from .engine.fabric import build_fabric
 from .engine.hooks import measure_compute
+from .engine.matching import unreceived_messages
 from .engine.protocols import Protocol, build_protocol
 from .engine.rank_threads import cooperative_objects
 from .errors import AbovePeakError, DistributedError, LookaheadError
@@ -480,4 +481,5 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         noise=_noise_spec(engine.noise),
         filesystem=engine.filesystem.spec() if engine.filesystem is not None else "",
         pending_requests={r.rank: r.open_requests for r in rs if r.open_requests},
+        unreceived=unreceived_messages(engine),
         spawned=len(rs) - engine.nranks)

@@ -197,3 +197,23 @@ def test_simulate_refuses_a_program_that_is_not_callable_and_a_bool_rank_count()
         bsim.simulate(42, 2)
     with pytest.raises(ValueError, match="ranks must be an int >= 1, got True"):
         bsim.simulate(lambda: None, True)
+
+
+def test_messages_never_received_are_reported():
+    """Under the ``bsim`` protocol a send completes without its receive, so a program that
+    forgets a receive ran to the end silently; the result counts what each rank was sent
+    and never received (JSON ``unreceived``) and the summary warns."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            comm.Send(bsim.Buffer(8), dest=1, tag=3)
+            comm.Send(bsim.Buffer(8), dest=2, tag=3)
+            comm.Send(bsim.Buffer(8), dest=2, tag=4)
+        elif comm.rank == 2:
+            comm.Recv(bsim.Buffer(8), source=0, tag=4)
+
+    res = bsim.simulate(main, ranks=3)
+    assert res.unreceived == {1: 1, 2: 1}
+    assert "2 messages sent were never received, by rank(s) 1 (1), 2 (1)" in res.summary()
+    assert res.to_dict()["unreceived"] == {"1": 1, "2": 1}
+    assert bsim.simulate(lambda: None, ranks=3).unreceived == {}

@@ -146,6 +146,7 @@ class Engine(FailureReports, simpy.Environment):
         self.shipped = 0
         self.handles: dict[int, Any] = {}   # requests named by key in shipped events
         self.comm_hosts: dict[Any, tuple[int, ...]] = {}   # collective context -> hosts
+        self.unreceived: dict[int, int] | None = None   # every host's, once gathered
         self.unfinished = 0
         self._gc_saved = gc.get_threshold()
         # limits of a run (simulate(max_sim_time=, max_events=)): a clear error, not a hang

@@ -426,13 +426,17 @@ def gather_accounts(engine: Engine, comm: Any) -> None:
     """Copy every rank's final account onto every host's engine (for the Result)."""
     mine = [(vr.rank, vr.clock, vr.calc, vr.wait, vr.comm, vr.ops, vr.msgs, vr.nbytes,
              vr.retval, vr.open_requests) for vr in engine.local_ranks]
-    events = comm.allgather((mine, engine.events, engine.host_seconds))
+    left = {vr.rank: len(vr.box.unexpected) for vr in engine.local_ranks
+            if vr.box is not None and vr.box.unexpected}
+    events = comm.allgather((mine, engine.events, engine.host_seconds, left))
     total_events = 0
     wall = 0.0
     ranks = engine.ranks
-    for accounts, ev, secs in events:
+    unreceived: dict[int, int] = {}
+    for accounts, ev, secs, host_left in events:
         total_events += ev
         wall = max(wall, secs)
+        unreceived.update(host_left)
         for rank, clock, calc, wait, comm_t, ops, msgs, nbytes, retval, open_reqs in accounts:
             vr: VirtualRank = ranks[rank]
             vr.clock, vr.calc, vr.wait, vr.comm = clock, calc, wait, comm_t
@@ -440,3 +444,4 @@ def gather_accounts(engine: Engine, comm: Any) -> None:
             vr.open_requests = open_reqs
     engine.events = total_events
     engine.host_seconds = wall
+    engine.unreceived = dict(sorted(unreceived.items()))

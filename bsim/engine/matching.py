@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from ..mpi.requests import Request
     from .rank import VirtualRank
 
-__all__ = ["Message", "Mailbox", "mailbox", "deliver", "post_receive", "find_unexpected"]
+__all__ = ["Message", "Mailbox", "mailbox", "deliver", "post_receive", "find_unexpected",
+           "unreceived_messages"]
 
 
 class Message:
@@ -146,3 +147,16 @@ def find_unexpected(vr: VirtualRank, ctx: int, src: int, tag: int) -> Message | 
                 (tag == ANY_TAG or tag == msg.tag):
             return msg
     return None
+
+
+def unreceived_messages(engine: Any) -> dict[int, int]:
+    """World rank -> messages left in its mailbox at the end of a run (sent, never received).
+
+    In a distributed run the counts of every host's ranks, as ``gather_accounts`` set
+    them (``engine.unreceived``); otherwise counted here.
+    """
+    gathered = engine.unreceived
+    if gathered is not None:
+        return dict(gathered)
+    return {vr.rank: len(vr.box.unexpected) for vr in engine.ranks
+            if vr.box is not None and vr.box.unexpected}

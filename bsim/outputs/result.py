@@ -61,6 +61,9 @@ class Result:
     """The OS-noise model that stretched ``add_time`` (its spec; "" for none)."""
     pending_requests: dict[int, int] = field(default_factory=dict)
     """World rank -> nonblocking requests it never completed (Wait/Test) nor freed."""
+    unreceived: dict[int, int] = field(default_factory=dict)
+    """World rank -> messages sent to it that it never received (a send under the ``bsim``
+    protocol completes without its receive: the run ends with them in the mailbox)."""
     spawned: int = 0
     """Ranks the run created with ``MPI.Comm.Spawn``: the last ones of the per-rank arrays."""
 
@@ -141,7 +144,18 @@ class Result:
                       f"{d['windows']:,}   events shipped {d['shipped']:,}\n")
         if self.pending_requests:
             out.write(f"  warning: {self.pending_warning()}\n")
+        if self.unreceived:
+            out.write(f"  warning: {self.unreceived_warning()}\n")
         return out.getvalue()
+
+    def unreceived_warning(self) -> str:
+        """One line: how many messages were never received, by which ranks (first 8)."""
+        left = self.unreceived
+        ranks = sorted(left)
+        shown = ", ".join(f"{r} ({left[r]})" for r in ranks[:8])
+        more = f" and {len(ranks) - 8} more ranks" if len(ranks) > 8 else ""
+        return (f"{sum(left.values()):,} messages sent were never received, by rank(s) "
+                f"{shown}{more}: their sends completed, their receives are missing")
 
     def pending_warning(self) -> str:
         """One line: how many requests were left pending, on which ranks (first 8)."""
@@ -187,6 +201,8 @@ class Result:
             **({"peak_flops": self.peak_flops} if self.peak_flops else {}),
             **({"pending_requests": {str(r): n for r, n in sorted(self.pending_requests.items())}}
                if self.pending_requests else {}),
+            **({"unreceived": {str(r): n for r, n in sorted(self.unreceived.items())}}
+               if self.unreceived else {}),
             "host": {"seconds": self.host_seconds, "events": self.events,
                      "ops_per_second": self.ops_per_second,
                      **({"distributed": self.distributed} if self.distributed else {})},
@@ -271,6 +287,7 @@ class Result:
             flops=data.get("flops", 0.0), peak_flops=data.get("peak_flops", 0.0),
             version=data.get("bsim_version", ""),
             pending_requests={int(r): n for r, n in data.get("pending_requests", {}).items()},
+            unreceived={int(r): n for r, n in data.get("unreceived", {}).items()},
             spawned=data.get("spawned", 0))
 
     @classmethod

@@ -11,6 +11,7 @@ nodes in the 3D torus" (Sec. 4.D).  That machine is::
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from .base import NetworkSpecError, SimTime, check_nonnegative, check_positive, register
 from .mapping import Mapping
@@ -112,6 +113,21 @@ class Torus(TopologyModel):
             d = xa - xb if xa > xb else xb - xa
             hops += d if d + d <= k else k - d
         return hops
+
+    def group_shape(self, ranks: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+        """The ranks' nodes as coordinate offsets from the first one's, modulo each ring.
+
+        Every link of a torus is alike and a cost depends only on the hops, ``sum min(d,
+        k - d)`` of the coordinate differences, and on whether both ranks share a node, so
+        two groups of one shape (translates of each other) have the same cost between
+        corresponding members: a collective formula priced for one holds for the other
+        (``bsim.engine.collective_costs``: HPL's 64 process rows on a 16^3 torus are one
+        shape).
+        """
+        nodes, coords, shape = self._nodes(), self._coords, self.shape
+        first = coords[nodes[ranks[0]]]
+        return tuple(tuple((x - x0) % k for x, x0, k in zip(coords[nodes[r]], first, shape))
+                     for r in ranks)
 
     def diameter(self) -> int:
         """Largest hop count: ``sum floor(k_d / 2)``."""

@@ -705,3 +705,62 @@ def test_an_unknown_algorithm_of_an_algorithmic_source_fails_at_once():
         with pytest.raises(ValueError, match="unknown allreduce algorithm 'bogus'; valid: "):
             CollectiveCosts(spec)
     assert CollectiveCosts("algorithmic:allreduce=ring").algorithm("allreduce", 8, 8) == "ring"
+
+
+def test_translated_groups_on_a_torus_have_one_shape_and_the_same_costs():
+    """A torus's costs depend on coordinate differences modulo the rings (and on sharing a
+    node), so a group moved by a translation has the same shape (``group_shape``) and the
+    same cost between corresponding members; groups that are not translates differ."""
+    import random
+
+    from netmodels.base import build_network
+    net = build_network("torus:dims=4x4x2,cores=2,link_bandwidth=1e9")
+    net.prepare(64)
+    rng = random.Random(7)
+
+    def translate(rank, shift):
+        node, core = divmod(rank, 2)
+        c = net.coords(node)
+        return 2 * net.node_at(tuple(x + s for x, s in zip(c, shift))) + core
+
+    for _ in range(20):
+        group = rng.sample(range(64), 6)
+        shift = (rng.randrange(4), rng.randrange(4), rng.randrange(2))
+        moved = [translate(r, shift) for r in group]
+        assert net.group_shape(group) == net.group_shape(moved)
+        for a, b in zip(group, group[1:]):
+            ma, mb = translate(a, shift), translate(b, shift)
+            assert net.cost(a, b, 4096) == net.cost(ma, mb, 4096)
+    row, column = [0, 2, 4, 6], [0, 8, 16, 24]   # 4 nodes along x, 4 along y: not translates
+    assert net.group_shape(row) != net.group_shape(column)
+
+
+def test_sharing_a_price_between_translated_communicators_changes_no_prediction(monkeypatch):
+    """Rows of an 8x4 torus are translates: with the shape key (one price for all rows) the
+    per-rank times of rooted and unrooted collectives equal those priced per communicator
+    (``SHAPE_LIMIT = 0``), bit for bit; columns, of another shape, are priced apart."""
+    import bsim.engine.collective_costs as cc
+
+    def main():
+        from mpi4py import MPI
+        world = MPI.COMM_WORLD
+        row = world.Split(world.rank // 8, world.rank)
+        col = world.Split(world.rank % 8, world.rank)
+        # two groups of 4 that are not translates: x = 0..3 of row 0 (3 -> 0 is 3 hops)
+        # and the column x = 4 (its y ring wraps: 3 -> 0 is 1 hop)
+        r = world.rank
+        four = world.Split(0 if r < 4 else 1 if r % 8 == 4 else MPI.UNDEFINED, r)
+        for k in range(8):
+            bsim.add_time(1e-6 * (world.rank % 3))
+            row.Bcast(bsim.Buffer(1 << (10 + k)), root=k)
+            col.Reduce(bsim.Buffer(64), bsim.Buffer(64), root=k % 4)
+            row.Allreduce(bsim.Buffer(8 << k), bsim.Buffer(8 << k))
+            if four != MPI.COMM_NULL:
+                four.Bcast(bsim.Buffer(1024), root=1)
+
+    net = "torus:dims=8x4,cores=1,link_bandwidth=1e9,hop_latency=1e-7"
+    shared = bsim.simulate(main, 32, network=net)
+    monkeypatch.setattr(cc, "SHAPE_LIMIT", 0)
+    apart = bsim.simulate(main, 32, network=net)
+    assert shared.finish.tolist() == apart.finish.tolist()
+    assert shared.wait.tolist() == apart.wait.tolist()

@@ -25,12 +25,11 @@ import argparse
 import os
 import sys
 import traceback
-from typing import Any
 
 from ..errors import BsimError
 from ..outputs.files import OutputPathError, check_writable
 
-__all__ = ["check_outputs", "report", "debug_enabled", "EXTRAS", "EXIT_USAGE",
+__all__ = ["check_outputs", "report", "user_message", "debug_enabled", "EXTRAS", "EXIT_USAGE",
            "EXIT_INTERRUPTED"]
 
 EXIT_USAGE = 2
@@ -68,6 +67,23 @@ def _missing_package(exc: ImportError) -> str | None:
     return None
 
 
+def user_message(exc: BaseException) -> str | None:
+    """The one-line message of a user-side failure *exc* (without ``bsim: error:``), else None.
+
+    User-side: bsim's own errors, ``ValueError``, ``KeyError``, ``OSError``,
+    ``MemoryError`` and a missing optional package; anything else is a bug.
+    """
+    if isinstance(exc, ImportError) and _missing_package(exc):
+        return _missing_package(exc)
+    if not isinstance(exc, (BsimError, ValueError, KeyError, OSError, MemoryError)):
+        return None
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    return str(exc)
+
+
 def report(exc: BaseException, ns: argparse.Namespace | None = None, quiet: bool = False) -> int:
     """Print the one-line report of *exc* (unless *quiet*) and return the exit status.
 
@@ -89,14 +105,8 @@ def report(exc: BaseException, ns: argparse.Namespace | None = None, quiet: bool
     elif isinstance(exc, SyntaxError):
         message = "".join(traceback.format_exception_only(exc)).rstrip()   # Python's own
         status = EXIT_USAGE
-    elif isinstance(exc, ImportError) and _missing_package(exc):
-        message = f"bsim: error: {_missing_package(exc)}"
-        status = EXIT_USAGE
-    elif isinstance(exc, (BsimError, ValueError, KeyError, OSError, MemoryError)):
-        msg: Any = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
-            msg = f"{exc.filename}: {exc.strerror}"
-        message = f"bsim: error: {msg}"
+    elif user_message(exc) is not None:
+        message = f"bsim: error: {user_message(exc)}"
         status = EXIT_USAGE
     else:
         raise exc

@@ -22,7 +22,13 @@ Each row: the parameters, ``ranks``, ``elapsed`` (s), ``calc``, ``wait``,
 ``comm`` (means over ranks, s), ``host_seconds``, ``events``, ``ops``,
 ``speedup`` and ``efficiency``.  Points run in parallel over *jobs* host
 processes (``multiprocessing``; each point is an independent simulation) and
-results keep the point order, so the files do not depend on *jobs*.
+results keep the point order, so the files do not depend on *jobs*.  The JSON
+also records what shaped each point (``settings``, as ``bsim run --json``).
+
+Every point's parameters are checked before the first simulation
+(:func:`check_points`).  A point that fails while it runs stops the sweep
+(:class:`SweepPointError`, naming it); the command writes the points that had
+finished and says so in its error line.
 """
 
 from __future__ import annotations
@@ -39,14 +45,37 @@ from typing import Any
 
 from ..outputs.scaling import add_efficiency, write_csv, write_json
 
-__all__ = ["add_parser", "command", "parse_param_lists", "points", "run_point", "run_sweep",
-           "default_jobs", "MODES"]
+__all__ = ["add_parser", "command", "parse_param_lists", "points", "prepare_point",
+           "check_points", "run_point", "run_sweep", "default_jobs", "MODES", "SETTINGS",
+           "SweepPointError"]
 
 MODES = ("grid", "strong", "weak")
+SETTINGS = ("machine", "kernel_model", "network", "protocol", "collectives", "contention",
+            "noise", "filesystem")
+"""Keys of a result's JSON that say what shaped it; each sweep row records its own."""
+
+
+class SweepPointError(ValueError):
+    """A point failed while it ran.
+
+    ``point`` (1-based) and ``params`` name it; ``rows`` are the points that had
+    finished (point order, with efficiency); ``user`` is False when the failure
+    was not a user-side one (a bug: ``detail`` holds its traceback).
+    """
+
+    def __init__(self, message: str, point: int, params: dict[str, str],
+                 rows: list[dict[str, Any]], user: bool = True, detail: str = "") -> None:
+        super().__init__(message)
+        self.point, self.params, self.rows = point, params, rows
+        self.user, self.detail = user, detail
 
 
 def parse_param_lists(items: Sequence[str | tuple[str, str]]) -> dict[str, list[str]]:
-    """``["px=8,16,32", "py=8"]`` -> ``{"px": ["8","16","32"], "py": ["8"]}`` (order kept)."""
+    """``["px=8,16,32", "py=8"]`` -> ``{"px": ["8","16","32"], "py": ["8"]}`` (order kept).
+
+    Raises ValueError for an item without ``=``, an empty key or value, an
+    empty list item (``px=1,,2``) and a key given twice.
+    """
     out: dict[str, list[str]] = {}
     for item in items:
         if isinstance(item, tuple):
@@ -56,9 +85,12 @@ def parse_param_lists(items: Sequence[str | tuple[str, str]]) -> dict[str, list[
             if not eq:
                 raise ValueError(f"sweep: expected KEY=V1,V2,..., got {item!r}")
         key = key.strip()
-        values = [v.strip() for v in text.split(",") if v.strip()]
-        if not key or not values:
+        values = [v.strip() for v in text.split(",")]
+        if not key or not text.strip():
             raise ValueError(f"sweep: expected KEY=V1,V2,..., got {key}={text}")
+        if "" in values:
+            raise ValueError(f"sweep: --param {key}={text}: value {values.index('') + 1} is "
+                             f"empty")
         if key in out:
             raise ValueError(f"sweep: parameter {key!r} given twice")
         out[key] = values
@@ -84,29 +116,127 @@ def points(lists: dict[str, list[str]], mode: str = "grid") -> list[dict[str, st
     return [{k: (v[i] if len(v) > 1 else v[0]) for k, v in lists.items()} for i in range(n)]
 
 
-def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any]:
-    """Simulate one point ``(target, params, options)``; return its row."""
-    target_name, params, opts = task
-    from ..simulate import simulate
+def _describe(params: dict[str, str]) -> str:
+    """``px=1 py=2`` (``defaults`` for a point without parameters)."""
+    return " ".join(f"{k}={v}" for k, v in params.items()) or "defaults"
+
+
+def _ranks_value(text: str) -> int:
+    """The ``ranks`` parameter as a positive int; ValueError naming it otherwise."""
+    try:
+        ranks = int(text)
+    except ValueError:
+        ranks = 0
+    if ranks < 1:
+        raise ValueError(f"parameter ranks={text} must be a positive integer")
+    return ranks
+
+
+def prepare_point(target_name: str, params: dict[str, str],
+                  opts: dict[str, Any]) -> tuple[Any, int, Any]:
+    """``(target, ranks, network)`` of one point, checked as ``bsim run`` checks them.
+
+    Raises ValueError (or the target's own error) for a bad parameter, a rank
+    count the skeleton cannot run on, or a layout the network cannot map.
+    """
     from .targets import load_target
     params = dict(params)
-    nranks = params.pop("ranks", None)
-    target = load_target(target_name, params, [], opts.get("machine"))
-    ranks = int(nranks) if nranks is not None else target.ranks
+    text = params.pop("ranks", None)
+    nranks = _ranks_value(text) if text is not None else None
+    target = load_target(target_name, params, [], opts.get("machine"), nranks)
+    if nranks is not None and target.ranks is not None and nranks != target.ranks:
+        raise ValueError(f"{target.name} with these parameters runs on {target.ranks} ranks, "
+                         f"not ranks={nranks}")
+    ranks = nranks if nranks is not None else target.ranks
     if ranks is None:
-        raise ValueError(f"sweep: {target_name} has no rank rule; add --param ranks=...")
-    network = opts.get("network", "hockney")
-    if hasattr(target, "network_for"):   # a skeleton's layout sets the rank mapping
-        network = target.network_for(network)
+        raise ValueError(f"{target_name} has no rank rule; add --param ranks=...")
+    # a skeleton's layout sets the rank mapping
+    network = target.network_for(opts.get("network") or "hockney")
+    return target, ranks, network
+
+
+def check_points(target_name: str, pts: list[dict[str, str]], opts: dict[str, Any]) -> None:
+    """Check every point before the first simulation runs.
+
+    Raises ValueError ``sweep: point I/N (params): what is wrong`` for the first
+    bad point; errors of the target itself (no such file or skeleton, a syntax
+    error) are raised as they are.
+    """
+    from .failures import user_message
+    from .targets import load_target
+    load_target(target_name, {}, [])   # the target itself, whatever the points
+    for i, params in enumerate(pts):
+        try:
+            prepare_point(target_name, params, opts)
+        except (ValueError, KeyError) as exc:
+            raise ValueError(f"sweep: point {i + 1}/{len(pts)} ({_describe(params)}): "
+                             f"{user_message(exc)}") from exc
+
+
+def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any]:
+    """Simulate one point ``(target, params, options)``; return its row.
+
+    The row's ``settings`` are what its result records as shaping it
+    (:data:`SETTINGS`, as ``bsim run --json`` writes them).
+    """
+    target_name, params, opts = task
+    from ..simulate import simulate
+    target, ranks, network = prepare_point(target_name, params, opts)
     res = simulate(target.main, ranks, network=network, protocol=opts.get("protocol", "bsim"),
                    kwargs=target.kwargs, collectives=opts.get("collectives"),
                    contention=opts.get("contention"), filesystem=opts.get("filesystem"),
-                   name=target.name, params=target.params)
-    row: dict[str, Any] = {k: target.params.get(k, v) for k, v in params.items()}
+                   machine=opts.get("machine"), kernel_model=target.kernel_model,
+                   flops=target.flops, name=target.name, params=target.params)
+    row: dict[str, Any] = {k: target.params.get(k, v) for k, v in params.items()
+                           if k != "ranks"}
     row.update(ranks=ranks, elapsed=res.elapsed, calc=float(res.calc.mean()),
                wait=float(res.wait.mean()), comm=float(res.comm.mean()),
                host_seconds=res.host_seconds, events=res.events, ops=res.total_ops)
+    recorded = res.to_dict()
+    row["settings"] = {k: recorded[k] for k in SETTINGS if k in recorded}
     return row
+
+
+Outcome = tuple[int, dict[str, Any] | None, tuple[str | None, str] | None]
+"""``(point index, row or None, failure or None)`` (:func:`_run_indexed`)."""
+
+
+def _run_indexed(task: tuple[int, str, dict[str, str], dict[str, Any]]) -> Outcome:
+    """:func:`run_point` of point *i*: ``(i, row, None)`` or ``(i, None, (message, traceback))``.
+
+    Failures come back as text (some exceptions do not pickle); *message* is
+    None when the failure is not a user-side one.
+    """
+    import traceback
+
+    from .failures import user_message
+    i, target, params, opts = task
+    try:
+        return i, run_point((target, params, opts)), None
+    except Exception as exc:   # reported by the parent, naming the point
+        return i, None, (user_message(exc), traceback.format_exc())
+
+
+def _execute(tasks: list[Any], jobs: int,
+             on_row: Any) -> tuple[int, tuple[str | None, str]] | None:
+    """Run *tasks* over *jobs* processes, calling ``on_row(i, row)`` as points finish.
+
+    Stops at the first failure (points not started are not run) and returns it.
+    """
+    if jobs == 1:
+        outcomes: Any = map(_run_indexed, tasks)
+        for i, row, failure in outcomes:
+            if failure is not None:
+                return i, failure
+            on_row(i, row)
+        return None
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with multiprocessing.get_context(method).Pool(jobs) as pool:   # exit: terminate
+        for i, row, failure in pool.imap_unordered(_run_indexed, tasks):
+            if failure is not None:
+                return i, failure
+            on_row(i, row)
+    return None
 
 
 def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs: int = 1,
@@ -116,34 +246,39 @@ def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs
               filesystem: str | None = None) -> list[dict[str, Any]]:
     """Run every point of the sweep (over *jobs* processes); return rows in point order.
 
-    *log* (a text stream, e.g. stderr) gets one line per finished point.
+    Every point's parameters are checked first (:func:`check_points`).  *log*
+    (a text stream, e.g. stderr) gets one line per finished point.  A point
+    that fails while it runs stops the sweep: :class:`SweepPointError` names
+    it and carries the rows of the points that had finished.
     """
+    if isinstance(jobs, bool) or int(jobs) < 1:
+        raise ValueError(f"sweep: --jobs must be a positive integer, got {jobs}")
     pts = points(lists, mode)
     opts = {"network": network, "protocol": protocol, "collectives": collectives,
             "contention": contention, "machine": machine, "filesystem": filesystem}
-    tasks = [(target, p, opts) for p in pts]
-    jobs = max(1, min(int(jobs), len(tasks)))
+    check_points(target, pts, opts)
+    tasks = [(i, target, p, opts) for i, p in enumerate(pts)]
+    jobs = min(int(jobs), len(tasks))
     start = time.perf_counter()
-    rows: list[dict[str, Any]] = []
+    finished: dict[int, dict[str, Any]] = {}
 
     def report(i: int, row: dict[str, Any]) -> None:
+        finished[i] = row
         if log is not None:
-            desc = " ".join(f"{k}={v}" for k, v in pts[i].items())
-            log.write(f"[{i + 1}/{len(pts)}] {desc}: elapsed {row['elapsed']:.6g} s on "
-                      f"{row['ranks']} ranks ({row['host_seconds']:.2f} s host)\n")
+            log.write(f"[{i + 1}/{len(pts)}] {_describe(pts[i])}: elapsed "
+                      f"{row['elapsed']:.6g} s on {row['ranks']} ranks "
+                      f"({row['host_seconds']:.2f} s host)\n")
             log.flush()
 
-    if jobs == 1:
-        for i, task in enumerate(tasks):
-            rows.append(run_point(task))
-            report(i, rows[-1])
-    else:
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        with multiprocessing.get_context(method).Pool(jobs) as pool:
-            for i, row in enumerate(pool.imap(run_point, tasks)):
-                rows.append(row)
-                report(i, row)
+    failed = _execute(tasks, jobs, report)
+    rows = [finished[i] for i in sorted(finished)]
     add_efficiency(rows, mode)
+    if failed is not None:
+        i, (message, detail) = failed
+        what = message if message is not None else detail.strip().splitlines()[-1]
+        raise SweepPointError(f"sweep: point {i + 1}/{len(pts)} ({_describe(pts[i])}) "
+                              f"failed: {what}", i + 1, pts[i], rows,
+                              user=message is not None, detail=detail)
     if log is not None:
         log.write(f"sweep: {len(rows)} points in {time.perf_counter() - start:.1f} s "
                   f"({jobs} job{'s' if jobs > 1 else ''})\n")
@@ -182,22 +317,65 @@ def add_parser(subparsers: Any) -> None:
     sw.set_defaults(handler=command)
 
 
+def _write(rows: list[dict[str, Any]], prefix: str, ns: argparse.Namespace,
+           meta: dict[str, Any]) -> tuple[Any, Any]:
+    """Write PREFIX.csv (numbers only) and PREFIX.json (with *meta* and each row's settings)."""
+    csv_rows = [{k: v for k, v in r.items() if k != "settings"} for r in rows]
+    csv_path = write_csv(csv_rows, f"{prefix}.csv")
+    json_path = write_json(rows, f"{prefix}.json", **meta)
+    return csv_path, json_path
+
+
+def _metadata(ns: argparse.Namespace, network: str, lists: dict[str, list[str]],
+              collectives: str | dict[str, str] | None) -> dict[str, Any]:
+    """The sweep JSON's header: the command's settings as given (each row has its own)."""
+    from ..version import __version__
+    return {"target": ns.target, "mode": ns.mode, "bsim_version": __version__,
+            "machine": ns.machine, "network": network, "protocol": ns.protocol,
+            "collectives": collectives or "analytic", "contention": ns.contention,
+            "filesystem": ns.filesystem, "params": dict(lists)}
+
+
+def _partial(err: SweepPointError, prefix: str, ns: argparse.Namespace,
+             meta: dict[str, Any], total: int) -> Exception:
+    """Write the points that finished before *err*; the error to raise, saying so."""
+    if err.rows:
+        meta = {**meta, "incomplete": {"points": total, "finished": len(err.rows),
+                                       "failed_point": err.point, "failed_params": err.params,
+                                       "error": str(err)}}
+        csv_path, json_path = _write(err.rows, prefix, ns, meta)
+        which = (f"the {len(err.rows)} points that finished are" if len(err.rows) > 1
+                 else "the point that finished is")
+        note = f"; {which} in {csv_path} and {json_path}"
+    else:
+        note = "; no point had finished, nothing written"
+    first, newline, rest = str(err).partition("\n")
+    message = f"{first}{note}{newline}{rest}"
+    if err.user:
+        return ValueError(message)
+    return RuntimeError(f"{message}\n{err.detail}")
+
+
 def command(ns: argparse.Namespace) -> int:
     """Run the sweep *ns* describes; write PREFIX.csv and PREFIX.json; print the table."""
     from . import options
     from .failures import check_outputs
+    if ns.jobs < 1:
+        raise ValueError(f"sweep: --jobs must be a positive integer, got {ns.jobs}")
     network = options.network_spec(ns)
+    collectives = options.collectives(ns)
     lists = parse_param_lists(ns.param)
     prefix = ns.output or f"sweep_{Path(ns.target).stem}"
     check_outputs(("-o", f"{prefix}.csv"), ("-o", f"{prefix}.json"), ("--plot", ns.plot))
-    rows = run_sweep(ns.target, lists, mode=ns.mode, jobs=ns.jobs, network=network,
-                     protocol=ns.protocol, contention=ns.contention,
-                     collectives=options.collectives(ns), filesystem=ns.filesystem,
-                     log=None if ns.quiet else sys.stderr, machine=ns.machine)
-    csv_path = write_csv(rows, f"{prefix}.csv")
-    json_path = write_json(rows, f"{prefix}.json", target=ns.target, mode=ns.mode,
-                           network=network, protocol=ns.protocol,
-                           params={k: v for k, v in lists.items()})
+    meta = _metadata(ns, network, lists, collectives)
+    try:
+        rows = run_sweep(ns.target, lists, mode=ns.mode, jobs=ns.jobs, network=network,
+                         protocol=ns.protocol, contention=ns.contention,
+                         collectives=collectives, filesystem=ns.filesystem,
+                         log=None if ns.quiet else sys.stderr, machine=ns.machine)
+    except SweepPointError as err:
+        raise _partial(err, prefix, ns, meta, len(points(lists, ns.mode))) from err
+    csv_path, json_path = _write(rows, prefix, ns, meta)
     if not ns.quiet:
         keys = [k for k in lists if k != "ranks"]   # ranks has its own column
         print("  ".join(f"{k:>8}" for k in keys) + f"{'ranks':>8}{'elapsed (s)':>14}"

@@ -48,10 +48,11 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def write_csv(rows: list[dict[str, Any]], path: str | Path) -> Path:
-    """One row per point: parameters first, then :data:`COLUMNS` (floats exact)."""
+    """One row per point: parameters first, then :data:`COLUMNS` (floats exact); nested
+    records (a sweep row's ``settings``) belong to the JSON and are left out."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    cols = _columns(rows)
+    cols = [c for c in _columns(rows) if not any(isinstance(r.get(c), dict) for r in rows)]
     w.writerow(cols)
     for r in rows:
         w.writerow([repr(r[c]) if isinstance(r.get(c), float) else r.get(c, "") for c in cols])

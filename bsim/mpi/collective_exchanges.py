@@ -117,6 +117,17 @@ def _check_block(vr: Any, call: str, sent: int, block: int, source: int | None =
                             error_class=ERR_TRUNCATE)
 
 
+def _place_checked(vr: Any, call: str, rinfo: Any, values: list[Any], vector: bool) -> None:
+    """Place the members' blocks in *rinfo*; in a v form each value is ``(bytes sent,
+    data)`` and each size must fill its receive block (:func:`_check_block`)."""
+    blocks = values
+    if vector:
+        for r, (sent, _) in enumerate(values):
+            _check_block(vr, call, sent, rinfo.block(r)[1], r)
+        blocks = [raw for _, raw in values]
+    place_blocks(rinfo, blocks)
+
+
 def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
             blocking: bool = True) -> Any:
     vr = current()
@@ -145,12 +156,7 @@ def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
 
     def post() -> None:
         if rinfo is not None:
-            blocks = inst.values
-            if vector:
-                for r, (sent, _) in enumerate(blocks):
-                    _check_block(vr, call, sent, rinfo.block(r)[1], r)
-                blocks = [raw for _, raw in blocks]
-            place_blocks(rinfo, blocks)
+            _place_checked(vr, call, rinfo, inst.values, vector)
     if not blocking:
         return nonblocking_request(comm, vr, inst, req, post)
     post()
@@ -237,12 +243,7 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
                               cost_bytes=Aggregate(lambda i: max(i.nbytes)), blocking=blocking)
 
     def post() -> None:
-        blocks = inst.values
-        if vector:
-            for r, (sent, _) in enumerate(blocks):
-                _check_block(vr, call, sent, rinfo.block(r)[1], r)
-            blocks = [raw for _, raw in blocks]
-        place_blocks(rinfo, blocks)
+        _place_checked(vr, call, rinfo, inst.values, vector)
     if not blocking:
         return nonblocking_request(comm, vr, inst, req, post)
     post()

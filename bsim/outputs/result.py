@@ -150,21 +150,15 @@ class Result:
 
     def unreceived_warning(self) -> str:
         """One line: how many messages were never received, by which ranks (first 8)."""
-        left = self.unreceived
-        ranks = sorted(left)
-        shown = ", ".join(f"{r} ({left[r]})" for r in ranks[:8])
-        more = f" and {len(ranks) - 8} more ranks" if len(ranks) > 8 else ""
-        return (f"{sum(left.values()):,} messages sent were never received, by rank(s) "
-                f"{shown}{more}: their sends completed, their receives are missing")
+        total, ranks = _per_rank_counts(self.unreceived)
+        return (f"{total:,} messages sent were never received, by rank(s) {ranks}: their "
+                f"sends completed, their receives are missing")
 
     def pending_warning(self) -> str:
         """One line: how many requests were left pending, on which ranks (first 8)."""
-        pend = self.pending_requests
-        ranks = sorted(pend)
-        shown = ", ".join(f"{r} ({pend[r]})" for r in ranks[:8])
-        more = f" and {len(ranks) - 8} more ranks" if len(ranks) > 8 else ""
-        return (f"{sum(pend.values()):,} nonblocking requests never completed (Wait/Test) "
-                f"nor freed, on rank(s) {shown}{more}")
+        total, ranks = _per_rank_counts(self.pending_requests)
+        return (f"{total:,} nonblocking requests never completed (Wait/Test) nor freed, on "
+                f"rank(s) {ranks}")
 
     # -- serialisation --------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -298,6 +292,14 @@ class Result:
     def __repr__(self) -> str:
         return (f"<Result ranks={self.ranks} elapsed={self.elapsed:.6g}s "
                 f"ops={self.total_ops} host={self.host_seconds:.3f}s>")
+
+
+def _per_rank_counts(counts: dict[int, int]) -> tuple[int, str]:
+    """The total of *counts* and ``"r (n), ..."`` for the first 8 ranks (then how many more)."""
+    ranks = sorted(counts)
+    shown = ", ".join(f"{r} ({counts[r]})" for r in ranks[:8])
+    more = f" and {len(ranks) - 8} more ranks" if len(ranks) > 8 else ""
+    return sum(counts.values()), shown + more
 
 
 def compute_spec(compute: str, scale: float = 1.0) -> str:

@@ -298,3 +298,21 @@ def test_plot_refuses_malformed_traces_and_sweeps(tmp_path, capsys, content, kin
     bad.write_text(json.dumps(content))
     assert main(["plot", str(bad), "--kind", kind, "-o", str(tmp_path / "x.png")]) == 2
     assert _one_error_line(capsys) == f"bsim: error: {bad}: {message}"
+
+
+def test_an_interrupted_sweep_keeps_the_points_that_finished(tmp_path, capsys):
+    """Ctrl-C during point 2 (a KeyboardInterrupt in its rank, as the signal would raise):
+    point 1's row is written with an ``incomplete`` record that says so, and the one line
+    names the files (it said "nothing written" and dropped the finished point)."""
+    prog = tmp_path / "stop.py"
+    prog.write_text(PROGRAM.replace('raise ValueError(f"negative t={t}")',
+                                    "raise KeyboardInterrupt"))
+    prefix = tmp_path / "sw"
+    assert main(["sweep", str(prog), "--param", "ranks=2", "--param", "t=1e-3,-1,2e-3",
+                 "--network", NET, "-j", "1", "--quiet", "-o", str(prefix)]) == 130
+    err = capsys.readouterr().err.strip()
+    assert err == (f"bsim: interrupted at simulated t=0.0 s, the 1 of 3 points that finished "
+                   f"are in {prefix}.csv and {prefix}.json")
+    data = json.loads(prefix.with_suffix(".json").read_text())
+    assert [r["t"] for r in data["rows"]] == ["1e-3"]
+    assert data["incomplete"] == {"points": 3, "finished": 1, "interrupted": True}

@@ -100,7 +100,7 @@ def report(exc: BaseException, ns: argparse.Namespace | None = None, quiet: bool
     if isinstance(exc, KeyboardInterrupt):
         when = getattr(exc, "sim_time", None)
         at = f" at simulated t={when!r} s" if when is not None else ""
-        message = f"bsim: interrupted{at}, nothing written"
+        message = f"bsim: interrupted{at}, {getattr(exc, 'written', None) or 'nothing written'}"
         status = EXIT_INTERRUPTED
     elif isinstance(exc, SyntaxError):
         message = "".join(traceback.format_exception_only(exc)).rstrip()   # Python's own

@@ -270,7 +270,13 @@ def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs
                       f"({row['host_seconds']:.2f} s host)\n")
             log.flush()
 
-    failed = _execute(tasks, jobs, report)
+    try:
+        failed = _execute(tasks, jobs, report)
+    except KeyboardInterrupt as stop:   # Ctrl-C: the points that finished go with it
+        done = [finished[i] for i in sorted(finished)]
+        add_efficiency(done, mode)
+        setattr(stop, "rows", done)   # noqa: B010 - an attribute of the interrupt
+        raise
     rows = [finished[i] for i in sorted(finished)]
     add_efficiency(rows, mode)
     if failed is not None:
@@ -375,6 +381,16 @@ def command(ns: argparse.Namespace) -> int:
                          log=None if ns.quiet else sys.stderr, machine=ns.machine)
     except SweepPointError as err:
         raise _partial(err, prefix, ns, meta, len(points(lists, ns.mode))) from err
+    except KeyboardInterrupt as stop:
+        done = getattr(stop, "rows", None)
+        if done:   # nothing is lost: write what finished, and say so in the one line
+            total = len(points(lists, ns.mode))
+            meta = {**meta, "incomplete": {"points": total, "finished": len(done),
+                                           "interrupted": True}}
+            csv_path, json_path = _write(done, prefix, ns, meta)
+            setattr(stop, "written", f"the {len(done)} of {total} points that "  # noqa: B010
+                    f"finished are in {csv_path} and {json_path}")
+        raise
     csv_path, json_path = _write(rows, prefix, ns, meta)
     if not ns.quiet:
         keys = [k for k in lists if k != "ranks"]   # ranks has its own column

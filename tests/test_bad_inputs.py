@@ -59,6 +59,7 @@ PROGRAMS = {
     "none_in_testsome": "MPI.Request.testsome([None])",
     "readonly_recv": "comm.Sendrecv(bsim.Buffer(8), dest=(comm.rank + 1) % comm.size, "
                      "recvbuf=bytes(8))",
+    "null_comm": "comm.Split(MPI.UNDEFINED, 0).Barrier()",
 }
 EXPECT = {
     "bad_dest": "invalid dest", "bad_source": "invalid source", "bad_tag": "invalid tag",
@@ -68,7 +69,8 @@ EXPECT = {
     "zero_division": "ZeroDivisionError", "add_time_negative": "add_time",
     "add_time_bool": "add_time", "add_time_str": "add_time", "add_time_nan": "add_time",
     "finalize_twice": "after MPI.Finalize", "after_finalize": "after MPI.Finalize",
-    "init_again": "already initialized", "sys_exit": "sys.exit(4)", "abort": "Abort(3)",
+    "init_again": "already initialized", "sys_exit": "sys.exit(4)",
+    "abort": "Abort(3) at ",   # and the user's file:line (it had none)
     "bad_buffer": "bad buffer", "bad_split_color": "must be integers",
     "bad_cart": "needs", "cart_periods": "periods", "negative_count": "bad buffer",
     "alltoallv_counts": "counts must match", "free_world": "cannot be freed",
@@ -82,6 +84,7 @@ EXPECT = {
     "none_in_testsome": "testsome: requests[0] is None",
     "readonly_recv": "the receive buffer is read-only",
     "wildcard_send": "invalid dest",
+    "null_comm": "Barrier on COMM_NULL",   # it said "operation on COMM_NULL"
 }
 
 

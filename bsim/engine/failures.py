@@ -10,7 +10,9 @@ and raises :class:`~bsim.errors.DeadlockError`, :class:`~bsim.errors.LivelockErr
 from __future__ import annotations
 
 import os
+import sys
 import sysconfig
+import types
 from typing import TYPE_CHECKING, Any
 
 import greenlet
@@ -153,6 +155,24 @@ def _user_location(g: greenlet.greenlet | None) -> str:
             first = first or where
         frame = frame.f_back
     return first or "?"
+
+
+def called_from() -> tuple[str, str]:
+    """The bsim call the running rank is in and the user's ``file:line`` that made it.
+
+    The call is the outermost frame of bsim's own code before the user's (``Barrier``
+    when ``comm.Barrier()`` fails deep inside), for errors raised where the call's name
+    is not known; ``("", "?")`` outside any user code.
+    """
+    frame: types.FrameType | None = sys._getframe(1)
+    call = ""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not _is_internal(name):
+            return call, f"{name}:{frame.f_lineno}"
+        call = frame.f_code.co_name
+        frame = frame.f_back
+    return call, "?"
 
 
 def user_location_of_traceback(exc: BaseException) -> str:

@@ -40,7 +40,7 @@ from . import (
 )
 from . import inter_collectives as inter
 from .comm_calls import CommCalls, CommManagement
-from .comm_properties import PICKLED_BY_NAME, CommPythonAPI
+from .comm_properties import PICKLED_BY_NAME, CommPythonAPI, on_null
 from .handles import HandleValues
 from .neighbor_vectors import NeighborCalls
 
@@ -139,7 +139,7 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolera
         if kind == _SELF:
             return 0
         if kind == _NULL:
-            raise MPIUsageError(f"rank {vr.rank}: operation on COMM_NULL", error_class=ERR_COMM)
+            raise on_null(vr)
         if self.freed_by and vr.rank in self.freed_by:
             raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()")
         try:
@@ -155,7 +155,7 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolera
         if kind == _SELF:
             return 1
         if kind == _NULL:
-            raise MPIUsageError(f"rank {vr.rank}: operation on COMM_NULL", error_class=ERR_COMM)
+            raise on_null(vr)
         if self.freed_by and vr.rank in self.freed_by:
             raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()")
         return len(self._group)
@@ -186,7 +186,7 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolera
         if kind == _SELF:
             return (vr.rank,)
         if kind == _NULL:
-            raise MPIUsageError(f"rank {vr.rank}: operation on COMM_NULL", error_class=ERR_COMM)
+            raise on_null(vr)
         return self._group
 
     def derive(self, vr: VirtualRank, ctx: Any, members: tuple[int, ...] | None,

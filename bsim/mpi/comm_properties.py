@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..constants import UNDEFINED
+from ..constants import ERR_COMM, UNDEFINED
+from ..errors import MPIUsageError
 
-__all__ = ["CommPythonAPI", "PICKLED_BY_NAME"]
+__all__ = ["CommPythonAPI", "PICKLED_BY_NAME", "on_null"]
 
 PICKLED_BY_NAME: dict[str, Any] = {}
 """The predefined communicators by name (filled by ``bsim/mpi/comm.py``)."""
@@ -69,3 +70,11 @@ class CommPythonAPI:
                 return (type(self), (const,))
         raise ValueError(f"cannot serialize {self!r}: a communicator is a handle of its "
                          f"process")
+
+
+def on_null(vr: Any) -> MPIUsageError:
+    """The error of a call on ``COMM_NULL``, naming the call (``rank 3: Barrier on
+    COMM_NULL``): the communicator's queries that find it do not know the call."""
+    from ..engine.failures import called_from
+    call = called_from()[0] or "an operation"
+    return MPIUsageError(f"rank {vr.rank}: {call} on COMM_NULL", error_class=ERR_COMM)

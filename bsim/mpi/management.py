@@ -271,7 +271,9 @@ def Free(comm: Comm) -> None:
 
 def Abort(comm: Comm, errorcode: int = 0) -> None:
     """Abort the whole simulation."""
-    raise SimulationError(f"rank {current().rank} called Abort({errorcode})")
+    from ..engine.failures import called_from
+    raise SimulationError(f"rank {current().rank} called Abort({errorcode}) at "
+                          f"{called_from()[1]}")
 
 
 def Get_topology(comm: Comm) -> int:

@@ -330,15 +330,27 @@ def simulate(main: Callable[..., Any], ranks: int,
         check_rank_memory(ranks)
     preset = None
     if machine is not None:
-        from .machines import collective_spec, filesystem_spec, load_machine, network_spec
+        from .machines import (
+            collective_spec,
+            filesystem_spec,
+            load_machine,
+            naming_the_file,
+            network_spec,
+        )
         preset = load_machine(machine)
         machine = preset.spec
-        if network is None:
-            network = network_spec(preset)
-        if collectives is None:
-            collectives = collective_spec(preset)
-        if filesystem is None:
-            filesystem = filesystem_spec(preset)
+        with naming_the_file(preset, "network"):
+            if network is None:
+                network = build_network(network_spec(preset))
+        with naming_the_file(preset, "collectives"):
+            if collectives is None:
+                collectives = collective_spec(preset)
+                CollectiveCosts(collectives)   # checked here, where the file can be named
+        with naming_the_file(preset, "filesystem"):
+            if filesystem is None:
+                filesystem = filesystem_spec(preset)
+                if filesystem is not None:
+                    build_filesystem(filesystem)   # checked here, where the file can be named
     if isinstance(noise, str):   # a spec, as --noise takes: compute noise and/or net:...
         from .engine.noise import NoisyNetwork, build_noise
         noise, net_noise = build_noise(noise)

@@ -166,3 +166,26 @@ def test_halo2d_splits_an_uneven_grid_and_refuses_an_empty_block():
     assert [round(c * 1e9, 9) for c in res.calc] == [8.0, 6.0, 6.0, 8.0, 6.0, 6.0]
     with pytest.raises(bsim.RankError, match="gives some of the 4x4 ranks no points"):
         bsim.simulate(halo2d, 16, kwargs=dict(px=4, py=4, nx=2, ny=2))
+
+
+@pytest.mark.parametrize("table,old,new,expected", [
+    ("network", "latency = 9.8e-6", "latency = -9.8e-6", "latency must be a finite number"),
+    ("collectives", "allreduce = { c = 238e-6", "allreduce = { c = -238e-6",
+     "allreduce.c must be a finite number"),
+])
+def test_a_bad_value_in_a_machine_file_names_the_file(table, old, new, expected, tmp_path,
+                                                      capsys):
+    """A copy of a preset with one bad value: the one line names the file and its table
+    (it named only the model), from the command line and from ``simulate(machine=...)``."""
+    from pathlib import Path
+
+    import bsim
+    preset = "bgp" if table == "network" else "xt5"
+    text = (Path(bsim.__file__).parent / "machines" / f"{preset}.toml").read_text()
+    assert old in text
+    path = tmp_path / "bad.toml"
+    path.write_text(text.replace(old, new, 1))
+    err = _run(["run", "sweep3d", "--machine", str(path)], capsys)
+    assert f"machine file '{path}' [{table}]: " in err and expected in err
+    with pytest.raises(ValueError, match=rf"machine file '{path}' \[{table}\]: "):
+        bsim.simulate(lambda: None, 2, machine=str(path))

@@ -99,8 +99,15 @@ def network_spec(ns: argparse.Namespace) -> str:
     if ns.network is not None:
         return str(ns.network)
     if ns.machine is not None:
+        from netmodels import build_network
+
+        from ..machines import load_machine, naming_the_file
         from ..machines import network_spec as machine_network
-        return machine_network(ns.machine)
+        preset = load_machine(ns.machine)
+        spec = machine_network(preset)
+        with naming_the_file(preset, "network"):
+            build_network(spec)   # a bad value is named with its file, before the run
+        return spec
     return DEFAULT_NETWORK
 
 
@@ -109,8 +116,12 @@ def collectives(ns: argparse.Namespace) -> str | dict[str, str] | None:
     ``--collective OP=SPEC`` overrides: the *collectives* argument of ``simulate``."""
     default = ns.collectives
     if default is None and ns.machine is not None:
-        from ..machines import collective_spec
-        default = collective_spec(ns.machine)
+        from ..engine.collective_costs import CollectiveCosts
+        from ..machines import collective_spec, load_machine, naming_the_file
+        preset = load_machine(ns.machine)
+        default = collective_spec(preset)
+        with naming_the_file(preset, "collectives"):
+            CollectiveCosts(default)   # a bad value is named with its file, before the run
     if not ns.collective:
         return default
     specs = dict(default) if isinstance(default, dict) else {"default": default or "analytic"}

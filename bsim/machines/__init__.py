@@ -20,6 +20,8 @@ Each ``<name>.toml`` beside this module describes one machine (schema in
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,7 @@ else:  # pragma: no cover - Python 3.10
 __all__ = [
     "MACHINE_DIR", "NETWORK_MODELS", "Machine", "MachineError",
     "collective_spec", "list_machines", "load_machine", "network_spec", "split_variant",
-    "filesystem_spec",
+    "filesystem_spec", "naming_the_file",
 ]
 
 from .schema import NETWORK_MODELS, MachineError, check_machine_file
@@ -172,6 +174,16 @@ def load_machine(name_or_path: str | Path) -> Machine:
         collectives=dict(data.get("collectives", {})), kernels=dict(data.get("kernels", {})),
         raw=data, path=path, variant=variant,
     )
+
+
+@contextmanager
+def naming_the_file(machine: Machine, table: str) -> Iterator[None]:
+    """Re-raise a bad value found while building *machine*'s ``[table]`` (a ``ValueError``
+    from the network, collective or file-system model) naming the machine file."""
+    try:
+        yield
+    except ValueError as exc:
+        raise type(exc)(f"machine file {str(machine.path)!r} [{table}]: {exc}") from None
 
 
 def _format(value: Any) -> str:

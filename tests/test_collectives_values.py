@@ -260,11 +260,18 @@ SIZE_MISMATCHES = {
                 r"Scatter: rank 0 sends 16 bytes but its receive block holds 24 bytes"),
     "Alltoall": (lambda c: c.Alltoall(np.zeros(8), np.zeros(12)),
                  r"Alltoall: this rank sends 16 bytes but its receive block holds 24 bytes"),
-    # rank 3 sends 2 doubles where every receiver's block 3 holds 4
-    "Allgatherv": (lambda c: c.Allgatherv(np.zeros(min(c.rank + 1, 2) if c.rank == 3
-                                                    else c.rank + 1),
-                                          [np.zeros(10), [1, 2, 3, 4]]),
-                   r"Allgatherv: rank 3 sends 16 bytes but its receive block holds 32 bytes"),
+    # rank 3 sends 2 doubles and expects 2 from itself, where the others' block 3 holds 4:
+    # member 0 finds it (each rank checks its own block, member 0 every block)
+    "Allgatherv": (lambda c: c.Allgatherv(np.zeros(2 if c.rank == 3 else c.rank + 1),
+                                          [np.zeros(8), [1, 2, 3, 2]] if c.rank == 3
+                                          else [np.zeros(10), [1, 2, 3, 4]]),
+                   r"rank 0: Allgatherv: rank 3 sends 16 bytes but its receive block holds "
+                   r"32 bytes"),
+    # the same rank's own block disagrees with what it sends: found where it is sent
+    "Allgatherv_own": (lambda c: c.Allgatherv(np.zeros(2 if c.rank == 3 else c.rank + 1),
+                                              [np.zeros(10), [1, 2, 3, 4]]),
+                       r"rank 3: Allgatherv: this rank sends 16 bytes but its receive block "
+                       r"holds 32 bytes"),
     "Gatherv": (lambda c: c.Gatherv(np.zeros(2 if c.rank == 3 else c.rank + 1),
                                     [np.zeros(10), [1, 2, 3, 4]] if c.rank == 0 else None),
                 r"rank 0: Gatherv: rank 3 sends 16 bytes but its receive block holds 32"),
@@ -295,6 +302,8 @@ def test_matching_blocks_of_the_same_calls_run(call):
         "Scatter": lambda c: c.Scatter(np.zeros(8) if c.rank == 0 else None, np.zeros(2)),
         "Alltoall": lambda c: c.Alltoall(np.zeros(8), np.zeros(8)),
         "Allgatherv": lambda c: c.Allgatherv(np.zeros(c.rank + 1), [np.zeros(10), [1, 2, 3, 4]]),
+        "Allgatherv_own": lambda c: c.Allgatherv(np.zeros(c.rank + 1),
+                                                 [np.zeros(10), [1, 2, 3, 4]]),
         "Gatherv": lambda c: c.Gatherv(np.zeros(c.rank + 1),
                                        [np.zeros(10), [1, 2, 3, 4]] if c.rank == 0 else None),
         "Scatterv": lambda c: c.Scatterv([np.zeros(10), [1, 2, 3, 4]] if c.rank == 0 else None,

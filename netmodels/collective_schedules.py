@@ -274,17 +274,23 @@ def evaluate(rounds: Sequence[Sequence[Message]], p2p: Any, nprocs: int | None =
         send_free = ready[:]           # each rank's send port, from its round start
         recv_free = ready[:]           # each rank's receive port
         for src, dst, nbytes in rnd:
-            if not (0 <= src < nprocs and 0 <= dst < nprocs) or src == dst:
-                raise ValueError(f"round {index}: bad message {src} -> {dst} "
-                                 f"for {nprocs} ranks")
-            if nbytes < 0:
-                raise ValueError(f"round {index}: negative size {nbytes} ({src} -> {dst})")
-            # send_free[src] >= ready[src] and recv_free[dst] >= ready[dst] always.
-            end = max(send_free[src], recv_free[dst]) + pair_cost(src, dst, nbytes)
+            if src == dst or not (0 <= src < nprocs and 0 <= dst < nprocs) or nbytes < 0:
+                _bad_message(index, src, dst, nbytes, nprocs)
+            # send_free[src] >= ready[src] and recv_free[dst] >= ready[dst] always;
+            # ``a if a > b else b`` is max(a, b) for these times, without the call
+            s, r = send_free[src], recv_free[dst]
+            end = (s if s > r else r) + pair_cost(src, dst, nbytes)
             send_free[src] = end
             recv_free[dst] = end
-        ready = [max(s, r) for s, r in zip(send_free, recv_free, strict=True)]
+        ready = [s if s > r else r for s, r in zip(send_free, recv_free, strict=True)]
     return ready
+
+
+def _bad_message(index: int, src: int, dst: int, nbytes: Any, nprocs: int) -> None:
+    """Raise ``ValueError`` for a self-message or a rank out of range, else a negative size."""
+    if src == dst or not (0 <= src < nprocs and 0 <= dst < nprocs):
+        raise ValueError(f"round {index}: bad message {src} -> {dst} for {nprocs} ranks")
+    raise ValueError(f"round {index}: negative size {nbytes} ({src} -> {dst})")
 
 
 def schedule_time(op: str, algorithm: str | None, nprocs: int, nbytes: Any, p2p: Any,

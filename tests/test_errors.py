@@ -217,3 +217,60 @@ def test_messages_never_received_are_reported():
     assert "2 messages sent were never received, by rank(s) 1 (1), 2 (1)" in res.summary()
     assert res.to_dict()["unreceived"] == {"1": 1, "2": 1}
     assert bsim.simulate(lambda: None, ranks=3).unreceived == {}
+
+
+@pytest.mark.parametrize("protocol,call", [("bsim", "Ssend"), ("loggp", "Send")])
+def test_a_blocked_send_names_its_destination_tag_and_size(protocol, call):
+    """A send nobody receives (a synchronous send; a rendezvous above loggp's eager limit)
+    is listed with the world rank it goes to, its tag and its bytes: 100,000 doubles =
+    800,000 bytes, above any eager limit."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            getattr(comm, call)(bsim.Buffer(100_000, MPI.DOUBLE), dest=2, tag=7)
+        elif comm.rank == 2:
+            comm.Recv(bsim.Buffer(8), source=0, tag=5)
+
+    with pytest.raises(bsim.DeadlockError) as info:
+        bsim.simulate(main, ranks=3, protocol=protocol)
+    lines = dict((b[0], b[1]) for b in info.value.blocked)
+    assert lines[0] == f"{call}(dest=world 2, tag=7, 800000 bytes)"
+    assert lines[2] == "Recv(source=world 0, tag=5)"
+
+
+def test_os_exit_in_a_rank_is_an_error_naming_rank_code_and_line():
+    """os._exit would end the one host process, every rank and the result with it: it is a
+    RankError naming the rank, the code and the line (0 too: no MPI_Finalize either), and
+    os._exit is the real one again after the run."""
+    import os
+    real = os._exit
+
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 1:
+            os._exit(0)   # the exiting line
+        comm.Barrier()
+
+    with pytest.raises(bsim.RankError, match=r"rank 1 called os\._exit\(0\)") as info:
+        bsim.simulate(main, ranks=3)
+    assert f"test_errors.py:{_line_of('the exiting line')}" in str(info.value)
+    assert os._exit is real
+
+
+def test_os_exit_in_a_child_a_rank_forked_exits_the_child():
+    """A child process forked by a rank (multiprocessing ends its children with os._exit)
+    really exits with its code; the rank goes on."""
+    import os
+
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            pid = os.fork()
+            if pid == 0:
+                os._exit(5)
+            _, status = os.waitpid(pid, 0)
+            assert os.waitstatus_to_exitcode(status) == 5
+        comm.Barrier()
+
+    res = bsim.simulate(main, ranks=2)
+    assert len(res.finish) == 2

@@ -52,6 +52,7 @@ from .host_sockets import CooperativeSockets
 from .host_watchdog import HostBlockWatchdog
 from .matching import Message, deliver
 from .private_modules import PrivateModules
+from .process_exit import ExitGuard
 from .rank import RankGreenlet, VirtualRank, charge_host_compute
 from .rank_threads import ThreadSupport
 
@@ -128,6 +129,7 @@ class Engine(FailureReports, simpy.Environment):
         self.comms: dict[Any, Any] = {}   # derived communicators by creation key
         self.watchdog = HostBlockWatchdog()   # a rank blocked in the host OS (socket, ...)
         self.sockets = CooperativeSockets()   # ... except on a socket: it polls
+        self.exit_guard = ExitGuard()         # os._exit in a rank: an error, not silence
         self.thread_support = ThreadSupport(self)   # Python threads of ranks (rank_threads.py)
         self.user_state: dict[str, Any] = {}   # objects shared by the ranks (simpy_bridge.shared)
         self.filesystem: Any = None   # MPI-IO cost model (netmodels.filesystem): simulate()
@@ -279,12 +281,14 @@ class Engine(FailureReports, simpy.Environment):
         self.watchdog.arm()
         self.sockets.arm()
         self.thread_support.arm()
+        self.exit_guard.arm()
         gc.freeze()
 
     def finish(self) -> None:
         """Undo :meth:`start`'s collector settings and watchdog; drop the private modules;
         run the callables the run registered in ``user_state["bsim.at_finish"]``."""
         self.watchdog.disarm()
+        self.exit_guard.disarm()
         self.sockets.disarm()
         self.thread_support.teardown()   # daemon threads left at their ranks' exit
         self.thread_support.disarm()

@@ -51,6 +51,7 @@ class FailureReports:
     def blocked_ranks(self) -> list[tuple[int, str, str]]:
         """``(rank, call, where)`` of every unfinished rank run by this process."""
         blocked = []
+        sends: dict[int, Any] | None = None
         for vr in [*self.local_ranks, *self.thread_support.threads]:
             if not vr.finished:
                 call = vr.pending or "?"
@@ -60,13 +61,23 @@ class FailureReports:
                 if vr.polled:
                     call = f"polling {call}"
                 if vr.waitset:
-                    waiting = [r.describe() for r in vr.waitset if r.avail is None]
+                    if sends is None:
+                        sends = self._unmatched_sends()
+                    waiting = [_describe(r, sends) for r in vr.waitset if r.avail is None]
                     if len(vr.waitset) == 1 and vr.waitset[0].call == call:
                         call = waiting[0] if waiting else call
                     else:
                         call += " on " + ", ".join(waiting)
                 blocked.append((vr.rank, call, _user_location(vr.greenlet)))
         return blocked
+
+    def _unmatched_sends(self) -> dict[int, Any]:
+        """``id(send request) -> Message`` of the messages of this process that wait in a
+        receiver's unexpected queue with their sender waiting on them (a synchronous send,
+        a rendezvous): what a blocked send's line names (a send request keeps no
+        destination of its own; looked up only when a run cannot go on)."""
+        return {id(msg.sreq): msg for vr in self.local_ranks if vr.box is not None
+                for msg in vr.box.unexpected if msg.sreq is not None}
 
     def _check_livelock(self, polling: VirtualRank) -> None:
         """Raise :class:`LivelockError` if every pending event is a poll's wake-up.
@@ -133,6 +144,16 @@ class FailureReports:
             f"deadlock at t={t!r}: {len({r for r, _, _ in blocked})} of {nranks} ranks "
             f"blocked with no pending event\n" + "\n".join(lines), blocked)
 
+
+
+def _describe(req: Any, sends: dict[int, Any]) -> str:
+    """A blocked request as its line shows it: a send found unmatched in a receiver's
+    queue names its destination (world rank), tag and size, e.g. ``Ssend(dest=world 1,
+    tag=7, 800 bytes)``; anything else describes itself (``Request.describe``)."""
+    msg = sends.get(id(req))
+    if msg is None:
+        return str(req.describe())
+    return f"{req.call}(dest=world {msg.dst}, tag={msg.tag}, {msg.nbytes} bytes)"
 
 
 def _is_internal(filename: str) -> bool:

@@ -128,7 +128,6 @@ def command(ns: argparse.Namespace) -> int:
     from ..outputs.compare import compare
     positive("--groups", ns.groups)
     positive("--top", ns.top)
-    read_result(ns.a)
-    read_result(ns.b)
-    sys.stdout.write(compare(ns.a, ns.b, groups=ns.groups, top=ns.top))
+    a, b = read_result(ns.a), read_result(ns.b)   # each file parsed once, checked
+    sys.stdout.write(compare(a, b, groups=ns.groups, top=ns.top, paths=(ns.a, ns.b)))
     return 0

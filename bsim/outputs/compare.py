@@ -78,14 +78,16 @@ def _span(r: tuple[int, int]) -> str:
 
 
 def compare(a: Result | str, b: Result | str, groups: int = 8, top: int = 5,
-            names: tuple[str, str] = ("A", "B")) -> str:
-    """The comparison report of *a* and *b* (Results or JSON paths) as text."""
+            names: tuple[str, str] = ("A", "B"), paths: tuple[str, str] | None = None) -> str:
+    """The comparison report of *a* and *b* (Results or JSON paths) as text; *paths* name
+    the files Results were read from (a path given as *a* or *b* names itself)."""
     ra, rb = _load(a), _load(b)
     na, nb = names
     out = io.StringIO()
     w = out.write
     w("bsim compare\n")
-    for label, r, src in ((na, ra, a), (nb, rb, b)):
+    sources = paths or (a, b)
+    for label, r, src in ((na, ra, sources[0]), (nb, rb, sources[1])):
         where = f" ({src})" if isinstance(src, str) else ""
         w(f"  {label}: {r.program or 'program'} on {r.ranks} ranks, network {r.network or '?'}, "
           f"protocol {r.protocol or '?'}{where}\n")

@@ -15,6 +15,7 @@ from ..constants import IN_PLACE
 from ..engine.collective_rules import ALL, FANIN, FANOUT, Aggregate
 from ..engine.rank import current
 from ..errors import MPIUsageError
+from .block_checks import check_block
 from .buffers import parse_buffer, parse_bufspecw, parse_vector_buffer
 from .collective_calls import (
     check_root,
@@ -103,30 +104,16 @@ def _name(call: str, blocking: bool) -> str:
     return call if blocking else "I" + call.lower()
 
 
-ERR_TRUNCATE = 14   # MPI_ERR_TRUNCATE (bsim/mpi/error_codes.py)
-
-
-def _check_block(vr: Any, call: str, sent: int, block: int, source: int | None = None) -> None:
-    """The bytes a rank sends must fill the receive block they land in, as MPI requires of
-    matching type signatures: more would be truncated, and fewer would be charged as if the
-    program had sent less (:class:`MPIUsageError` naming both sizes)."""
-    if sent != block:
-        who = "this rank sends" if source is None else f"rank {source} sends"
-        raise MPIUsageError(f"rank {vr.rank}: {call}: {who} {sent} bytes but its receive block "
-                            f"holds {block} bytes (send and receive counts must match)",
-                            error_class=ERR_TRUNCATE)
-
-
 def _place_checked(vr: Any, call: str, rinfo: Any, values: list[Any], vector: bool,
                    check_all: bool = True) -> None:
     """Place the members' blocks in *rinfo*; in a v form each value is ``(bytes sent,
     data)`` and, with *check_all*, each size must fill its receive block
-    (:func:`_check_block`: O(P) here, so an allgatherv checks at one member only)."""
+    (:func:`check_block`: O(P) here, so an allgatherv checks at one member only)."""
     blocks = values
     if vector:
         if check_all:
             for r, (sent, _) in enumerate(values):
-                _check_block(vr, call, sent, rinfo.block(r)[1], r)
+                check_block(vr, call, sent, rinfo.block(r)[1], r)
         blocks = [raw for _, raw in values]
     place_blocks(rinfo, blocks)
 
@@ -151,7 +138,7 @@ def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
         sinfo = parse_buffer(vr, sendbuf, call)
         raw, nb = (bytes(sinfo.mem) if sinfo.mem is not None else None), sinfo.nbytes
         if rinfo is not None and not vector:   # the others' sizes equal this one (signature)
-            _check_block(vr, call, nb, rinfo.block(me)[1])
+            check_block(vr, call, nb, rinfo.block(me)[1])
     total = rinfo.nbytes if rinfo is not None else nb * size
     inst, me, req = take_part(comm, vr, "gather", FANIN, root, total,
                               (nb, raw) if vector else raw,
@@ -205,7 +192,7 @@ def _Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
         if rinfo is None:
             return
         sizes, data = inst.values[root]
-        _check_block(vr, call, sizes[me], rinfo.nbytes, root)
+        check_block(vr, call, sizes[me], rinfo.nbytes, root)
         if data is not None:
             write_into(rinfo, data[me])
     if not blocking:
@@ -240,7 +227,7 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
         raw, nb = (bytes(sinfo.mem) if sinfo.mem is not None else None), sinfo.nbytes
         # its own block here (plain form: the others' sizes equal this one, signature);
         # in the v form member 0 checks every block once all have arrived
-        _check_block(vr, call, nb, rinfo.block(me)[1])
+        check_block(vr, call, nb, rinfo.block(me)[1])
     inst, me, req = take_part(comm, vr, "allgather", ALL, -1, rinfo.nbytes,
                               (nb, raw) if vector else raw,
                               () if vector else (("nbytes", nb),),
@@ -286,7 +273,7 @@ def _Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bo
         sinfo = rinfo if sendbuf is IN_PLACE or sendbuf is None \
             else parse_vector_buffer(vr, sendbuf, size, call, not vector)
         if not vector:   # equal blocks: every rank's block for me has my send block's size
-            _check_block(vr, call, sinfo.block(0)[1], rinfo.block(0)[1])
+            check_block(vr, call, sinfo.block(0)[1], rinfo.block(0)[1])
     data = None
     if sinfo.mem is not None:
         data = []

@@ -3,7 +3,18 @@
 
 Built from the same pieces as the object forms, with the timing rules stated there
 (``docs/collectives.md``, "Intercommunicators"); message sizes are the buffers' bytes.
-Real buffers get the data; placeholders (``bsim.buffer``) move sizes only.
+Real buffers get the data; placeholders (``bsim.buffer``) move sizes only
+(:class:`~bsim.mpi.inter_collectives.SizeOnly` blocks, priced on their size).
+
+Sizes: in ``Gather``, ``Scatter``, ``Allgather``, ``Alltoall`` and their v and w forms,
+the block remote rank r sends must fill the receive block it lands in exactly, as MPI
+requires of matching type signatures; otherwise the call fails with ``ERR_TRUNCATE``
+(:mod:`bsim.mpi.block_checks`: more bytes would be truncated, fewer priced as if the
+program had sent less).  Only the receiver knows its blocks, so it checks what it
+receives as it places it: the root its |R| blocks, each rank its own block of a
+scatter, each rank its |R| messages of an alltoall and, in an allgather, each rank
+every block it writes (local rank 0 alone checks every block of a placeholder, which
+moves nothing: one block elsewhere, so the check costs O(|R|) once per group).
 
 A nonblocking form (``Ibcast``, ...) runs the operation at its call, charging its
 cost there, and returns a complete request (as ``Idup`` does); a persistent form
@@ -22,9 +33,11 @@ import numpy as np
 from ..constants import PROC_NULL, ROOT
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
+from .block_checks import check_block
 from .buffers import BufInfoV, parse_buffer, parse_bufspecw, parse_vector_buffer
-from .collective_calls import place_blocks, write_into
+from .collective_calls import write_into
 from .inter_collectives import (
+    SizeOnly,
     alltoall_raw,
     done_request,
     exchange,
@@ -49,14 +62,39 @@ def _raw(info: Any) -> bytes | None:
     return bytes(info.mem) if info.mem is not None else None
 
 
-def _blocks(info: BufInfoV, n: int) -> list[bytes | None]:
-    if info.mem is None:
-        return [None] * n
-    out: list[bytes | None] = []
+def _block(info: Any) -> bytes | SizeOnly:
+    """A whole buffer as one block: its bytes, or its size for a placeholder."""
+    return bytes(info.mem) if info.mem is not None else SizeOnly(info.nbytes)
+
+
+def _blocks(info: BufInfoV, n: int) -> list[bytes | SizeOnly]:
+    """The *n* blocks of a vector buffer: their bytes, or their sizes for a placeholder."""
+    mem = info.mem
+    if mem is None and info.counts is None:   # equal blocks: one size for all
+        return [SizeOnly(info.block(0)[1])] * n
+    out: list[bytes | SizeOnly] = []
     for r in range(n):
         off, size = info.block(r)
-        out.append(bytes(info.mem[off:off + size]))
+        out.append(SizeOnly(size) if mem is None else bytes(mem[off:off + size]))
     return out
+
+
+def _nbytes(block: bytes | SizeOnly) -> int:
+    return block.nbytes if isinstance(block, SizeOnly) else len(block)
+
+
+def _place(vr: VirtualRank, call: str, rinfo: BufInfoV, got: list[bytes | SizeOnly]) -> None:
+    """Write remote rank r's block ``got[r]`` into block r of *rinfo*, after checking that
+    it fills that block exactly (:func:`~bsim.mpi.block_checks.check_block`)."""
+    mem = rinfo.mem
+    for r, block in enumerate(got):
+        off, n = rinfo.block(r)
+        if isinstance(block, SizeOnly):
+            check_block(vr, call, block.nbytes, n, r)
+        else:
+            check_block(vr, call, len(block), n, r)
+            if mem is not None:
+                mem[off:off + n] = block
 
 
 def Barrier(ic: Intercomm) -> None:
@@ -78,33 +116,32 @@ def Bcast(ic: Intercomm, buf: Any, root: int = 0) -> None:
     write_into(info, local_bcast(vr, ic, got, info.nbytes))
 
 
-def _gather(ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int, call: str) -> None:
+def _gather(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
     vr = current()
     root = root_role(ic, vr, root, call)
     if root == PROC_NULL:
         return
-    if root == ROOT:
+    if root == ROOT:   # checks each remote rank's block as it places it: O(|R|)
         rinfo = parse_vector_buffer(vr, recvbuf, ic.peer_size(vr), call)
-        got = recv_from(vr, ic, 0, "gather", call)
-        place_blocks(rinfo, [raw for raw, _ in got])
+        _place(vr, call, rinfo, recv_from(vr, ic, 0, "gather", call))
         return
     sinfo = parse_buffer(vr, sendbuf, call)
-    values = local_gather(vr, ic, (_raw(sinfo), sinfo.nbytes), sinfo.nbytes)
+    values = local_gather(vr, ic, _block(sinfo), sinfo.nbytes)
     if values is not None:
-        send_to(vr, ic, root, "gather", sum(nb for _, nb in values), values, call)
+        send_to(vr, ic, root, "gather", sum(map(_nbytes, values)), values, call)
 
 
 def Gather(ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
     """Gather the other group's buffers to the root."""
-    _gather(ic, sendbuf, recvbuf, root, "Gather")
+    _gather("Gather", ic, sendbuf, recvbuf, root)
 
 
 def Gatherv(ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
     """Gather the other group's buffers of varying sizes to the root."""
-    _gather(ic, sendbuf, recvbuf, root, "Gatherv")
+    _gather("Gatherv", ic, sendbuf, recvbuf, root)
 
 
-def _scatter(ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int, call: str) -> None:
+def _scatter(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
     vr = current()
     root = root_role(ic, vr, root, call)
     if root == PROC_NULL:
@@ -117,43 +154,49 @@ def _scatter(ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int, call: str) ->
     got = recv_from(vr, ic, root, "scatter", call) if ic.rank_of(vr) == 0 else None
     size = ic.size_of(vr)
     blocks = local_bcast(vr, ic, got, rinfo.nbytes * size, "scatter")
-    mine = blocks[ic.rank_of(vr)]
-    if mine is not None:
-        write_into(rinfo, mine[:rinfo.nbytes])
+    mine = blocks[ic.rank_of(vr)]   # each member checks its own block
+    check_block(vr, call, _nbytes(mine), rinfo.nbytes, root)
+    if not isinstance(mine, SizeOnly):
+        write_into(rinfo, mine)
 
 
 def Scatter(ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
     """Scatter the root's buffer in equal blocks over the other group."""
-    _scatter(ic, sendbuf, recvbuf, root, "Scatter")
+    _scatter("Scatter", ic, sendbuf, recvbuf, root)
 
 
 def Scatterv(ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
     """Scatter blocks of varying sizes over the other group."""
-    _scatter(ic, sendbuf, recvbuf, root, "Scatterv")
+    _scatter("Scatterv", ic, sendbuf, recvbuf, root)
 
 
-def _allgather(ic: Intercomm, sendbuf: Any, recvbuf: Any, call: str) -> None:
+def _allgather(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any) -> None:
     vr = current()
     rinfo = parse_vector_buffer(vr, recvbuf, ic.peer_size(vr), call)
     sinfo = parse_buffer(vr, sendbuf, call)
-    _, theirs = exchange(ic, vr, _raw(sinfo), call, sinfo.nbytes)
-    place_blocks(rinfo, theirs)
+    _, theirs = exchange(ic, vr, _block(sinfo), call, sinfo.nbytes)
+    if rinfo.mem is not None or ic.rank_of(vr) == 0:
+        _place(vr, call, rinfo, theirs)   # checked as written: O(|R|), as the copy is
+    else:   # a placeholder moves nothing: local rank 0 checks every block, the others one
+        r = ic.rank_of(vr) % len(theirs)
+        check_block(vr, call, _nbytes(theirs[r]), rinfo.block(r)[1], r)
 
 
 def Allgather(ic: Intercomm, sendbuf: Any, recvbuf: Any) -> None:
     """Every rank gets the other group's buffers."""
-    _allgather(ic, sendbuf, recvbuf, "Allgather")
+    _allgather("Allgather", ic, sendbuf, recvbuf)
 
 
 def Allgatherv(ic: Intercomm, sendbuf: Any, recvbuf: Any) -> None:
     """Every rank gets the other group's buffers of varying sizes."""
-    _allgather(ic, sendbuf, recvbuf, "Allgatherv")
+    _allgather("Allgatherv", ic, sendbuf, recvbuf)
 
 
-def _alltoall(ic: Intercomm, sendbuf: Any, recvbuf: Any, call: str) -> None:
+def _alltoall(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any,
+              typed: bool = False) -> None:
     vr = current()
     rsize = ic.peer_size(vr)
-    if call == "Alltoallw":
+    if typed:
         try:
             rinfo = parse_bufspecw(recvbuf, rsize)
             sinfo = parse_bufspecw(sendbuf, rsize)
@@ -164,22 +207,26 @@ def _alltoall(ic: Intercomm, sendbuf: Any, recvbuf: Any, call: str) -> None:
         sinfo = parse_vector_buffer(vr, sendbuf, rsize, call)
     got = alltoall_raw(vr, ic, _blocks(sinfo, rsize),
                        [sinfo.block(r)[1] for r in range(rsize)], call)
-    place_blocks(rinfo, got)
+    _place(vr, call, rinfo, got)   # one check per message received
+
+
+def _alltoallw(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any) -> None:
+    _alltoall(call, ic, sendbuf, recvbuf, typed=True)
 
 
 def Alltoall(ic: Intercomm, sendbuf: Any, recvbuf: Any) -> None:
     """Block j of each rank's buffer goes to rank j of the other group."""
-    _alltoall(ic, sendbuf, recvbuf, "Alltoall")
+    _alltoall("Alltoall", ic, sendbuf, recvbuf)
 
 
 def Alltoallv(ic: Intercomm, sendbuf: Any, recvbuf: Any) -> None:
     """All-to-all between the groups with blocks of varying sizes."""
-    _alltoall(ic, sendbuf, recvbuf, "Alltoallv")
+    _alltoall("Alltoallv", ic, sendbuf, recvbuf)
 
 
 def Alltoallw(ic: Intercomm, sendbuf: Any, recvbuf: Any) -> None:
     """All-to-all between the groups with per-block datatypes."""
-    _alltoall(ic, sendbuf, recvbuf, "Alltoallw")
+    _alltoallw("Alltoallw", ic, sendbuf, recvbuf)
 
 
 def _fold(fn: Any, values: list[Any]) -> bytes | None:
@@ -260,13 +307,13 @@ def Reduce_scatter(ic: Intercomm, sendbuf: Any, recvbuf: Any, recvcounts: Any = 
     _reduce_scatter(ic, sendbuf, recvbuf, recvcounts, op, "Reduce_scatter")
 
 
-def _nonblocking(name: str, blocking: Callable[..., None]) -> Callable[..., Any]:
+def _nonblocking(name: str, blocking: Callable[..., None], base: str) -> Callable[..., Any]:
     def call(ic: Any, *args: Any, **kwargs: Any) -> Any:
         blocking(ic, *args, **kwargs)
         return done_request(current(), name)
 
     call.__name__ = call.__qualname__ = name
-    call.__doc__ = f"``{blocking.__name__}``, run at the call; the request is complete."
+    call.__doc__ = f"``{base}``, run at the call; the request is complete."
     return call
 
 
@@ -278,8 +325,29 @@ _BLOCKING: dict[str, Callable[..., Any]] = {
     "Reduce_scatter_block": Reduce_scatter_block, "Reduce_scatter": Reduce_scatter,
 }
 
+_NAMED: dict[str, Callable[..., None]] = {
+    "Gather": _gather, "Gatherv": _gather, "Scatter": _scatter, "Scatterv": _scatter,
+    "Allgather": _allgather, "Allgatherv": _allgather, "Alltoall": _alltoall,
+    "Alltoallv": _alltoall, "Alltoallw": _alltoallw,
+}
+"""The calls whose errors name the form called (``Igatherv``, ``Alltoall_init``): their
+implementations take that name first."""
+
+
+def _run_as(name: str, base: str) -> Callable[..., None]:
+    """The blocking call *base*, its errors naming the call *name*."""
+    impl = _NAMED.get(base)
+    if impl is None:
+        return _BLOCKING[base]
+
+    def run(ic: Any, *args: Any, **kwargs: Any) -> None:
+        impl(name, ic, *args, **kwargs)
+    return run
+
+
 METHODS: dict[str, Callable[..., Any]] = dict(_BLOCKING)
 """The Intercomm methods of this module, blocking, nonblocking and persistent, by name."""
-for _name, _fn in _BLOCKING.items():
-    METHODS["I" + _name.lower()] = _nonblocking("I" + _name.lower(), _fn)
-    METHODS[_name + "_init"] = persistent(_name + "_init", _fn)
+for _name in _BLOCKING:
+    _iname, _init = "I" + _name.lower(), _name + "_init"
+    METHODS[_iname] = _nonblocking(_iname, _run_as(_iname, _name), _name)
+    METHODS[_init] = persistent(_init, _run_as(_init, _name))

@@ -44,7 +44,7 @@ from .requests import DONE, RECV, SEND, Prequest, Request, hand_out
 if TYPE_CHECKING:
     from .comm import Comm, Intercomm
 
-__all__ = ["exchange", "local_comm", "root_role", "send", "recv", "local_gather",
+__all__ = ["SizeOnly", "exchange", "local_comm", "root_role", "send", "recv", "local_gather",
            "local_bcast", "done_request", "persistent", "barrier", "bcast", "gather",
            "scatter", "allgather", "alltoall", "reduce", "allreduce", "scan", "exscan", "ERR_ROOT"]
 
@@ -133,9 +133,24 @@ def local_bcast(vr: VirtualRank, ic: Intercomm, value: Any, nbytes: int,
     return leave(local, vr, inst, inst.values[0])
 
 
+class SizeOnly:
+    """A block of a placeholder buffer (``bsim.buffer``) in a buffer collective: no bytes,
+    only its size, so that the messages carrying it are priced on that size and the
+    receiver can check it against its receive block (``inter_buffers.py``)."""
+
+    __slots__ = ("nbytes",)
+
+    def __init__(self, nbytes: int) -> None:
+        self.nbytes = nbytes
+
+
 def _size(value: Any) -> int:
+    """The bytes *value* stands for in a message: a payload's length, a placeholder
+    block's size, the sum over a list or tuple, 8 for any other object but None."""
     if isinstance(value, (bytes, bytearray)):
         return len(value)
+    if value.__class__ is SizeOnly:
+        return value.nbytes
     if isinstance(value, (list, tuple)):
         return sum(_size(v) for v in value)
     return 8 if value is not None else 0

@@ -38,11 +38,14 @@ if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
     from .comm import Comm
 
-__all__ = ["post_exchange", "collect", "exchange", "degrees", "vector_spec",
-           "neighbor_allgather", "neighbor_alltoall"]
+__all__ = ["Outgoing", "Received", "post_exchange", "collect", "exchange", "degrees",
+           "vector_spec", "neighbor_allgather", "neighbor_alltoall"]
 
 Outgoing = list[tuple[int, Any]]
 """Per out-neighbour, ``(nbytes, payload)``: payload bytes, or None for a placeholder."""
+
+Received = tuple[int, Any, int]
+"""From one in-neighbour, ``(nbytes, payload, the sender's rank in the communicator)``."""
 
 
 def degrees(comm: Comm, vr: VirtualRank) -> tuple[int, int]:
@@ -104,22 +107,24 @@ def post_exchange(vr: VirtualRank, comm: Comm, outgoing: Outgoing, call: str,
     return recvs, everything
 
 
-def collect(recvs: list[Request | None]) -> list[tuple[int, Any] | None]:
-    """``(nbytes, payload)`` received from each in-neighbour (None for PROC_NULL)."""
-    out: list[tuple[int, Any] | None] = []
+def collect(recvs: list[Request | None]) -> list[Received | None]:
+    """``(nbytes, payload, sender)`` received from each in-neighbour (None for
+    PROC_NULL): the sender's rank comes with the message, for the size checks of
+    ``neighbor_vectors.py``."""
+    out: list[Received | None] = []
     for rreq in recvs:
         if rreq is None:
             out.append(None)
-        else:
-            st = rreq.envelope
-            out.append((st[2] if st else 0, rreq.payload))
-            rreq.payload = None
-            rreq.kind = DONE
+            continue
+        st = rreq.envelope   # (sender's rank, tag, bytes), set as the message matched
+        out.append(None if st is None else (st[2], rreq.payload, st[0]))
+        rreq.payload = None
+        rreq.kind = DONE
     return out
 
 
 def exchange(vr: VirtualRank, comm: Comm, outgoing: Outgoing,
-             call: str) -> list[tuple[int, Any] | None]:
+             call: str) -> list[Received | None]:
     """Send ``outgoing[k]`` to out-neighbour k and wait for all (blocking form); return
     what each in-neighbour sent (None for a PROC_NULL neighbour)."""
     recvs, reqs = post_exchange(vr, comm, outgoing, call)

@@ -9,6 +9,12 @@ BufSpec / BufSpecB (equal blocks), BufSpecV (counts and displacements in element
 BufSpecW (counts, byte displacements and a datatype per block; with ``MPI.BOTTOM`` the
 displacements are absolute addresses, ``MPI.Get_address``, read and written in place).
 
+Sizes: what in-neighbour k sends must fill receive block k exactly, as MPI requires of
+matching type signatures; a message of another size (larger: it would be truncated;
+smaller: it would be priced as less than the program means) is refused with
+``ERR_TRUNCATE`` (:mod:`bsim.mpi.block_checks`) by the receiver as it places it, the
+only rank that knows both sizes: one check per message received.
+
 Timing rule: as the blocking forms (``neighbor.py``): one point-to-point message per
 out-neighbour through the run's network model and protocol, all posted at the call.
 A nonblocking call returns one request standing for all of them; waiting on it
@@ -26,10 +32,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..constants import BOTTOM, IN_PLACE
 from ..engine.rank import current
-from ..errors import MPIUsageError, TruncationError
+from ..errors import MPIUsageError
+from .block_checks import check_block
 from .buffers import BufInfoV, parse_bufspec, parse_bufspecw
 from .neighbor import (
     Outgoing,
+    Received,
     collect,
     degrees,
     exchange,
@@ -84,9 +92,14 @@ def _w_blocks(spec: Any, n: int) -> _Blocks:
 
 
 def _prepare(vr: VirtualRank, comm: Comm, form: str, sendbuf: Any, recvbuf: Any,
-             call: str) -> tuple[Outgoing, Callable[[list[tuple[int, Any] | None]], None]]:
+             call: str) -> tuple[Outgoing, Callable[[list[Received | None]], None]]:
     """The messages to send (one per out-neighbour), and the function that writes the
-    received ones into the receive buffer."""
+    received ones into the receive buffer.
+
+    That function first checks that in-neighbour k's message fills receive block k
+    exactly (:func:`~bsim.mpi.block_checks.check_block`, ``ERR_TRUNCATE``): MPI requires
+    the send and receive type signatures to match, and only the receiver knows its
+    block's size, so each rank checks the messages it receives, one per in-neighbour."""
     nin, nout = degrees(comm, vr)
     if sendbuf is IN_PLACE:
         raise MPIUsageError(f"rank {vr.rank}: {call}: MPI.IN_PLACE is not allowed in a "
@@ -108,15 +121,14 @@ def _prepare(vr: VirtualRank, comm: Comm, form: str, sendbuf: Any, recvbuf: Any,
     if send is not None:
         outgoing = [(send.size(k), send.read(k)) for k in range(nout)]
 
-    def place(got: list[tuple[int, Any] | None]) -> None:
+    me = comm.rank_of(vr)
+
+    def place(got: list[Received | None]) -> None:
         for k, g in enumerate(got):
             if g is None:
                 continue   # a PROC_NULL neighbour: the block is left as it was
-            nbytes, data = g
-            if nbytes > recv.size(k):
-                raise TruncationError(f"rank {vr.rank}: {call}: in-neighbour {k} sent "
-                                      f"{nbytes} bytes, receive block {k} holds "
-                                      f"{recv.size(k)} (message truncated)")
+            nbytes, data, source = g
+            check_block(vr, call, nbytes, recv.size(k), None if source == me else source)
             if data is not None:
                 recv.write(k, data)
     return outgoing, place

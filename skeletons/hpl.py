@@ -153,8 +153,7 @@ class _Factorization:
         """(j, jb, prow, pcol, local rows >= j, local columns >= j + jb) of panel k."""
         g = self.gcache.get(k)
         if g is None:
-            if len(self.gcache) > 4:
-                self.gcache.clear()
+            self.gcache.pop(k - 2, None)   # panels k - 1 and k are in use (look-ahead)
             nb, p, q = self.nb, self.p, self.q
             j = k * nb
             jb = min(nb, self.n - j)

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from .core import Engine
     from .rank import VirtualRank
 
-__all__ = ["ALL", "FANOUT", "FANIN", "CollectiveCosts", "CollInstance", "Aggregate", "arrive",
+__all__ = ["ALL", "FANOUT", "FANIN", "CollectiveCosts", "CollInstance", "Aggregate", "LARGEST",
+           "TOTAL", "arrive",
            "start_into", "arrival_info"]
 
 ALL, FANOUT, FANIN = 0, 1, 2
@@ -60,6 +61,19 @@ class Aggregate:
 
     def __init__(self, fn: Callable[[CollInstance], float]) -> None:
         self.fn = fn
+
+
+def _largest(inst: CollInstance) -> float:
+    return max(inst.nbytes)
+
+
+def _total(inst: CollInstance) -> float:
+    return sum(inst.nbytes)
+
+
+# the two sizes the calls use, made once (an Aggregate per call was an allocation per call)
+LARGEST = Aggregate(_largest)   # the largest contribution (allreduce, allgather, alltoall)
+TOTAL = Aggregate(_total)       # the sum of the contributions (the vector exchanges)
 
 
 def _no_cost(member: int) -> float:
@@ -227,7 +241,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
 
         inst.cost_fn = member_cost
     t = vr.clock
-    rkey = vr.next_key() if me == _owner(root) else 0
+    rkey = vr.next_key() if me == (root if root >= 0 else 0) else 0   # _owner, inlined
     alg = (costs.algorithm(cop, size, nbytes)
            if costs.any_algorithmic and blocking and size > 1 else None)
     if alg is not None:
@@ -256,7 +270,8 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
             req.resolve(rt, T_of(me), rt)
     elif kind == FANIN and me != root:
         req.resolve(t, T_of(me), t)
-    _schedule_completion(eng, inst)
+    if kind == FANOUT or inst.arrived == size:   # else _schedule_completion does nothing
+        _schedule_completion(eng, inst)
     return inst, me, req
 
 

@@ -27,7 +27,7 @@ from ..engine.collective_rules import (
     ALL,
     FANIN,
     FANOUT,
-    Aggregate,
+    LARGEST,
     CollInstance,
     arrive,
     finalize,
@@ -196,7 +196,7 @@ def allreduce(comm: Comm, sendobj: Any, op: Any = SUM) -> Any:
     fn = as_op(op)
     payload = dumps(sendobj)
     inst, _, _ = take_part(comm, vr, "allreduce", ALL, -1, len(payload), payload,
-                           (("op", fn.name),), cost_bytes=Aggregate(lambda i: max(i.nbytes)))
+                           (("op", fn.name),), cost_bytes=LARGEST)
     if inst.result is None:
         inst.result = dumps(fold(fn, [pickle.loads(v) for v in inst.values]))
     return leave(comm, vr, inst, pickle.loads(inst.result))
@@ -208,7 +208,7 @@ def _scan_obj(comm: Comm, sendobj: Any, op: Any, exclusive: bool) -> Any:
     name = "exscan" if exclusive else "scan"
     payload = dumps(sendobj)
     inst, me, _ = take_part(comm, vr, name, ALL, -1, len(payload), payload, (("op", fn.name),),
-                            cost_bytes=Aggregate(lambda i: max(i.nbytes)))
+                            cost_bytes=LARGEST)
     upto = me if exclusive else me + 1
     result = fold(fn, [pickle.loads(v) for v in inst.values[:upto]]) if upto else None
     return leave(comm, vr, inst, result)

@@ -12,7 +12,7 @@ import pickle
 from typing import TYPE_CHECKING, Any
 
 from ..constants import IN_PLACE
-from ..engine.collective_rules import ALL, FANIN, FANOUT, Aggregate
+from ..engine.collective_rules import ALL, FANIN, FANOUT, LARGEST, TOTAL
 from ..engine.rank import current
 from ..errors import MPIUsageError
 from .block_checks import check_block
@@ -85,7 +85,7 @@ def allgather(comm: Comm, sendobj: Any) -> list[Any]:
     vr = current()
     payload = dumps(sendobj)
     inst, _, _ = take_part(comm, vr, "allgather", ALL, -1, len(payload), payload,
-                           cost_bytes=Aggregate(lambda i: sum(i.nbytes)))
+                           cost_bytes=TOTAL)
     return leave(comm, vr, inst, [pickle.loads(v) for v in inst.values])
 
 
@@ -95,7 +95,7 @@ def alltoall(comm: Comm, sendobj: Any) -> list[Any]:
     size = comm.size_of(vr)
     payload = [dumps(x) for x in per_rank_objects(vr, sendobj, size, "alltoall")]
     inst, me, _ = take_part(comm, vr, "alltoall", ALL, -1, sum(map(len, payload)), payload,
-                            cost_bytes=Aggregate(lambda i: max(i.nbytes)))
+                            cost_bytes=LARGEST)
     return leave(comm, vr, inst, [pickle.loads(v[me]) for v in inst.values])
 
 
@@ -231,7 +231,7 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
     inst, me, req = take_part(comm, vr, "allgather", ALL, -1, rinfo.nbytes,
                               (nb, raw) if vector else raw,
                               () if vector else (("nbytes", nb),),
-                              cost_bytes=Aggregate(lambda i: max(i.nbytes)), blocking=blocking)
+                              cost_bytes=LARGEST, blocking=blocking)
 
     def post() -> None:
         _place_checked(vr, call, rinfo, inst.values, vector, check_all=me == 0)
@@ -284,7 +284,7 @@ def _Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bo
     value = ([sinfo.block(r)[1] for r in range(size)], data) if vector else data
     inst, me, req = take_part(comm, vr, "alltoall", ALL, -1, sinfo.nbytes, value,
                               () if vector else (("nbytes", sinfo.nbytes),),
-                              cost_bytes=Aggregate(lambda i: max(i.nbytes)), blocking=blocking)
+                              cost_bytes=LARGEST, blocking=blocking)
 
     def post() -> None:   # block r of the receive buffer is rank r's block for me
         if vector:

@@ -22,8 +22,8 @@ The protocols charge that delay (``bsim/engine/protocols.py``).
 Incremental solver.  Max-min fair rates decompose over the connected
 components of the flow-link graph, so when flows start or end only the
 components of the links they touch are recomputed (progressive filling over a
-heap of distinct link shares).  Flows started or ended at one instant are
-recomputed together by one *settle* event queued at that instant with
+heap of distinct link shares, ``bsim/engine/fabric_solver.py``).  Flows started or
+ended at one instant are recomputed together by one *settle* event queued at that instant with
 priority ``PRIO_SETTLE`` (after every rank wake-up and message event of the
 instant).  Each flow keeps ``(bytes left at t_upd, rate)`` and is drained only
 when its rate changes.  Predicted completions sit in a heap of times (an
@@ -48,12 +48,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from heapq import heapify, heappop, heappush
+from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 from .events import PRIO_SETTLE, Call
 from .fabric_options import CONTENTION_MODES, STARTS, parse_contention
 from .fabric_routes import Flow, LinkTable
+from .fabric_solver import MaxMinSolver
 
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
@@ -66,7 +67,7 @@ __all__ = ["ContentionLayer", "build_fabric", "parse_contention", "CONTENTION_MO
 _REL_EPS = 1e-12   # flows due within this relative time of the timer complete with it
 
 
-class ContentionLayer:
+class ContentionLayer(MaxMinSolver):
     """Fluid max-min sharing of *network*'s links among the messages of *engine*.
 
     A flat model (no ``links()``) gets one sending and one receiving NIC link
@@ -389,92 +390,6 @@ class ContentionLayer:
         if flows:
             self._fill(seen, flows)
         self._arm()
-
-    def _fill(self, seen: list[int], flows: list[Flow]) -> None:
-        """Progressive filling over a union of components, then new completion predictions.
-
-        Repeatedly take the link with the smallest fair share ``residual /
-        unfrozen weight`` (a heap; shares only grow as flows freeze, so a
-        stale entry is pushed back with its current share), freeze each of
-        its unfrozen flows at ``share * weight`` and charge that to their
-        other links.  Weights are 1 under ``share=equal`` (plain max-min) and
-        ``1 / route latency`` under ``share=latency`` (weighted max-min).
-        Ties go to the smaller link number (any order gives the same rates).
-        """
-        users = self._users
-        cap = self._cap
-        residual = self._residual
-        count = self._count
-        # links by fair share: a heap of distinct shares (floats) and the links at
-        # each, so that no tuple is allocated per link
-        heap: list[float] = []
-        at: dict[float, list[int]] = {}
-        weighted = self._weighted
-        wsum = self._wsum
-        for lk in seen:
-            crossing: dict[Flow, None] = users[lk]  # type: ignore[assignment]
-            n: float = wsum[lk] if weighted else len(crossing)
-            if n < 0.0:   # share=latency: summed again only once the link's flows changed
-                n = sum([f.w for f in crossing], 0.0)
-                wsum[lk] = n
-            c = residual[lk] = cap[lk]
-            count[lk] = n
-            share = c / n
-            bucket = at.get(share)
-            if bucket is None:
-                at[share] = [lk]
-                heap.append(share)
-            else:
-                bucket.append(lk)
-        heapify(heap)
-        while heap:
-            share = heappop(heap)
-            for lk in at.pop(share):
-                n = count[lk]
-                if n <= 0:
-                    continue
-                current = residual[lk] / n
-                if current != share:   # changed since queued: queue again at its share
-                    bucket = at.get(current)
-                    if bucket is None:
-                        at[current] = [lk]
-                        heappush(heap, current)
-                    else:
-                        bucket.append(lk)
-                    continue
-                for f in users[lk]:  # type: ignore[union-attr]
-                    if f.new >= 0.0:
-                        continue
-                    w = f.w
-                    rate = f.new = share * w
-                    for other in f.links:
-                        residual[other] -= rate
-                        count[other] -= w
-        now = self.engine._now
-        fheap = self._heap
-        due = self._due
-        changed = 0
-        for f in flows:
-            rate = f.new
-            f.new = -1.0
-            old = f.rate
-            if rate == old:
-                continue   # same rate: the old prediction stands
-            left = f.left - old * (now - f.t_upd)
-            if left < 0.0:
-                left = 0.0
-            f.left = left
-            f.t_upd = now
-            f.rate = rate
-            finish = f.finish = now + left / rate
-            bucket = due.get(finish)
-            if bucket is None:
-                due[finish] = [f.seq]
-                heappush(fheap, finish)
-            else:
-                bucket.append(f.seq)
-            changed += 1
-        self.recomputed += changed
 
     def _arm(self) -> None:
         """Make sure the engine holds a timer for the earliest completion or start."""

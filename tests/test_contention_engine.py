@@ -13,6 +13,8 @@ import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bsim
 from bsim import MPI
@@ -467,3 +469,42 @@ def test_weighted_shares_follow_a_flow_that_joins_later() -> None:
     for src, dst in ((0, 3), (1, 2)):
         hops = len(flows[src][1])
         assert math.isclose(res.finish[dst], fluid[src] + LAT + hops * H, rel_tol=1e-9)
+
+
+def _solver(caps, weighted):
+    """A bare max-min solver over links of capacities *caps* (the layer's per-link state)."""
+    from bsim.engine.fabric_solver import MaxMinSolver
+    s = MaxMinSolver()
+    n = len(caps)
+    s._cap, s._residual, s._count, s._wsum = list(caps), [0.0] * n, [0.0] * n, [-1.0] * n
+    s._users, s._weighted = [None] * n, weighted
+    return s
+
+
+@settings(max_examples=300, deadline=None)
+@given(caps=st.lists(st.floats(1e6, 1e12, allow_nan=False), min_size=1, max_size=12),
+       pick=st.lists(st.integers(0, 11), min_size=1, max_size=8),
+       w=st.floats(1e3, 1e7, allow_nan=False), weighted=st.booleans())
+def test_a_lone_flow_gets_the_rate_progressive_filling_gives_bit_for_bit(caps, pick, w,
+                                                                         weighted):
+    """The lone-flow shortcut (smallest capacity of its route, (min cap / n) * w) gives the
+    same float as the general progressive filling, for any capacities and weight; and
+    that rate is the route's smallest capacity to within rounding (max-min with one
+    flow: it fills its narrowest link)."""
+    from bsim.engine.fabric_routes import Flow
+    links = tuple(dict.fromkeys(i % len(caps) for i in pick))
+    weight = w if weighted else 1.0
+    rates = []
+    for alone in (True, False):
+        s = _solver(caps, weighted)
+        f = Flow()
+        f.links, f.w = links, weight
+        for lk in links:
+            s._users[lk] = {f: None}
+        if alone:
+            s._fill_alone(list(links), f)
+        else:
+            s._fill_shared(list(links), [f])
+        rates.append(f.new)
+    assert rates[0] == rates[1]
+    assert rates[0] == pytest.approx(min(caps[lk] for lk in links), rel=1e-15)

@@ -110,3 +110,29 @@ def test_machine_feeds_the_skeletons_kernel_times(tmp_path):
         b1, b2, s = cg["b1"], cg["b2"], cg["s"]     # Eq. 1: b1*min(s, V) + b2*max(0, V - s)
         assert calc == pytest.approx(3 * (b1 * min(s, V) + b2 * max(0, V - s)), rel=1e-12)
     assert out["bgp"] != out["xt5"]
+
+
+@pytest.mark.parametrize("skeleton,machine,params", [
+    ("hpl", "primequest", ["n=2048", "nb=128", "p=2", "q=2"]),
+    ("phase", "petascale_torus", []),
+])
+def test_a_network_variant_or_a_copied_machine_file_keeps_the_machines_kernels(
+        tmp_path, skeleton, machine, params):
+    """HPL and PHASE read [kernels.hpl_blas] themselves: with a network variant of the
+    machine (which changes only the network) or a copy of its file under another name, the
+    compute time per rank is the machine's own, bit for bit (both used to fail: the
+    variant was read as kernel options, a file by its name as a preset)."""
+    from bsim.machines import MACHINE_DIR, load_machine
+    variant = sorted(load_machine(machine).raw["network_variants"])[0]
+    copy = tmp_path / "copy.toml"
+    copy.write_text((MACHINE_DIR / f"{machine}.toml").read_text().replace(
+        f'name = "{machine}"', 'name = "copied"'))
+    calc = {}
+    for spec in (machine, f"{machine}:{variant}", str(copy)):
+        out = tmp_path / "r.json"
+        args = [a for p in params for a in ("--param", p)]
+        assert main(["run", skeleton, "--machine", spec, "-n", "4", *args, "--json", str(out),
+                     "--quiet", "--network", "zero"]) == 0
+        calc[spec] = json.loads(out.read_text())["per_rank"]["calc"]
+    assert calc[machine] == calc[f"{machine}:{variant}"] == calc[str(copy)]
+    assert min(calc[machine]) > 0

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import Machine, MachineError, load_machine
+from . import MACHINE_DIR, Machine, MachineError, load_machine
 
 __all__ = ["MachineKernel", "choose", "generic_time"]
 
@@ -70,9 +70,20 @@ def _table_entry(machine: Machine, kernel: MachineKernel) -> Any:
     table = machine.kernels.get(kernel.table)
     if not table:
         return None
-    if kernel.key is None:
-        return machine.spec
+    if kernel.key is None:   # the skeleton reads the table itself: name the machine file
+        return kernel_source(machine)
     return table.get(kernel.key)
+
+
+def kernel_source(machine: Machine) -> str:
+    """What names *machine*'s kernel tables for a skeleton that reads them itself (HPL's
+    and PHASE's ``kernel`` parameter): a preset's name or a machine file's path, without
+    a network variant, which changes only the network (``power5:p1024``'s kernels are
+    ``power5``'s)."""
+    path = machine.path
+    if path is None:   # built in code, not read from a file
+        return machine.name
+    return path.stem if path.resolve().parent == MACHINE_DIR.resolve() else str(path)
 
 
 def generic_time(kernel: MachineKernel, machine: Machine) -> tuple[float, str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-import math
 import os
 import sys
 import types
@@ -399,26 +398,50 @@ def simulate(main: Callable[..., Any], ranks: int,
     result.machine, result.kernel_model = machine or "", kernel_model
     result.compute = compute_spec(compute, compute_scale)
     if flops is not None:
-        _check_peak(result, float(flops(result.returns) if callable(flops) else flops), preset)
+        _check_peak(result, float(flops(result.returns) if callable(flops) else flops), preset,
+                    engine.network)
     return result
 
 
-def _check_peak(result: Result, flops: float, preset: Any) -> None:
-    """Record the achieved rate; refuse one above the machine's peak."""
+def _check_peak(result: Result, flops: float, preset: Any, network: Any) -> None:
+    """Record the achieved rate and the peak of the nodes the ranks ran on; refuse a
+    prediction whose compute is faster than the hardware (``docs/machines.md``).
+
+    A rank's share of peak is its node's peak, ``peak_flops_per_core * cores_per_node``,
+    over the ranks placed on that node: by the run's network when it places ranks on
+    nodes (its ``cores`` and mapping, whatever the preset's network says), else by the
+    preset's ranks per node.  The flops were computed in the ranks' compute time, so
+    ``flops <= sum over ranks of calc_r * share_r`` must hold (a bound on the rate while
+    computing, not diluted by communication); it implies ``flops / elapsed <= the
+    nodes' peak``, the rate the summary shows against ``peak_flops``.
+    """
     result.flops = flops
-    peak = preset.peak_flops_per_rank if preset is not None else None
-    if peak is None:
+    core = preset.peak_flops_per_core if preset is not None else None
+    if core is None:
         return
-    result.peak_flops = result.ranks * peak
-    if result.elapsed > 0:
-        rate = flops / result.elapsed
-    else:   # no simulated time: no work is no rate; any work is faster than any machine
-        rate = math.inf if flops > 0 else 0.0
-    if rate > result.peak_flops * (1 + 1e-9):
+    node_peak = core * preset.cores_per_node
+    n = result.ranks
+    placed = network.placement()
+    if placed is not None and len(placed) >= n:
+        nodes = list(placed[:n])
+        per_node: dict[int, int] = {}
+        for node in nodes:
+            per_node[node] = per_node.get(node, 0) + 1
+        shares = np.array([node_peak / per_node[node] for node in nodes])
+        result.peak_flops = len(per_node) * node_peak
+        layout = f"{n} ranks on {len(per_node)} nodes of {node_peak / 1e9:.4g} GFlop/s"
+    else:
+        shares = np.full(n, float(preset.peak_flops_per_rank))
+        result.peak_flops = float(shares.sum())
+        layout = f"{n} ranks x {shares[0] / 1e9:.4g} GFlop/s, {preset.ranks_per_node} a node"
+    bound = float(np.dot(np.asarray(result.calc, dtype=float), shares))
+    if flops > bound * (1 + 1e-9):
+        rate = "inf" if bound <= 0 else f"{flops / bound:.4g}x"
         raise AbovePeakError(
-            f"{result.program} on {result.machine}: the prediction computes "
-            f"{rate / 1e9:.4g} GFlop/s, above the machine's peak {result.peak_flops / 1e9:.4g} "
-            f"GFlop/s ({result.ranks} ranks x {peak / 1e9:.4g}); its kernel model "
+            f"{result.program} on {result.machine}: the prediction computes {flops:.4g} flop "
+            f"in {float(np.sum(result.calc)):.4g} s of compute time, {rate} what the "
+            f"hardware can in that time ({layout}, above the machine's peak "
+            f"{result.peak_flops / 1e9:.4g} GFlop/s); its kernel model "
             f"({result.kernel_model or 'the program defaults'}) is faster than the hardware")
 
 

@@ -83,8 +83,46 @@ def test_no_work_in_no_time_is_not_above_peak():
     (halo2d with iterations=0 was refused as "inf GFlop/s"); any work in no time still is."""
     res = bsim.simulate(lambda: None, 2, machine="bgp", flops=0.0)
     assert res.elapsed == 0.0 and res.flops == 0.0
-    with pytest.raises(AbovePeakError, match="computes inf GFlop/s"):
+    with pytest.raises(AbovePeakError, match="computes 1 flop in 0 s of compute time, inf"):
         bsim.simulate(lambda: None, 2, machine="bgp", flops=1.0)
+
+
+def test_ranks_sharing_a_node_share_its_peak_whatever_the_presets_network():
+    """petascale_torus's nodes are 8 x 64 GF/s; its [kernels.hpl_blas] dgemm runs at 63% of
+    a whole node, right for its one rank per node.  On a torus with cores=8, 16 ranks
+    fill 2 nodes: 1,024 GF/s, 64 GF/s a rank, and a rank at ~322 GF/s is 5x what its core
+    can do.  The peak now follows the run's network (it was the preset's one rank per
+    node: the run passed as '28.5% of peak' at 2,338 GF/s)."""
+    from skeletons.hpl import main as hpl_main
+    from skeletons.models.hpl import hpl_flops
+    net = "torus:dims=4x4x4,link_bandwidth=1e10,hop_latency=1e-7,latency=1e-6,cores=8"
+    with pytest.raises(AbovePeakError, match=r"16 ranks on 2 nodes of 512 GFlop/s"):
+        bsim.simulate(hpl_main, 16, machine="petascale_torus", network=net,
+                      flops=hpl_flops(4000), kwargs=dict(n=4000, nb=128, p=4, q=4,
+                                                         kernel="petascale_torus",
+                                                         verbose=False))
+    # one rank a node (the preset's layout) on the same torus: 16 nodes, within peak
+    res = bsim.simulate(hpl_main, 16, machine="petascale_torus", network=net[:-1] + "1",
+                        flops=hpl_flops(4000), kwargs=dict(n=4000, nb=128, p=4, q=4,
+                                                           kernel="petascale_torus",
+                                                           verbose=False))
+    assert res.peak_flops == 16 * 8 * 64e9
+
+
+def test_a_kernel_faster_than_a_core_is_refused_even_when_communication_dilutes_it():
+    """hpl with a 1 TF/s kernel on PRIMEQUEST's 6.4 GF/s cores: the run's average rate is
+    about half of peak (communication dominates) but its compute time would need 1 TF/s
+    a rank; the check bounds the flops by the compute time (it passed as '52% of peak')."""
+    from skeletons.hpl import main as hpl_main
+    from skeletons.models.hpl import hpl_flops
+    with pytest.raises(AbovePeakError, match="faster than the hardware"):
+        bsim.simulate(hpl_main, 4, machine="primequest", flops=hpl_flops(2000),
+                      kwargs=dict(n=2000, nb=64, p=2, q=2, kernel="flat:rate=1e12",
+                                  verbose=False))
+    res = bsim.simulate(hpl_main, 4, machine="primequest", flops=hpl_flops(2000),
+                        kwargs=dict(n=2000, nb=64, p=2, q=2, kernel="flat:rate=6e9",
+                                    verbose=False))
+    assert res.flops / res.elapsed < res.peak_flops
 
 def test_the_variant_of_a_machine_is_its_network():
     """power5:p1024 runs on the MILC paper's P = 1024 effective Hockney network."""

@@ -61,6 +61,44 @@ def test_a_poller_waiting_for_a_slow_sender_is_not_a_livelock():
     assert r.returns[0] > 100_000 and r.finish[0] >= 1.0
 
 
+@pytest.mark.parametrize("poll", ["Iprobe", "Test"])
+def test_polls_with_compute_between_them_and_nothing_to_find_are_a_livelock(poll):
+    """``while not comm.Iprobe(...): add_time(dt)`` (or a Test loop) for a message nobody
+    sends: each poll first brings the engine up to the rank's clock, and that wake-up
+    counted as the rank acting, so the loop ran forever; it is a livelock as the loop
+    without add_time is."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            req = comm.Irecv(bsim.Buffer(8), source=1, tag=7)
+            while not (comm.Iprobe(source=1, tag=7) if poll == "Iprobe" else req.Test()):
+                bsim.add_time(1e-7)
+    t0 = time.perf_counter()
+    with pytest.raises(bsim.LivelockError, match=r"1 of 2 ranks polling"):
+        bsim.simulate(main, ranks=2, network=NET)
+    assert time.perf_counter() - t0 < 30
+
+
+def test_polls_with_compute_between_them_for_a_slow_sender_are_not_a_livelock():
+    """The same loop while the sender computes for 0.1 s (about 10^5 iterations of 1 us
+    polls and 0.1 us computes, more than the livelock check's 100,000 polls) ends
+    normally when the message comes."""
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 1:
+            bsim.add_time(0.1)
+            comm.Send(bsim.Buffer(8), dest=0, tag=7)
+        else:
+            polls = 0
+            while not comm.Iprobe(source=1, tag=7):
+                bsim.add_time(1e-7)
+                polls += 1
+            comm.Recv(bsim.Buffer(8), source=1, tag=7)
+            return polls
+    r = bsim.simulate(main, ranks=2, network=NET)
+    assert r.returns[0] > 50_000 and r.finish[0] >= 0.1
+
+
 def test_max_sim_time_stops_a_long_run_with_a_clear_error():
     """A run past max_sim_time raises SimulationLimitError naming the limit and a rank."""
     def main():

@@ -159,9 +159,17 @@ class VirtualRank:
         if self.engine.measure is not None:
             self.host_mark = self.engine.measure.clock()
 
-    def sync(self, call: str = "") -> None:
-        """Bring the engine up to this rank's clock (sleep until ``now == clock``)."""
+    def sync(self, call: str = "", polling: bool = False) -> None:
+        """Bring the engine up to this rank's clock (sleep until ``now == clock``).
+
+        *polling*: for a test or probe, whose wake-up belongs to a poll loop: the livelock
+        check counts it as a poll, not as the rank acting, so that a loop that computes
+        between fruitless polls (``while not comm.Iprobe(): add_time(dt)``) is found as a
+        loop of polls alone is (``docs/errors.md``, ``LivelockError``).
+        """
         if self.clock > self.engine._now:
+            if polling:
+                self.polled = True
             self.sleep_until(self.clock, call)
 
     # -- waiting on requests --------------------------------------------------

@@ -386,7 +386,7 @@ def _probe(comm: Comm, vr: VirtualRank, source: int, tag: int, call: str,
         return None
     _check_source(comm, vr, source, tag, call)
     src = source if source == ANY_SOURCE else comm.world_rank(source, vr)
-    vr.sync(call)
+    vr.sync(call, not blocking)
     msg = find_unexpected(vr, comm.context, src, tag)
     if msg is None and blocking:
         req = Request(vr, RECV, call)

@@ -146,7 +146,7 @@ class PartitionedRequest(Prequest):
             return True
         part = self.parts[i]
         vr.ops += 1
-        vr.sync("Parrived")
+        vr.sync("Parrived", True)
         if part.avail is not None and part.avail <= vr.engine.now:
             return True
         vr.engine.protocol.poll(vr, "Parrived")

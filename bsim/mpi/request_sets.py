@@ -103,7 +103,7 @@ class RequestSets:
             k = owner.settle_any(pending, call)
             first = next(i for i, r in enumerate(requests) if r is pending[k])
         else:
-            owner.sync(call)
+            owner.sync(call, True)
         now = owner.engine.now
         done = [i for i, r in enumerate(requests)
                 if r.kind != DONE and (i == first or r.avail is not None and r.avail <= now)]

@@ -237,7 +237,7 @@ class Request(RequestSets, HandleValues):
             return True, None
         owner = check_owner(self, "Test")
         owner.ops += 1
-        owner.sync(self.call + ".Test")
+        owner.sync(self.call + ".Test", True)
         if self.avail is not None and self.avail <= owner.engine.now:
             owner.settle([self], self.call + ".Test")
             return True, self.finish(status)
@@ -261,7 +261,7 @@ class Request(RequestSets, HandleValues):
                 empty_status(status)
             return True
         owner = self.owner
-        owner.sync(self.call + ".Get_status")
+        owner.sync(self.call + ".Get_status", True)
         done = self.avail is not None and self.avail <= owner.engine.now
         if done and status is not None:
             if self.envelope is not None:
@@ -380,7 +380,7 @@ class Request(RequestSets, HandleValues):
             return True, cls.waitall(requests, statuses)
         owner = check_owner(pending[0], "Testall")
         owner.ops += 1
-        owner.sync("Testall")
+        owner.sync("Testall", True)
         now = owner.engine.now
         if all(r.avail is not None and r.avail <= now for r in pending):
             return True, cls.waitall(requests, statuses)
@@ -403,7 +403,7 @@ class Request(RequestSets, HandleValues):
                 empty_status(status)
             return UNDEFINED, True, None
         owner = check_owner(pending[0], "Testany")
-        owner.sync("Testany")
+        owner.sync("Testany", True)
         now = owner.engine.now
         for i, r in enumerate(requests):
             if r.kind != DONE and r.avail is not None and r.avail <= now:

@@ -345,7 +345,7 @@ def Test(win: Any) -> bool:
     origins = win._post_group
     if origins is None:
         raise MPIUsageError(f"rank {vr.rank}: Win.Test without Win.Post")
-    vr.sync("Win.Test")
+    vr.sync("Win.Test", True)
     me = win_rank(st, vr)
     now = vr.engine._now
     if all(any(t <= now for t in _channel(st, ("done", g, me)).times) for g in origins):

@@ -23,9 +23,10 @@ from .engine.core import Engine
 from .engine.fabric import build_fabric
 from .engine.hooks import measure_compute
 from .engine.matching import unreceived_messages
+from .engine.noise import NoisyNetwork
 from .engine.protocols import Protocol, build_protocol
 from .engine.rank_threads import cooperative_objects
-from .errors import AbovePeakError, DistributedError, LookaheadError
+from .errors import DistributedError, LookaheadError
 from .mpi.rc import Rc
 from .outputs.result import Result, compute_spec
 
@@ -351,7 +352,7 @@ def simulate(main: Callable[..., Any], ranks: int,
                 if filesystem is not None:
                     build_filesystem(filesystem)   # checked here, where the file can be named
     if isinstance(noise, str):   # a spec, as --noise takes: compute noise and/or net:...
-        from .engine.noise import NoisyNetwork, build_noise
+        from .engine.noise import build_noise
         noise, net_noise = build_noise(noise)
         if net_noise is not None:
             network = NoisyNetwork(build_network(DEFAULT_NETWORK if network is None
@@ -398,51 +399,10 @@ def simulate(main: Callable[..., Any], ranks: int,
     result.machine, result.kernel_model = machine or "", kernel_model
     result.compute = compute_spec(compute, compute_scale)
     if flops is not None:
-        _check_peak(result, float(flops(result.returns) if callable(flops) else flops), preset,
-                    engine.network)
+        from .machines.peak import check_peak
+        check_peak(result, float(flops(result.returns) if callable(flops) else flops), preset,
+                   engine.network)
     return result
-
-
-def _check_peak(result: Result, flops: float, preset: Any, network: Any) -> None:
-    """Record the achieved rate and the peak of the nodes the ranks ran on; refuse a
-    prediction whose compute is faster than the hardware (``docs/machines.md``).
-
-    A rank's share of peak is its node's peak, ``peak_flops_per_core * cores_per_node``,
-    over the ranks placed on that node: by the run's network when it places ranks on
-    nodes (its ``cores`` and mapping, whatever the preset's network says), else by the
-    preset's ranks per node.  The flops were computed in the ranks' compute time, so
-    ``flops <= sum over ranks of calc_r * share_r`` must hold (a bound on the rate while
-    computing, not diluted by communication); it implies ``flops / elapsed <= the
-    nodes' peak``, the rate the summary shows against ``peak_flops``.
-    """
-    result.flops = flops
-    core = preset.peak_flops_per_core if preset is not None else None
-    if core is None:
-        return
-    node_peak = core * preset.cores_per_node
-    n = result.ranks
-    placed = network.placement()
-    if placed is not None and len(placed) >= n:
-        nodes = list(placed[:n])
-        per_node: dict[int, int] = {}
-        for node in nodes:
-            per_node[node] = per_node.get(node, 0) + 1
-        shares = np.array([node_peak / per_node[node] for node in nodes])
-        result.peak_flops = len(per_node) * node_peak
-        layout = f"{n} ranks on {len(per_node)} nodes of {node_peak / 1e9:.4g} GFlop/s"
-    else:
-        shares = np.full(n, float(preset.peak_flops_per_rank))
-        result.peak_flops = float(shares.sum())
-        layout = f"{n} ranks x {shares[0] / 1e9:.4g} GFlop/s, {preset.ranks_per_node} a node"
-    bound = float(np.dot(np.asarray(result.calc, dtype=float), shares))
-    if flops > bound * (1 + 1e-9):
-        rate = "inf" if bound <= 0 else f"{flops / bound:.4g}x"
-        raise AbovePeakError(
-            f"{result.program} on {result.machine}: the prediction computes {flops:.4g} flop "
-            f"in {float(np.sum(result.calc)):.4g} s of compute time, {rate} what the "
-            f"hardware can in that time ({layout}, above the machine's peak "
-            f"{result.peak_flops / 1e9:.4g} GFlop/s); its kernel model "
-            f"({result.kernel_model or 'the program defaults'}) is faster than the hardware")
 
 
 def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: Any,
@@ -517,4 +477,6 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         filesystem=engine.filesystem.spec() if engine.filesystem is not None else "",
         pending_requests={r.rank: r.open_requests for r in rs if r.open_requests},
         unreceived=unreceived_messages(engine),
-        spawned=len(rs) - engine.nranks)
+        spawned=len(rs) - engine.nranks,
+        formula_collectives=engine.formula_collectives
+        if engine.fabric is not None or isinstance(engine.network, NoisyNetwork) else 0)

@@ -508,3 +508,33 @@ def test_a_lone_flow_gets_the_rate_progressive_filling_gives_bit_for_bit(caps, p
         rates.append(f.new)
     assert rates[0] == rates[1]
     assert rates[0] == pytest.approx(min(caps[lk] for lk in links), rel=1e-15)
+
+
+def test_collectives_priced_by_formulas_under_contention_are_counted_and_warned():
+    """A formula prices a collective contention-free and without network noise
+    (docs/collectives.md): a run that models either says how many calls it priced so
+    (Result.formula_collectives, the JSON, a summary warning).  Two blocking collectives
+    and one nonblocking: 3 under fluid with formulas, 1 (the Ibarrier, a formula in
+    every mode) with --collectives algorithmic, 0 (nothing to warn about) without
+    contention or noise."""
+    def main():
+        comm = MPI.COMM_WORLD
+        n = 1024 * comm.size
+        comm.Alltoall(bsim.Buffer(n), bsim.Buffer(n))
+        comm.Barrier()
+        comm.Ibarrier().Wait()
+
+    net = "torus:dims=4x2x2"
+    fluid = bsim.simulate(main, ranks=16, network=net, contention="fluid")
+    assert fluid.formula_collectives == 3
+    assert "3 collective calls were priced by formulas, without the contention" in \
+        fluid.summary()
+    assert fluid.to_dict()["formula_collectives"] == 3
+    noisy = bsim.simulate(main, ranks=16, network=net, noise="net:mean=2e-6")
+    assert "without the network noise" in noisy.summary()
+    expanded = bsim.simulate(main, ranks=16, network=net, contention="fluid",
+                             collectives="algorithmic")
+    assert expanded.formula_collectives == 1
+    plain = bsim.simulate(main, ranks=16, network=net)
+    assert plain.formula_collectives == 0 and "formula_collectives" not in plain.to_dict()
+    assert "priced by formulas" not in plain.summary()

@@ -246,6 +246,8 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
            if costs.any_algorithmic and blocking and size > 1 else None)
     if alg is not None:
         inst.alg = True
+    elif me == 0 and size > 1:   # priced by a formula: no contention, no network noise
+        eng.formula_collectives += 1
     inst.record(me, t, value, nbytes, rkey)
     vr.ops += 1
     if eng.host_of is not None and size > 1:

@@ -114,6 +114,7 @@ class Engine(FailureReports, simpy.Environment):
         self.deliveries: dict[float, Deliveries] = {}   # time -> its batch in the queue
         self.wakeups: dict[float, Wakeups] = {}         # the same for rank wake-ups
         self.colls: dict[Any, Any] = {}   # (collective context, sequence) -> CollInstance
+        self.formula_collectives = 0       # calls priced by a formula (counted at member 0)
         self.collective_costs: CollectiveCosts   # set by simulate()
         self.fabric: ContentionLayer | None = None   # contention 'fluid' (bsim.engine.fabric)
         self.world_group = tuple(range(nranks))

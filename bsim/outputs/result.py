@@ -64,6 +64,10 @@ class Result:
     unreceived: dict[int, int] = field(default_factory=dict)
     """World rank -> messages sent to it that it never received (a send under the ``bsim``
     protocol completes without its receive: the run ends with them in the mailbox)."""
+    formula_collectives: int = 0
+    """Collective calls priced by a formula (contention-free, without network noise) in a run
+    that models contention or network noise (0 otherwise): their messages never entered the
+    modelled network (``docs/collectives.md``)."""
     spawned: int = 0
     """Ranks the run created with ``MPI.Comm.Spawn``: the last ones of the per-rank arrays."""
 
@@ -146,7 +150,18 @@ class Result:
             out.write(f"  warning: {self.pending_warning()}\n")
         if self.unreceived:
             out.write(f"  warning: {self.unreceived_warning()}\n")
+        if self.formula_collectives:
+            out.write(f"  warning: {self.formula_warning()}\n")
         return out.getvalue()
+
+    def formula_warning(self) -> str:
+        """One line: collectives priced without the contention or noise the run models."""
+        what = " and ".join(x for x, on in (("contention", self.contention != "none"),
+                                            ("network noise", " + net:" in self.network)) if on)
+        return (f"{self.formula_collectives:,} collective calls were priced by formulas, "
+                f"without the {what or 'network effects'} this run models (--collectives "
+                f"algorithmic sends blocking collectives' messages through the network; "
+                f"nonblocking ones stay formulas)")
 
     def unreceived_warning(self) -> str:
         """One line: how many messages were never received, by which ranks (first 8)."""
@@ -172,6 +187,8 @@ class Result:
             **({"compute": self.compute} if self.compute else {}),
             "ranks": self.ranks,
             **({"spawned": self.spawned} if self.spawned else {}),
+            **({"formula_collectives": self.formula_collectives}
+               if self.formula_collectives else {}),
             "network": self.network,
             "protocol": self.protocol,
             "collectives": self.collectives,
@@ -282,7 +299,8 @@ class Result:
             version=data.get("bsim_version", ""),
             pending_requests={int(r): n for r, n in data.get("pending_requests", {}).items()},
             unreceived={int(r): n for r, n in data.get("unreceived", {}).items()},
-            spawned=data.get("spawned", 0))
+            spawned=data.get("spawned", 0),
+            formula_collectives=data.get("formula_collectives", 0))
 
     @classmethod
     def from_json(cls, path: str | Path) -> Result:

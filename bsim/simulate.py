@@ -8,6 +8,7 @@ import inspect
 import os
 import sys
 import types
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -351,14 +352,13 @@ def simulate(main: Callable[..., Any], ranks: int,
                 filesystem = filesystem_spec(preset)
                 if filesystem is not None:
                     build_filesystem(filesystem)   # checked here, where the file can be named
-    if isinstance(noise, str):   # a spec, as --noise takes: compute noise and/or net:...
-        from .engine.noise import build_noise
-        noise, net_noise = build_noise(noise)
-        if net_noise is not None:
-            network = NoisyNetwork(build_network(DEFAULT_NETWORK if network is None
-                                                 else network), **net_noise)
     net = build_network(DEFAULT_NETWORK if network is None else network)
     net.prepare(ranks)
+    if isinstance(noise, str):   # a spec, as --noise takes: compute noise and/or net:...
+        noise, net_noise = _build_noise(noise, preset, net)
+        if net_noise is not None:
+            net = NoisyNetwork(net, **net_noise)
+            net.prepare(ranks)
     proto = build_protocol(protocol)
     engine = Engine(ranks, net, proto)
     if not private_modules:
@@ -403,6 +403,18 @@ def simulate(main: Callable[..., Any], ranks: int,
         check_peak(result, float(flops(result.returns) if callable(flops) else flops), preset,
                    engine.network)
     return result
+
+
+def _build_noise(spec: str, preset: Any, net: NetworkModel) -> tuple[Any, Any]:
+    """The noise of *spec* on the run's layout: the machine's cores per node (else the
+    most ranks the network puts on a node) and the network's placement of the ranks,
+    unless the spec gives its own (``bsim/engine/noise.py``, :class:`OnNodes`)."""
+    from .engine.noise import build_noise
+    placement = net.placement()
+    cores = preset.cores_per_node if preset is not None else None
+    if cores is None and placement:
+        cores = max(Counter(placement).values())
+    return build_noise(spec, cores, placement)
 
 
 def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: Any,

@@ -288,3 +288,40 @@ def test_simulate_takes_a_noise_spec_as_the_command_line_does():
     with pytest.raises(ValueError, match="missing 1 required positional argument: "
                                          "'duration'; periodic takes period=S"):
         _bsim.simulate(main, 2, noise="periodic:period=1e-4")
+
+
+def test_compute_noise_stops_the_ranks_the_network_puts_on_one_node():
+    """Daemons stop a node: the noise model's nodes are the network's.  Four ranks on a
+    torus of 2-core nodes, dealt round-robin (ranks 0 and 2 on one node, 1 and 3 on the
+    other), each computing 1 ms under periodic daemons with random phases per node:
+    ranks 0 and 2 end together, 1 and 3 together, and the two nodes differ.  (The noise
+    used cores_per_node=1 whatever the network, every rank its own node, and, with
+    cores_per_node=2, the block layout: ranks 0 and 1 together.)"""
+    def main():
+        bsim.add_time(1e-3)
+
+    net = "torus:dims=2x1x1,cores=2,mapping=roundrobin"
+    noise = "periodic:period=1e-4,duration=3e-5,seed=7"
+    f = bsim.simulate(main, ranks=4, network=net, noise=noise).finish
+    assert f[0] == f[2] and f[1] == f[3] and f[0] != f[1]
+    assert min(f) > 1e-3
+    spec = bsim.simulate(main, ranks=4, network=net, noise=noise).noise
+    assert "cores_per_node=2" in spec and "layout=network" in spec
+    # the block layout stays available, by name or by giving ranks_per_node
+    block = bsim.simulate(main, ranks=4, network=net, noise=noise + ",layout=block").finish
+    assert block[0] == block[1] and block[2] == block[3]
+
+
+def test_compute_noise_takes_the_machines_cores_per_node():
+    """es45's fat-tree puts 4 ranks on a 4-core node: the noise's default layout is that
+    one, the same as giving cores_per_node=4 (it was 1: each rank its own daemons)."""
+    def main():
+        bsim.add_time(1e-3)
+        MPI.COMM_WORLD.Barrier()
+
+    noise = "periodic:period=1e-4,duration=3e-5,seed=3"
+    by_machine = bsim.simulate(main, ranks=16, machine="es45:fattree", noise=noise)
+    given = bsim.simulate(main, ranks=16, machine="es45:fattree",
+                          noise=noise + ",cores_per_node=4,ranks_per_node=4")
+    assert by_machine.finish.tolist() == given.finish.tolist()
+    assert "cores_per_node=4" in by_machine.noise

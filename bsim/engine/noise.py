@@ -3,11 +3,11 @@
 Compute noise implements the engine's ``noise`` hook
 (:class:`bsim.engine.hooks.ComputeNoise`): ``stretch(rank, start, seconds)`` returns
 how long *seconds* of work started at *start* take on the rank's node while
-the OS steals the CPU.  Ranks map to nodes by ``node = rank // cores_per_node``;
-all ranks of a node see the same noise (a daemon stops the node), unless
-``core=K`` puts the daemons on one core: then only the rank on core ``K`` is slowed.
-Ranks fill the first ``ranks_per_node`` cores of each node (default: all
-``cores_per_node``; node ``rank // ranks_per_node``, core ``rank % ranks_per_node``),
+the OS steals the CPU.  All ranks of a node see the same noise (a daemon stops the
+node), unless ``core=K`` puts the daemons on one core: then only the rank on core ``K``
+is slowed.  Ranks are on the nodes the run's network puts them on (:class:`OnNodes`,
+``layout=network``), or fill the first ``ranks_per_node`` cores of each node (default:
+all ``cores_per_node``; node ``rank // ranks_per_node``, core ``rank % ranks_per_node``),
 so with ``ranks_per_node=3,cores_per_node=4,core=3`` the daemons run on the idle
 core and meet no rank: the ASCI Q lesson (three processes of a four-core node run
 clean while the fourth core absorbs the daemons).
@@ -47,7 +47,7 @@ from typing import Any
 from netmodels.base import NetworkModel
 from netmodels.spec import SpecError, parse_spec
 
-__all__ = ["uniform", "PeriodicNoise", "DetourNoise", "CombinedNoise", "NoisyNetwork",
+__all__ = ["uniform", "OnNodes", "PeriodicNoise", "DetourNoise", "CombinedNoise", "NoisyNetwork",
            "build_noise", "parse_noise", "NOISE_KINDS"]
 
 _M64 = (1 << 64) - 1
@@ -84,6 +84,48 @@ def _check_rpn(ranks_per_node: Any, cores_per_node: int) -> int:
     return ranks_per_node
 
 
+class OnNodes:
+    """Where a compute-noise model finds a rank: ``(node, core)``.
+
+    Block layout (the default without a placement): ranks fill the first
+    ``ranks_per_node`` cores of each node in rank order.  :meth:`place` takes the run's
+    network placement instead (``layout=network``: the node its ``cores`` and ``mapping``
+    put each rank on, cores in rank order within a node), so the daemons stop the ranks
+    the network puts together.
+    """
+
+    ranks_per_node: int
+    cores_per_node: int
+    where: list[tuple[int, int]] | None = None
+
+    def place(self, nodes: list[int]) -> None:
+        """Use *nodes* (the node of each rank) as the layout."""
+        used: dict[int, int] = {}
+        where = []
+        for node in nodes:
+            core = used.get(node, 0)
+            if core >= self.cores_per_node:
+                raise ValueError(f"noise: the network places more than cores_per_node="
+                                 f"{self.cores_per_node} ranks on node {node}")
+            used[node] = core + 1
+            where.append((node, core))
+        self.where = where
+
+    def locate(self, rank: int) -> tuple[int, int]:
+        """``(node, core)`` of *rank* (ranks spawned past the placement: block layout)."""
+        where = self.where
+        if where is not None and rank < len(where):
+            return where[rank]
+        return divmod(rank, self.ranks_per_node)
+
+    def layout_spec(self) -> str:
+        """The spec's layout options: ``ranks_per_node`` (block) or ``layout=network``."""
+        if self.where is not None:
+            return ",layout=network"
+        return (f",ranks_per_node={self.ranks_per_node}"
+                if self.ranks_per_node != self.cores_per_node else "")
+
+
 def _check_core(core: Any, cores_per_node: int) -> int | None:
     """``core=K``: an int in ``[0, cores_per_node)``; None (the default): the whole node."""
     if core is None or core == "all":
@@ -94,7 +136,7 @@ def _check_core(core: Any, cores_per_node: int) -> int | None:
     return core
 
 
-class PeriodicNoise:
+class PeriodicNoise(OnNodes):
     """Periodic OS daemons: *duration* seconds every *period* seconds on each node."""
 
     name = "periodic"
@@ -165,7 +207,7 @@ class PeriodicNoise:
 
     def stretch(self, rank: int, start: float, seconds: float) -> float:
         """Wall duration of *seconds* of work started at *start* on *rank*'s node."""
-        node, core = divmod(rank, self.ranks_per_node)
+        node, core = self.locate(rank)
         if self.core is not None and core != self.core:
             return seconds
         return max(self.end(node, start, seconds) - start, seconds)
@@ -175,14 +217,13 @@ class PeriodicNoise:
         return (f"periodic:period={self.period!r},duration={self.duration!r},"
                 f"phase={self.phase},seed={self.seed},cores_per_node={self.cores_per_node}"
                 + (f",core={self.core}" if self.core is not None else "")
-                + (f",ranks_per_node={self.ranks_per_node}"
-                   if self.ranks_per_node != self.cores_per_node else ""))
+                + self.layout_spec())
 
     def __repr__(self) -> str:
         return f"<PeriodicNoise {self.spec()}>"
 
 
-class DetourNoise:
+class DetourNoise(OnNodes):
     """Random detours: Poisson arrivals of *rate*/s, fixed or exponential durations.
 
     Time is cut into intervals of *interval* seconds (default: 4 expected
@@ -276,7 +317,7 @@ class DetourNoise:
 
     def stretch(self, rank: int, start: float, seconds: float) -> float:
         """Wall duration of *seconds* of work started at *start* on *rank*'s node."""
-        node, core = divmod(rank, self.ranks_per_node)
+        node, core = self.locate(rank)
         if self.core is not None and core != self.core:
             return seconds
         return max(self.end(node, start, seconds) - start, seconds)
@@ -287,8 +328,7 @@ class DetourNoise:
         return (f"detour:rate={self.rate!r},{length},seed={self.seed},"
                 f"cores_per_node={self.cores_per_node},interval={self.interval!r}"
                 + (f",core={self.core}" if self.core is not None else "")
-                + (f",ranks_per_node={self.ranks_per_node}"
-                   if self.ranks_per_node != self.cores_per_node else ""))
+                + self.layout_spec())
 
     def __repr__(self) -> str:
         return f"<DetourNoise {self.spec()}>"
@@ -399,9 +439,9 @@ class NoisyNetwork(NetworkModel):
 
 NOISE_KINDS = {
     "periodic": "period=S,duration=S[,phase=S|random][,seed=N][,cores_per_node=C][,core=K]"
-                "[,ranks_per_node=R]",
+                "[,ranks_per_node=R|,layout=network|block]",
     "detour": "rate=PER_S,(mean=S|duration=S)[,seed=N][,cores_per_node=C][,interval=S]"
-              "[,core=K][,ranks_per_node=R]",
+              "[,core=K][,ranks_per_node=R|,layout=network|block]",
     "net": "mean=S[,prob=P][,seed=N]  (extra per-message delay, exponential)",
 }
 
@@ -419,15 +459,17 @@ def parse_noise(spec: str) -> tuple[str, dict[str, Any]]:
     return kind, kw
 
 
-def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None
-                ) -> tuple[Any, dict[str, Any] | None]:
+def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None,
+                placement: list[int] | None = None) -> tuple[Any, dict[str, Any] | None]:
     """Build compute noise and network-noise parameters from spec strings.
 
     *specs* is one spec, a ``;``-separated list, or a list of them.  Returns
     ``(compute_noise_or_None, net_kwargs_or_None)``; wrap the network with
     ``NoisyNetwork(net, **net_kwargs)``.  *cores_per_node* is the default of
-    the compute models' ``cores_per_node``.  Raises ValueError naming the bad
-    spec or parameter.
+    the compute models' ``cores_per_node`` (the machine's); *placement*, the node of
+    each rank when the run's network places ranks, is their layout unless a spec says
+    ``ranks_per_node=R`` or ``layout=block`` (:class:`OnNodes`).  Raises ValueError
+    naming the bad spec or parameter.
     """
     if specs is None:
         return None, None
@@ -446,8 +488,18 @@ def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None
                 continue
             if cores_per_node is not None:
                 kw.setdefault("cores_per_node", cores_per_node)
+            layout = kw.pop("layout", "block" if "ranks_per_node" in kw else None)
+            if layout not in (None, "block", "network"):
+                raise ValueError(f"noise spec {spec!r}: layout must be network or block, "
+                                 f"got {layout!r}")
+            if layout == "network" and placement is None:
+                raise ValueError(f"noise spec {spec!r}: layout=network needs a network that "
+                                 f"places ranks on nodes (torus, fat-tree, twolevel, ...)")
             cls = PeriodicNoise if kind == "periodic" else DetourNoise
-            models.append(cls(**kw))
+            model = cls(**kw)
+            if layout != "block" and placement is not None:
+                model.place(placement)
+            models.append(model)
         except TypeError as exc:   # a missing or unknown parameter
             reason = str(exc).split("__init__() ", 1)[-1]
             raise ValueError(f"noise spec {spec!r}: {reason}; {kind} takes "

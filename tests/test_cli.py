@@ -192,3 +192,18 @@ def test_quiet_silences_a_skeletons_own_output(skeleton, capsys):
     assert capsys.readouterr().out == ""
     assert main(args + ["--param", "verbose=true"]) == 0
     assert capsys.readouterr().out != ""
+
+
+def test_quiet_does_not_change_the_recorded_parameters(tmp_path):
+    """--quiet silences HPL's own print (verbose=False) but shapes nothing: the JSON's
+    params are the same with and without it (bsim compare showed a difference)."""
+    import json
+
+    from bsim.cli.main import main as cli
+    out = {}
+    for quiet in (True, False):
+        path = tmp_path / f"{quiet}.json"
+        assert cli(["run", "hpl", "--param", "n=1000", "--param", "p=2", "--param", "q=2",
+                    "-n", "4", "--json", str(path)] + (["--quiet"] if quiet else [])) == 0
+        out[quiet] = json.loads(path.read_text())["params"]
+    assert out[True] == out[False] and "verbose" not in out[True]

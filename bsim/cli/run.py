@@ -190,7 +190,7 @@ def _simulate(ns: argparse.Namespace, scale: float) -> Any:
     network = target.network_for(options.network_spec(ns))     # a skeleton's layout: mapping
     network = options.wrap_network(ns, network)                 # network noise
     result = simulate(target.main, ranks, network=network, protocol=ns.protocol,
-                      kwargs=target.kwargs, name=target.name, params=target.params,
+                      kwargs=target.kwargs, name=target.name, params=target.recorded,
                       machine=ns.machine, kernel_model=target.kernel_model,
                       flops=target.flops,
                       contention=ns.contention, collectives=options.collectives(ns),

@@ -186,7 +186,7 @@ def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any
                    kwargs=target.kwargs, collectives=opts.get("collectives"),
                    contention=opts.get("contention"), filesystem=opts.get("filesystem"),
                    machine=opts.get("machine"), kernel_model=target.kernel_model,
-                   flops=target.flops, name=target.name, params=target.params)
+                   flops=target.flops, name=target.name, params=target.recorded)
     row: dict[str, Any] = {k: target.params.get(k, v) for k, v in params.items()
                            if k != "ranks"}
     row.update(ranks=ranks, elapsed=res.elapsed, calc=float(res.calc.mean()),

@@ -45,6 +45,12 @@ class Target:
     """The host-process partition the skeleton favours (``Skeleton.partition``), or None."""
 
     @property
+    def recorded(self) -> dict[str, Any]:
+        """The parameters a result records: all but ``verbose``, which only prints (and
+        ``--quiet`` sets), so two runs of one prediction record the same parameters."""
+        return {k: v for k, v in self.params.items() if k != "verbose"}
+
+    @property
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :attr:`main` (none for a file program)."""
         return {} if self.is_file else self.params

@@ -491,4 +491,14 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         unreceived=unreceived_messages(engine),
         spawned=len(rs) - engine.nranks,
         formula_collectives=engine.formula_collectives
-        if engine.fabric is not None or isinstance(engine.network, NoisyNetwork) else 0)
+        if engine.fabric is not None or isinstance(engine.network, NoisyNetwork) else 0,
+        inert=_inert_settings(engine))
+
+
+def _inert_settings(engine: Engine) -> list[str]:
+    """The network model's settings that cannot act under this run's protocol and
+    contention (``NetworkModel.inert``; through the envelope and noise wrappers)."""
+    net: Any = engine.network
+    while hasattr(net, "inner"):
+        net = net.inner
+    return list(net.inert(engine.fabric is not None, engine.protocol.name))

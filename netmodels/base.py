@@ -104,6 +104,12 @@ class NetworkModel(ABC):
         """Time the sender's NIC is busy with this message (LogGP ``max(g, (s-1)G)``)."""
         return 0.0
 
+    def inert(self, contention: bool, protocol: str) -> list[str]:
+        """Settings of this model that cannot act in a run with fluid *contention* (or
+        not) under *protocol* (``"bsim"``, ``"loggp"``), each with why: a run warns of
+        them rather than ignore them silently (default: none)."""
+        return []
+
     @abstractmethod
     def wire(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
         """Time from the start of injection to the arrival of the last byte."""

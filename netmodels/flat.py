@@ -94,6 +94,11 @@ class LogGP(NetworkModel):
     def gap(self, src: Rank, nbytes: int) -> SimTime:
         return max(self.g, self._bytes_time(nbytes))
 
+    def inert(self, contention: bool, protocol: str) -> list[str]:
+        if self.g and protocol != "loggp":   # only the loggp protocol spaces injections
+            return [f"g={self.g!r} (only --protocol loggp spaces a rank's injections by g)"]
+        return []
+
     def wire(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
         if src == dst:
             return 0.0

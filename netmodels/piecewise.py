@@ -274,6 +274,7 @@ class TwoLevel(NetworkModel):
         self.inter = self._inter.spec().replace(",", ";")
         self.cores = cores
         self.nics = nics
+        self._nics_given = nics != 2   # the default: a setting to warn of when inert
         try:
             self._mapping = build_mapping(mapping, cores_per_node=cores)
         except MappingError as exc:
@@ -298,6 +299,11 @@ class TwoLevel(NetworkModel):
 
     def placement(self) -> list[int] | None:
         return self._node
+
+    def inert(self, contention: bool, protocol: str) -> list[str]:
+        own = [] if contention or not self._nics_given else \
+            [f"nics={self.nics} (NICs are shared only by --contention fluid's flows)"]
+        return own + self._inter.inert(contention, protocol)
 
     def node_of(self, rank: Rank) -> int:
         """Node hosting *rank* (before :meth:`prepare`: the mapping's formula)."""

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import bsim
+from bsim import MPI
 from skeletons import registry
 
 CASES = {
@@ -49,3 +50,38 @@ def test_every_setting_runs_and_keeps_the_accounting_invariant(name):
             (net, proto, coll, contention)
         assert res.finish.tolist() == run[1].finish.tolist(), (net, proto, coll, contention)
         assert res.elapsed > 0
+
+
+def _fan_out():
+    """Rank 0 sends 100 kB to every other rank, four times."""
+    comm = MPI.COMM_WORLD
+    for _ in range(4):
+        if comm.rank == 0:
+            for d in range(1, comm.size):
+                comm.Send(bsim.Buffer(100_000), dest=d)
+        else:
+            comm.Recv(bsim.Buffer(100_000), source=0)
+
+
+@pytest.mark.parametrize("network,protocol,contention,inert", [
+    ("loggp:g=1e-4", "bsim", None, "g=0.0001"),       # g spaces injections under loggp only
+    ("loggp:g=1e-4", "loggp", None, None),
+    ("twolevel:cores=4,nics=4", "bsim", None, "nics=4"),   # NICs are fluid flows only
+    ("twolevel:cores=4,nics=4", "bsim", "fluid", None),
+    ("twolevel:cores=4", "bsim", None, None),          # the default nics: nothing to say
+])
+def test_a_network_setting_that_cannot_act_is_warned_of(network, protocol, contention, inert):
+    """A setting the run's protocol or contention cannot use gives the prediction without
+    it, so the run says so (Result.inert, the JSON, a summary warning) instead of being
+    silent.  The prediction is indeed the same as without the setting."""
+    kw = dict(ranks=8, network=network, protocol=protocol, contention=contention)
+    res = bsim.simulate(_fan_out, **kw)
+    if inert is None:
+        assert res.inert == [] and "inert_settings" not in res.to_dict()
+        return
+    assert len(res.inert) == 1 and res.inert[0].startswith(inert)
+    assert res.to_dict()["inert_settings"] == res.inert
+    assert "no effect in this run: " + inert in res.summary()
+    plain = network.replace(",g=1e-4", "").replace("g=1e-4", "").replace(",nics=4", "")
+    without = bsim.simulate(_fan_out, **{**kw, "network": plain.rstrip(":")})
+    assert without.finish.tolist() == res.finish.tolist()

@@ -64,6 +64,9 @@ class Result:
     unreceived: dict[int, int] = field(default_factory=dict)
     """World rank -> messages sent to it that it never received (a send under the ``bsim``
     protocol completes without its receive: the run ends with them in the mailbox)."""
+    inert: list[str] = field(default_factory=list)
+    """Network settings that could not act in this run, each with why (``g`` without the
+    ``loggp`` protocol, ``nics`` without fluid contention): warned of, not ignored."""
     formula_collectives: int = 0
     """Collective calls priced by a formula (contention-free, without network noise) in a run
     that models contention or network noise (0 otherwise): their messages never entered the
@@ -152,6 +155,9 @@ class Result:
             out.write(f"  warning: {self.unreceived_warning()}\n")
         if self.formula_collectives:
             out.write(f"  warning: {self.formula_warning()}\n")
+        if self.inert:
+            out.write(f"  warning: network settings with no effect in this run: "
+                      f"{'; '.join(self.inert)}\n")
         return out.getvalue()
 
     def formula_warning(self) -> str:
@@ -189,6 +195,7 @@ class Result:
             **({"spawned": self.spawned} if self.spawned else {}),
             **({"formula_collectives": self.formula_collectives}
                if self.formula_collectives else {}),
+            **({"inert_settings": list(self.inert)} if self.inert else {}),
             "network": self.network,
             "protocol": self.protocol,
             "collectives": self.collectives,
@@ -300,7 +307,8 @@ class Result:
             pending_requests={int(r): n for r, n in data.get("pending_requests", {}).items()},
             unreceived={int(r): n for r, n in data.get("unreceived", {}).items()},
             spawned=data.get("spawned", 0),
-            formula_collectives=data.get("formula_collectives", 0))
+            formula_collectives=data.get("formula_collectives", 0),
+            inert=list(data.get("inert_settings", [])))
 
     @classmethod
     def from_json(cls, path: str | Path) -> Result:

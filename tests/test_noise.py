@@ -218,10 +218,14 @@ def test_spec_strings_and_run_options():
     options.add_timeline_options(p)
     ns = p.parse_args(["x", "--noise", "periodic:period=1e-3,duration=1e-4",
                        "--noise", "net:mean=1e-6"])
-    kw = options.apply_run_options(ns)
-    assert isinstance(kw["noise"], PeriodicNoise)
-    assert isinstance(options.wrap_network(ns, ns.network), NoisyNetwork)
+    kw = options.apply_run_options(ns)   # the specs, checked, for simulate() to build
+    assert kw["noise"] == "periodic:period=1e-3,duration=1e-4;net:mean=1e-6"
+    res = bsim.simulate(lambda: bsim.add_time(1e-3), ranks=2, network=ns.network, **kw)
+    assert res.noise.startswith("periodic:") and " + net:mean=1e-06" in res.network
     assert "progress" not in kw   # stderr is not a terminal under pytest
+    ns = p.parse_args(["x", "--noise", "periodic:period=1e-3"])
+    with pytest.raises(ValueError, match="duration"):
+        options.apply_run_options(ns)   # a bad spec fails before the run
 
 
 def test_uniform_is_a_pure_function_of_its_key():
@@ -325,3 +329,25 @@ def test_compute_noise_takes_the_machines_cores_per_node():
                           noise=noise + ",cores_per_node=4,ranks_per_node=4")
     assert by_machine.finish.tolist() == given.finish.tolist()
     assert "cores_per_node=4" in by_machine.noise
+
+
+def test_the_cli_builds_noise_on_the_runs_layout(tmp_path):
+    """bsim run --noise on es45's fat-tree (4 ranks a 4-core node) records the machine's
+    cores and the network's layout (the CLI built the noise itself, with cores_per_node=1),
+    and net: noise still wraps the network; an explicit cores_per_node keeps the block
+    layout."""
+    import json
+
+    from bsim.cli.main import main as cli
+    prog = tmp_path / "p.py"
+    prog.write_text("import bsim\nfrom mpi4py import MPI\nbsim.add_time(1e-3)\n"
+                    "MPI.COMM_WORLD.Barrier()\n")
+    out = tmp_path / "r.json"
+    noise = "periodic:period=1e-4,duration=3e-5"
+    for extra, want in (("", "cores_per_node=4,layout=network"), (",cores_per_node=1",
+                                                                    "cores_per_node=1")):
+        assert cli(["run", str(prog), "-n", "16", "--machine", "es45:fattree", "--noise",
+                    noise + extra, "--noise", "net:mean=1e-6", "--json", str(out),
+                    "--quiet"]) == 0
+        doc = json.loads(out.read_text())
+        assert doc["noise"].endswith(want) and " + net:mean=1e-06" in doc["network"]

@@ -9,8 +9,8 @@ The network is ``--network`` if given, else the ``[network]`` table of
 Timeline and noise options of ``bsim run`` (:func:`add_timeline_options`):
 ``--trace``, ``--trace-ranks``, ``--trace-window``, ``--trace-max-events``,
 ``--noise``.  :func:`apply_run_options` turns them into ``simulate`` keyword
-arguments, :func:`wrap_network` applies ``--noise net:...`` to the resolved
-network and :func:`finish_run_options` erases the progress line and writes
+arguments (the noise as its spec, which ``simulate`` builds on the run's machine and
+network layout) and :func:`finish_run_options` erases the progress line and writes
 the trace after the run.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 from ..simulate import DEFAULT_NETWORK  # one default for the CLI and Python
 
 __all__ = ["DEFAULT_NETWORK", "param_pair", "add_model_options", "network_spec", "collectives",
-           "add_timeline_options", "apply_run_options", "wrap_network", "finish_run_options"]
+           "add_timeline_options", "apply_run_options", "finish_run_options"]
 
 
 def param_pair(text: str) -> tuple[str, str]:
@@ -155,8 +155,8 @@ def add_timeline_options(parser: argparse.ArgumentParser) -> None:
 def apply_run_options(ns: argparse.Namespace, stream: Any = None) -> dict[str, Any]:
     """``simulate`` keyword arguments (``tracer``, ``noise``, ``progress``) from *ns*.
 
-    Keeps what :func:`wrap_network` and :func:`finish_run_options` need on
-    *ns*.  Raises ValueError for a bad noise spec, rank list or window.
+    Keeps what :func:`finish_run_options` needs on *ns*.  Raises ValueError for a bad
+    noise spec, rank list or window.
     """
     from ..engine.noise import build_noise
     from ..outputs.progress import make_progress
@@ -169,25 +169,15 @@ def apply_run_options(ns: argparse.Namespace, stream: Any = None) -> dict[str, A
         kwargs["tracer"] = tracer
     elif getattr(ns, "trace_ranks", None) or getattr(ns, "trace_window", None):
         raise ValueError("--trace-ranks and --trace-window need --trace FILE")
-    compute, net = build_noise(getattr(ns, "noise", None) or None)
-    if compute is not None:
-        kwargs["noise"] = compute
+    noise = getattr(ns, "noise", None) or None
+    build_noise(noise)   # checked now, before the run; simulate() builds it on the run's layout
+    if noise:
+        kwargs["noise"] = noise if isinstance(noise, str) else ";".join(noise)
     progress = make_progress(bool(getattr(ns, "quiet", False)), stream)
     if progress is not None:
         kwargs["progress"] = progress
-    ns.run_state = {"tracer": tracer, "progress": progress, "net_noise": net}
+    ns.run_state = {"tracer": tracer, "progress": progress}
     return kwargs
-
-
-def wrap_network(ns: argparse.Namespace, network: Any) -> Any:
-    """*network* (spec or model) wrapped in a NoisyNetwork if ``--noise net:...`` was given."""
-    net = (getattr(ns, "run_state", None) or {}).get("net_noise")
-    if net is None:
-        return network
-    from netmodels import build_network
-
-    from ..engine.noise import NoisyNetwork
-    return NoisyNetwork(build_network(network), **net)
 
 
 def finish_run_options(ns: argparse.Namespace, result: Any = None) -> None:

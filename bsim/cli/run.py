@@ -188,7 +188,6 @@ def _simulate(ns: argparse.Namespace, scale: float) -> Any:
                          f"{_rank_params(target.name)}")
     extra = options.apply_run_options(ns)                       # trace, noise, progress bar
     network = target.network_for(options.network_spec(ns))     # a skeleton's layout: mapping
-    network = options.wrap_network(ns, network)                 # network noise
     result = simulate(target.main, ranks, network=network, protocol=ns.protocol,
                       kwargs=target.kwargs, name=target.name, params=target.recorded,
                       machine=ns.machine, kernel_model=target.kernel_model,

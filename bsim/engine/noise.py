@@ -467,9 +467,9 @@ def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None
     ``(compute_noise_or_None, net_kwargs_or_None)``; wrap the network with
     ``NoisyNetwork(net, **net_kwargs)``.  *cores_per_node* is the default of
     the compute models' ``cores_per_node`` (the machine's); *placement*, the node of
-    each rank when the run's network places ranks, is their layout unless a spec says
-    ``ranks_per_node=R`` or ``layout=block`` (:class:`OnNodes`).  Raises ValueError
-    naming the bad spec or parameter.
+    each rank when the run's network places ranks, is their layout unless a spec gives
+    ``cores_per_node``, ``ranks_per_node`` or ``layout=block`` (:class:`OnNodes`).
+    Raises ValueError naming the bad spec or parameter.
     """
     if specs is None:
         return None, None
@@ -486,9 +486,10 @@ def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None
                 net = dict(kw)
                 _check_keys(spec, net, ("mean", "prob", "seed"))
                 continue
+            given = "ranks_per_node" in kw or "cores_per_node" in kw   # the user's layout
             if cores_per_node is not None:
                 kw.setdefault("cores_per_node", cores_per_node)
-            layout = kw.pop("layout", "block" if "ranks_per_node" in kw else None)
+            layout = kw.pop("layout", "block" if given else None)
             if layout not in (None, "block", "network"):
                 raise ValueError(f"noise spec {spec!r}: layout must be network or block, "
                                  f"got {layout!r}")

@@ -227,3 +227,45 @@ def test_nonblocking_allreduce_request_completes_like_the_blocking_rule():
     T = K(P) * c(n)
     # everyone arrived at 0; rank 0 waits at 1 ms (then pays T), the others at 0
     assert res.finish.tolist() == [1e-3 + T, T, T, T]
+
+
+@pytest.mark.parametrize("protocol", ["bsim", "loggp"])
+def test_nonblocking_collectives_overlap_compute_and_each_other_under_loggp(protocol):
+    """Under loggp nonblocking operations overlap add_time (the design's rule), collectives
+    included: posted at 0 they end at T whatever the rank computes meanwhile, and two of
+    them waited together end at max(T_a, T_b).  Under bsim a nonblocking call behaves as
+    blocking at its Wait (the seed's irecv + wait rule): 1 ms + T_a, and T_a + T_b in
+    turn.  T_a and T_b are the blocking calls' own times on the same network."""
+    P = 4
+
+    def blocking(which):
+        def main():
+            comm = MPI.COMM_WORLD
+            if which == "allreduce":
+                comm.Allreduce(bsim.Buffer(800), bsim.Buffer(800))
+            else:
+                comm.Barrier()
+        return float(bsim.simulate(main, ranks=P, network=NET, protocol=protocol).elapsed)
+
+    Ta, Tb = blocking("allreduce"), blocking("barrier")
+    assert Ta > Tb > 0
+
+    def overlap():
+        comm = MPI.COMM_WORLD
+        req = comm.Iallreduce(bsim.Buffer(800), bsim.Buffer(800))
+        bsim.add_time(1e-3 if comm.rank == 0 else 0.0)
+        req.Wait()
+
+    def together():
+        comm = MPI.COMM_WORLD
+        MPI.Request.Waitall([comm.Iallreduce(bsim.Buffer(800), bsim.Buffer(800)),
+                             comm.Ibarrier()])
+
+    f = bsim.simulate(overlap, ranks=P, network=NET, protocol=protocol).finish
+    g = bsim.simulate(together, ranks=P, network=NET, protocol=protocol).finish
+    if protocol == "loggp":
+        assert f[0] == 1e-3 and f[1:].tolist() == pytest.approx([Ta] * 3, rel=1e-12)
+        assert g.tolist() == pytest.approx([Ta] * P, rel=1e-12)   # max(Ta, Tb) = Ta
+    else:
+        assert f[0] == pytest.approx(1e-3 + Ta, rel=1e-12)
+        assert g.tolist() == pytest.approx([Ta + Tb] * P, rel=1e-12)

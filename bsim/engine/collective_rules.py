@@ -261,17 +261,17 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     req.src = COLLECTIVE
     inst.reqs[me] = req
     T_of = inst.cost_fn
+    bg = not blocking and eng.protocol.overlaps
     if size == 1:
-        req.resolve(t, T_of(me), t)
+        _resolve(req, t, T_of(me), bg)
         return inst, me, req
     if kind == FANOUT:
         if me == root:
-            req.resolve(t, T_of(me), t)
+            _resolve(req, t, T_of(me), bg)
         elif inst.root_known and inst.root_t is not None:
-            rt = inst.root_t
-            req.resolve(rt, T_of(me), rt)
+            _resolve(req, inst.root_t, T_of(me), bg)
     elif kind == FANIN and me != root:
-        req.resolve(t, T_of(me), t)
+        _resolve(req, t, T_of(me), bg)
     if kind == FANOUT or inst.arrived == size:   # else _schedule_completion does nothing
         _schedule_completion(eng, inst)
     return inst, me, req
@@ -290,30 +290,46 @@ def _schedule_completion(eng: Engine, inst: CollInstance) -> None:
     else:
         return
     inst.scheduled = True
-    eng.push(t, PRIO_NET, inst.rkey, Call(_complete, (inst,)))
+    eng.push(t, PRIO_NET, inst.rkey, Call(_complete, (inst, eng.protocol.overlaps)))
 
 
-def _complete(inst: CollInstance) -> None:
-    """The completion event: resolve the waiting members run by this process."""
+def _resolve(req: Request, start: float, T: float, background: bool) -> None:
+    """Resolve a member's request: its part starts at *start* and takes *T*.  A blocking
+    call, and under the ``bsim`` protocol a nonblocking one at its ``Wait`` (the seed's
+    rule for ``irecv`` + ``wait``), is busy for *T* after ``max(clock, start)``
+    (``avail = start``, ``cost = T``: the wait/comm split of ``VirtualRank.settle``).
+    Under ``loggp`` a nonblocking one (*background*: ``Iallreduce``, a started persistent
+    collective) runs while the rank computes, as its point-to-point calls do: its
+    ``Wait`` ends at ``max(clock, start + T)`` (``avail = start + T``, no cost then)."""
+    if background:
+        req.resolve(start + T, 0.0, start)
+    else:
+        req.resolve(start, T, start)
+
+
+def _complete(inst: CollInstance, overlaps: bool) -> None:
+    """The completion event: resolve the waiting members run by this process (a
+    nonblocking call's request has its ``post`` set by then; under a protocol that
+    *overlaps* it runs in the background: :func:`_resolve`)."""
     kind, root, reqs = inst.kind, inst.root, inst.reqs
     T_of = inst.cost_fn
     if kind == ALL:
         m = inst.max_t
         for r, req in enumerate(reqs):
             if req is not None:
-                req.resolve(m, T_of(r), m)
+                _resolve(req, m, T_of(r), overlaps and req.post is not None)
     elif kind == FANOUT:
         inst.root_known = True
         rt = inst.root_t
         assert rt is not None   # scheduled only once the root's arrival is known
         for r, req in enumerate(reqs):
             if req is not None and r != root:
-                req.resolve(rt, T_of(r), rt)
+                _resolve(req, rt, T_of(r), overlaps and req.post is not None)
     else:
         req = reqs[root]
         if req is not None:
             m = inst.max_t
-            req.resolve(m, T_of(root), m)
+            _resolve(req, m, T_of(root), overlaps and req.post is not None)
 
 
 def finalize(vr: VirtualRank, comm: Comm, inst: CollInstance) -> None:

@@ -96,6 +96,7 @@ class Protocol(ABC):
     """Base class: subclasses implement :meth:`send` and :meth:`matched`."""
 
     name: ClassVar[str] = ""
+    overlaps: ClassVar[bool] = False   # nonblocking calls run while the rank computes
     parameters: ClassVar[dict[str, str]] = {}
 
     def __init__(self, poll_time: float = 1e-6, envelope: int = 0) -> None:
@@ -182,6 +183,7 @@ class BsimProtocol(Protocol):
     """The BSIM paper's rules: asynchronous sends, whole message cost charged at the receiver."""
 
     name = "bsim"
+    overlaps = False   # a nonblocking call completes as if blocking at its Wait (seed's rule)
     parameters = {"send_cost": "seconds charged to every send (BSIM paper: 0), or 'network': "
                                "the message's network cost, as the tutorial's models count",
                   "poll_time": "seconds charged to a test/iprobe that finds nothing",
@@ -282,6 +284,7 @@ class LogGPProtocol(Protocol):
     """Physical point-to-point: overheads, serialized injection, eager and rendezvous."""
 
     name = "loggp"
+    overlaps = True    # nonblocking calls, collectives included, overlap add_time
     parameters = {"eager_limit": "largest eager message, bytes (larger: rendezvous)",
                   "poll_time": "seconds charged to a test/iprobe that finds nothing",
                   "envelope": "bytes of header added to every message on the wire (default 0)",

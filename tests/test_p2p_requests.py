@@ -376,3 +376,23 @@ def test_status_memory_and_constructor() -> None:
     assert (st.source, st.tag, st.error) == (111, 222, 33)
     with pytest.raises(TypeError):
         bsim.MPI.Status(123)
+
+
+def test_waitany_on_no_active_request_empties_the_status():
+    """MPI: Waitany with every request null or inactive returns UNDEFINED and an empty
+    status (source ANY_SOURCE, tag ANY_TAG); the status kept the last message's."""
+    from bsim import MPI
+
+    def main():
+        comm = MPI.COMM_WORLD
+        st = MPI.Status()
+        if comm.rank == 0:
+            comm.Send(bsim.Buffer(8), dest=1, tag=5)
+            return None
+        reqs = [MPI.REQUEST_NULL, comm.Irecv(bsim.Buffer(8), source=0, tag=5)]
+        assert MPI.Request.Waitany(reqs, st) == 1 and (st.source, st.tag) == (0, 5)
+        idx = MPI.Request.Waitany(reqs, st)
+        return idx, st.source, st.tag
+
+    res = bsim.simulate(main, ranks=2)
+    assert res.returns[1] == (MPI.UNDEFINED, MPI.ANY_SOURCE, MPI.ANY_TAG)

@@ -358,7 +358,9 @@ class Request(RequestSets, HandleValues):
         except AttributeError:
             active(requests, "Waitany")   # raises the clear error
             raise
-        if not idx:
+        if not idx:   # no active request: MPI returns UNDEFINED and an empty status
+            if status is not None:
+                empty_status(status)
             return UNDEFINED, None
         owner = check_owner(requests[idx[0]], "Waitany")
         owner.ops += 1

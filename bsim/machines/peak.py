@@ -52,7 +52,7 @@ def check_peak(result: Result, flops: float, preset: Machine | None,
         layout = f"{n} ranks on {len(per_node)} nodes of {node_peak / 1e9:.4g} GFlop/s"
     else:
         shares = np.full(n, node_peak / preset.ranks_per_node)
-        result.peak_flops = float(shares.sum())
+        result.peak_flops = n * float(shares[0])   # ranks x peak_flops_per_rank
         layout = f"{n} ranks x {shares[0] / 1e9:.4g} GFlop/s, {preset.ranks_per_node} a node"
     bound = float(np.dot(np.asarray(result.calc, dtype=float), shares))
     if flops > bound * (1 + 1e-9):

@@ -345,7 +345,8 @@ def test_the_cli_builds_noise_on_the_runs_layout(tmp_path):
     out = tmp_path / "r.json"
     noise = "periodic:period=1e-4,duration=3e-5"
     for extra, want in (("", "cores_per_node=4,layout=network"), (",cores_per_node=1",
-                                                                    "cores_per_node=1")):
+                                                                    "cores_per_node=1"),
+                        (",cores_per_node=4,layout=network", "cores_per_node=4,layout=network")):
         assert cli(["run", str(prog), "-n", "16", "--machine", "es45:fattree", "--noise",
                     noise + extra, "--noise", "net:mean=1e-6", "--json", str(out),
                     "--quiet"]) == 0

@@ -170,7 +170,7 @@ def apply_run_options(ns: argparse.Namespace, stream: Any = None) -> dict[str, A
     elif getattr(ns, "trace_ranks", None) or getattr(ns, "trace_window", None):
         raise ValueError("--trace-ranks and --trace-window need --trace FILE")
     noise = getattr(ns, "noise", None) or None
-    build_noise(noise)   # checked now, before the run; simulate() builds it on the run's layout
+    build_noise(noise, layout_known=False)   # checked now; simulate() builds it on the layout
     if noise:
         kwargs["noise"] = noise if isinstance(noise, str) else ";".join(noise)
     progress = make_progress(bool(getattr(ns, "quiet", False)), stream)

@@ -460,7 +460,8 @@ def parse_noise(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None,
-                placement: list[int] | None = None) -> tuple[Any, dict[str, Any] | None]:
+                placement: list[int] | None = None, layout_known: bool = True
+                ) -> tuple[Any, dict[str, Any] | None]:
     """Build compute noise and network-noise parameters from spec strings.
 
     *specs* is one spec, a ``;``-separated list, or a list of them.  Returns
@@ -469,7 +470,8 @@ def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None
     the compute models' ``cores_per_node`` (the machine's); *placement*, the node of
     each rank when the run's network places ranks, is their layout unless a spec gives
     ``cores_per_node``, ``ranks_per_node`` or ``layout=block`` (:class:`OnNodes`).
-    Raises ValueError naming the bad spec or parameter.
+    Raises ValueError naming the bad spec or parameter (``layout=network`` without a
+    placement only when *layout_known*: a check before the network is built).
     """
     if specs is None:
         return None, None
@@ -493,7 +495,7 @@ def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None
             if layout not in (None, "block", "network"):
                 raise ValueError(f"noise spec {spec!r}: layout must be network or block, "
                                  f"got {layout!r}")
-            if layout == "network" and placement is None:
+            if layout == "network" and placement is None and layout_known:
                 raise ValueError(f"noise spec {spec!r}: layout=network needs a network that "
                                  f"places ranks on nodes (torus, fat-tree, twolevel, ...)")
             cls = PeriodicNoise if kind == "periodic" else DetourNoise

@@ -136,3 +136,37 @@ def test_v_collectives_refuse_gapped_types_with_real_data():
         comm.Allgatherv(np.zeros(3), [np.zeros(6 * comm.size), [1] * comm.size, None, vec])
     with pytest.raises(bsim.MPIUsageError, match="has gaps"):
         bsim.simulate(main, 2)
+
+
+def test_get_elements_counts_basic_elements_of_a_derived_datatype():
+    """MPI 4.0 Sec. 4.1.11: Get_elements counts basic elements.  A vector of 3 blocks of 2
+    doubles holds 6: 6 doubles received are 1 copy and 6 elements, 5 doubles are no whole
+    copy (Get_count UNDEFINED) but 5 elements; 7 ints probed as pairs of ints are 3.5
+    pairs, 7 elements; 3 bytes are not a whole int (UNDEFINED).  Get_elements returned
+    the derived count (1, UNDEFINED, UNDEFINED)."""
+    from bsim import MPI
+    U = MPI.UNDEFINED
+
+    def main():
+        comm = MPI.COMM_WORLD
+        vec = MPI.DOUBLE.Create_vector(3, 2, 4).Commit()
+        two = MPI.INT.Create_contiguous(2).Commit()
+        if comm.rank == 0:
+            for tag, data in ((1, np.arange(6.0)), (2, np.arange(5.0)),
+                              (3, np.arange(7, dtype="i")), (4, np.zeros(3, dtype="u1"))):
+                comm.Send(data, dest=1, tag=tag)
+            return None
+        st, out = MPI.Status(), []
+        for tag in (1, 2):
+            comm.Recv([np.zeros(12), 1, vec], source=0, tag=tag, status=st)
+            out.append((st.Get_elements(vec), st.Get_count(vec)))
+        comm.Probe(source=0, tag=3, status=st)
+        out.append((st.Get_elements(two), st.Get_count(two)))
+        comm.Recv(np.zeros(7, dtype="i"), source=0, tag=3)
+        comm.Probe(source=0, tag=4, status=st)
+        out.append((st.Get_elements(MPI.INT), st.Get_elements(MPI.DOUBLE_INT)))
+        comm.Recv(np.zeros(3, dtype="u1"), source=0, tag=4)
+        return out
+
+    res = bsim.simulate(main, ranks=2)
+    assert res.returns[1] == [(6, 1), (5, U), (7, U), (U, U)]

@@ -48,9 +48,27 @@ class Status:
         return self.count // size if self.count % size == 0 else UNDEFINED
 
     def Get_elements(self, datatype: Any) -> int:
-        """Number of basic elements received."""
+        """Number of basic elements received (MPI 4.0 Sec. 4.1.11): whole copies of
+        *datatype* times the basic elements of one (its type signature: a vector of 3
+        blocks of 2 doubles holds 6, a pair type 2), plus the leading basic elements of a
+        partial copy; ``UNDEFINED`` when the bytes end inside a basic element."""
+        from .packing import signature  # (packing imports the datatypes, which import us)
         _typed(datatype, "Get_elements")
-        return self.Get_count(datatype)
+        size = datatype.Get_size()
+        if not size:
+            return 0
+        basics = signature(datatype._rec)
+        full, rest = divmod(self.count, size)
+        elements = full * len(basics)
+        for basic in basics:
+            if rest <= 0:
+                break
+            step = basic.layout.size
+            if rest < step:
+                return UNDEFINED
+            rest -= step
+            elements += 1
+        return elements
 
     def Get_error(self) -> int:
         """Error code (always 0: errors raise)."""

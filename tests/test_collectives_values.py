@@ -313,3 +313,33 @@ def test_matching_blocks_of_the_same_calls_run(call):
     def main():
         fixed(MPI.COMM_WORLD)
     bsim.simulate(main, ranks=4, network=NET)
+
+
+def test_minloc_and_maxloc_on_pair_datatypes_reduce_value_and_index():
+    """MPI 4.0 Sec. 6.9.4: MINLOC/MAXLOC on (value, index) pairs give the best value and,
+    on a tie, the smallest index.  Rank r holds the pairs ((r*7) % 5, r) and (1.5, 3 - r)
+    as DOUBLE_INT (an aligned numpy record, 16 bytes an element) and ((r*3) % 4, r) as
+    TWOINT.  Values 0, 2, 4, 1 -> min 0 at rank 0, max 4 at rank 2; the 1.5's all tie ->
+    index min(3 - r) = 0; (r*3) % 4 = 0, 3, 2, 1 -> max 3 at rank 1.  The buffer forms
+    raised 'too many values to unpack' (only the lowercase tuple form worked)."""
+    from bsim import MPI
+    rec = np.dtype([("v", "f8"), ("i", "i4")], align=True)
+
+    def main():
+        comm = MPI.COMM_WORLD
+        r = comm.rank
+        a = np.array([((r * 7) % 5, r), (1.5, 3 - r)], dtype=rec)
+        lo, hi = np.zeros(2, dtype=rec), np.zeros(2, dtype=rec)
+        comm.Allreduce([a, MPI.DOUBLE_INT], [lo, MPI.DOUBLE_INT], op=MPI.MINLOC)
+        comm.Iallreduce([a, MPI.DOUBLE_INT], [hi, MPI.DOUBLE_INT], op=MPI.MAXLOC).Wait()
+        two = np.zeros((1, 2), "i")
+        comm.Reduce([np.array([[(r * 3) % 4, r]], "i"), MPI.TWOINT], [two, MPI.TWOINT],
+                    op=MPI.MAXLOC, root=0)
+        local = np.array([[1, 3]], "i")
+        MPI.MINLOC.Reduce_local([np.array([[1, 5]], "i"), MPI.TWOINT], [local, MPI.TWOINT])
+        return lo.tolist(), hi.tolist(), two.tolist(), local.tolist()
+
+    res = bsim.simulate(main, ranks=4)
+    lo, hi, two, local = res.returns[0]
+    assert lo == [(0.0, 0), (1.5, 0)] and hi == [(4.0, 2), (1.5, 0)]
+    assert two == [[3, 1]] and local == [[1, 3]]

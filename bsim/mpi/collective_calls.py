@@ -35,7 +35,7 @@ from ..engine.collective_rules import (
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
 from .buffers import BufInfo, BufInfoV, parse_buffer
-from .ops import SUM, Op, as_op, fold
+from .ops import SUM, Op, as_op, element_dtype, fold
 from .pickling import _comm_lock
 from .requests import Request, hand_out
 
@@ -60,8 +60,8 @@ def as_array(raw: bytes | None, info: Any) -> np.ndarray | None:
     """View bytes as a numpy array of the spec's datatype (None for placeholders)."""
     if raw is None:
         return None
-    dt = info.datatype.dtype if info.datatype.dtype is not None else np.dtype("u1")
-    return np.frombuffer(raw, dtype=dt)
+    dt = element_dtype(info.datatype)
+    return np.frombuffer(raw, dtype=dt if dt is not None else np.dtype("u1"))
 
 
 def write_into(info: BufInfo | None, data: Any, offset: int = 0) -> None:

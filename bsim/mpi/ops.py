@@ -20,6 +20,7 @@ from ..engine.rank import current_or_none
 from ..errors import MPIUsageError
 from .buffers import parse_bufspec
 from .handles import HandleValues
+from .packing import PAIR_MEMBERS
 
 __all__ = ["Op", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR",
            "MAXLOC", "MINLOC", "REPLACE", "NO_OP", "OP_NULL", "fold"]
@@ -167,10 +168,11 @@ class Op(HandleValues):
         if self._user is not None:
             self._user[0](src.mem, dst.mem, dst.datatype)
             return
-        if dst.datatype.dtype is None:
+        dtype = element_dtype(dst.datatype)
+        if dtype is None:
             raise ValueError(f"Reduce_local: no element type for {dst.datatype.label}")
-        a = np.frombuffer(src.mem, dtype=dst.datatype.dtype)
-        b = np.frombuffer(dst.mem, dtype=dst.datatype.dtype)
+        a = np.frombuffer(src.mem, dtype=dtype)
+        b = np.frombuffer(dst.mem, dtype=dtype)
         b[...] = self(a, b)
 
     def Free(self) -> None:
@@ -186,12 +188,38 @@ class Op(HandleValues):
         return f"<Op {self.name}>"
 
 
+def element_dtype(datatype: Any) -> np.dtype | None:
+    """The numpy type of one element of *datatype* in a reduction: its own, or for a pair
+    type of MINLOC/MAXLOC (``DOUBLE_INT``, ``TWOINT``, ...) a record of its value ``v`` and
+    int ``i`` as the packed bytes hold them (value, then int, no padding); None for others."""
+    if datatype.dtype is not None:
+        return np.dtype(datatype.dtype)
+    members = PAIR_MEMBERS.get(datatype.label)
+    if members is None:
+        return None
+    value, index = (np.dtype(m.dtype) for m in members)
+    return np.dtype({"names": ["v", "i"], "formats": [value, index],
+                     "offsets": [0, value.itemsize], "itemsize": value.itemsize + index.itemsize})
+
+
 def _loc(better: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
+    """MINLOC/MAXLOC of ``(value, index)`` pairs: the better value, the smaller index on a
+    tie (MPI 4.0 Sec. 6.9.4)."""
     def pick(x: Any, y: Any) -> Any:
         (vx, ix), (vy, iy) = x, y
         if better(vy, vx) or (vy == vx and iy < ix):
             return (vy, iy)
         return (vx, ix)
+    return pick
+
+
+def _loc_arrays(better: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """:func:`_loc` elementwise on arrays of :func:`element_dtype`'s pair records."""
+    def pick(x: Any, y: Any) -> Any:
+        take = better(y["v"], x["v"]) | ((y["v"] == x["v"]) & (y["i"] < x["i"]))
+        out = np.array(x, copy=True)
+        out[take] = y[take]
+        return out
     return pick
 
 
@@ -205,8 +233,8 @@ LXOR = Op("LXOR", lambda x, y: bool(x) != bool(y), np.logical_xor)
 BAND = Op("BAND", operator.and_, np.bitwise_and)
 BOR = Op("BOR", operator.or_, np.bitwise_or)
 BXOR = Op("BXOR", operator.xor, np.bitwise_xor)
-MAXLOC = Op("MAXLOC", _loc(operator.gt))
-MINLOC = Op("MINLOC", _loc(operator.lt))
+MAXLOC = Op("MAXLOC", _loc(operator.gt), _loc_arrays(np.greater))
+MINLOC = Op("MINLOC", _loc(operator.lt), _loc_arrays(np.less))
 REPLACE = Op("REPLACE", lambda x, y: y, lambda x, y: y, commute=False)
 NO_OP = Op("NO_OP", lambda x, y: x, lambda x, y: x, commute=False)
 OP_NULL = Op("OP_NULL", lambda x, y: x)

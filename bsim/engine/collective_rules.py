@@ -315,16 +315,22 @@ def _complete(inst: CollInstance, overlaps: bool) -> None:
     T_of = inst.cost_fn
     if kind == ALL:
         m = inst.max_t
-        for r, req in enumerate(reqs):
+        for r, req in enumerate(reqs):   # _resolve, inlined: a call per member is hot
             if req is not None:
-                _resolve(req, m, T_of(r), overlaps and req.post is not None)
+                if overlaps and req.post is not None:
+                    req.resolve(m + T_of(r), 0.0, m)
+                else:
+                    req.resolve(m, T_of(r), m)
     elif kind == FANOUT:
         inst.root_known = True
         rt = inst.root_t
         assert rt is not None   # scheduled only once the root's arrival is known
-        for r, req in enumerate(reqs):
+        for r, req in enumerate(reqs):   # _resolve, inlined
             if req is not None and r != root:
-                _resolve(req, rt, T_of(r), overlaps and req.post is not None)
+                if overlaps and req.post is not None:
+                    req.resolve(rt + T_of(r), 0.0, rt)
+                else:
+                    req.resolve(rt, T_of(r), rt)
     else:
         req = reqs[root]
         if req is not None:

@@ -149,6 +149,11 @@ class Protocol(ABC):
         """
         raise NotImplementedError(f"the {self.name} protocol does not defer transfers")
 
+    def probed(self, msg: Message, t_probe: float) -> None:
+        """A blocking probe posted at *t_probe* waited for *msg* and returns now, at
+        ``msg.visible``.  Protocols whose receive charges the message's cost from when
+        it is posted credit that wait to the receive (:class:`BsimProtocol`)."""
+
     def poll(self, vr: VirtualRank, call: str) -> None:
         """A test or iprobe found nothing: charge ``poll_time`` of wait and yield.
 
@@ -200,6 +205,7 @@ class BsimProtocol(Protocol):
         self.send_cost: float | str = send_cost if self._send_network else float(send_cost)
         self._send_seconds = 0.0 if self._send_network else float(send_cost)
         self._on_flow = self._on_transfer                # bound once (contention hot path)
+        self.credits: dict[Message, float] = {}          # probed messages (see probed)
 
     def bind(self, engine: Engine) -> None:
         super().bind(engine)
@@ -240,6 +246,22 @@ class BsimProtocol(Protocol):
         if not synchronous:
             req.resolve(t, 0.0, t)
 
+    def probed(self, msg: Message, t_probe: float) -> None:
+        """Credit a blocking probe's wait for *msg* to the receive that takes it.
+
+        The receive of a message sent at ``ts`` charges ``cost`` from when it
+        is posted, but a probe sees the message only at ``ts + δ`` (visibility):
+        a probe posted at ``tp`` that blocked until then already spent ``c =
+        ts + δ - max(tp, ts)`` (``<= δ <= cost``) of the transfer.  The receive
+        charges ``cost - c``, so ``Probe`` + ``Recv`` ends where a ``Recv``
+        posted at ``tp`` would: ``max(tp, ts) + cost``.  A probe that finds the
+        message at once, and an ``Iprobe`` loop, earn no credit (as an
+        ``Irecv`` + ``Test`` loop pays ``cost`` after its successful ``Test``).
+        """
+        credit = msg.visible - max(t_probe, msg.t_send)
+        if credit > self.credits.get(msg, 0.0):
+            self.credits[msg] = credit
+
     def matched(self, req: Request, msg: Message) -> None:
         transfer_payload(req, msg)
         if msg.rendezvous:   # a synchronous send: acknowledge the match to the sender
@@ -248,8 +270,10 @@ class BsimProtocol(Protocol):
             req.flow = msg
             req.resolve(msg.t_send, DEFERRED, msg.t_send)
             return
-        req.resolve(msg.t_send, self.net.cost(msg.src, msg.dst, msg.nbytes),
-                     msg.t_send)
+        cost = self.net.cost(msg.src, msg.dst, msg.nbytes)
+        if self.credits:   # a probe waited for it (see probed)
+            cost -= self.credits.pop(msg, 0.0)
+        req.resolve(msg.t_send, cost, msg.t_send)
 
     def transfer(self, vr: VirtualRank, req: Request, start: float, call: str) -> float:
         """Contention: move *req*'s message from *start* (the receiver handles it); its end.
@@ -266,6 +290,8 @@ class BsimProtocol(Protocol):
         msg = req.flow
         fabric = self.fabric
         assert msg is not None and fabric is not None
+        if self.credits:   # a probe waited for it: its transfer began then (see probed)
+            start -= self.credits.pop(msg, 0.0)
         fabric.start_flow(start, msg.src, msg.dst, msg.nbytes + self.envelope, self._on_flow,
                           req)
         vr.suspend(call)

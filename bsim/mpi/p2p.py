@@ -389,11 +389,14 @@ def _probe(comm: Comm, vr: VirtualRank, source: int, tag: int, call: str,
     vr.sync(call, not blocking)
     msg = find_unexpected(vr, comm.context, src, tag)
     if msg is None and blocking:
+        t_probe = vr.clock
         req = Request(vr, RECV, call)
         req.ctx, req.src, req.tag = comm.context, src, tag
         mailbox(vr).probers.append(req)
         vr.settle([req], call)
         msg = find_unexpected(vr, comm.context, src, tag)
+        if msg is not None:   # the wait was part of its transfer (Protocol.probed)
+            vr.engine.protocol.probed(msg, t_probe)
     elif msg is None:
         vr.engine.protocol.poll(vr, call)
     return msg

@@ -355,3 +355,61 @@ def test_cancelled_receive_completes_and_reports_it():
         return st.Is_cancelled(), MPI.Wtime()
 
     assert run(main, n=1).returns == [(True, 0.0)]
+
+
+def _irecv_program(nbytes: int, buf, setup=None):
+    """Rank 0 sends a bytes object whose pickle is *nbytes* long; rank 1 irecv(buf)s it."""
+    import pickle
+
+    payload = b"x" * nbytes
+    payload = b"x" * (2 * nbytes - len(pickle.dumps(payload, pickle.HIGHEST_PROTOCOL)))
+    assert len(pickle.dumps(payload, pickle.HIGHEST_PROTOCOL)) == nbytes
+
+    def main():
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            comm.send(payload, dest=1, tag=1)
+            return None
+        if setup is not None:
+            setup()
+        got = comm.irecv(buf, source=0, tag=1).wait()
+        return len(got)
+    return main, len(payload)
+
+
+@pytest.mark.parametrize("nbytes, buf", [(32768, None), (40000, 40000), (40000, "array")])
+def test_irecv_holds_what_mpi4py_posts(nbytes, buf):
+    """irecv() posts mpi4py.rc.irecv_bufsz = 32,768 bytes without a buffer, *n* bytes for
+    irecv(n), a writable buffer's length (mpi4py's PyMPI_irecv): a pickle that fits arrives."""
+    room = bytearray(nbytes) if buf == "array" else buf
+    main, size = _irecv_program(nbytes, room)
+    assert run(main).returns[1] == size
+    if buf == "array":   # the pickle landed in the caller's buffer
+        assert bytes(room[-8:]) != bytes(8)
+
+
+@pytest.mark.parametrize("nbytes, buf", [(32769, None), (40000, 39999), (40000, "array")])
+def test_irecv_of_a_larger_pickle_is_truncated(nbytes, buf):
+    """One byte more than the buffer mpi4py posts: ERR_TRUNCATE at the wait (as MPICH
+    reports for the same program under mpiexec), naming both sizes and the way out."""
+    room = bytearray(nbytes - 1) if buf == "array" else buf
+    main, _ = _irecv_program(nbytes, room)
+    with pytest.raises(bsim.TruncationError,
+                       match=rf"rank 1: irecv: message of {nbytes} bytes .* holds "
+                             rf"{nbytes - 1} bytes .*irecv\(n\)"):
+        run(main)
+
+
+def test_irecv_bufsz_follows_mpi4py_rc(monkeypatch):
+    """mpi4py.rc.irecv_bufsz, or MPI4PY_RC_IRECV_BUFSZ, sets irecv()'s default buffer."""
+    def raise_rc():
+        import mpi4py
+        mpi4py.rc.irecv_bufsz = 50000
+
+    main, size = _irecv_program(40000, None, setup=raise_rc)
+    assert run(main).returns[1] == size
+    main, size = _irecv_program(40000, None)
+    with pytest.raises(bsim.TruncationError):
+        run(main)
+    monkeypatch.setenv("MPI4PY_RC_IRECV_BUFSZ", "40000")
+    assert run(main).returns[1] == size

@@ -84,10 +84,14 @@ def transfer_payload(req: Request, msg: Message) -> None:
             req.error = TruncationError(
                 f"rank {req.owner.rank}: {req.call}: message of {msg.nbytes} bytes from "
                 f"rank {msg.src_crank} (tag {msg.tag}) truncated: receive buffer holds "
-                f"{info.nbytes} bytes")
+                f"{info.nbytes} bytes" + (" (comm.irecv() posts mpi4py.rc.irecv_bufsz bytes "
+                                          "unless given a buffer or a size: irecv(n))"
+                                          if req.lower else ""))
             return
         if info.mem is not None and msg.payload is not None:
             info.mem[:msg.nbytes] = msg.payload
+        if req.lower:   # irecv() into a buffer: the pickle lands there, then is loaded
+            req.payload = msg.payload
     elif req.lower:   # a pickle (or the bytes of a buffer send: unpickled the same way)
         req.payload = msg.payload
 
@@ -247,17 +251,10 @@ class BsimProtocol(Protocol):
             req.resolve(t, 0.0, t)
 
     def probed(self, msg: Message, t_probe: float) -> None:
-        """Credit a blocking probe's wait for *msg* to the receive that takes it.
-
-        The receive of a message sent at ``ts`` charges ``cost`` from when it
-        is posted, but a probe sees the message only at ``ts + δ`` (visibility):
-        a probe posted at ``tp`` that blocked until then already spent ``c =
-        ts + δ - max(tp, ts)`` (``<= δ <= cost``) of the transfer.  The receive
-        charges ``cost - c``, so ``Probe`` + ``Recv`` ends where a ``Recv``
-        posted at ``tp`` would: ``max(tp, ts) + cost``.  A probe that finds the
-        message at once, and an ``Iprobe`` loop, earn no credit (as an
-        ``Irecv`` + ``Test`` loop pays ``cost`` after its successful ``Test``).
-        """
+        """Credit a blocking probe's wait to the receive that takes *msg*: the probe,
+        posted at ``tp``, saw it only at ``ts + δ``, so ``c = ts + δ - max(tp, ts)`` of the
+        transfer is spent; the receive charges ``cost - c`` and ``Probe`` + ``Recv`` ends at
+        ``max(tp, ts) + cost`` as a ``Recv`` posted at ``tp`` (``docs/protocols.md``)."""
         credit = msg.visible - max(t_probe, msg.t_send)
         if credit > self.credits.get(msg, 0.0):
             self.credits[msg] = credit

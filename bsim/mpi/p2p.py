@@ -19,7 +19,9 @@ the same predictions).
 from __future__ import annotations
 
 import operator
+import os
 import pickle
+import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +33,7 @@ from ..engine.rank import RankGreenlet, VirtualRank, current
 from ..errors import MPIUsageError
 from .buffers import Buffer, BufInfo, MPIUsageBufferError, parse_buffer
 from .message import MESSAGE_NO_PROC, MatchedMessage
+from .rc import IRECV_BUFSZ
 from .requests import RECV, SEND, Prequest, Request, Status, hand_out
 
 if TYPE_CHECKING:
@@ -257,9 +260,26 @@ def recv(comm: Comm, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_T
 
 
 def irecv(comm: Comm, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
-    """Nonblocking receive."""
+    """Nonblocking receive of a pickled object into *buf*: a writable buffer, a size in
+    bytes, or None for ``mpi4py.rc.irecv_bufsz`` bytes (32,768 unless set, or the
+    ``MPI4PY_RC_IRECV_BUFSZ`` environment variable), as mpi4py posts it; a larger
+    pickle fails at the wait with ``ERR_TRUNCATE`` as under real MPI."""
     vr = current()
-    return hand_out(_irecv(comm, vr, None, True, source, tag, "irecv"))
+    return hand_out(_irecv(comm, vr, _pickle_room(vr, buf), True, source, tag, "irecv"))
+
+
+def _pickle_room(vr: VirtualRank, buf: Any) -> BufInfo:
+    """The receive buffer mpi4py's ``irecv`` would post for *buf* (``PyMPI_irecv``)."""
+    if buf is None:
+        env = os.environ.get("MPI4PY_RC_IRECV_BUFSZ", "")
+        buf = int(env) if env.isdigit() else getattr(
+            getattr(sys.modules.get("mpi4py"), "rc", None), "irecv_bufsz", IRECV_BUFSZ)
+    if isinstance(buf, bool) or not hasattr(buf, "__index__"):
+        return parse_buffer(vr, buf, "irecv")
+    size = operator.index(buf)
+    if size < 0:
+        raise MPIUsageError(f"rank {vr.rank}: irecv: buffer size {size} < 0")
+    return Buffer(size)
 
 
 def sendrecv(comm: Comm, sendobj: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,

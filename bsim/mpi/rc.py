@@ -1,16 +1,19 @@
 """``mpi4py.rc`` as a simulated program sees it: the same options, checked the same way.
 
-The options are accepted and kept (a program may read back what it set); none
-changes a simulation: initialization, finalization and thread support are
-bsim's (``docs/mpi_coverage.md``), and object reductions are always folded in
-rank order.
+The options are accepted and kept (a program may read back what it set).  One
+changes a simulation as it changes a real run: ``irecv_bufsz``, the receive buffer
+``comm.irecv()`` posts without one (a larger pickle is ``ERR_TRUNCATE``).  The others
+do not: initialization, finalization and thread support are bsim's
+(``docs/mpi_coverage.md``), and object reductions are always folded in rank order.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Rc"]
+__all__ = ["Rc", "IRECV_BUFSZ"]
+
+IRECV_BUFSZ = 32768   # mpi4py's default receive buffer of irecv() without one
 
 
 class Rc:
@@ -22,7 +25,7 @@ class Rc:
     finalize: bool | None = None
     fast_reduce: bool = True
     recv_mprobe: bool = True
-    irecv_bufsz: int = 32768
+    irecv_bufsz: int = IRECV_BUFSZ
     errors: str = "exception"
 
     def __init__(self, **kwargs: Any) -> None:

@@ -15,6 +15,7 @@ switches on level ``l``.
   ``oversubscription = 3`` has ``36*3/4 = 27`` down and ``9`` up ports;
   with ``leaves = L`` it is the two-level XGFT(2; 27, L; 1, 9): ``27*L``
   nodes, ``L`` leaves and 9 spines (one link from every leaf to every spine).
+  ``oversubscription`` is an int >= 1 (default 1, i.e. 1:1).
 * ``rails = R`` independent copies of the network, one NIC per rail per node
   (installation paper, Sec. 2: the ASCI Q system "contains two rails ... two Elan cards
   per node").  ``rail_policy=assign`` (default) sends each message whole on
@@ -146,7 +147,10 @@ class FatTree(TopologyModel):
         if self.quaternary is not None:
             return self._kary(4, self.quaternary)
         if self.leaf_ports is not None:
-            o, leaves = self.oversubscription or 1, self.leaves
+            o, leaves = 1 if self.oversubscription is None else self.oversubscription, self.leaves
+            if isinstance(o, bool) or not isinstance(o, int) or o < 1:
+                raise NetworkSpecError(f"fattree: oversubscription must be an int >= 1 "
+                                       f"(down:up ports per leaf), got {o!r}")
             if leaves is None or leaves < 1:
                 raise NetworkSpecError("fattree: leaf_ports needs leaves=L (number of leaves)")
             if self.leaf_ports % (o + 1):

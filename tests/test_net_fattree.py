@@ -150,3 +150,16 @@ def test_spec_round_trip():
     """spec() rebuilds an equal model."""
     t = build_network(DS1 + ",rails=2,routing=adaptive")
     assert build_network(t.spec()) == t
+
+
+@pytest.mark.parametrize("value", [0, -2, 1.5, "x"])
+def test_oversubscription_below_one_is_refused(value):
+    """A leaf's down:up ratio is at least 1:1 and whole: 0 was silently read as 1:1 and
+    -2 built 72 down and -36 up ports (a KeyError under fluid); both are refused in
+    one line naming the option and the value."""
+    with pytest.raises(NetworkSpecError) as err:
+        build_network(f"fattree:leaf_ports=36,oversubscription={value},leaves=2")
+    assert str(err.value) == (f"fattree: oversubscription must be an int >= 1 "
+                              f"(down:up ports per leaf), got {value!r}")
+    # 1:1 is the smallest: 18 down and 18 up ports per 36-port leaf
+    assert build_network("fattree:leaf_ports=36,oversubscription=1,leaves=2").m == (18, 2)

@@ -197,3 +197,58 @@ def test_data_at_match_moves_bytes_once_the_receive_is_posted():
         assert res.finish[1] == pytest.approx(arrival, rel=1e-12)
         sender = 0.0 if n <= 65536 else arrival
         assert res.finish[0] == pytest.approx(sender, rel=1e-12, abs=1e-15)
+
+
+# -- messages between ranks of one node do not pass through the NIC ---------------------
+NODE = "torus:dims=4,cores=8,link_bandwidth=1e9,latency=2e-6,hop_latency=1e-7," \
+       "intra_bandwidth=2e10,intra_latency=5e-7"
+S = 10**6
+COPY = 5e-7 + S / 2e10     # intra_latency + S / intra_bandwidth = 50.5 us
+
+
+def _fan_out(ranks):
+    def main():
+        comm = MPI.COMM_WORLD
+        r = comm.Get_rank()
+        if r == 0:
+            MPI.Request.Waitall([comm.Isend(bsim.Buffer(S), dest=d) for d in ranks])
+        elif r in ranks:
+            comm.Recv(bsim.Buffer(S), source=0)
+    return main
+
+
+@pytest.mark.parametrize("eager_limit", [10**8, 1000])
+def test_on_node_messages_do_not_queue_on_the_nic(eager_limit):
+    """Rank 0 sends 1 MB to each of its 7 node-mates: each copy takes the intra-node
+    ``intra_latency + S / intra_bandwidth`` from when it may start (eager: at once;
+    rendezvous: after a request-to-send and a clear-to-send of 0 bytes, 2 x 0.5 us), not
+    ``S / link_bandwidth`` = 1 ms more per message behind the others on the NIC."""
+    res = bsim.simulate(_fan_out(range(1, 8)), ranks=8, network=NODE,
+                        protocol=f"loggp:eager_limit={eager_limit}")
+    handshake = 0.0 if eager_limit > S else 2 * 5e-7
+    for r in range(1, 8):
+        assert close(res.finish[r], handshake + COPY)
+    if handshake:   # the sender's buffer is read until its copy is through
+        assert close(res.finish[0], handshake + S / 2e10)
+
+
+def test_an_inter_node_message_does_not_wait_behind_on_node_copies():
+    """Two on-node copies, then a message to the next node: it leaves the NIC at once and
+    arrives after latency + 1 hop + S / link_bandwidth (the torus's own formula)."""
+    res = bsim.simulate(_fan_out([1, 2, 8]), ranks=16, network=NODE,
+                        protocol="loggp:eager_limit=100000000")
+    assert close(res.finish[1], COPY) and close(res.finish[2], COPY)
+    assert close(res.finish[8], 2e-6 + 1e-7 + S / 1e9)
+
+
+def test_collectives_on_one_node_expanded_or_by_formula_agree():
+    """An allreduce and a bcast among the 8 ranks of one node: the expansion into messages
+    (which now never touch the NIC) costs what the formula, priced at intra-node rates, does."""
+    def main():
+        comm = MPI.COMM_WORLD
+        comm.Allreduce(bsim.Buffer(8 * 10**5), bsim.Buffer(8 * 10**5))
+        comm.Bcast(bsim.Buffer(S), root=0)
+
+    ends = [bsim.simulate(main, ranks=8, network=NODE, protocol="loggp",
+                          collectives=how).elapsed for how in ("analytic", "algorithmic")]
+    assert close(ends[0], ends[1])

@@ -17,13 +17,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ANY_SOURCE, ANY_TAG
+from ..errors import TruncationError
 
 if TYPE_CHECKING:
     from ..mpi.requests import Request
     from .rank import VirtualRank
 
 __all__ = ["Message", "Mailbox", "mailbox", "deliver", "post_receive", "find_unexpected",
-           "unreceived_messages"]
+           "unreceived_messages", "transfer_payload"]
 
 
 class Message:
@@ -160,3 +161,24 @@ def unreceived_messages(engine: Any) -> dict[int, int]:
         return dict(gathered)
     return {vr.rank: len(vr.box.unexpected) for vr in engine.ranks
             if vr.box is not None and vr.box.unexpected}
+
+
+def transfer_payload(req: Request, msg: Message) -> None:
+    """Fill the receive request's status and data from the matched message."""
+    req.envelope = (msg.src_crank, msg.tag, msg.nbytes)
+    info = req.rinfo
+    if info is not None:
+        if msg.nbytes > info.nbytes:
+            req.error = TruncationError(
+                f"rank {req.owner.rank}: {req.call}: message of {msg.nbytes} bytes from "
+                f"rank {msg.src_crank} (tag {msg.tag}) truncated: receive buffer holds "
+                f"{info.nbytes} bytes" + (" (comm.irecv() posts mpi4py.rc.irecv_bufsz bytes "
+                                          "unless given a buffer or a size: irecv(n))"
+                                          if req.lower else ""))
+            return
+        if info.mem is not None and msg.payload is not None:
+            info.mem[:msg.nbytes] = msg.payload
+        if req.lower:   # irecv() into a buffer: the pickle lands there, then is loaded
+            req.payload = msg.payload
+    elif req.lower:   # a pickle (or the bytes of a buffer send: unpickled the same way)
+        req.payload = msg.payload

@@ -52,11 +52,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from netmodels.registry import Registry
 from netmodels.spec import SpecError, parse_spec
 
-from ..errors import TruncationError
 from .envelope import Enveloped
 from .events import PRIO_NET, Deliveries
 from .loggp_events import ClearToSend, DataArrival
-from .matching import Message
+from .matching import Message, transfer_payload
 from .synchronous import acknowledge
 
 if TYPE_CHECKING:
@@ -73,27 +72,6 @@ __all__ = ["Protocol", "BsimProtocol", "LogGPProtocol", "build_protocol", "PROTO
 #: ``Request.cost`` of a receive whose bytes move only when the receiver handles it
 #: (``bsim`` protocol with contention): ``settle`` asks the protocol to ``transfer`` it.
 DEFERRED = -1.0
-
-
-def transfer_payload(req: Request, msg: Message) -> None:
-    """Fill the receive request's status and data from the matched message."""
-    req.envelope = (msg.src_crank, msg.tag, msg.nbytes)
-    info = req.rinfo
-    if info is not None:
-        if msg.nbytes > info.nbytes:
-            req.error = TruncationError(
-                f"rank {req.owner.rank}: {req.call}: message of {msg.nbytes} bytes from "
-                f"rank {msg.src_crank} (tag {msg.tag}) truncated: receive buffer holds "
-                f"{info.nbytes} bytes" + (" (comm.irecv() posts mpi4py.rc.irecv_bufsz bytes "
-                                          "unless given a buffer or a size: irecv(n))"
-                                          if req.lower else ""))
-            return
-        if info.mem is not None and msg.payload is not None:
-            info.mem[:msg.nbytes] = msg.payload
-        if req.lower:   # irecv() into a buffer: the pickle lands there, then is loaded
-            req.payload = msg.payload
-    elif req.lower:   # a pickle (or the bytes of a buffer send: unpickled the same way)
-        req.payload = msg.payload
 
 
 class Protocol(ABC):
@@ -334,6 +312,16 @@ class LogGPProtocol(Protocol):
         self._at_match = data == "match"
         self._on_eager = self._eager_done     # bound once (contention hot path)
 
+    def bind(self, engine: Engine) -> None:
+        super().bind(engine)
+        self._placement = engine.network.placement   # node of each rank, or None
+
+    def _nic(self, src: int, dst: int) -> bool:
+        """Whether a message of *src* to *dst* leaves through *src*'s NIC: not when both
+        ranks share a node (the copy is the intra-node model's, ``wire``)."""
+        nodes = self._placement()
+        return nodes is None or nodes[src] != nodes[dst]
+
     def message_time(self, net: NetworkModel, src: int, dst: int, nbytes: int) -> float:
         """``o_s + wire(s) + o_r`` (LogGP, Alexandrov et al. 1995) with ``s`` the size plus
         the envelope; above the eager limit (``data=inject``) the request-to-send and the
@@ -398,7 +386,7 @@ class LogGPProtocol(Protocol):
             return
         if eager:
             start = t + o
-            if self._serial:
+            if self._serial and self._nic(vr.rank, dst.rank):
                 if vr.nic_free > start:
                     start = vr.nic_free
                 vr.nic_free = start + net.gap(vr.rank, n)
@@ -454,11 +442,14 @@ class LogGPProtocol(Protocol):
         sender = eng.ranks[src]
         net = self.net
         start = eng._now
-        gap = net.gap(src, nbytes)
-        if self._serial:
-            if sender.nic_free > start:
-                start = sender.nic_free
-            sender.nic_free = start + gap
+        if not self._nic(src, dst):   # on one node: the sender's buffer is read for the copy
+            gap = net.wire(src, dst, nbytes) - net.wire(src, dst, 0)
+        else:
+            gap = net.gap(src, nbytes)
+            if self._serial:
+                if sender.nic_free > start:
+                    start = sender.nic_free
+                sender.nic_free = start + gap
         sreq = cts.sreq if cts.sreq is not None else eng.handles.pop(cts.msg_key)
         sreq.resolve(start + gap, 0.0, cts.t_post)
         if self.fabric is not None:

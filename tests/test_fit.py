@@ -115,14 +115,20 @@ def test_loggp_two_ranges_recovered():
         return np.where(s <= 32768, rows["small"][key], rows["large"][key])
     bt = np.maximum(s - 1, 0)
     half = 2 * param("o") + param("L") + bt * param("G")
-    gap = param("g") + bt * param("G")
+    gap = np.maximum(param("g"), bt * param("G"))   # the NIC time bsim's LogGP charges
     over = noisy(param("o"), 0.01, seed=3)
     small, large = fit_loggp(s, noisy(half, 0.005, 4), noisy(gap, 0.005, 5), over, [32768])
     for fit, want in ((small, rows["small"]), (large, rows["large"])):
-        for key in ("o", "g", "G"):
+        for key in ("o", "G"):
             assert getattr(fit, key) == pytest.approx(want[key], rel=0.05), key
         assert fit.L == pytest.approx(want["L"], rel=0.1)
         assert not fit.o_capped and fit.rel_residual < 0.02
+        inside = (s <= 32768) if fit is small else (s > 32768)
+        charged = np.maximum(fit.g, bt[inside] * fit.stream_G)
+        assert charged == pytest.approx(gap[inside], rel=0.05)
+    # g shows only where (s-1)G < g (0, 64, 1024 B); above 32 KiB every size streams at
+    # (s-1)G, and any g up to 64 KiB x G charges the same
+    assert small.g == pytest.approx(rows["small"]["g"], rel=0.05)
     assert small.describe() == "0 <= S <= 32768 bytes" and large.hi is None
 
 

@@ -16,18 +16,21 @@ minimise weighted squared residuals (``relative`` by default, see
 * :func:`fit_loggp`: LogGP per size range from three measured curves, after
   Netgauge's PRTT method (Hoefler et al., "LogGP in Theory and Practice",
   2009), simplified to one direction.  ``T(n, d, s)`` is the time for ``n``
-  back-to-back sends of ``s`` bytes with ``d`` seconds of busy work after
-  each, closed by a zero-byte reply.  Then per size
+  back-to-back sends of ``s`` bytes with ``d`` seconds of busy work between
+  two consecutive ones (``n - 1`` delays), closed by a zero-byte reply.  Then
+  per size
 
   - ``gap(s) = (T(n, 0, s) - T(1, 0, s)) / (n - 1)``: time per message of a
-    stream (Netgauge's ``g + (s-1) G``);
+    stream (``max(o, g, (s-1) G)`` in bsim's LogGP);
   - ``o(s) = (T(n, d, s) - T(1, 0, s)) / (n - 1) - d`` with ``d >= gap(s)``:
     the sender's CPU time per message;
 
-  and per range: ``g`` is the intercept of ``gap(s) = g + (s-1) G`` (least
+  and per range: ``g`` and ``G_stream`` fit ``gap(s) = max(g, (s-1) G_stream)``,
+  the NIC time per message bsim's LogGP charges (:func:`_fit_gap`: least
   squares, weighted like the one-way times, since a noisy ``gap(s)`` may
-  come out <= 0); the ping-pong gives ``half_rtt(s) = a + (s-1) G`` (least squares,
-  ``a, G >= 0``); ``o`` is the median of ``o(s)``, capped at ``a / 2`` (a
+  come out <= 0; Netgauge's line ``g + (s-1) G`` would put the bandwidth
+  regime's slope into ``g``); the ping-pong gives ``half_rtt(s) = a + (s-1) G``
+  (least squares, ``a, G >= 0``); ``o`` is the median of ``o(s)``, capped at ``a / 2`` (a
   blocking send that copies the data itself, as over shared memory or in
   rendezvous, has ``o(s)`` close to the whole transfer; the cap is
   reported); ``L = a - 2 o``.  So the range's cost ``2o + L + (s-1)G``
@@ -192,6 +195,30 @@ def fit_piecewise(sizes: Floats, seconds: Floats, pieces: int = 3,
     return PiecewiseFit(fit.breaks, fit.t0, fit.tb, rel_residual(pred, t))
 
 
+def _fit_gap(bytes_term: np.ndarray, gap: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """``(g, G_stream)`` of ``gap(s) = max(g, (s-1) G_stream)`` (the NIC time per message
+    that ``netmodels.flat.LogGP`` charges) by weighted least squares over the split: the
+    ``k >= 1`` smallest sizes give ``g`` (their weighted mean), the others ``G_stream``
+    (a weighted line through 0); both >= 0, and the ``k`` with the smallest weighted
+    residual sum of squares wins (the largest ``k``, fewest parameters, on a tie)."""
+    best: tuple[float, float, float] | None = None
+    tie = 1e-12 * float(np.sum(w ** 2 * gap ** 2))     # rounding, not a better fit
+    for k in range(gap.size, 0, -1):
+        wa, ga = w[:k] ** 2, gap[:k]
+        g = max(float(np.sum(wa * ga) / np.sum(wa)), 0.0)
+        rss = float(np.sum(wa * (g - ga) ** 2))
+        slope = 0.0
+        if k < gap.size:
+            wb, xb, gb = w[k:] ** 2, bytes_term[k:], gap[k:]
+            den = float(np.sum(wb * xb * xb))
+            slope = max(float(np.sum(wb * xb * gb)) / den, 0.0) if den > 0 else 0.0
+            rss += float(np.sum(wb * (slope * xb - gb) ** 2))
+        if best is None or rss < best[0] - tie:
+            best = (rss, g, slope)
+    assert best is not None
+    return best[1], best[2]
+
+
 def fit_loggp(sizes: Floats, half_rtt: Floats, gap: Floats, overhead: Floats,
               breaks: Sequence[int] = (),
               weighting: str = "relative") -> list[LogGPRange]:
@@ -225,7 +252,7 @@ def fit_loggp(sizes: Floats, half_rtt: Floats, gap: Floats, overhead: Floats,
         design = np.column_stack([np.ones_like(sm), bytes_term])
         # weights relative to the one-way time: a noisy gap(s) may be <= 0
         w = 1.0 / pm if weighting == "relative" else np.ones_like(pm)
-        (g, stream_g), _, _ = linear_fit(design * w[:, None], gm * w, "absolute")
+        g, stream_g = _fit_gap(bytes_term, gm, w)
         (a, big_g), _, _ = linear_fit(design, pm, weighting)    # one-way: a + (s-1) G
         o_med = float(np.median(ov[mask]))
         o = min(o_med, float(a) / 2)

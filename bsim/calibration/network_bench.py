@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,18 +83,28 @@ def _pingpong(pc: Any, buf: np.ndarray, inner: int) -> float:
     return (MPI.Wtime() - t0) / (2 * inner)
 
 
-def _stream(pc: Any, buf: np.ndarray, ack: np.ndarray, count: int, delay: float) -> float:
-    """``T(count, delay, s)``: *count* sends with *delay* s of busy work after each, one ack."""
+def spin(seconds: float) -> None:
+    """Busy work for *seconds* (``MPI.Wtime`` polled): the CPU stays with this process."""
+    from mpi4py import MPI
+    wtime = MPI.Wtime
+    until = wtime() + seconds
+    while wtime() < until:
+        pass
+
+
+def _stream(pc: Any, buf: np.ndarray, ack: np.ndarray, count: int, delay: float,
+            busy: Callable[[float], None] = spin) -> float:
+    """``T(count, delay, s)``: *count* sends with *delay* s of busy work between two
+    consecutive ones (``count - 1`` delays: none after the last send, so that
+    ``T(n, d, s) - T(1, 0, s) = (n - 1)(o + d)`` once ``d >= gap(s)``), one ack."""
     from mpi4py import MPI
     wtime = MPI.Wtime
     t0 = wtime()
     if pc.Get_rank() == 0:
-        for _ in range(count):
+        for i in range(count):
+            if i and delay > 0:
+                busy(delay)
             pc.Send(buf, dest=1, tag=2)
-            if delay > 0:
-                until = wtime() + delay
-                while wtime() < until:
-                    pass
         pc.Recv(ack, source=1, tag=3)
     else:
         for _ in range(count):
@@ -136,8 +146,13 @@ class PairResult:
 
 def measure_pair(comm: Any, pair: tuple[int, int], kind: str, sizes: Sequence[int],
                  rule: Repetitions, stream_count: int = 16,
-                 min_sample: float = 50e-6) -> PairResult | None:
-    """Measure one pair (collective over *comm*); the result is returned on ``pair[0]``."""
+                 min_sample: float = 50e-6,
+                 busy: Callable[[float], None] = spin) -> PairResult | None:
+    """Measure one pair (collective over *comm*); the result is returned on ``pair[0]``.
+
+    *busy(seconds)* is the stream's work between sends (default :func:`spin`;
+    under bsim, where a polled ``Wtime`` does not advance, ``bsim.add_time``).
+    """
     from mpi4py import MPI
     me = comm.Get_rank()
     inside = me in pair
@@ -164,8 +179,8 @@ def measure_pair(comm: Any, pair: tuple[int, int], kind: str, sizes: Sequence[in
                     result.streamn.append(sn)
                     delay = max((sn.median - s1.median) / (stream_count - 1), s1.median)
                 delay = pc.bcast(delay, root=0)
-                td = repeat(pc, functools.partial(_stream, pc, buf, ack, stream_count, delay),
-                            rule)
+                td = repeat(pc, functools.partial(_stream, pc, buf, ack, stream_count, delay,
+                                               busy), rule)
                 if pc.Get_rank() == 0:
                     result.streamd.append(summarize(td))
                     result.delays.append(delay)
@@ -271,8 +286,11 @@ def calibrate_network(comm: Any = None, *, sizes: Sequence[int] = DEFAULT_SIZES,
                       min_sample: float = 50e-6, profile: str | Path | None = None,
                       data: str | Path | None = None, name: str | None = None,
                       cores_per_node: int | None = None,
-                      weighting: str = "relative") -> NetworkCalibration | None:
+                      weighting: str = "relative",
+                      busy: Callable[[float], None] = spin) -> NetworkCalibration | None:
     """Measure, fit and write (collective over *comm*, default ``COMM_WORLD``).
+
+    *busy* is the streams' work between sends (see :func:`measure_pair`).
 
     Returns the :class:`NetworkCalibration` on rank 0, None elsewhere.
     Raises :class:`CalibrationError` for one process or bad sizes.
@@ -292,7 +310,7 @@ def calibrate_network(comm: Any = None, *, sizes: Sequence[int] = DEFAULT_SIZES,
     pairs, per_node = find_pairs(comm)
     results: dict[str, PairResult] = {}
     for kind, pair in pairs.items():
-        res = measure_pair(comm, pair, kind, sizes, rule, stream_count, min_sample)
+        res = measure_pair(comm, pair, kind, sizes, rule, stream_count, min_sample, busy)
         if res is not None and pair[0] != 0:
             comm.send(res, dest=0, tag=77)
         if comm.Get_rank() == 0:

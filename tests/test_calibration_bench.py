@@ -1,0 +1,60 @@
+"""``calibrate network``'s measurement loops run inside bsim on a network of known
+parameters: the fits must give those parameters back.
+
+bsim's ``loggp`` protocol charges exactly the LogGP costs the fits assume
+(``netmodels.flat.LogGP``: one-way ``2o + L + (s-1)G``, the sender's CPU busy
+``o`` per send, its NIC ``max(g, (s-1)G)``), so every expected value here is a
+parameter of the simulated network, not an output of the code under test.
+The streams' busy work is ``bsim.add_time`` (a polled ``Wtime`` does not
+advance inside bsim).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import bsim
+from bsim.calibration.network_bench import fit_pair, measure_pair
+from bsim.calibration.stats import Repetitions
+
+pytest.importorskip("scipy")
+
+L, OVH, GAP, G = 5e-6, 2e-6, 3e-6, 1e-9          # seconds, seconds, seconds, seconds/byte
+NETWORK = f"loggp:L={L},o={OVH},g={GAP},G={G}"
+SIZES = [0, 1, 4, 16, 64, 256, 1024, 4096, 16384]
+RULE = Repetitions(min_reps=5, max_reps=5, batch=5, warmup=1)   # the times do not vary
+
+
+def _measure(count: int = 16):
+    def main():
+        from mpi4py import MPI
+        return measure_pair(MPI.COMM_WORLD, (0, 1), "intra", SIZES, RULE, stream_count=count,
+                            busy=bsim.add_time)
+    return bsim.simulate(main, ranks=2, network=NETWORK, protocol="loggp").returns[0]
+
+
+@pytest.mark.parametrize("count", [2, 4, 16])
+def test_stream_differences_are_the_netgauge_quantities(count):
+    """gap(s) = max(o, g, (s-1)G) and o(s) = o exactly, for any stream length (the old
+    loop waited d after the last send too: o(s) = (n+1)/(n-1) o, +13% at n = 16)."""
+    res = _measure(count)
+    for s, gap, ovh in zip(res.sizes, res.gaps(), res.overheads(), strict=True):
+        assert gap == pytest.approx(max(OVH, GAP, max(s - 1, 0) * G), rel=1e-9), s
+        assert ovh == pytest.approx(OVH, rel=1e-9), s
+
+
+def test_loggp_fit_recovers_the_simulated_network():
+    """L = 5 us, o = 2 us, g = 3 us, G = 1 ns/B back from the fit over all sizes (the
+    review got L = 4.467, o = 2.267, g = 2.794 us); each size range gets L and o, and its
+    g and G charge the measured gap max(g, (s-1)G) at every size of the range."""
+    fits = fit_pair(_measure())
+    f = fits.loggp_all
+    assert f is not None and not f.o_capped
+    assert (f.L, f.o, f.g, f.G) == pytest.approx((L, OVH, GAP, G), rel=1e-9)
+    assert fits.loggp, fits.notes
+    for r in fits.loggp:
+        assert (r.L, r.o) == pytest.approx((L, OVH), rel=1e-9), r
+        for s in SIZES:
+            if (r.lo is None or s > r.lo) and (r.hi is None or s <= r.hi):
+                assert max(r.g, max(s - 1, 0) * r.stream_G) == pytest.approx(
+                    max(GAP, max(s - 1, 0) * G), rel=1e-9), (r, s)

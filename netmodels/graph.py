@@ -14,7 +14,16 @@ Cost of an uncontended message over path ``e_1..e_h``::
     latency + sum_e latency_e + nbytes / min_e bandwidth_e
 
 (the tutorial's single-message form ``sum L_i + max(S / B_i)``, the modeling tutorial,
-"Communication Cost").  Link ids are ``(u, v)``, directed.  A three-host
+"Communication Cost").  Link ids are ``(u, v)``, directed.
+
+Injection gap (``--protocol loggp``): ``gap = nbytes / max_e bandwidth_e`` over the edges
+leaving the sender's endpoint, as the torus and fat-tree charge ``nbytes / link
+bandwidth``: a node injects one message at a time at the speed of its fastest outgoing
+edge (a node with edges of 1 and 10 GB/s is busy ``S / 10 GB/s``).  That never exceeds
+the message's own ``S / min bandwidth_e`` (its first edge leaves the sender), so the gap
+never outlasts the transfer it spaces; the sum of the edges would let a torus node
+inject six messages at once, which the torus model does not.  An endpoint with no
+outgoing edge sends nothing between nodes: gap 0.  A three-host
 line with a switch, route h0 -> h2::
 
     h0 ---- sw ---- h2          route: (h0, sw) (sw, h2)
@@ -35,7 +44,8 @@ __all__ = ["GraphNetwork"]
 
 @register
 class GraphNetwork(TopologyModel):
-    """User graph: ``cost = latency + sum latency_e + s / min bandwidth_e`` on shortest paths."""
+    """User graph: ``cost = latency + sum latency_e + s / min bandwidth_e`` on shortest paths;
+    ``gap = s / max bandwidth`` of the sender's outgoing edges."""
 
     name = "graph"
     parameters = {
@@ -77,6 +87,12 @@ class GraphNetwork(TopologyModel):
             self._edge[(u, v)] = value
             if not graph.is_directed():
                 self._edge[(v, u)] = value
+        fastest: dict[Any, float] = {}
+        for link, (bandwidth, _) in self._edge.items():
+            u = link[0]  # type: ignore[index]   # graph link ids are (u, v) tuples
+            fastest[u] = max(fastest.get(u, 0.0), bandwidth)
+        # seconds per byte of each endpoint's injection (0: no outgoing edge)
+        self._inject = [1.0 / fastest[h] if h in fastest else 0.0 for h in self.hosts]
         self._init_common(latency, intra_latency, intra_bandwidth, cores, mapping)
 
     @staticmethod
@@ -119,6 +135,10 @@ class GraphNetwork(TopologyModel):
         edges = [self._edge[link] for link in self.route_nodes(a, b)]
         return (self.latency + sum(e[1] for e in edges)
                 + nbytes / min(e[0] for e in edges))
+
+    def gap(self, src: int, nbytes: int) -> SimTime:
+        """``nbytes / fastest bandwidth`` of the edges leaving *src*'s endpoint."""
+        return nbytes * self._inject[self.node_of(src)]
 
     def min_node_cost(self) -> SimTime:
         return self.latency + min((e[1] for e in self._edge.values()), default=0.0)

@@ -7,6 +7,8 @@ import itertools
 import networkx as nx
 import pytest
 
+import bsim
+from bsim import MPI
 from netmodels import GraphNetwork, NetworkSpecError, Torus, build_network
 
 
@@ -89,3 +91,49 @@ def test_errors():
     g.add_nodes_from([0, 1])
     with pytest.raises(NetworkSpecError, match="no path"):
         GraphNetwork(g).cost(0, 1, 10)
+
+
+def _fan_out_1mb():
+    """Rank 0 sends 1 MB to each other rank at once (Isend all, then Waitall)."""
+    comm = MPI.COMM_WORLD
+    if comm.Get_rank() == 0:
+        MPI.Request.Waitall([comm.Isend(bsim.Buffer(10**6), dest=d)
+                             for d in range(1, comm.Get_size())])
+    else:
+        comm.Recv(bsim.Buffer(10**6), source=0)
+
+
+def test_loggp_gap_serialises_a_senders_messages_as_the_same_fat_tree_star():
+    """Four 1 MB sends from the hub-side host of a star of 1 GB/s edges leave one after
+    another, each 1 ms behind the last (gap = S / 1 GB/s), as on the same star built as
+    fattree:k=5,n=1: arrivals 1 + 2 x 0.05 + 1000 k us = 1001.1, 2001.1, 3001.1, 4001.1 us
+    (latency 1 us, two edges of 0.05 us against one switch of 0.1 us).  Before, the graph
+    had no gap and all four arrived at 1001.1 us."""
+    g = nx.Graph()
+    g.add_node("sw")
+    for i in range(5):
+        g.add_node(f"h{i}", host=True)
+        g.add_edge(f"h{i}", "sw", bandwidth=1e9, latency=0.5e-7)
+    proto = "loggp:eager_limit=100000000"
+    star = bsim.simulate(_fan_out_1mb, 5, GraphNetwork(g), proto).finish[1:]
+    tree = bsim.simulate(_fan_out_1mb, 5, "fattree:k=5,n=1,link_bandwidth=1e9", proto).finish[1:]
+    assert star.tolist() == pytest.approx([1001.1e-6, 2001.1e-6, 3001.1e-6, 4001.1e-6],
+                                          rel=1e-9)
+    assert star.tolist() == pytest.approx(tree.tolist(), rel=1e-12)
+
+
+def test_gap_is_the_fastest_outgoing_edge():
+    """A node with a 1 GB/s and a 10 GB/s edge injects at 10 GB/s: 1 MB takes 100 us of
+    gap; h2 of the star (one 0.5 GB/s edge) 2 ms; in a DiGraph only outgoing edges count."""
+    g = nx.Graph()
+    g.add_edge("a", "b", bandwidth=1e9)
+    g.add_edge("a", "c", bandwidth=1e10)
+    assert GraphNetwork(g).gap(0, 10**6) == pytest.approx(1e-4, rel=1e-12)
+    assert GraphNetwork(g).gap(1, 10**6) == pytest.approx(1e-3, rel=1e-12)
+    assert GraphNetwork(_star()).gap(2, 10**6) == pytest.approx(2e-3, rel=1e-12)
+    d = nx.DiGraph()
+    d.add_edge("a", "b", bandwidth=1e9)
+    d.add_edge("b", "a", bandwidth=4e9)
+    d.add_edge("c", "a", bandwidth=1e10)
+    net = GraphNetwork(d)
+    assert [net.gap(r, 10**6) for r in range(3)] == pytest.approx([1e-3, 2.5e-4, 1e-4])

@@ -29,7 +29,7 @@ from .engine.protocols import Protocol, build_protocol
 from .engine.rank_threads import cooperative_objects
 from .errors import DistributedError, LookaheadError
 from .mpi.rc import Rc
-from .outputs.result import Result, compute_spec
+from .outputs.result import Result, compute_spec, recorded_arguments
 
 __all__ = ["simulate", "mpi4py_shim", "check_rank_memory", "KIB_PER_RANK", "DEFAULT_NETWORK"]
 
@@ -311,7 +311,9 @@ def simulate(main: Callable[..., Any], ranks: int,
     With *private_modules* (default) each rank gets its own copy of every module
     the program imports from its own files during the run, as separate processes
     would (:mod:`bsim.engine.private_modules`); ``False`` shares them (less memory
-    and a little less time per switch for very large runs).
+    and a little less time per switch for very large runs; recorded as
+    ``Result.modules = "shared"``). *params* is what the result records as the run's
+    parameters; without it, *kwargs* and *args* (``recorded_arguments``).
 
     *max_sim_time* (seconds of simulated time) and *max_events* stop a run that
     goes on longer with :class:`~bsim.errors.SimulationLimitError`; a run whose
@@ -389,13 +391,14 @@ def simulate(main: Callable[..., Any], ranks: int,
     program = _plain_call(main, args, kw)
 
     label = str(name or getattr(main, "__name__", "program"))
+    if params is None:
+        params = recorded_arguments(args, kw)
     if hosts is not None and hosts.Get_size() > 1:
-        result = _simulate_distributed(engine, program, hosts, partition, label, params or {},
-                                       main)
+        result = _simulate_distributed(engine, program, hosts, partition, label, params, main)
     else:
         with mpi4py_shim(main):
             engine.run_program(program)
-        result = collect(engine, label, params or {})
+        result = collect(engine, label, params)
     result.machine, result.kernel_model = machine or "", kernel_model
     result.compute = compute_spec(compute, compute_scale)
     if flops is not None:
@@ -492,7 +495,8 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         spawned=len(rs) - engine.nranks,
         formula_collectives=engine.formula_collectives
         if engine.fabric is not None or isinstance(engine.network, NoisyNetwork) else 0,
-        inert=_inert_settings(engine))
+        inert=_inert_settings(engine),
+        modules="shared" if engine.private_modules is None else "")
 
 
 def _inert_settings(engine: Engine) -> list[str]:

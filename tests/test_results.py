@@ -118,3 +118,28 @@ def test_to_dataframe_one_row_per_rank_with_what_shaped_it():
     assert df.attrs["network"] == res.network and df.attrs["program"] == "ring"
     assert df.attrs["elapsed"] == res.elapsed
     assert res._repr_html_().startswith("<pre>bsim prediction: ring on 4 ranks")
+
+
+def test_api_runs_record_their_arguments_and_shared_modules(tmp_path):
+    """simulate() without params records the program's keyword and positional arguments
+    (non-scalars by type), and private_modules=False as modules = "shared": both shape
+    the prediction, so two runs differing in them are told apart by bsim compare."""
+    import numpy as np
+
+    from bsim.outputs.compare import compare
+
+    def main(n, scale=1.0, data=None):
+        bsim.add_time(n * scale * 1e-6)
+
+    a = bsim.simulate(main, 2, kwargs={"n": 10})
+    b = bsim.simulate(main, 2, args=(90,), kwargs={"data": np.zeros(3)}, private_modules=False)
+    assert a.params == {"n": 10}
+    assert b.params == {"args": [90], "data": "<ndarray>"}
+    assert a.modules == "" and b.modules == "shared"
+    back = bsim.Result.from_json(b.to_json(tmp_path / "b.json"))
+    assert back.modules == "shared" and back.params == b.params
+    assert "modules" not in a.to_dict()
+    text = compare(a, b)
+    assert "params differ" in text and "modules differ: none -> shared" in text
+    assert bsim.simulate(main, 2, kwargs={"n": 10}, params={"size": "small"}).params == \
+        {"size": "small"}

@@ -98,7 +98,7 @@ def compare(a: Result | str, b: Result | str, groups: int = 8, top: int = 5,
         w("  params differ: " + "; ".join(diff) + "\n")
     # what else shaped the predictions: the header shows the rest
     for what in ("machine", "kernel_model", "compute", "collectives", "contention", "noise",
-                 "filesystem", "version"):
+                 "filesystem", "modules", "version"):
         va, vb = getattr(ra, what), getattr(rb, what)
         if va != vb:
             label = "bsim version" if what == "version" else what.replace("_", " ")

@@ -73,6 +73,10 @@ class Result:
     modelled network (``docs/collectives.md``)."""
     spawned: int = 0
     """Ranks the run created with ``MPI.Comm.Spawn``: the last ones of the per-rank arrays."""
+    modules: str = ""
+    """``"shared"`` when the ranks shared the program's modules (``private_modules=False``,
+    ``--shared-modules``): module-level state is then one for all ranks, which can change
+    the prediction; ``""`` for private copies, the default."""
 
     # -- summaries -----------------------------------------------------------
     @property
@@ -196,6 +200,7 @@ class Result:
             **({"formula_collectives": self.formula_collectives}
                if self.formula_collectives else {}),
             **({"inert_settings": list(self.inert)} if self.inert else {}),
+            **({"modules": self.modules} if self.modules else {}),
             "network": self.network,
             "protocol": self.protocol,
             "collectives": self.collectives,
@@ -308,7 +313,7 @@ class Result:
             unreceived={int(r): n for r, n in data.get("unreceived", {}).items()},
             spawned=data.get("spawned", 0),
             formula_collectives=data.get("formula_collectives", 0),
-            inert=list(data.get("inert_settings", [])))
+            inert=list(data.get("inert_settings", [])), modules=data.get("modules", ""))
 
     @classmethod
     def from_json(cls, path: str | Path) -> Result:
@@ -349,3 +354,17 @@ def _fmt_time(seconds: float) -> str:
     if a >= 1e-6:
         return f"{s * 1e6:.4f} us"
     return f"{s * 1e9:.4f} ns"
+
+
+def recorded_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """What ``simulate(main, args=..., kwargs=...)`` records as the run's ``params`` when
+    the caller names none: the keyword arguments, and the positional ones as ``args``;
+    a value that is not a JSON scalar is recorded by its type (``"<ndarray>"``), so two
+    runs record the same thing for the same kind of input."""
+    def scalar(value: Any) -> Any:
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        return f"<{type(value).__name__}>"
+    out = {"args": [scalar(v) for v in args]} if args and "args" not in kwargs else {}
+    out.update((str(k), scalar(v)) for k, v in kwargs.items())
+    return out

@@ -232,3 +232,21 @@ def test_profile_may_name_any_registered_model_with_a_nested_spec(tmp_path):
     model.prepare(8)
     assert model.cost(0, 1, 1000) == 1e-7 + 1000 / 1e10      # same node
     assert model.cost(0, 4, 1000) == 2e-6 + 1000 / 1e9       # next node
+
+
+@pytest.mark.parametrize("name,variant", [s for s in _all_specs() if s[0] != "bluewaters"])
+def test_on_node_figures_are_the_presets_own(name, variant):
+    """A topology network holding several ranks a node prices their messages with
+    ``intra_latency`` and ``intra_bandwidth``: a preset states both (with a source or an
+    ASSUMED/DERIVED mark, test_every_number_has_a_comment) instead of inheriting netmodels'
+    defaults unseen, and an on-node copy never outruns the node's own memory bandwidth."""
+    m = load_machine(name)
+    table = m.network if variant is None else m.network_variants[variant]
+    spec = network_spec(m, variant)
+    net = build_network(spec) if parse_spec(spec)[0] in REGISTRY else None
+    if not hasattr(net, "intra_bandwidth") or getattr(net, "cores", 1) <= 1:
+        pytest.skip("no ranks share a node on this network")
+    assert "intra_latency" in table and "intra_bandwidth" in table
+    node = m.hardware.get("memory_bandwidth_per_node")
+    if node is not None:
+        assert net.intra_bandwidth <= node

@@ -58,3 +58,49 @@ def test_loggp_fit_recovers_the_simulated_network():
             if (r.lo is None or s > r.lo) and (r.hi is None or s <= r.hi):
                 assert max(r.g, max(s - 1, 0) * r.stream_G) == pytest.approx(
                     max(GAP, max(s - 1, 0) * G), rel=1e-9), (r, s)
+
+
+def _calibrate(prof, ranks: int, sizes, count: int):
+    """``calibrate network`` inside bsim: twolevel with 2 cores a node (4 ranks: an intra
+    and an inter pair; 2 ranks: the intra pair only)."""
+    from bsim.calibration.network_bench import calibrate_network
+
+    def main():
+        calibrate_network(sizes=sizes, rule=RULE, stream_count=count, profile=prof,
+                          busy=bsim.add_time)
+    bsim.simulate(main, ranks=ranks, network="twolevel:cores=2")
+
+
+@pytest.mark.parametrize("tomlkit", [True, False], ids=["tomlkit", "regenerated"])
+def test_a_rerun_leaves_no_stale_variants(tmp_path, monkeypatch, tomlkit):
+    """Run 1 on two nodes with streams writes intra and inter Hockney, piecewise and LogGP
+    variants; run 2 on one node, 3 sizes, no streams measures only the intra Hockney fit:
+    the file keeps only that of what calibrate network owns, and the user's own variant
+    and [hardware] key."""
+    import sys
+
+    from bsim.machines import load_machine
+    if not tomlkit:
+        monkeypatch.setitem(sys.modules, "tomlkit", None)     # import tomlkit fails
+    prof = tmp_path / "host.toml"
+    _calibrate(prof, 4, [0, 64, 1024, 8192, 65536, 262144], 4)
+    first = load_machine(prof)
+    assert {f"{fit}_{kind}" for fit in ("hockney", "piecewise", "loggp")
+            for kind in ("intra", "inter")} | {"loggp_inter_small"} <= set(
+        first.network_variants)
+    assert "calibration_inter_flags" in first.hardware
+    with prof.open("a") as fh:
+        fh.write('\n[network_variants.mine]\nmodel = "hockney"\nlatency = 1e-6\n'
+                 'bandwidth = 1e9\n')
+    text = prof.read_text().replace("[hardware]\n", "[hardware]\nmemory_bandwidth_per_node = "
+                                    "1e10\n")
+    prof.write_text(text)
+    _calibrate(prof, 2, [0, 64, 1024], 0)
+    second = load_machine(prof)
+    assert set(second.network_variants) == {"hockney_intra", "mine"}
+    assert not [k for k in second.hardware if k.startswith("calibration_inter")]
+    assert second.hardware["calibration_nodes"] == 1
+    assert second.hardware["memory_bandwidth_per_node"] == 1e10
+    assert second.network == second.network_variants["hockney_intra"]
+    csv = (tmp_path / "host.network.csv").read_text().splitlines()[1:]
+    assert csv and all(row.startswith("intra,") for row in csv)

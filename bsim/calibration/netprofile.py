@@ -5,7 +5,9 @@ else of the intra-node pair; every fit of every pair becomes a
 ``[network_variants.*]`` table (``hockney_intra``, ``piecewise_intra``,
 ``loggp_intra``, ``loggp_intra_small|medium|large`` and, when the machine
 loader knows the model, ``loggp_ranges_intra``); fit quality and the run's
-facts go to ``calibration_*`` keys of ``[hardware]``.
+facts go to ``calibration_*`` keys of ``[hardware]``.  The variants and keys of
+:func:`owned_variants` and :func:`owned_hardware` that this run did not produce
+are listed under ``remove``: an earlier run's, they would be stale.
 """
 
 from __future__ import annotations
@@ -22,9 +24,25 @@ from .sampling import mpi_library
 if TYPE_CHECKING:
     from .network_bench import NetworkCalibration, PairResult
 
-__all__ = ["csv_rows", "profile_parts"]
+__all__ = ["csv_rows", "profile_parts", "owned_variants", "owned_hardware"]
 
 _RANGE_NAMES = {1: ("",), 2: ("small", "large"), 3: ("small", "medium", "large")}
+PAIRS = ("intra", "inter")
+
+
+def owned_variants() -> list[str]:
+    """Every ``[network_variants.*]`` name ``calibrate network`` can write."""
+    return [name for kind in PAIRS for name in (
+        f"hockney_{kind}", f"piecewise_{kind}", f"loggp_{kind}", f"loggp_ranges_{kind}",
+        *(f"loggp_{kind}_{r}" for r in ("small", "medium", "large")))]
+
+
+def owned_hardware() -> list[str]:
+    """Every ``[hardware]`` key ``calibrate network`` can write."""
+    return [f"calibration_{kind}_{what}" for kind in PAIRS for what in (
+        "latency_var", "bandwidth_var", "hockney_rel_residual", "flags")] + [
+        "calibration_host", "calibration_mpi", "calibration_date", "calibration_nodes",
+        "calibration_ranks_per_node", "calibration_primary_pair", "calibration_network_data"]
 
 
 def csv_rows(results: dict[str, PairResult]) -> str:
@@ -112,8 +130,10 @@ def profile_parts(cal: NetworkCalibration, data: Path | None, name: str | None,
         top["name"] = name
     if cores_per_node:
         top["cores_per_node"] = cores_per_node
+    stale = {"network_variants": [v for v in owned_variants() if v not in variants],
+             "hardware": [k for k in owned_hardware() if k not in hw]}
     return {"top": top, "network": cal.fits[primary].hockney.table(), "variants": variants,
-            "hardware": hw, "comments": comments,
+            "hardware": hw, "comments": comments, "remove": stale,
             "defaults": {"name": name or host.split(".")[0],
                          "description": f"{host}: measured with bsim calibrate network",
                          "cores_per_node": max(cal.ranks_per_node)}}

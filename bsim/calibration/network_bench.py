@@ -331,7 +331,7 @@ def calibrate_network(comm: Any = None, *, sizes: Sequence[int] = DEFAULT_SIZES,
                        tables={"network": parts["network"]},
                        subtables={"network_variants": parts["variants"],
                                   "hardware": parts["hardware"]},
-                       comments=parts["comments"])
+                       comments=parts["comments"], remove=parts["remove"])
         cal.profile = Path(profile)
     if "inter" not in results:
         fits["intra"].notes.append("no inter-node pair (all ranks on one node): [network] is "

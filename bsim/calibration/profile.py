@@ -6,7 +6,10 @@ part of the file and keeps the rest:
 
 * ``calibrate network``: the top-level keys if absent, ``[network]``, the
   ``[network_variants.*]`` it measured (``hockney_intra``, ``piecewise_inter``,
-  ``loggp_intra_small``...), and ``calibration_*`` keys of ``[hardware]``;
+  ``loggp_intra_small``...), and ``calibration_*`` keys of ``[hardware]``; the
+  variants and keys it owns but did not produce this time (an earlier run's
+  ``loggp_inter_small`` after a run on one node or with ``--no-stream``) are
+  removed, so nothing stale sits under the new run's metadata;
 * ``calibrate collectives``: ``[collectives]`` (``model = "table"``);
 * ``fit kernel``: one entry ``[kernels.APP] KERNEL = {...}``.
 
@@ -23,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -138,16 +141,20 @@ def update_profile(path: str | Path, *, top: Mapping[str, Any] | None = None,
                    top_defaults: Mapping[str, Any] | None = None,
                    tables: Mapping[str, Any] | None = None,
                    subtables: Mapping[str, Mapping[str, Any]] | None = None,
-                   comments: Mapping[str, str] | None = None) -> dict[str, Any]:
+                   comments: Mapping[str, str] | None = None,
+                   remove: Mapping[str, Iterable[str]] | None = None) -> dict[str, Any]:
     """Merge into the profile at *path* (created if missing) and write it back.
 
     *top* sets top-level keys, *top_defaults* sets them only if absent,
     *tables* replaces whole tables (``{"network": {...}}``), *subtables*
     updates entries inside tables (``{"network_variants": {"hockney_intra":
-    {...}}}``, ``{"kernels.jacobi2d": {"sweep": {...}}}``).  Returns the new
-    profile dict.
+    {...}}}``, ``{"kernels.jacobi2d": {"sweep": {...}}}``), *remove* deletes
+    entries of tables first (``{"network_variants": ["piecewise_inter"]}``: what
+    the command owns but did not produce this time; absent ones are fine).
+    Returns the new profile dict.
     """
     data = read_profile(path)
+    _remove(data, remove)
     for key, value in (top_defaults or {}).items():
         data.setdefault(key, value)
     data.update(top or {})
@@ -161,14 +168,27 @@ def update_profile(path: str | Path, *, top: Mapping[str, Any] | None = None,
                 raise CalibrationError(f"profile {str(path)!r}: {dotted!r} is not a table")
         node.update(entries)
     if Path(path).exists() and _preserve(path, data, top, top_defaults, tables, subtables,
-                                          comments):
+                                          comments, remove):
         return data
     write_profile(path, data, comments)
     return data
 
 
+def _remove(data: Any, remove: Mapping[str, Iterable[str]] | None) -> None:
+    """Delete *remove*'s entries from *data* (a dict or a tomlkit document)."""
+    for dotted, keys in (remove or {}).items():
+        node = data
+        for part in dotted.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if isinstance(node, MutableMapping):
+            for key in keys:
+                if key in node:
+                    del node[key]
+
+
 def _preserve(path: str | Path, data: Mapping[str, Any], top: Any, top_defaults: Any,
-              tables: Any, subtables: Any, comments: Mapping[str, str] | None) -> bool:
+              tables: Any, subtables: Any, comments: Mapping[str, str] | None,
+              remove: Mapping[str, Iterable[str]] | None = None) -> bool:
     """Apply the same update to the existing file's text with tomlkit, keeping everything
     else (the user's comments, order, formatting); False when tomlkit is missing."""
     try:
@@ -177,6 +197,7 @@ def _preserve(path: str | Path, data: Mapping[str, Any], top: Any, top_defaults:
         return False
     notes = dict(comments or {})
     doc = tomlkit.parse(Path(path).read_text(encoding="utf-8"))
+    _remove(doc, remove)
     for key, value in (top_defaults or {}).items():
         if key not in doc:
             doc[key] = value

@@ -95,3 +95,23 @@ def test_ranks_parameter_for_program_files(tmp_path):
     rows = run_sweep(str(prog), parse_param_lists(["ranks=2,4"]), "strong", network=NET)
     assert [r["ranks"] for r in rows] == [2, 4]
     assert all(r["calc"] == 1e-3 for r in rows)
+
+
+def test_sweep_rows_record_every_parameter_and_bad_plots_stop_before_the_run(tmp_path):
+    """Each row's settings hold every parameter the point ran with (halo2d's t_point and
+    check_every too, which nobody swept); a --plot file matplotlib cannot write stops the
+    command before any point runs, with one line naming the option."""
+    from bsim.cli.main import build_parser, main
+    prefix = tmp_path / "sw"
+    argv = ["sweep", "halo2d", "--param", "px=1,2", *[x for s in SMALL for x in ("--param", s)],
+            "--network", NET, "-o", str(prefix), "--quiet"]
+    ns = build_parser().parse_args(argv)
+    assert ns.handler(ns) == 0
+    rows = json.loads(open(f"{prefix}.json").read())["rows"]
+    for row, px in zip(rows, (1, 2), strict=True):
+        params = row["settings"]["params"]
+        assert params["px"] == px and params["nx"] == 64
+        assert {"py", "t_point", "check_every"} <= set(params)
+    again = tmp_path / "again"
+    assert main([*argv[:-3], "-o", str(again), "--plot", str(tmp_path / "fig.json")]) == 2
+    assert not (tmp_path / "again.csv").exists() and not (tmp_path / "again.json").exists()

@@ -207,6 +207,7 @@ def command(ns: argparse.Namespace) -> int:
     from ..outputs import plots
     from .failures import check_outputs
     check_outputs(("-o", ns.output))
+    plots.check_figure_path(ns.output)
     form, data = read_input(ns.input)
     kind = ns.kind or _kind(ns.input, form, data)
     if kind == "breakdown":

@@ -51,8 +51,9 @@ __all__ = ["add_parser", "command", "parse_param_lists", "points", "prepare_poin
 
 MODES = ("grid", "strong", "weak")
 SETTINGS = ("machine", "kernel_model", "network", "protocol", "collectives", "contention",
-            "noise", "filesystem")
-"""Keys of a result's JSON that say what shaped it; each sweep row records its own."""
+            "noise", "filesystem", "modules", "params")
+"""Keys of a result's JSON that say what shaped it; each sweep row records its own (its
+``params``: every parameter the point ran with, the defaults too, not only the swept)."""
 
 
 class SweepPointError(ValueError):
@@ -373,6 +374,9 @@ def command(ns: argparse.Namespace) -> int:
     lists = parse_param_lists(ns.param)
     prefix = ns.output or f"sweep_{Path(ns.target).stem}"
     check_outputs(("-o", f"{prefix}.csv"), ("-o", f"{prefix}.json"), ("--plot", ns.plot))
+    if ns.plot:   # before the sweep: its points may take hours
+        from ..outputs.plots import check_figure_path
+        check_figure_path(ns.plot, "--plot")   # (.csv/.json, the sweep's own, are refused)
     meta = _metadata(ns, network, lists, collectives)
     try:
         rows = run_sweep(ns.target, lists, mode=ns.mode, jobs=ns.jobs, network=network,

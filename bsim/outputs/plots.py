@@ -24,7 +24,12 @@ from typing import Any
 
 from .files import atomic_write_bytes
 
-__all__ = ["breakdown", "timeline", "scaling", "save", "read_trace_spans", "COLORS"]
+__all__ = ["breakdown", "timeline", "scaling", "save", "read_trace_spans", "COLORS",
+           "check_figure_path", "FORMATS"]
+
+#: file formats matplotlib's Agg backend writes, by suffix (``Figure.savefig``)
+FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp",
+           "pgf", "raw", "rgba")
 
 COLORS = {"calc": "#4c9a2a", "wait": "#d62728", "comm": "#1f77b4"}   # green, red, blue
 KINDS = ("calc", "wait", "comm")
@@ -37,6 +42,18 @@ def _figure(width: float, height: float) -> Any:
         raise ImportError("bsim plots need matplotlib: pip install 'bsim[plot]' "
                           "(or pip install matplotlib)") from None
     return Figure(figsize=(width, height), layout="constrained")
+
+
+def check_figure_path(out: str | Path, option: str = "-o") -> None:
+    """Before any work: *out*'s suffix must name a format in :data:`FORMATS` (none: png)
+    and matplotlib must be installed, else one line naming the option and the path."""
+    fmt = Path(out).suffix.lstrip(".").lower()
+    if fmt and fmt not in FORMATS:
+        raise ValueError(f"{option} {out}: a figure cannot be written as .{fmt}; use one of "
+                         f"{', '.join('.' + f for f in FORMATS)}")
+    import importlib.util
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ImportError(f"{option} {out}: plotting needs matplotlib", name="matplotlib")
 
 
 def save(fig: Any, out: str | Path, dpi: int = 120) -> Path:

@@ -341,7 +341,7 @@ def simulate(main: Callable[..., Any], ranks: int,
             network_spec,
         )
         preset = load_machine(machine)
-        machine = preset.spec
+        machine = preset.recorded
         with naming_the_file(preset, "network"):
             if network is None:
                 network = build_network(network_spec(preset))

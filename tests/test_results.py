@@ -143,3 +143,23 @@ def test_api_runs_record_their_arguments_and_shared_modules(tmp_path):
     assert "params differ" in text and "modules differ: none -> shared" in text
     assert bsim.simulate(main, 2, kwargs={"n": 10}, params={"size": "small"}).params == \
         {"size": "small"}
+
+
+def test_a_machine_file_is_recorded_with_its_path(tmp_path):
+    """Two machine files of one name (two profiles calibrated on one host) are told apart:
+    a user's file is recorded as 'name (path)', a bundled preset by its name alone."""
+    from bsim.machines import MACHINE_DIR
+
+    def main():
+        bsim.add_time(1e-6)
+
+    text = (MACHINE_DIR / "es40.toml").read_text()
+    one, two = tmp_path / "a.toml", tmp_path / "b.toml"
+    one.write_text(text)
+    two.write_text(text)
+    ra = bsim.simulate(main, 2, machine=str(one))
+    rb = bsim.simulate(main, 2, machine=str(two))
+    assert ra.machine == f"es40 ({one})" and rb.machine == f"es40 ({two})"
+    assert bsim.simulate(main, 2, machine="es40").machine == "es40"
+    from bsim.outputs.compare import compare
+    assert "machine differ" in compare(ra, rb)

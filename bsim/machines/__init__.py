@@ -74,6 +74,15 @@ class Machine:
         return f"{self.name}:{self.variant}" if self.variant else self.name
 
     @property
+    def recorded(self) -> str:
+        """What a result records as its machine: :attr:`spec` for a bundled preset; for a
+        user's file also its path, ``"vm (/home/me/net.toml)"``, since two profiles made
+        on one host carry one name."""
+        if self.path is None or self.path.parent == MACHINE_DIR:
+            return self.spec
+        return f"{self.spec} ({self.path})"
+
+    @property
     def peak_flops_per_core(self) -> float | None:
         """``[hardware] peak_flops_per_core`` (flop/s), or None when the file gives none."""
         value = self.raw.get("hardware", {}).get("peak_flops_per_core")

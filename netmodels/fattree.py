@@ -275,6 +275,31 @@ class FatTree(TopologyModel):
     def gap(self, src: int, nbytes: int) -> SimTime:
         return nbytes / self._bandwidth()
 
+    def inert(self, contention: bool, protocol: str) -> list[str]:
+        """``routing=adaptive`` without fluid contention (no link loads to choose by) or on
+        a tree with one up port everywhere; ``rails=R`` under ``assign`` without fluid
+        contention (a message whole on one rail costs what it costs on one plane) or when
+        every placed rank has the same ``core % R`` (all messages on one rail);
+        ``rail_policy=stripe`` with one rail."""
+        out = []
+        if self.routing == "adaptive":
+            if not contention:
+                out.append("routing=adaptive (only --contention fluid routes by link load)")
+            elif max(self.w) <= 1:
+                out.append("routing=adaptive (every element has one up port: no choice)")
+        if self.rails > 1 and self.rail_policy == "assign":
+            cores = self._mapping.cores if self._node is not None else range(self.cores)
+            used = sorted({core % self.rails for core in cores})
+            if not contention:
+                out.append(f"rails={self.rails} (rail_policy=assign sends a message whole on "
+                           f"one rail: the rails share load only under --contention fluid)")
+            elif len(used) == 1:
+                out.append(f"rails={self.rails} (rail_policy=assign puts every message on rail "
+                           f"core % {self.rails} = {used[0]}: each node's ranks use one rail)")
+        if self.rails == 1 and self.rail_policy == "stripe":
+            out.append("rail_policy=stripe (one rail: nothing to stripe over)")
+        return out
+
     def links(self) -> dict[LinkId, tuple[float, float]]:
         out: dict[LinkId, tuple[float, float]] = {}
         value = (self.link_bandwidth, self.hop_latency)

@@ -7,6 +7,8 @@ import itertools
 import networkx as nx
 import pytest
 
+import bsim
+from bsim import MPI
 from netmodels import FatTree, NetworkSpecError, build_network
 
 DS1 = "fattree:leaf_ports=36,oversubscription=3,leaves=4"
@@ -163,3 +165,59 @@ def test_oversubscription_below_one_is_refused(value):
                               f"(down:up ports per leaf), got {value!r}")
     # 1:1 is the smallest: 18 down and 18 up ports per 36-port leaf
     assert build_network("fattree:leaf_ports=36,oversubscription=1,leaves=2").m == (18, 2)
+
+
+def _two_sends():
+    """Ranks 0 and 1 each send 1 MB, to ranks 8 and 12."""
+    comm = MPI.COMM_WORLD
+    pairs = [(0, 8), (1, 12)]
+    for src, dst in pairs:
+        if comm.Get_rank() == src:
+            comm.Send(bsim.Buffer(10**6), dest=dst)
+        elif comm.Get_rank() == dst:
+            comm.Recv(bsim.Buffer(10**6), source=src)
+
+
+TREE = "fattree:k=2,n=4,link_bandwidth=1e9,latency=0,hop_latency=0"
+
+
+@pytest.mark.parametrize("extra, contention, inert, plain, arrival_us", [
+    # cores=1: nodes 0, 1 (one leaf) -> nodes 8, 12; d-mod-k sends both up port 0 at levels
+    # 1 and 2 (8 % 2 = 12 % 2 = 0, 4 % 2 = 6 % 2 = 0): under fluid they share 1 GB/s
+    (",routing=adaptive", None, "routing=adaptive", "", 1000),
+    (",routing=adaptive", "fluid", None, "", 1000),      # the second takes port 1: 1 ms
+    ("", "fluid", None, None, 2000),                     # d-mod-k: 2 x 1 MB / 1 GB/s
+    # rails, assign: rank r on rail core % 2; with cores=1 every rank is core 0
+    (",rails=2", None, "rails=2", "", 1000),
+    (",rails=2", "fluid", "rails=2", "", 2000),
+    # cores=2: ranks 0, 1 share node 0 (cores 0, 1), so rails=2 puts them on rails 0, 1
+    (",rails=2,cores=2", None, "rails=2", ",cores=2", 1000),
+    (",rails=2,cores=2", "fluid", None, ",cores=2", 1000),
+    (",cores=2", "fluid", None, None, 2000),             # one rail: node 0's uplink shared
+    (",rail_policy=stripe", None, "rail_policy=stripe", "", 1000),
+    (",rails=2,rail_policy=stripe", None, None, "", 500),   # S / (2 x 1 GB/s)
+])
+def test_a_setting_is_warned_of_exactly_when_it_cannot_act(extra, contention, inert, plain,
+                                                           arrival_us):
+    """routing=adaptive acts only under --contention fluid (it routes by link load);
+    rails=R under rail_policy=assign only under fluid and when the placed ranks use more
+    than one rail (core % R); stripe only with rails > 1.  An inert setting is reported
+    (Result.inert, the JSON) and the prediction equals the run without it (*plain*);
+    arrival times by hand (1 MB over 1 GB/s links, latencies 0)."""
+    res = bsim.simulate(_two_sends, 16, TREE + extra, contention=contention)
+    assert res.finish[8] == res.finish[12] == pytest.approx(arrival_us * 1e-6, rel=1e-9)
+    if inert is None:
+        assert res.inert == [] and "inert_settings" not in res.to_dict()
+        return
+    assert len(res.inert) == 1 and res.inert[0].startswith(inert + " (")
+    assert res.to_dict()["inert_settings"] == res.inert
+    without = bsim.simulate(_two_sends, 16, TREE + plain, contention=contention)
+    assert without.finish.tolist() == res.finish.tolist()
+
+
+def test_adaptive_with_one_up_port_everywhere_is_inert():
+    """A one-level tree (k=5, n=1) has no up port to choose, even under fluid; a k-ary
+    2-tree has (k parents per leaf)."""
+    assert build_network("fattree:k=5,n=1,routing=adaptive").inert(True, "bsim") == [
+        "routing=adaptive (every element has one up port: no choice)"]
+    assert build_network("fattree:k=2,n=2,routing=adaptive").inert(True, "bsim") == []

@@ -169,3 +169,54 @@ def test_every_registered_skeleton_declares_where_its_compute_comes_from():
     """Every bundled skeleton takes its compute times from the machine a run names."""
     for name in registry.names():
         assert registry.get(name).machine_kernel is not None, name
+
+
+NETWORK_ONLY = ('name = "host"\ndescription = "d"\nsource = "s"\ncores_per_node = 2\n'
+                '[network]\nmodel = "hockney"\nlatency = 1e-6\nbandwidth = 1e9\n')
+SWEEP_SMALL = ["px=2", "py=2", "nx=8", "ny=8", "nz=10", "mk=5", "mm=3", "mmi=3"]
+
+
+def test_a_fitted_linear_kernel_table_runs_the_skeleton_at_its_slope(tmp_path, capsys):
+    """The documented path: data made from T(x) = 150 ns x, 'bsim fit kernel --model linear
+    --app sweep3d --kernel tcell' into a profile, 'bsim run sweep3d --machine FILE': each
+    of the 2 x 2 ranks updates 8 octants x mm 3 x nz 10 x (8/2) x (8/2) = 3840 cell-angles,
+    so it computes 3840 x 150 ns = 576 us (the fitted table crashed float() before)."""
+    pytest.importorskip("scipy")
+    prof = tmp_path / "host.toml"
+    prof.write_text(NETWORK_ONLY)
+    data = tmp_path / "tcell.csv"
+    data.write_text("cells,seconds\n" + "".join(f"{x},{150e-9 * x!r}\n" for x in
+                                                (1e3, 1e3, 1e4, 1e5, 1e5, 1e6)))
+    assert main(["fit", "kernel", str(data), "--model", "linear", "--profile", str(prof),
+                 "--app", "sweep3d", "--kernel", "tcell"]) == 0
+    assert load_machine(prof).kernels["sweep3d"]["tcell"]["model"] == "linear"
+    out = tmp_path / "r.json"
+    args = ["run", "sweep3d", "--machine", str(prof), "--quiet", "--json", str(out)]
+    for p in SWEEP_SMALL:
+        args += ["--param", p]
+    assert main(args) == 0, capsys.readouterr().err
+    result = json.loads(out.read_text())
+    assert result["params"]["t_cell"] == pytest.approx(150e-9, rel=1e-9)
+    assert result["per_rank"]["calc"] == pytest.approx([3840 * 150e-9] * 4, rel=1e-9)
+    assert "bsim fit kernel, linear slope" in result["kernel_model"]
+
+
+@pytest.mark.parametrize("entry, match", [
+    ('{ model = "cache2", unit = "cells", b1 = 1e-7, b2 = 2e-7, s = 1e3 }',
+     "tcell is a cache2 fit, whose time per unit depends on the work per call"),
+    ('"fast"', "tcell = 'fast': expected seconds per cell-angle update"),
+    ('{ model = "linear", t0 = 1e-6 }', "not a table of bsim fit kernel's linear model"),
+    ('{ slope_small = 1e-7, slope_large = 2e-7, break_flops = 1e3 }', "a piecewise fit"),
+    ('{ model = "linear", slope = 1e-7, fudge = 2.0 }', "not a table of bsim fit kernel's"),
+])
+def test_a_kernel_table_of_another_shape_is_one_line(tmp_path, capsys, entry, match):
+    """A per-unit entry that is no number and no linear fit stops the run with exit status
+    2 and one line naming the entry and the fix, not a traceback."""
+    prof = tmp_path / "host.toml"
+    prof.write_text(NETWORK_ONLY + f"[kernels.sweep3d]\ntcell = {entry}\n")
+    args = ["run", "sweep3d", "--machine", str(prof), "--quiet"]
+    for p in SWEEP_SMALL:
+        args += ["--param", p]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and match in err and "Traceback" not in err, err

@@ -8,7 +8,9 @@ the result records as ``kernel_model``.  In order:
 
 1. **Given**: the user set the parameter (``--param t_cell=...``): used as is.
 2. **Table**: ``[kernels.<table>]`` of the machine file has the skeleton's
-   entry (a measured or fitted time from a paper): used.
+   entry (a measured or fitted time from a paper, or the ``linear`` table of
+   ``bsim fit kernel``, whose slope is the time per unit, :func:`per_unit_time`):
+   used.
 3. **Generic** (:func:`generic_time`), for a per-unit time: a roofline
    ``t = max(t_compute, bytes / memory bandwidth per core)``.  ``t_compute``
    scales the skeleton's reference measurement by the ratio of peaks,
@@ -30,7 +32,7 @@ from typing import Any
 
 from . import MACHINE_DIR, Machine, MachineError, load_machine
 
-__all__ = ["MachineKernel", "choose", "generic_time"]
+__all__ = ["MachineKernel", "choose", "generic_time", "per_unit_time", "FIT_BOOKKEEPING"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,51 @@ def _table_entry(machine: Machine, kernel: MachineKernel) -> Any:
     if kernel.key is None:   # the skeleton reads the table itself: name the machine file
         return kernel_source(machine)
     return table.get(kernel.key)
+
+
+FIT_BOOKKEEPING = ("model", "unit", "rel_residual", "variation", "rate")
+"""Keys of a ``bsim fit kernel`` table besides the parameters (and their ``*_var``)."""
+
+
+def per_unit_time(entry: Any, kernel: MachineKernel, where: str,
+                  source: str) -> tuple[float, str]:
+    """``(seconds per unit, account)`` from a ``[kernels.T] KEY`` entry for a per-unit
+    parameter: a number (a preset's measured time), or the ``linear`` table that
+    ``bsim fit kernel`` writes (``T(x) = t0 + slope x``, tagged ``model = "linear"`` or,
+    as ``bsim.calibration.kernel_time`` reads it, untagged: ``slope`` per unit; the per-call
+    ``t0`` has no place in a per-unit parameter and is named in the account; the
+    bookkeeping keys ``model``, ``unit``, ``*_var``, ``rel_residual``, ``variation``,
+    ``rate`` are ignored).  A two-slope fit (``piecewise``, ``cache2``) has no single time
+    per unit and is refused, as is any other shape: :class:`MachineError`, one line."""
+    name = f"machine {where}"
+    if isinstance(entry, (int, float)) and not isinstance(entry, bool):
+        return float(entry), f"{kernel.param} = {float(entry):.4g} s per {kernel.unit}: " \
+                             f"{source}"
+    fix = (f"give seconds per {kernel.unit} as a number, or fit the data with 'bsim fit "
+           f"kernel DATA.csv --model linear'")
+    if not isinstance(entry, dict):
+        raise MachineError(f"{name} = {entry!r}: expected seconds per {kernel.unit}: {fix}")
+    model = entry.get("model") or ("linear" if "slope" in entry else "cache2" if "b1" in entry
+                                   else "piecewise" if "slope_small" in entry else None)
+    if model in ("piecewise", "cache2"):
+        raise MachineError(f"{name} is a {model} fit, whose time per unit depends on the work "
+                           f"per call; {kernel.param} is one time per {kernel.unit}: {fix}, "
+                           f"or give --param {kernel.param}=SECONDS")
+    params = {k for k in entry if k not in FIT_BOOKKEEPING and not k.endswith("_var")}
+    slope = entry.get("slope")
+    if model != "linear" or params - {"t0", "slope"} or isinstance(slope, bool) \
+            or not isinstance(slope, (int, float)) or not slope >= 0:
+        raise MachineError(f"{name} = {entry!r}: not a table of bsim fit kernel's linear "
+                           f"model (model = \"linear\", slope >= 0 seconds per unit): {fix}")
+    t0 = entry.get("t0", 0.0)
+    t0 = float(t0) if isinstance(t0, (int, float)) and not isinstance(t0, bool) else 0.0
+    unit = entry.get("unit", "unit")
+    account = (f"{kernel.param} = {float(slope):.4g} s per {kernel.unit}: {source} (bsim fit "
+               f"kernel, linear slope per {unit})")
+    if t0 > 0:
+        account += (f"; its t0 = {t0:.3g} s per call is not carried ({kernel.param} is per "
+                    f"{kernel.unit})")
+    return float(slope), account
 
 
 def kernel_source(machine: Machine) -> str:
@@ -141,8 +188,8 @@ def choose(kernel: MachineKernel, machine: str, given: dict[str, Any]) -> tuple[
         where = f"{m.name} [kernels.{kernel.table}]"
         if kernel.key is None:
             return entry, f"{kernel.param} = {entry}: {where}"
-        return float(entry), f"{kernel.param} = {float(entry):.4g} s per {kernel.unit}: " \
-                             f"{where} {kernel.key}"
+        return per_unit_time(entry, kernel, f"{m.spec!r}: [kernels.{kernel.table}] "
+                                            f"{kernel.key}", f"{where} {kernel.key}")
     if kernel.key is not None:
         return generic_time(kernel, m)
     if kernel.generic is not None:

@@ -45,6 +45,9 @@ LinkId = Hashable
 # Routes are cached per (src node, dst node); the cache is dropped when it
 # reaches this many entries so that all-pairs traffic on 4096 nodes stays bounded.
 ROUTE_CACHE_LIMIT = 1 << 20
+COST_CACHE_LIMIT = 1 << 16      # (node pair, size) prices kept; emptied when full
+_SIZE_LIMIT = 1 << 40           # sizes at or above it (and non-int sizes) are not cached
+_NODE_LIMIT = 1 << 24
 
 
 def parse_dims(model: str, dims: Any) -> tuple[int, ...]:
@@ -92,6 +95,9 @@ class TopologyModel(NetworkModel):
         self.mapping = mapping if isinstance(mapping, str) else repr(mapping)
         self._node: list[int] | None = None
         self._route_cache: dict[tuple[int, int], tuple[LinkId, ...]] = {}
+        # node_cost by (node pair, size): a message's price is asked at both its ends, and
+        # collectives and halos repeat a few sizes between the same nodes
+        self._cost_cache: dict[int, SimTime] = {}
 
     def spec(self) -> str:
         """The spec string that rebuilds this model (strings unquoted, ``None`` left out)."""
@@ -163,7 +169,16 @@ class TopologyModel(NetworkModel):
             a, b = nodes[src], nodes[dst]
         if a == b:
             return self.intra_latency + nbytes / self.intra_bandwidth
-        return self.node_cost(a, b, nbytes)
+        if nbytes.__class__ is not int or not 0 <= nbytes < _SIZE_LIMIT or b >= _NODE_LIMIT:
+            return self.node_cost(a, b, nbytes)
+        key = (a * _NODE_LIMIT + b) * _SIZE_LIMIT + nbytes
+        cache = self._cost_cache
+        c = cache.get(key)
+        if c is None:
+            if len(cache) >= COST_CACHE_LIMIT:
+                cache.clear()
+            c = cache[key] = self.node_cost(a, b, nbytes)
+        return c
 
     def wire(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
         return self.cost(src, dst, nbytes)

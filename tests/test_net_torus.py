@@ -165,3 +165,31 @@ def test_tie_rule_at_half_a_ring():
                for a in range(12) for b in range(12) if a != b and (a % 4 != 2 or b % 4 != 0))
     with pytest.raises(Exception, match="tie must be plus or simgrid"):
         build_network("torus:dims=4,tie=minus")
+
+
+@pytest.mark.parametrize("spec", ["torus:dims=4x4x8,hop_latency=1e-7,latency=1e-6,cores=2",
+                                  "fattree:k=4,n=3,cores=2", "bluewaters:supernodes=2"])
+def test_cached_prices_are_the_model_s_own(spec, monkeypatch):
+    """cost() keeps node_cost's answers by (node pair, size): every answer, cached, re-asked
+    or after the cache was emptied, equals node_cost's (or the intra-node price), and sizes
+    it does not cache (floats, huge) are priced directly."""
+    import random
+
+    import netmodels.topology as topology
+    monkeypatch.setattr(topology, "COST_CACHE_LIMIT", 50)   # empties itself during the test
+    net = build_network(spec)
+    n = 64
+    net.prepare(n)
+    rnd = random.Random(7)
+    for _ in range(3000):
+        a, b = rnd.randrange(n), rnd.randrange(n)
+        size = rnd.choice([0, 8, 4096, 65536, 1 << 41, 1000.5])
+        na, nb = net.node_of(a), net.node_of(b)
+        if a == b:
+            want = 0.0
+        elif na == nb:
+            want = net.intra_latency + size / net.intra_bandwidth
+        else:
+            want = net.node_cost(na, nb, size)
+        assert net.cost(a, b, size) == want
+    assert 0 < len(net._cost_cache) <= 50

@@ -262,8 +262,14 @@ class BlueWaters(TopologyModel):
         return self.latency + percs_cost(nbytes, self.hop_terms(a, b, nbytes))
 
     def min_node_cost(self) -> SimTime:
-        # the cheapest inter-node route is W+ LI W- (or W+ Lr W- in a 1-drawer view)
-        return self.latency + 2 * self.w_latency + min(self.li_latency, self.lr_latency)
+        """``latency + 2 L_W + min(L_LI, L_Lr[, L_D])``: every route between two QCMs
+        crosses W+ and W- and, inside an SN, one LI or Lr hop, between SNs at least one D
+        (``W+ D W-`` when the source Hub owns the cable and it lands on the destination's
+        Hub); the D term counts only with two SNs or more."""
+        hops = [self.li_latency, self.lr_latency]
+        if self.supernodes > 1:
+            hops.append(self.d_latency)
+        return self.latency + 2 * self.w_latency + min(hops)
 
     def links(self) -> dict[LinkId, tuple[float, float]]:
         """``{link: (bandwidth, latency)}`` for the fluid contention layer.

@@ -156,3 +156,32 @@ def test_the_2d_placement_is_a_mapping_spec():
     assert _loads_by_class(link_loads(bw, pairs))[("LI", 4)] == 32
     with pytest.raises(NetworkSpecError, match="tiles AxB"):
         build_network("bluewaters:supernodes=1,mapping=grid2d:px=32;py=32;chip=4-2")
+
+
+@pytest.mark.parametrize("spec", [
+    "bluewaters:supernodes=2,d_latency=0,cores=1",          # W+ D W- beats W+ LI W-
+    "bluewaters:supernodes=3,routing=indirect,d_latency=0.01e-6,cores=1",
+    "bluewaters:supernodes=3,routing=indirect,striping=true,cores=1",
+    "bluewaters:supernodes=2,lr_latency=0.05e-6,li_latency=0.2e-6,cores=1",   # Lr cheapest
+    "bluewaters:supernodes=1,cores=2",                      # intra-QCM 0.5 us the bound
+    "bluewaters:supernodes=2,intra_latency=2e-6,cores=2",
+])
+def test_min_cost_is_a_lower_bound_over_every_pair(spec):
+    """min_cost() (the lookahead of distributed runs and of message visibility) is at most
+    cost(src, dst, 0) over every pair of distinct ranks, and equals the cheapest one."""
+    bw = build_network(spec)
+    n = bw.num_nodes() * bw.cores
+    bw.prepare(n)
+    cheapest = min(bw.cost(a, b, 0) for a in range(n) for b in range(n) if a != b)
+    assert bw.min_cost() <= cheapest
+    if "indirect" not in spec:     # indirect routes cross two D links: the bound is lower
+        assert bw.min_cost() == pytest.approx(cheapest, rel=1e-12)
+
+
+def test_min_cost_with_a_free_d_link():
+    """supernodes=2, d_latency=0: QCM 0 -> QCM 32 is W+ D W- (the cable 0->1 leaves Hub 0
+    and lands on Hub 32): 0.5 + 0.05 + 0 + 0.05 = 0.6 us, below W+ LI W- (0.7 us)."""
+    bw = build_network("bluewaters:supernodes=2,d_latency=0,cores=1")
+    assert [link[0] for link in bw.route(0, 32)] == ["W+", "D", "W-"]
+    assert bw.cost(0, 32, 0) == pytest.approx(0.6e-6, rel=1e-12)
+    assert bw.min_cost() == pytest.approx(0.6e-6, rel=1e-12)

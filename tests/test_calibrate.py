@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import os
 import shutil
 import subprocess
@@ -199,7 +200,8 @@ def test_fit_pair_and_profile_tables(monkeypatch):
     assert 8192 in fits.piecewise.breaks                # the regime change
     for r in fits.loggp:
         assert r.o == pytest.approx(o, rel=1e-6) and not r.o_capped
-        assert r.rel_residual < 1e-6
+        # a range of 2 sizes has no degrees of freedom: no residual to show
+        assert r.rel_residual < 1e-6 if r.dof else math.isnan(r.rel_residual)
     monkeypatch.setattr(netprofile, "_loader_accepts", lambda model: True)
     cal = NetworkCalibration({"intra": res}, {"intra": fits}, [2])
     parts = netprofile.profile_parts(cal, None, "x", None)

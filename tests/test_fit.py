@@ -336,3 +336,52 @@ def test_updating_a_profile_keeps_the_users_comments(tmp_path):
     text = path.read_text()
     assert "# my cluster" in text and "# mine" in text and "# fitted" in text
     assert read_profile(path)["network"]["latency"] == 3e-6
+
+
+def test_fits_without_degrees_of_freedom_show_no_residual():
+    """--quick's 6 sizes: 3 pieces x (t0, tb) = 6 parameters, dof = 0; the pieces pass
+    through 30%-noisy points exactly, so the residual (~1e-14 %) is nan and flagged, not
+    reported as a perfect fit. LogGP ranges of 2 sizes likewise (dof = 2 - 2); the
+    Hockney line keeps 6 - 2 = 4 dof, and 13 sizes leave the piecewise fit 13 - 6 = 7."""
+    from bsim.calibration.network_bench import QUICK_SIZES
+    from bsim.calibration.quality import dof_flags, residual_text
+    s = np.array(QUICK_SIZES, float)
+    t = noisy(2e-6 + s / 1e10, 0.3, seed=0)
+    pw = fit_piecewise(s, t)
+    assert pw.dof == 0 and math.isnan(pw.rel_residual)
+    h = fit_hockney(s, t)
+    assert h.dof == 4 and h.rel_residual > 0.05
+    ranges = fit_loggp(s, t, np.full(6, 1e-6), np.full(6, 3e-7), pw.breaks)
+    assert [r.dof for r in ranges] == [0, 0, 0]
+    assert all(math.isnan(r.rel_residual) for r in ranges)
+    flags = dof_flags(pw, ranges)
+    assert len(flags) == 2 and all("0 degrees of freedom" in f for f in flags)
+    assert "6 sizes for its 6 parameters" in flags[0]
+    assert residual_text(pw.rel_residual, pw.dof).startswith("no rel. residual")
+    big = np.array([0, 1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1 << 20, 1 << 22],
+                   float)
+    wide = fit_piecewise(big, noisy(2e-6 + big / 1e10, 0.05, seed=1))
+    assert wide.dof == 7 and 0 < wide.rel_residual < 0.2
+    assert dof_flags(wide, []) == []
+
+
+def test_network_report_names_the_missing_degrees_of_freedom():
+    """fit_pair on --quick's sizes: the report and the flags say 0 degrees of freedom for
+    the piecewise fit instead of a residual."""
+    pytest.importorskip("mpi4py")
+    from bsim.calibration.network_bench import (
+        QUICK_SIZES,
+        NetworkCalibration,
+        PairResult,
+        fit_pair,
+    )
+    res = PairResult("intra", (0, 1), list(QUICK_SIZES))
+    res.pingpong = [summarize([v] * 6) for v in noisy(2e-6 + np.array(QUICK_SIZES) / 1e10,
+                                                      0.3, seed=0)]
+    res.inner = [1] * 6
+    fits = fit_pair(res)
+    assert any("piecewise fit: 6 sizes" in f for f in fits.flags)
+    report = NetworkCalibration({"intra": res}, {"intra": fits}, [2]).report()
+    line = next(ln for ln in report.splitlines() if ln.startswith("piecewise:"))
+    assert "no rel. residual (0 degrees of freedom" in line
+    assert "hockney" in report and "(4 dof)" in report

@@ -13,6 +13,11 @@ minimise weighted squared residuals (``relative`` by default, see
   split of the sorted sizes into consecutive groups of >= 2 points is
   fitted and the smallest total weighted residual wins (exhaustive; fine for
   the < 100 sizes of a sweep).  Pieces need not join (the tutorial's do not).
+
+Every fit reports its degrees of freedom ``dof`` (points - parameters); with
+``dof == 0`` (piecewise: 2 sizes a piece; a LogGP range of 2 sizes) the fit
+passes through every point whatever the noise, so its relative residual is
+nan, not a misleading 0 (:mod:`bsim.calibration.quality` flags it).
 * :func:`fit_loggp`: LogGP per size range from three measured curves, after
   Netgauge's PRTT method (Hoefler et al., "LogGP in Theory and Practice",
   2009), simplified to one direction.  ``T(n, d, s)`` is the time for ``n``
@@ -62,6 +67,8 @@ class HockneyFit:
     latency_var: float
     bandwidth_var: float
     rel_residual: float
+    dof: int
+    """Degrees of freedom: sizes - 2 (>= 1: the fit needs 3 sizes)."""
 
     def time(self, nbytes: float) -> float:
         """Seconds for one message of *nbytes*."""
@@ -80,6 +87,10 @@ class PiecewiseFit:
     t0: tuple[float, ...]
     tb: tuple[float, ...]
     rel_residual: float
+    """nan when ``dof == 0``: a line per piece through its two points fits exactly."""
+    dof: int
+    """Degrees of freedom: sizes - 2 x pieces (the breakpoints, chosen from the data, are
+    not counted, so this is an upper bound)."""
 
     def piece(self, nbytes: float) -> int:
         """Index of the piece that covers *nbytes*."""
@@ -105,7 +116,9 @@ class LogGPRange:
     """LogGP parameters for sizes ``lo < s <= hi`` (``hi`` None: unbounded).
 
     ``o_capped``: the median send overhead exceeded half the ping-pong line's
-    intercept and was capped; ``stream_G``: the per-byte gap of the stream fit.
+    intercept and was capped; ``stream_G``: the per-byte gap of the stream fit;
+    ``dof``: the degrees of freedom of the ping-pong line (sizes in the range - 2),
+    whose relative residual ``rel_residual`` is nan when ``dof == 0``.
     """
 
     lo: int | None
@@ -115,6 +128,7 @@ class LogGPRange:
     g: float
     G: float
     rel_residual: float
+    dof: int
     o_capped: bool = False
     stream_G: float = 0.0
 
@@ -147,7 +161,7 @@ def fit_hockney(sizes: Floats, seconds: Floats,
                        f"{s[0]:g} B, {t[-1]:.3g} s at {s[-1]:g} B): bandwidth not identifiable")
     return HockneyFit(latency=float(lat), bandwidth=float(1.0 / beta),
                       latency_var=float(err[0]), bandwidth_var=float(err[1]),
-                      rel_residual=rel_residual(lat + s * beta, t))
+                      rel_residual=rel_residual(lat + s * beta, t), dof=int(s.size) - 2)
 
 
 def _line(s: np.ndarray, t: np.ndarray, weighting: str) -> tuple[float, float, float]:
@@ -190,9 +204,15 @@ def fit_piecewise(sizes: Floats, seconds: Floats, pieces: int = 3,
     lines = [seg(a, b) for a, b in itertools.pairwise(bounds)]
     fit = PiecewiseFit(breaks=tuple(int(s[b - 1]) for b in bounds[1:-1]),
                        t0=tuple(a for a, _, _ in lines), tb=tuple(b for _, b, _ in lines),
-                       rel_residual=0.0)
+                       rel_residual=0.0, dof=n - 2 * pieces)
     pred = np.array([fit.time(v) for v in s])
-    return PiecewiseFit(fit.breaks, fit.t0, fit.tb, rel_residual(pred, t))
+    return PiecewiseFit(fit.breaks, fit.t0, fit.tb, _quality(pred, t, fit.dof), fit.dof)
+
+
+def _quality(predicted: np.ndarray, seconds: np.ndarray, dof: int) -> float:
+    """The relative residual, or nan without degrees of freedom (an exact fit by
+    construction, whatever the noise: not a measure of quality)."""
+    return rel_residual(predicted, seconds) if dof > 0 else float("nan")
 
 
 def _fit_gap(bytes_term: np.ndarray, gap: np.ndarray, w: np.ndarray) -> tuple[float, float]:
@@ -259,6 +279,7 @@ def fit_loggp(sizes: Floats, half_rtt: Floats, gap: Floats, overhead: Floats,
         lat = float(a) - 2 * o
         pred = 2 * o + lat + bytes_term * big_g
         out.append(LogGPRange(lo=lo, hi=hi, L=float(lat), o=o, g=float(g), G=float(big_g),
-                              rel_residual=rel_residual(pred, pm), o_capped=o < o_med,
+                              rel_residual=_quality(pred, pm, int(sm.size) - 2),
+                              dof=int(sm.size) - 2, o_capped=o < o_med,
                               stream_G=float(stream_g)))
     return out

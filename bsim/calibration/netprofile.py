@@ -19,6 +19,7 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .quality import residual_text
 from .sampling import mpi_library
 
 if TYPE_CHECKING:
@@ -96,12 +97,12 @@ def profile_parts(cal: NetworkCalibration, data: Path | None, name: str | None,
             variants[f"piecewise_{kind}"] = fits.piecewise.table()
             comments[f"network_variants.piecewise_{kind}"] = (
                 "three-piece Tmsg(L) (modeling tutorial): t0[i] + L*tb[i] up to breaks[i] bytes; "
-                f"rel. residual {fits.piecewise.rel_residual:.3g}")
+                f"{residual_text(fits.piecewise.rel_residual, fits.piecewise.dof, '.3g')}")
         if fits.loggp_all:
             variants[f"loggp_{kind}"] = fits.loggp_all.table()
             comments[f"network_variants.loggp_{kind}"] = (
-                f"LogGP over all sizes ({kind}), PRTT differences; rel. residual "
-                f"{fits.loggp_all.rel_residual:.3g}")
+                f"LogGP over all sizes ({kind}), PRTT differences; "
+                f"{residual_text(fits.loggp_all.rel_residual, fits.loggp_all.dof, '.3g')}")
         if len(fits.loggp) > 1 and fits.piecewise and _loader_accepts("loggp_ranges"):
             variants[f"loggp_ranges_{kind}"] = {
                 "model": "loggp_ranges", "breaks": "/".join(map(str, fits.piecewise.breaks)),
@@ -113,7 +114,8 @@ def profile_parts(cal: NetworkCalibration, data: Path | None, name: str | None,
             for rname, r in zip(_RANGE_NAMES[len(fits.loggp)], fits.loggp, strict=True):
                 variants[f"loggp_{kind}_{rname}"] = r.table()
                 comments[f"network_variants.loggp_{kind}_{rname}"] = (
-                    f"LogGP {kind}, {r.describe()}; rel. residual {r.rel_residual:.3g}")
+                    f"LogGP {kind}, {r.describe()}; "
+                    f"{residual_text(r.rel_residual, r.dof, '.3g')}")
     for key in ("latency", "bandwidth"):
         comments[f"network.{key}"] = f"{primary}-node Hockney fit"
     host = socket.gethostname()

@@ -38,7 +38,7 @@ from .errors import CalibrationError, FitError
 from .netfit import HockneyFit, LogGPRange, PiecewiseFit, fit_hockney, fit_loggp, fit_piecewise
 from .netprofile import csv_rows, profile_parts
 from .profile import update_profile
-from .quality import hockney_flags, loggp_flags
+from .quality import dof_flags, hockney_flags, loggp_flags, residual_text
 from .sampling import choose_inner, repeat
 from .stats import Repetitions, Summary, summarize
 
@@ -226,7 +226,8 @@ def fit_pair(res: PairResult, weighting: str = "relative") -> Fits:
                 notes.append(f"loggp {r.describe()}: the send overhead o(s) includes the "
                              f"transfer (the CPU copies the data); o capped at half the "
                              f"ping-pong intercept, {r.o * 1e6:.3f} us")
-    flags = hockney_flags(hockney) + loggp_flags(([loggp_all] if loggp_all else []) + ranges)
+    flags = hockney_flags(hockney) + loggp_flags(([loggp_all] if loggp_all else []) + ranges) \
+        + dof_flags(piecewise, ([loggp_all] if loggp_all else []) + ranges)
     return Fits(hockney, piecewise, loggp_all, ranges, notes, flags)
 
 
@@ -260,18 +261,18 @@ class NetworkCalibration:
             h = fits.hockney
             out.append(f"hockney: latency {h.latency * 1e6:.3f} us (var {100 * h.latency_var:.2g} "
                        f"%), bandwidth {h.bandwidth / 1e9:.3f} GB/s (var "
-                       f"{100 * h.bandwidth_var:.2g} %), rel. residual "
-                       f"{100 * h.rel_residual:.2g} %")
+                       f"{100 * h.bandwidth_var:.2g} %), "
+                       f"{residual_text(h.rel_residual, h.dof)}")
             if fits.piecewise:
                 p = fits.piecewise
                 out.append(f"piecewise: breaks {p.breaks} B; t0 "
                            f"{[round(v * 1e6, 3) for v in p.t0]} us; tb "
-                           f"{[float(f'{v * 1e9:.4g}') for v in p.tb]} ns/B; rel. residual "
-                           f"{100 * p.rel_residual:.2g} %")
+                           f"{[float(f'{v * 1e9:.4g}') for v in p.tb]} ns/B; "
+                           f"{residual_text(p.rel_residual, p.dof)}")
             for r in ([fits.loggp_all] if fits.loggp_all else []) + fits.loggp:
                 out.append(f"loggp {r.describe()}: L {r.L * 1e6:.3f} us, o {r.o * 1e6:.3f} us, "
-                           f"g {r.g * 1e6:.3f} us, G {r.G * 1e9:.4g} ns/B, rel. residual "
-                           f"{100 * r.rel_residual:.2g} %")
+                           f"g {r.g * 1e6:.3f} us, G {r.G * 1e9:.4g} ns/B, "
+                           f"{residual_text(r.rel_residual, r.dof)}")
             out.extend(f"note: {n}" for n in fits.notes)
             out.extend(f"WARNING: {f}" for f in fits.flags)
         if self.profile:

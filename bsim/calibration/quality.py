@@ -11,7 +11,11 @@ A fit is flagged (in the report, on the terminal and in the profile's
 * it is degenerate: a Hockney latency or bandwidth that is not positive, a
   LogGP range whose latency terms vanished (``L + 2o`` and ``g`` below
   :data:`MIN_LATENCY`, 1 ns: no network is that fast) or ``G <= 0`` (noise
-  fitted as a model).
+  fitted as a model);
+* it has no degrees of freedom (as many parameters as points: the piecewise
+  fit with 2 sizes a piece, a LogGP range of 2 sizes): it passes through every
+  point whatever the noise, so nothing measures its quality (its residual is
+  nan, not 0).
 
 Flags do not stop the calibration: the numbers are written with the flags
 beside them, and ``bsim calibrate`` prints them as warnings.
@@ -21,9 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .netfit import HockneyFit, LogGPRange
+from .netfit import HockneyFit, LogGPRange, PiecewiseFit
 
-__all__ = ["MAX_REL_RESIDUAL", "MAX_REL_ERROR", "MIN_LATENCY", "hockney_flags", "loggp_flags"]
+__all__ = ["MAX_REL_RESIDUAL", "MAX_REL_ERROR", "MIN_LATENCY", "hockney_flags", "loggp_flags",
+           "dof_flags", "residual_text"]
 
 MAX_REL_RESIDUAL = 0.10
 """Largest acceptable relative residual of a fit (10%)."""
@@ -66,3 +71,27 @@ def loggp_flags(ranges: Sequence[LogGPRange]) -> list[str]:
             out.append(f"{where}: relative residual {r.rel_residual:.0%} > "
                        f"{MAX_REL_RESIDUAL:.0%}")
     return out
+
+
+def dof_flags(piecewise: PiecewiseFit | None, ranges: Sequence[LogGPRange]) -> list[str]:
+    """Fits without degrees of freedom: one entry for the piecewise fit, one for the
+    LogGP ranges."""
+    out = []
+    if piecewise is not None and piecewise.dof == 0:
+        n = 2 * (len(piecewise.breaks) + 1)
+        out.append(f"piecewise fit: {n} sizes for its {n} parameters (0 degrees of freedom): "
+                   f"it passes through every point, so no residual measures its quality "
+                   f"(measure more sizes)")
+    exact = [r.describe() for r in ranges if r.dof == 0]
+    if exact:
+        out.append(f"loggp {'; '.join(exact)}: 2 sizes for the 2 parameters of the ping-pong "
+                   f"line (0 degrees of freedom): no residual measures their quality "
+                   f"(measure more sizes)")
+    return out
+
+
+def residual_text(rel_residual: float, dof: int, digits: str = ".2g") -> str:
+    """``rel. residual 1.2 % (5 dof)``, or what stands in for it without degrees of freedom."""
+    if dof <= 0:
+        return "no rel. residual (0 degrees of freedom: exact by construction)"
+    return f"rel. residual {100 * rel_residual:{digits}} % ({dof} dof)"

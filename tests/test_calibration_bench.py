@@ -104,3 +104,34 @@ def test_a_rerun_leaves_no_stale_variants(tmp_path, monkeypatch, tomlkit):
     assert second.network == second.network_variants["hockney_intra"]
     csv = (tmp_path / "host.network.csv").read_text().splitlines()[1:]
     assert csv and all(row.startswith("intra,") for row in csv)
+
+
+@pytest.mark.parametrize("count", ["1", "-3"])
+def test_a_stream_count_below_two_is_refused(count, capsys):
+    """--stream-count 1 or negative: gap(s) and o(s) divide by n - 1, so LogGP cannot be
+    measured; every rank stops with exit status 2 and one line (it was accepted and LogGP
+    silently skipped). Run through the command line inside bsim on 2 ranks."""
+    from bsim.calibration.errors import CalibrationError
+    from bsim.calibration.network_bench import calibrate_network
+    from bsim.cli import calibrate as cli
+
+    def main():
+        return cli.main(["calibrate", "network", "--profile", "", "--quick",
+                         "--stream-count", count])
+    assert bsim.simulate(main, ranks=2).returns == [2, 2]
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and err[0] == err[1], err
+    assert err[0].startswith("bsim: error: --stream-count must be an integer >= 2")
+    assert "--no-stream" in err[0]
+    with pytest.raises(CalibrationError, match=">= 2"):
+        calibrate_network(stream_count=1)
+
+
+def test_no_stream_measures_no_loggp():
+    """stream_count 0 (--no-stream) still means ping-pong only: no LogGP fit."""
+    from bsim.calibration.network_bench import calibrate_network
+
+    def main():
+        cal = calibrate_network(sizes=[0, 64, 1024], rule=RULE, stream_count=0)
+        return None if cal is None else (cal.fits["inter"].loggp_all, cal.fits["inter"].loggp)
+    assert bsim.simulate(main, ranks=2).returns[0] == (None, [])

@@ -293,9 +293,16 @@ def calibrate_network(comm: Any = None, *, sizes: Sequence[int] = DEFAULT_SIZES,
 
     *busy* is the streams' work between sends (see :func:`measure_pair`).
 
-    Returns the :class:`NetworkCalibration` on rank 0, None elsewhere.
-    Raises :class:`CalibrationError` for one process or bad sizes.
+    *stream_count* is the ``n`` of the LogGP streams, >= 2 (``gap`` and ``o`` divide
+    by ``n - 1``), or 0 for no streams (``--no-stream``).  Returns the
+    :class:`NetworkCalibration` on rank 0, None elsewhere.  Raises
+    :class:`CalibrationError` for a bad stream count, one process or bad sizes.
     """
+    if isinstance(stream_count, bool) or not isinstance(stream_count, int) or (
+            stream_count < 2 and stream_count != 0):
+        raise CalibrationError(f"--stream-count must be an integer >= 2 (gap and o divide by "
+                               f"n - 1), got {stream_count!r}; --no-stream skips the streams "
+                               f"(and LogGP)")
     from mpi4py import MPI
     comm = MPI.COMM_WORLD if comm is None else comm
     sizes = [int(s) for s in sizes]

@@ -269,7 +269,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
         if me == root:
             _resolve(req, t, T_of(me), bg)
         elif inst.root_known and inst.root_t is not None:
-            _resolve(req, inst.root_t, T_of(me), bg)
+            _resolve(req, inst.root_t, T_of(me), bg, t)
     elif kind == FANIN and me != root:
         _resolve(req, t, T_of(me), bg)
     if kind == FANOUT or inst.arrived == size:   # else _schedule_completion does nothing
@@ -293,16 +293,19 @@ def _schedule_completion(eng: Engine, inst: CollInstance) -> None:
     eng.push(t, PRIO_NET, inst.rkey, Call(_complete, (inst, eng.protocol.overlaps)))
 
 
-def _resolve(req: Request, start: float, T: float, background: bool) -> None:
+def _resolve(req: Request, start: float, T: float, background: bool,
+             posted: float = float("-inf")) -> None:
     """Resolve a member's request: its part starts at *start* and takes *T*.  A blocking
     call, and under the ``bsim`` protocol a nonblocking one at its ``Wait`` (the seed's
     rule for ``irecv`` + ``wait``), is busy for *T* after ``max(clock, start)``
     (``avail = start``, ``cost = T``: the wait/comm split of ``VirtualRank.settle``).
     Under ``loggp`` a nonblocking one (*background*: ``Iallreduce``, a started persistent
-    collective) runs while the rank computes, as its point-to-point calls do: its
-    ``Wait`` ends at ``max(clock, start + T)`` (``avail = start + T``, no cost then)."""
+    collective) runs while the rank computes, as its point-to-point calls do: its part
+    cannot start before the rank *posted* it either, so its ``Wait`` ends at
+    ``max(clock, max(start, posted) + T)`` (``avail`` that, no cost then): the rule's
+    time, ``max(own, root) + T`` for a fan-out non-root, as the blocking call charges."""
     if background:
-        req.resolve(start + T, 0.0, start)
+        req.resolve((posted if posted > start else start) + T, 0.0, start)
     else:
         req.resolve(start, T, start)
 
@@ -325,10 +328,13 @@ def _complete(inst: CollInstance, overlaps: bool) -> None:
         inst.root_known = True
         rt = inst.root_t
         assert rt is not None   # scheduled only once the root's arrival is known
+        times = inst.times
         for r, req in enumerate(reqs):   # _resolve, inlined
             if req is not None and r != root:
                 if overlaps and req.post is not None:
-                    req.resolve(rt + T_of(r), 0.0, rt)
+                    own = times[r]   # a late member's part starts at its post: max(own, rt)
+                    req.resolve((own if own is not None and own > rt else rt) + T_of(r),
+                                0.0, rt)
                 else:
                     req.resolve(rt, T_of(r), rt)
     else:

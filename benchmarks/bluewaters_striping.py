@@ -23,7 +23,8 @@ What is computed here (nothing is sampled):
 
 Then ``T_msg`` for 8 KB, 64 KB and 1 MB: ``0.5 us + sum L_i`` of one inter-SN route
 of the case, ``+ max_i C_i * S / B_i`` with the tutorial's ``C_i`` (W taken as the
-messages of a QCM, which the tutorial does not list), bsim's striped maxima, and
+messages of a P7 chip, each chip having its own W link, which the tutorial does not
+list), bsim's striped maxima, and
 bsim's single-route maxima.
 
     python benchmarks/bluewaters_striping.py
@@ -48,13 +49,15 @@ SIZES = (8 * 1024, 64 * 1024, 1024 * 1024)
 CLASSES = ("W+", "LI", "Lr", "D", "W-")
 STEPS = ("intra", "first", "D", "middle", "last")
 
-# the tutorial's C per class (W: messages per QCM, implied by the layout, not printed)
+# the tutorial's C per class (W: messages per P7 chip, whose own W link carries them;
+# implied by the layout of 4x2 ranks per chip, not printed: a QCM's +X edge of 4 ranks
+# is 2 chips of 2, its +Y edge of 8 ranks 2 chips of 4)
 TUTORIAL = {
-    "+X": {"W+": ("4", 4.0), "LI": ("4 + 8/128", 4 + 8 / 128), "Lr": ("8/128", 8 / 128),
-           "D": ("2x 8/128", 2 * 8 / 128), "W-": ("4", 4.0)},
-    "+Y": {"W+": ("8", 8.0), "LI": ("8 + 32/128", 8 + 32 / 128),
+    "+X": {"W+": ("2", 2.0), "LI": ("4 + 8/128", 4 + 8 / 128), "Lr": ("8/128", 8 / 128),
+           "D": ("2x 8/128", 2 * 8 / 128), "W-": ("2", 2.0)},
+    "+Y": {"W+": ("4", 4.0), "LI": ("8 + 32/128", 8 + 32 / 128),
            "Lr": ("8 + 32/128", 8 + 32 / 128), "D": ("2x 32/128", 2 * 32 / 128),
-           "W-": ("8", 8.0)},
+           "W-": ("4", 4.0)},
 }
 
 
@@ -90,8 +93,8 @@ def grid_case(model: BlueWaters, name: str) -> None:
         for link, v in loads.items():
             total[link] = total.get(link, 0.0) + v
     single: Counter[object] = Counter()
-    for (a, b), n in counts.items():
-        for link in model.route_nodes(a, b):
+    for (a, b, *chips), n in counts.items():
+        for link in model.chip_route(a, b, (chips[0], chips[1])):
             single[link] += n
     striped, unstriped = class_max(total), class_max(dict(single))
     per_step = {step: class_max(loads) for step, loads in steps.items()}
@@ -108,7 +111,7 @@ def grid_case(model: BlueWaters, name: str) -> None:
               f"{unstriped.get(k, 0):8.0f}")
     common = ", ".join(f"{v:.4f} x{n}" for v, n in d_values.most_common(3))
     print(f"D links used {sum(d_values.values()):,} of {513 * 512:,}; commonest loads: {common}")
-    a, b = next((a, b) for a, b in counts if a // 32 != b // 32)
+    a, b = next((a, b) for a, b, *_ in counts if a // 32 != b // 32)
     route = model.route_nodes(a, b)
     tutorial = {k: v for k, (_, v) in TUTORIAL[name].items()}
     times_table(name, model, route, tutorial, striped, dict(unstriped))

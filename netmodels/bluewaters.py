@@ -26,8 +26,9 @@ Pattern Cost", "2D Example"):
   single-message, no-striping form ``sum L_i + max(S / B_i)``).
 
 A node of this model is a QCM/Hub (32 cores).  Node ``q`` is QCM
-``q % 8`` of drawer ``(q // 8) % 4`` of SN ``q // 32``.  Link ids:
-``("W+", q)`` QCM->Hub, ``("W-", q)`` Hub->QCM, ``("LI", a, b)`` and
+``q % 8`` of drawer ``(q // 8) % 4`` of SN ``q // 32``; a rank on core ``c`` of it
+is on P7 chip ``c // 8``, whose own W link ("W (x4): local P7 QCM") joins it to the Hub.
+Link ids: ``("W+", q, chip)`` chip->Hub, ``("W-", q, chip)`` Hub->chip, ``("LI", a, b)`` and
 ``("Lr", a, b)`` Hub ``a`` -> Hub ``b``, ``("D", s, t)`` SN ``s`` -> SN ``t``.
 The D cable from SN ``s`` to SN ``t`` leaves from Hub ``j % 32`` of ``s``,
 ``j = (t - s - 1) mod nSN`` (so 513 SNs give each Hub 16 D links).
@@ -48,7 +49,10 @@ SN.  Two SNs of a drawer (32 QCMs each), route from QCM 1 of SN 0 to QCM
                         W+                                       v
                       QCM 1                                    QCM 34
 
-    route: ("W+",1) ("LI",1,0) ("D",0,1) ("LI",32,34) ("W-",34)
+    route: ("W+",1,0) ("LI",1,0) ("D",0,1) ("LI",32,34) ("W-",34,0)
+
+(from chip 0 to chip 0; :meth:`route` puts the ranks' chips on the W links, node-level
+routes (:meth:`route_nodes`, :meth:`route_via`) run from chip 0 to chip 0 unless told).
 
 Striping (``striping=true``, tutorial "Communication Cost with striping"):
 ``N_W = 1``, ``N_LI = 7`` ("Hub -> 7 other Hubs"), ``N_Lr = 24`` (our
@@ -201,13 +205,14 @@ class BlueWaters(TopologyModel):
         a, b = self.node_of(src), self.node_of(dst)
         if a == b:
             return ()
+        chips = (self.chip_of(src), self.chip_of(dst))
         sa, sb = a // HUBS_PER_SN, b // HUBS_PER_SN
         middle = self.middle_candidates(a, sb) if sa != sb else []
         if not middle:
-            return ((self.route_nodes(a, b), float(nbytes)),)
+            return ((self.chip_route(a, b, chips), float(nbytes)),)
         n = min(len(middle), max(1, math.ceil(nbytes / self.packet)))
         first = b % len(middle)
-        return tuple((self.route_via(a, b, (sa, middle[(first + i) % len(middle)], sb)),
+        return tuple((self.route_via(a, b, (sa, middle[(first + i) % len(middle)], sb), chips),
                       nbytes / n) for i in range(n))
 
     # -- routing ------------------------------------------------------------------
@@ -226,18 +231,39 @@ class BlueWaters(TopologyModel):
         middle = self.middle_candidates(a, sb) if self.routing == "indirect" else []
         return self.route_via(a, b, (sa, middle[b % len(middle)], sb) if middle else (sa, sb))
 
-    def route_via(self, a: int, b: int, sns: Sequence[int]) -> tuple[LinkId, ...]:
+    def route_via(self, a: int, b: int, sns: Sequence[int],
+                  chips: tuple[int, int] = (0, 0)) -> tuple[LinkId, ...]:
         """Links from node *a* to node *b* through the supernodes *sns* (first is *a*'s,
-        last is *b*'s): ``(sa,)`` inside an SN, ``(sa, sb)`` direct, ``(sa, m, sb)`` via *m*."""
-        path: list[LinkId] = [("W+", a)]
+        last is *b*'s): ``(sa,)`` inside an SN, ``(sa, sb)`` direct, ``(sa, m, sb)`` via *m*;
+        from chip ``chips[0]`` of *a* to chip ``chips[1]`` of *b*."""
+        path: list[LinkId] = [("W+", a, chips[0])]
         here = a
         for s, t in zip(sns, sns[1:]):
             path += self._hub_hop(here, self.d_owner(s, t))
             path.append(("D", s, t))
             here = self.d_owner(t, s)              # landing Hub of the cable in SN t
         path += self._hub_hop(here, b)
-        path.append(("W-", b))
+        path.append(("W-", b, chips[1]))
         return tuple(path)
+
+    def chip_of(self, rank: int) -> int:
+        """P7 chip of *rank* in its QCM: ``core // 8`` (each chip has its own W link)."""
+        self.node_of(rank)                       # prepares, or names a bad rank
+        return self._mapping.cores[rank] // CORES_PER_CHIP
+
+    def chip_route(self, a: int, b: int, chips: tuple[int, int]) -> tuple[LinkId, ...]:
+        """:meth:`route_nodes` from chip ``chips[0]`` of node *a* to chip ``chips[1]`` of
+        node *b* (the cached route's W links put on those chips)."""
+        links = self.route_nodes(a, b)
+        if not links or chips == (0, 0):
+            return links
+        return (("W+", a, chips[0]),) + links[1:-1] + (("W-", b, chips[1]),)
+
+    def route(self, src: int, dst: int) -> tuple[LinkId, ...]:
+        """Links crossed by the message of rank *src* to rank *dst*: :meth:`route_nodes`
+        with the W links of the ranks' own chips."""
+        return self.chip_route(self.node_of(src), self.node_of(dst),
+                               (self.chip_of(src), self.chip_of(dst)))
 
     def _channels(self, kind: str, nbytes: float, a: int, b: int) -> float:
         if not self.striping:
@@ -274,6 +300,9 @@ class BlueWaters(TopologyModel):
     def links(self) -> dict[LinkId, tuple[float, float]]:
         """``{link: (bandwidth, latency)}`` for the fluid contention layer.
 
+        Each QCM has four W links each way, one per P7 chip (tutorial: "W (x4)"), so the
+        chips of a QCM inject side by side; a chip's cores share its W link.
+
         With striping a message crosses an SN's Hub-to-Hub hop over all of the first
         Hub's links of that class at once (``N_LI = 7``, ``N_Lr = 24``, as in the cost:
         ``max(S / (N_i B_i))``), so that hop is one pool per Hub and class of ``N_i B_i``:
@@ -282,8 +311,9 @@ class BlueWaters(TopologyModel):
         """
         out: dict[LinkId, tuple[float, float]] = {}
         for q in range(self.num_nodes()):
-            out[("W+", q)] = (self.w_bandwidth, self.w_latency)
-            out[("W-", q)] = (self.w_bandwidth, self.w_latency)
+            for chip in range(CHIPS_PER_QCM):        # "W (x4): local P7 QCM"
+                out[("W+", q, chip)] = (self.w_bandwidth, self.w_latency)
+                out[("W-", q, chip)] = (self.w_bandwidth, self.w_latency)
             if self.striping:
                 out[("LI", q, STRIPED)] = ((QCMS_PER_DRAWER - 1) * self.li_bandwidth,
                                           self.li_latency)

@@ -37,13 +37,14 @@ __all__ = ["striped_link_loads", "striped_node_loads", "striped_step_loads",
 
 
 def node_pair_counts(model: BlueWaters, pairs: Iterable[tuple[Rank, Rank]]) -> Counter[
-        tuple[int, int]]:
-    """Messages per (source node, destination node) for rank pairs (same-node pairs dropped)."""
-    counts: Counter[tuple[int, int]] = Counter()
+        tuple[int, int, int, int]]:
+    """Messages per (source node, destination node, source chip, destination chip) for
+    rank pairs (same-node pairs dropped); the chips choose the W links."""
+    counts: Counter[tuple[int, int, int, int]] = Counter()
     for src, dst in pairs:
         a, b = model.node_of(src), model.node_of(dst)
         if a != b:
-            counts[a, b] += 1
+            counts[a, b, model.chip_of(src), model.chip_of(dst)] += 1
     return counts
 
 
@@ -61,21 +62,24 @@ def _steps(route: tuple[LinkId, ...]) -> list[str]:
     return out
 
 
-def striped_step_loads(model: BlueWaters, counts: Mapping[tuple[int, int], float]
+def striped_step_loads(model: BlueWaters, counts: Mapping[tuple[int, ...], float]
                        ) -> dict[str, dict[LinkId, float]]:
     """:func:`striped_node_loads` split by the step of the route that puts the load:
     ``"intra"`` (routes inside one SN), and for inter-SN routes ``"first"`` (W+ and the
     hop to the D exit in the source SN), ``"D"``, ``"middle"`` (the hop inside the
-    middle SN) and ``"last"`` (the hops inside the destination SN, W- included)."""
+    middle SN) and ``"last"`` (the hops inside the destination SN, W- included).  Keys of
+    *counts* are ``(a, b)`` (chip 0 at both ends) or ``(a, b, chip_a, chip_b)``."""
     steps: dict[str, dict[LinkId, float]] = {k: {} for k in
                                              ("intra", "first", "D", "middle", "last")}
     candidates: dict[tuple[int, int], list[int]] = {}
-    for (a, b), weight in counts.items():
+    for key, weight in counts.items():
+        a, b = key[0], key[1]
+        chips = (key[2], key[3]) if len(key) == 4 else (0, 0)
         if a == b or not weight:
             continue
         sa, sb = a // HUBS_PER_SN, b // HUBS_PER_SN
         if sa == sb:
-            for link in model.route_nodes(a, b):
+            for link in model.chip_route(a, b, chips):
                 steps["intra"][link] = steps["intra"].get(link, 0.0) + weight
             continue
         middles: list[int] = []
@@ -84,8 +88,8 @@ def striped_step_loads(model: BlueWaters, counts: Mapping[tuple[int, int], float
             if key not in candidates:
                 candidates[key] = model.middle_candidates(a, sb)
             middles = candidates[key]
-        routes = ([model.route_via(a, b, (sa, m, sb)) for m in middles] if middles
-                  else [model.route_nodes(a, b)])
+        routes = ([model.route_via(a, b, (sa, m, sb), chips) for m in middles] if middles
+                  else [model.chip_route(a, b, chips)])
         share = weight / len(routes)
         for route in routes:
             for link, step in zip(route, _steps(route)):
@@ -95,8 +99,9 @@ def striped_step_loads(model: BlueWaters, counts: Mapping[tuple[int, int], float
 
 
 def striped_node_loads(model: BlueWaters,
-                       counts: Mapping[tuple[int, int], float]) -> dict[LinkId, float]:
-    """Load per directed link when ``counts[a, b]`` messages go from node *a* to node *b*.
+                       counts: Mapping[tuple[int, ...], float]) -> dict[LinkId, float]:
+    """Load per directed link when ``counts[a, b]`` messages go from node *a* to node *b*
+    (``counts[a, b, chip_a, chip_b]``: between those chips).
 
     An inter-SN message under ``routing=indirect`` puts ``1/N`` on every link of
     each of its ``N`` routes (one per middle SN of :meth:`BlueWaters.middle_candidates`);

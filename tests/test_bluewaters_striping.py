@@ -67,7 +67,9 @@ def test_plus_y_one_sn_pair_at_513_sns_puts_32_over_128_on_each_d_link(bw513):
     bw, px, _ = bw513
     pairs = [(x + px * 31, x + px * 32) for x in range(32)]
     counts = node_pair_counts(bw, pairs)
-    assert sorted(counts.values()) == [8] * 4
+    # each QCM's 8 columns are 2 chips of 4 (chips 2, 3 at its top, to chips 0, 1 above)
+    assert sorted(counts.values()) == [4] * 8
+    assert {key[2:] for key in counts} == {(2, 0), (3, 1)}
     steps = striped_step_loads(bw, counts)
     assert _by_value(steps["D"], "D") == Counter({0.25: 256})
     assert {round(v, 9) for v in steps["middle"].values()} == {0.25}

@@ -30,21 +30,24 @@ def test_hierarchy_sizes():
 
 
 def test_2d_grid_plus_x_contention_4_on_LI():
-    """32x32 in one SN, +X: a QCM's 4-rank right edge feeds one LI link: C = 4, no Lr."""
+    """32x32 in one SN, +X: a QCM's 4-rank right edge feeds one LI link: C = 4, no Lr.
+    The edge spans the QCM's two right chips (4x2 ranks each), 2 messages per chip's W."""
     bw = _grid_model()
     pairs = [(x + 32 * y, (x + 1) % 32 + 32 * y) for x in range(32) for y in range(32)]
     by_class = _loads_by_class(link_loads(bw, pairs))
-    # 32 QCMs each send right over one LI link (row of 4 QCMs is inside one drawer)
-    assert by_class == Counter({("LI", 4): 32, ("W+", 4): 32, ("W-", 4): 32})
+    # 32 QCMs each send right over one LI link (row of 4 QCMs is inside one drawer);
+    # 2 chips a QCM send (x = 7) and 2 receive (x = 0)
+    assert by_class == Counter({("LI", 4): 32, ("W+", 2): 64, ("W-", 2): 64})
 
 
 def test_2d_grid_plus_y_contention_8_on_LI_or_Lr():
-    """+Y: a QCM's 8-rank top edge feeds one link, LI inside a drawer, Lr across: C = 8."""
+    """+Y: a QCM's 8-rank top edge feeds one link, LI inside a drawer, Lr across: C = 8;
+    the edge is 2 chips of 4 columns, 4 messages per chip's W."""
     bw = _grid_model()
     pairs = [(x + 32 * y, x + 32 * ((y + 1) % 32)) for x in range(32) for y in range(32)]
     by_class = _loads_by_class(link_loads(bw, pairs))
     # 8 QCM rows: rows 0->1, 2->3, 4->5, 6->7 in a drawer (16 LI); the other 4 steps cross (16 Lr)
-    assert by_class == Counter({("LI", 8): 16, ("Lr", 8): 16, ("W+", 8): 32, ("W-", 8): 32})
+    assert by_class == Counter({("LI", 8): 16, ("Lr", 8): 16, ("W+", 4): 64, ("W-", 4): 64})
 
 
 def test_grid_mapping_tiles():
@@ -60,14 +63,16 @@ def test_grid_mapping_tiles():
 def test_cost_intra_drawer():
     """QCM 0 -> QCM 1: MPI 0.5 + W 0.05 + LI 0.1 + W 0.05 = 0.7 us, then S / 15 GB/s."""
     bw = BlueWaters()
-    assert bw.route(0, 32) == (("W+", 0), ("LI", 0, 1), ("W-", 1))
+    assert bw.route(0, 32) == (("W+", 0, 0), ("LI", 0, 1), ("W-", 1, 0))
+    # core 24 is on chip 3, core 8 (rank 40) on chip 1: their own W links
+    assert bw.route(24, 40) == (("W+", 0, 3), ("LI", 0, 1), ("W-", 1, 1))
     assert bw.cost(0, 32, 15000) == pytest.approx(0.7e-6 + 1e-6, rel=1e-12)
 
 
 def test_cost_intra_sn_other_drawer():
     """QCM 0 -> QCM 8 (drawer 1): 0.5 + 0.05 + 0.2 + 0.05 = 0.8 us, then S / 4 GB/s (Lr)."""
     bw = BlueWaters()
-    assert bw.route(0, 8 * 32) == (("W+", 0), ("Lr", 0, 8), ("W-", 8))
+    assert bw.route(0, 8 * 32) == (("W+", 0, 0), ("Lr", 0, 8), ("W-", 8, 0))
     assert bw.cost(0, 8 * 32, 4000) == pytest.approx(0.8e-6 + 1e-6, rel=1e-12)
 
 
@@ -81,9 +86,9 @@ def test_cost_same_qcm():
 def test_direct_inter_sn():
     """2 SNs, QCM 0 -> QCM 32: cable 0->1 leaves Hub 0, lands on Hub 32: 0.9 us + S / 7 GB/s."""
     bw = build_network("bluewaters:supernodes=2")
-    assert bw.route_nodes(0, 32) == (("W+", 0), ("D", 0, 1), ("W-", 32))
-    assert bw.route_nodes(1, 34) == (("W+", 1), ("LI", 1, 0), ("D", 0, 1), ("LI", 32, 34),
-                                     ("W-", 34))
+    assert bw.route_nodes(0, 32) == (("W+", 0, 0), ("D", 0, 1), ("W-", 32, 0))
+    assert bw.route_nodes(1, 34) == (("W+", 1, 0), ("LI", 1, 0), ("D", 0, 1), ("LI", 32, 34),
+                                     ("W-", 34, 0))
     assert bw.cost(0, 32 * 32, 7000) == pytest.approx(0.9e-6 + 1e-6, rel=1e-12)
 
 
@@ -124,10 +129,11 @@ def test_percs_cost_formula():
 
 
 def test_links_and_min_cost():
-    """One SN: 32 W+ and 32 W-, 32*7 LI, 32*24 Lr; min cost 0.5 + 0.05*2 + 0.1 us."""
+    """One SN: 32 x 4 W+ and W- (W x4, one per chip), 32*7 LI, 32*24 Lr; min cost
+    0.5 + 0.05*2 + 0.1 us."""
     links = BlueWaters().links()
     kinds = Counter(link[0] for link in links)
-    assert kinds == Counter({"W+": 32, "W-": 32, "LI": 224, "Lr": 768})
+    assert kinds == Counter({"W+": 128, "W-": 128, "LI": 224, "Lr": 768})
     assert BlueWaters().min_cost() == pytest.approx(0.5e-6)   # intra-QCM bound
     assert BlueWaters(cores=1).min_cost() == pytest.approx(0.7e-6)
 
@@ -135,14 +141,15 @@ def test_links_and_min_cost():
 def test_all_to_all_in_one_supernode_loads_each_li_and_lr_with_32_x_32():
     """The tutorial's intra-SN all-to-all (one of DNS3D's transposes): every core of a hub
     sends to every core of every other hub over that pair's direct link, so C = 32 x 32 =
-    1,024 on each LI and each Lr, and each W carries all 32 x 992 messages of its hub."""
+    1,024 on each LI and each Lr, and each of a hub's 4 W links the 8 x 992 messages of
+    its chip's 8 cores."""
     bw = build_network("bluewaters:supernodes=1")
     bw.prepare(1024)
     pairs = [(a, b) for a in range(1024) for b in range(1024) if a // 32 != b // 32]
     by_class = _loads_by_class(link_loads(bw, pairs))
     # 32 hubs: 7 LI peers in the drawer and 24 Lr peers in the other drawers each
     assert by_class == Counter({("LI", 1024): 32 * 7, ("Lr", 1024): 32 * 24,
-                                ("W+", 32 * 992): 32, ("W-", 32 * 992): 32})
+                                ("W+", 8 * 992): 128, ("W-", 8 * 992): 128})
 
 
 def test_the_2d_placement_is_a_mapping_spec():
@@ -185,3 +192,35 @@ def test_min_cost_with_a_free_d_link():
     assert [link[0] for link in bw.route(0, 32)] == ["W+", "D", "W-"]
     assert bw.cost(0, 32, 0) == pytest.approx(0.6e-6, rel=1e-12)
     assert bw.min_cost() == pytest.approx(0.6e-6, rel=1e-12)
+
+
+def _chips_to_other_qcms(pairs):
+    import bsim
+    from bsim import MPI
+
+    def main():
+        comm = MPI.COMM_WORLD
+        r = comm.Get_rank()
+        for src, dst in pairs:
+            if r == src:
+                comm.Send(bsim.Buffer(2**20), dest=dst)
+            elif r == dst:
+                comm.Recv(bsim.Buffer(2**20), source=src)
+    return bsim.simulate(main, 1024, machine="bluewaters", contention="fluid")
+
+
+def test_each_chip_has_its_own_w_link_under_fluid():
+    """W (x4): one core on each of the 4 P7 chips of QCM 0 (cores 0, 8, 16, 24) sends 1 MiB
+    to QCMs 1..4 at once (the preset: striping).  Each crosses its own chip's W+, Hub 0's
+    pool of 7 LI links (7 x 15 GB/s shared by four: 26 GB/s each, faster than W) and the
+    receiver's chip-0 W-, so each takes the lone time 0.5 + 0.05 + 0.1 + 0.05 us
+    + 2^20 B / 15 GB/s = 70.605 us.  With one
+    W per QCM the four shared it and took 4 x 69.9 + 0.7 = 280.3 us.  Two cores of one chip
+    (0 and 1) still share its W: 2 x 69.905 + 0.7 us."""
+    lone = 0.7e-6 + 2**20 / 15e9
+    four = [(0, 32), (8, 64), (16, 96), (24, 128)]
+    res = _chips_to_other_qcms(four)
+    assert [res.finish[d] for _, d in four] == pytest.approx([lone] * 4, rel=1e-9)
+    res = _chips_to_other_qcms([(0, 32), (1, 64)])
+    assert [res.finish[d] for d in (32, 64)] == pytest.approx(
+        [0.7e-6 + 2 * 2**20 / 15e9] * 2, rel=1e-9)

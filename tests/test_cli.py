@@ -125,14 +125,15 @@ def test_collective_cost_options_reach_the_simulation(tmp_path):
     assert doc["per_rank"]["finish"] == [1e-3] * 4
     assert "reduce=clog" in doc["collectives"]
     # global --collectives clog: c = 2 ms, d = 0 prices bcast; reduce keeps its 1 ms override.
-    # bcast: root at 0 + 2 ms, non-roots at max(0, 0) + 2 ms; reduce: root at max(2 ms) +
-    # 1 ms, non-roots at 2 ms + 1 ms -> every rank finishes at 3 ms.
+    # cpi's lowercase bcast is two bcasts, as mpi4py's (the pickle's length, then the
+    # pickle): root at 0 + 2 x 2 ms, non-roots the same; reduce: root at max(4 ms) + 1 ms,
+    # non-roots at 4 ms + 1 ms -> every rank finishes at 5 ms.
     assert main(["run", str(PROGRAMS / "cpi.py"), "-n", "4", "--network", NET,
                  "--collectives", "clog:c=2e-3,d=0", "--collective", "reduce=clog:c=1e-3,d=0",
                  "--json", str(out), "--quiet"]) == 0
     doc = json.loads(out.read_text())
-    assert doc["per_rank"]["finish"] == pytest.approx([3e-3] * 4, rel=1e-12)
-    assert doc["per_rank"]["comm"] == pytest.approx([3e-3] * 4, rel=1e-12)
+    assert doc["per_rank"]["finish"] == pytest.approx([5e-3] * 4, rel=1e-12)
+    assert doc["per_rank"]["comm"] == pytest.approx([5e-3] * 4, rel=1e-12)
 
 
 def test_compute_measure_charges_host_time(tmp_path):

@@ -180,14 +180,15 @@ def test_times_by_hand():
 
     res = bsim.simulate(main, 2, network="hockney:latency=1e-6,bandwidth=1e9",
                         collectives="clog:c=1e-5,d=0", filesystem=FS)
-    # The bcast of the name: 1e-5 (clog: c for every collective).
+    # The bcast of the name: 2 x 1e-5 (clog: c for every collective; a lowercase bcast is
+    # two, as mpi4py's: the pickle's length, then the pickle).
     # Open: barrier 1e-5 + metadata 1e-3.  Rank 0's Write_at of bytes 0..3000: stripes
     # 0, 1, 2 on OSTs 0, 1, 0 -> 2000 bytes on OST 0: 1e-4 + max(2e-6, 3000/2e9) = 1.02e-4.
     # Write_at_all: barrier after the later arrival (rank 0 at 1.122e-3) 1e-5, the
     # exchange of 1000 bytes 1e-6 + 1e-6, two aggregators over two OSTs with 1000 bytes
     # each: 1e-4 + max(1e-6, 2000/4e9) = 1.01e-4.  Iwrite_at: 1.01e-4 < the 1e-3 of
     # add_time: Wait costs nothing.  Close: barrier 1e-5 + metadata 1e-3.
-    t_open = 1e-5 + 1e-5 + 1e-3
+    t_open = 2e-5 + 1e-5 + 1e-3
     t_coll = t_open + 1.02e-4 + 1e-5 + 2e-6 + 1.01e-4
     finish = t_coll + 1e-3 + 1e-5 + 1e-3
     assert res.finish.tolist() == pytest.approx([finish, finish], rel=1e-12)

@@ -146,7 +146,13 @@ def bcast(comm: Comm, obj: Any = None, root: int = 0) -> Any:
     root = check_root(comm, vr, root, "bcast")
     me = comm.rank_of(vr)
     payload = dumps(obj) if me == root else None
-    inst, me, _ = take_part(comm, vr, "bcast", FANOUT, root, len(payload or b""), payload)
+    # as mpi4py (PyMPI_bcast): the pickle's length (an MPI_Count, 8 bytes), then its bytes,
+    # so every rank prices (and chooses an algorithm for) the size the root sends
+    inst, _, _ = take_part(comm, vr, "bcast", FANOUT, root, 8, len(payload or b""),
+                           (("nbytes", 8),))
+    count = leave(comm, vr, inst, inst.values[root])
+    inst, me, _ = take_part(comm, vr, "bcast", FANOUT, root, count, payload,
+                            (("nbytes", count),))
     return leave(comm, vr, inst, obj if me == root else pickle.loads(inst.values[root]))
 
 

@@ -42,9 +42,12 @@ def gather(comm: Comm, sendobj: Any, root: int = 0) -> list[Any] | None:
     root = check_root(comm, vr, root, "gather")
     payload = dumps(sendobj)
     size = comm.size_of(vr)
+    # a Gatherv of the pickles (mpi4py's PyMPI_gather), sized P x its own block as the
+    # schedules take it: the root pays the formula for the total, a non-root for its own
+    # block (it cannot know the others' sizes)
     inst, me, _ = take_part(comm, vr, "gather", FANIN, root, len(payload) * size, payload,
-                            cost_bytes=lambda i, r: sum(i.nbytes) / size
-                            if r == root else i.nbytes[r])
+                            cost_bytes=lambda i, r: (sum(i.nbytes) if r == root
+                                                     else i.nbytes[r]) / size)
     result = [pickle.loads(v) for v in inst.values] if me == root else None
     return leave(comm, vr, inst, result)
 
@@ -71,12 +74,21 @@ def scatter(comm: Comm, sendobj: Any = None, root: int = 0) -> Any:
     size = comm.size_of(vr)
     me = comm.rank_of(vr)
     payload = None
-    nbytes = 0
+    counts: list[int] | None = None
     if me == root:
         items = per_rank_objects(vr, sendobj, size, f"scatter(root={root})")
         payload = [dumps(x) for x in items]
-        nbytes = sum(map(len, payload))
-    inst, me, _ = take_part(comm, vr, "scatter", FANOUT, root, nbytes, payload)
+        counts = [len(p) for p in payload]
+    # as mpi4py (PyMPI_scatter): each rank's pickle length (an MPI_Count, 8 bytes), then a
+    # Scatterv of the pickles, sized as Scatterv's (the root's total; P x its own block
+    # elsewhere) and priced at every member on the root's total
+    inst, _, _ = take_part(comm, vr, "scatter", FANOUT, root, 8 * size, counts,
+                           (("nbytes", 8 * size),))
+    counts = leave(comm, vr, inst, inst.values[root])
+    assert counts is not None
+    nbytes = sum(counts) if me == root else counts[me] * size
+    inst, me, _ = take_part(comm, vr, "scatter", FANOUT, root, nbytes, payload,
+                            cost_bytes=lambda i, r: i.nbytes[root])
     return leave(comm, vr, inst, pickle.loads(inst.values[root][me]))
 
 
@@ -139,10 +151,14 @@ def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
         raw, nb = (bytes(sinfo.mem) if sinfo.mem is not None else None), sinfo.nbytes
         if rinfo is not None and not vector:   # the others' sizes equal this one (signature)
             check_block(vr, call, nb, rinfo.block(me)[1])
+    # the root pays the formula for its receive buffer; a non-root for the plain op's total
+    # (its block x P), or in Gatherv, where it cannot know the others' blocks, for its own
     total = rinfo.nbytes if rinfo is not None else nb * size
     inst, me, req = take_part(comm, vr, "gather", FANIN, root, total,
                               (nb, raw) if vector else raw,
-                              () if vector else (("nbytes", nb),), blocking=blocking)
+                              () if vector else (("nbytes", nb),), blocking=blocking,
+                              cost_bytes=(lambda i, r: i.nbytes[r] if r == root
+                                          else i.nbytes[r] / size) if vector else None)
 
     def post() -> None:
         if rinfo is not None:
@@ -186,7 +202,8 @@ def _Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
             data = [bytes(sinfo.mem[off:off + n]) for off, n in map(sinfo.block, range(size))]
         value = (sizes, data)
     nb = sinfo.nbytes if sinfo is not None else (rinfo.nbytes * size if rinfo else 0)
-    inst, me, req = take_part(comm, vr, "scatter", FANOUT, root, nb, value, blocking=blocking)
+    inst, me, req = take_part(comm, vr, "scatter", FANOUT, root, nb, value, blocking=blocking,
+                              cost_bytes=lambda i, r: i.nbytes[root])   # the root's total
 
     def post() -> None:
         if rinfo is None:

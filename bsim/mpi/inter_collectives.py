@@ -113,13 +113,19 @@ def recv_from(vr: VirtualRank, ic: Intercomm, source: int, op: str, call: str) -
 def local_gather(vr: VirtualRank, ic: Intercomm, value: Any, nbytes: int,
                  op: str = "gather") -> list[Any] | None:
     """Gather every member's *value* to local rank 0 (a FANIN *op* over the local group):
-    the list there, None elsewhere.  Priced on the sum of the contributions at the leader,
-    on ``|L| * nbytes`` at the others."""
+    the list there, None elsewhere.  A gather is priced on the sum of the contributions at
+    the leader, on ``|L| * nbytes`` at the others; a reduce (each member contributes the
+    whole vector) on the largest contribution at the leader, on its own at the others."""
     local = local_comm(ic, vr)
     size = local.size_of(vr)
-    inst, me, _ = take_part(local, vr, op, FANIN, 0, nbytes, value,
-                            cost_bytes=lambda i, r: sum(i.nbytes) if r == 0
-                            else i.nbytes[r] * size)
+    if op == "reduce":
+        inst, me, _ = take_part(local, vr, op, FANIN, 0, nbytes, value,
+                                cost_bytes=lambda i, r: max(i.nbytes) if r == 0
+                                else i.nbytes[r])
+    else:
+        inst, me, _ = take_part(local, vr, op, FANIN, 0, nbytes, value,
+                                cost_bytes=lambda i, r: sum(i.nbytes) if r == 0
+                                else i.nbytes[r] * size)
     return leave(local, vr, inst, list(inst.values) if me == 0 else None)
 
 

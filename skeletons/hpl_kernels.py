@@ -77,14 +77,13 @@ class KernelModel:
         name, _, rest = str(spec).partition(":")
         args = dict(kv.split("=", 1) for kv in rest.split(",") if kv) if rest else {}
         if name == "flat":
-            if "rate" in args:
-                g = 1.0 / float(args["rate"])
-            elif "seconds_per_flop" in args:
-                g = float(args["seconds_per_flop"])
-            else:
+            key = "rate" if "rate" in args else "seconds_per_flop"
+            if key not in args:
                 raise ValueError(f"kernel spec {spec!r}: flat needs rate= or seconds_per_flop=")
-            if not g > 0 or not math.isfinite(g):
-                raise ValueError(f"kernel spec {spec!r}: rate must be positive and finite")
+            value = float(args[key])
+            if not value > 0 or not math.isfinite(value):
+                raise ValueError(f"kernel spec {spec!r}: {key} must be positive and finite")
+            g = 1.0 / value if key == "rate" else value
             return cls({"dgemm": _linear(g)}, str(spec))
         if name == "table":
             return cls(_table(args.get("path", "")), str(spec))

@@ -278,7 +278,12 @@ def rmd_main(nx: int = 16, ny: int = 16, nz: int = 16, nt: int = 16, nprocs: int
         raise ValueError(f"milc: meas must be an int >= 1, got {meas!r}")
     lat, times = _setup(MPI, nx, ny, nz, nt, nprocs, px, py, pz, pt, machine, f)
     measurements = trajecs // meas
-    cg_iters = iter(_split(niters, 2 * steps * (warms + trajecs) + 2 * measurements))
+    solves = 2 * steps * (warms + trajecs) + 2 * measurements
+    if niters and not solves:
+        raise ValueError(f"milc: {niters} CG iterations need a CG solve: warms + trajecs "
+                         f"= {warms + trajecs} trajectories of steps = {steps} and "
+                         f"{measurements} measurements run none")
+    cg_iters = iter(_split(niters, solves))
 
     def kernel(name: str) -> None:
         lat.gathers(GATHERS[name], 1)

@@ -90,6 +90,9 @@ def band_split(ne: int, pb: int, nblk: int, band_counts: str = "") -> list[int]:
         if len(counts) != pb or any(c < nblk or c % nblk for c in counts):
             raise ValueError(f"phase: band_counts {band_counts!r} must give {pb} groups, each a "
                              f"positive multiple of nblk={nblk}")
+        if sum(counts) != ne:
+            raise ValueError(f"phase: band_counts {band_counts!r} hold {sum(counts)} bands, "
+                             f"not ne={ne}")
         return [c // nblk for c in counts]
     base, extra = divmod(ne, pb * nblk)
     if base < 1:
@@ -137,6 +140,10 @@ def main(ne: int = 64, nf: int = 4096, pb: int = 4, pf: int = 8, nblk: int = 4,
         raise ValueError(f"phase: nf={nf} wavenumbers must divide over pf={pf}")
     if not speedup > 0 or not fft_flop_time >= 0:
         raise ValueError("phase: speedup must be > 0 and fft_flop_time >= 0")
+    if isinstance(fft_grid, bool) or not isinstance(fft_grid, (int, float)) \
+            or not 0 < fft_grid < math.inf:
+        raise ValueError(f"phase: fft_grid (FFT points per plane wave) must be > 0, "
+                         f"got {fft_grid!r}")
     if zgemm not in ZGEMM_MODELS:
         raise ValueError(f"phase: zgemm must be one of {', '.join(ZGEMM_MODELS)}, "
                          f"got {zgemm!r}")

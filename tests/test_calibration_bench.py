@@ -135,3 +135,29 @@ def test_no_stream_measures_no_loggp():
         cal = calibrate_network(sizes=[0, 64, 1024], rule=RULE, stream_count=0)
         return None if cal is None else (cal.fits["inter"].loggp_all, cal.fits["inter"].loggp)
     assert bsim.simulate(main, ranks=2).returns[0] == (None, [])
+
+
+def test_python_m_prints_flags_as_one_line_warnings(monkeypatch, capsys):
+    """python -m bsim.calibration prints a calibration's flags as 'bsim: warning: ...' (as the
+    bsim command does), not as raw UserWarning lines. Run as __main__ inside bsim on 2 ranks
+    of one node: --quick's 6 sizes always give the piecewise fit 0 degrees of freedom, a
+    flag."""
+    import runpy
+    import sys
+    import warnings
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)   # restored after
+    monkeypatch.setattr(sys, "argv", ["bsim.calibration", "calibrate", "network", "--profile",
+                                      "", "--quick", "--no-stream", "--min-reps", "5",
+                                      "--max-reps", "5"])
+
+    def main():
+        try:
+            runpy.run_module("bsim.calibration", run_name="__main__")
+        except SystemExit as exc:
+            return exc.code
+        return None
+    assert bsim.simulate(main, ranks=2, network="twolevel:cores=2").returns == [0, 0]
+    err = capsys.readouterr().err.splitlines()
+    assert any(ln.startswith("bsim: warning: calibrate network (intra-node): piecewise fit: "
+                             "6 sizes") for ln in err), err
+    assert not [ln for ln in err if "UserWarning" in ln or "warnings.warn" in ln], err

@@ -385,3 +385,27 @@ def test_network_report_names_the_missing_degrees_of_freedom():
     line = next(ln for ln in report.splitlines() if ln.startswith("piecewise:"))
     assert "no rel. residual (0 degrees of freedom" in line
     assert "hockney" in report and "(4 dof)" in report
+
+
+def test_relative_residual_is_the_mean_the_docs_state():
+    """|1.1 - 1|/1 = 0.1 and |2.6 - 2|/2 = 0.3: mean 0.2 (an RMS would give 0.224); the
+    flags' docstring states that formula."""
+    from bsim.calibration import quality
+    from bsim.calibration.lsq import rel_residual
+    assert rel_residual(np.array([1.1, 2.6]), np.array([1.0, 2.0])) == pytest.approx(0.2)
+    assert "mean(|pred - t| / t)" in (quality.__doc__ or "")
+    assert "sqrt(mean" not in (quality.__doc__ or "")
+
+
+def test_unit_names_are_not_pluralised_twice(tmp_path):
+    """A work column already plural ('cells', 'flops') is not made 'cellss'."""
+    bad = tmp_path / "k.csv"
+    bad.write_text("cells,seconds\n30,1\n20,2\n10,3\n")
+    with pytest.raises(FitError, match="cells must be non-decreasing") as info:
+        read_kernel_csv(bad)
+    assert "cellss" not in str(info.value)
+    with pytest.raises(FitError, match="too few distinct flops: need >= 4") as info:
+        fit_kernel([1, 1, 2, 2], [1, 1, 2, 2], "piecewise", unit="flops")
+    assert "flopss" not in str(info.value)
+    with pytest.raises(FitError, match="sizes must be increasing"):
+        fit_hockney([0, 8, 8], [1e-6, 2e-6, 3e-6])

@@ -46,8 +46,9 @@ def check_points(x: Floats, seconds: Floats, *, what: str,
     """
     xa = np.asarray(x, dtype=float).ravel()
     ta = np.asarray(seconds, dtype=float).ravel()
+    xnames = xname if xname.endswith("s") else f"{xname}s"   # "cells", not "cellss"
     if xa.size != ta.size:
-        raise FitError(f"{what}: {xa.size} {xname}s but {ta.size} times")
+        raise FitError(f"{what}: {xa.size} {xnames} but {ta.size} times")
     if xa.size < min_points:
         raise FitError(f"{what}: too few points: need >= {min_points}, got {xa.size}")
     for i, (xi, ti) in enumerate(zip(xa, ta, strict=True)):
@@ -60,11 +61,11 @@ def check_points(x: Floats, seconds: Floats, *, what: str,
                            f"times must be finite and > 0 seconds")
         if i and (xi < xa[i - 1] or (strict and xi == xa[i - 1])):
             order = "increasing" if strict else "non-decreasing"
-            raise FitError(f"{what}: {xname}s must be {order}: {xi:g} after {xa[i - 1]:g} "
+            raise FitError(f"{what}: {xnames} must be {order}: {xi:g} after {xa[i - 1]:g} "
                            f"at {at} (sort the data by {xname})")
     distinct = np.unique(xa).size
     if distinct < min_distinct:
-        raise FitError(f"{what}: too few distinct {xname}s: need >= {min_distinct}, "
+        raise FitError(f"{what}: too few distinct {xnames}: need >= {min_distinct}, "
                        f"got {distinct}")
     return xa, ta
 

@@ -3,8 +3,9 @@
 A fit is flagged (in the report, on the terminal and in the profile's
 ``[hardware] calibration_<pair>_flags``) when
 
-* its relative residual (the MILC paper's ``sqrt(mean(((pred - t) / t)^2))``)
-  exceeds :data:`MAX_REL_RESIDUAL`: the model's shape does not describe the
+* its relative residual (the MILC paper's "average of all relative residuals",
+  ``mean(|pred - t| / t)``, :func:`bsim.calibration.lsq.rel_residual`) exceeds
+  :data:`MAX_REL_RESIDUAL`: the model's shape does not describe the
   measurements (try the piecewise or size-ranged variants);
 * a parameter's relative standard error exceeds :data:`MAX_REL_ERROR`: the
   measurements do not pin it down (measure more sizes, or more repetitions);

@@ -109,7 +109,48 @@ def _linear(g: float) -> Any:
     return f
 
 
+def _fitted(entry: dict[str, Any], where: str) -> Any:
+    """A table ``bsim fit kernel`` writes (``model`` = linear, piecewise or cache2, over
+    flops; the bookkeeping keys ignored), as the time of one call: the formulas of
+    ``bsim.calibration.kernel_time``, on a number or on an array of flop counts."""
+    import numpy as np
+    unit = entry.get("unit", "flops")
+    if unit not in ("flops", "flop"):
+        raise ValueError(f"kernel entry {where}: a fit over {unit!r}; HPL's kernels take "
+                         f"flops (fit the data with its work in flops)")
+    model = entry["model"]
+    try:
+        if model == "linear":
+            t0, slope = float(entry.get("t0", 0.0)), float(entry["slope"])
+
+            def f(flops: Any) -> Any:
+                return t0 + slope * flops
+        elif model == "piecewise":
+            a, b, brk = (float(entry[k]) for k in ("slope_small", "slope_large", "break_flops"))
+            above = (lambda x: a * brk + b * (x - brk)) if entry.get("continuous", True) \
+                else (lambda x: b * x)
+
+            def f(flops: Any) -> Any:
+                return np.where(flops <= brk, a * flops, above(flops)) \
+                    if isinstance(flops, np.ndarray) else (a * flops if flops <= brk
+                                                           else above(flops))
+        elif model == "cache2":
+            b1, b2, size = float(entry["b1"]), float(entry["b2"]), float(entry["s"])
+
+            def f(flops: Any) -> Any:
+                return b1 * np.minimum(size, flops) + b2 * np.maximum(0.0, flops - size)
+        else:
+            raise ValueError(f"kernel entry {where}: unknown model {model!r}; expected "
+                             f"linear, piecewise or cache2")
+    except KeyError as missing:
+        raise ValueError(f"kernel entry {where}: a {model} fit needs {missing}") from None
+    f.vectorized = f  # type: ignore[attr-defined]
+    return f
+
+
 def _entry(entry: Any, where: str) -> Any:
+    if isinstance(entry, dict) and "model" in entry:
+        return _fitted(entry, where)
     if isinstance(entry, dict) and set(entry) == {"rate"}:
         return _linear(1.0 / float(entry["rate"]))
     if isinstance(entry, dict) and set(entry) == {"slope_small", "slope_large", "break_flops"}:
@@ -123,8 +164,8 @@ def _entry(entry: Any, where: str) -> Any:
             return np.where(flops <= b, s * flops, s * b + lg * (flops - b))
         f.vectorized = vf  # type: ignore[attr-defined]
         return f
-    raise ValueError(f"kernel entry {where}: expected {{rate}} or {{slope_small, slope_large, "
-                     f"break_flops}}, got {entry!r}")
+    raise ValueError(f"kernel entry {where}: expected {{rate}}, {{slope_small, slope_large, "
+                     f"break_flops}} or a table of bsim fit kernel, got {entry!r}")
 
 
 def _table(path: str) -> dict[str, Any]:

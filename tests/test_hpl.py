@@ -240,3 +240,32 @@ def test_runs_under_real_mpiexec():
     out = run_mpiexec(4, code)
     assert out.returncode == 0, out.stderr
     assert "done [True, False, False, False]" in out.stdout
+
+
+@pytest.mark.parametrize("table", [
+    '{model = "linear", unit = "flops", slope = 5e-10, slope_var = 1e-4, rel_residual = 0.01}',
+    '{model = "piecewise", unit = "flops", slope_small = 5e-10, slope_large = 1e-10, '
+    'break_flops = 1e15, continuous = true, slope_small_var = 1e-3, rel_residual = 0.02}',
+    '{model = "cache2", unit = "flops", b1 = 5e-10, b2 = 1e-10, s = 1e15}',
+])
+def test_a_table_bsim_fit_kernel_writes_prices_hpl(tmp_path, table):
+    """[kernels.hpl_blas] dgemm as `bsim fit kernel` writes it (model, unit, *_var and
+    rel_residual besides its parameters) is read by its formula: 5e-10 s per flop below a
+    break no call reaches gives T = flops x 5e-10 on a 1 x 1 grid with a zero network (it
+    was refused: 'expected {rate} or {slope_small, slope_large, break_flops}')."""
+    path = tmp_path / "fitted.toml"
+    path.write_text('name = "fitted"\ndescription = "d"\nsource = "s"\ncores_per_node = 1\n'
+                    '[network]\nmodel = "zero"\n'
+                    f'[kernels.hpl_blas]\ndgemm = {table}\n')
+    n, nb = 100, 10
+    res = run("zero", n=n, nb=nb, p=1, q=1, kernel=str(path))
+    assert res.returns[0]["time"] == pytest.approx(lu_flops_unblocked(n) * 5e-10, rel=1e-12)
+
+
+def test_a_fitted_table_over_other_units_is_refused(tmp_path):
+    path = tmp_path / "cells.toml"
+    path.write_text('name = "c"\ndescription = "d"\nsource = "s"\ncores_per_node = 1\n'
+                    '[network]\nmodel = "zero"\n[kernels.hpl_blas]\n'
+                    'dgemm = {model = "linear", unit = "cells", slope = 1e-9}\n')
+    with pytest.raises(bsim.RankError, match="a fit over 'cells'"):
+        run("zero", n=32, nb=8, p=1, q=1, kernel=str(path))

@@ -106,9 +106,9 @@ def test_a_rerun_leaves_no_stale_variants(tmp_path, monkeypatch, tomlkit):
     assert csv and all(row.startswith("intra,") for row in csv)
 
 
-@pytest.mark.parametrize("count", ["1", "-3"])
+@pytest.mark.parametrize("count", ["1", "0", "-3"])
 def test_a_stream_count_below_two_is_refused(count, capsys):
-    """--stream-count 1 or negative: gap(s) and o(s) divide by n - 1, so LogGP cannot be
+    """--stream-count 1, 0 (which the library reads as --no-stream) or negative: gap(s) and o(s) divide by n - 1, so LogGP cannot be
     measured; every rank stops with exit status 2 and one line (it was accepted and LogGP
     silently skipped). Run through the command line inside bsim on 2 ranks."""
     from bsim.calibration.errors import CalibrationError

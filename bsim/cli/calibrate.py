@@ -142,7 +142,7 @@ def _mpi() -> Any:
 def _calibrate_network(ns: argparse.Namespace) -> int:
     from ..calibration.network_bench import DEFAULT_SIZES, QUICK_SIZES, calibrate_network
     if not ns.no_stream and ns.stream_count < 2:   # 0 would mean --no-stream to the library
-        raise ValueError(f"--stream-count must be an integer >= 2 (LogGP's gap and overhead "
+        raise CalibrationError(f"--stream-count must be an integer >= 2 (LogGP's gap and overhead "
                          f"divide by n - 1), got {ns.stream_count}; --no-stream skips the "
                          f"streams")
     _mpi()

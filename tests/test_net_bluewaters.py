@@ -224,3 +224,16 @@ def test_each_chip_has_its_own_w_link_under_fluid():
     res = _chips_to_other_qcms([(0, 32), (1, 64)])
     assert [res.finish[d] for d in (32, 64)] == pytest.approx(
         [0.7e-6 + 2 * 2**20 / 15e9] * 2, rel=1e-9)
+
+
+def test_flat_variant_latency_is_a_topology_route():
+    """The preset's flat view prices every message as the direct inter-SN route W+ LI D W-
+    (QCM 1 -> SN 1: LI to Hub 0, which owns the cable 0 -> 1 landing on Hub 32): 0.5 + 2 x
+    0.05 + 0.1 + 0.3 = 1.0 us, W crossed up and down as on every route (0.95 us counted
+    one W)."""
+    from bsim.machines import network_spec
+    flat = build_network(network_spec("bluewaters:flat"))
+    bw = build_network("bluewaters:supernodes=2,routing=direct")
+    assert [link[0] for link in bw.route(32, 1024)] == ["W+", "LI", "D", "W-"]
+    assert flat.cost(0, 1, 0) == pytest.approx(bw.cost(32, 1024, 0), rel=1e-12)
+    assert flat.cost(0, 1, 0) == pytest.approx(1.0e-6, rel=1e-12)

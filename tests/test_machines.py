@@ -234,7 +234,7 @@ def test_profile_may_name_any_registered_model_with_a_nested_spec(tmp_path):
     assert model.cost(0, 4, 1000) == 2e-6 + 1000 / 1e9       # next node
 
 
-@pytest.mark.parametrize("name,variant", [s for s in _all_specs() if s[0] != "bluewaters"])
+@pytest.mark.parametrize("name,variant", list(_all_specs()))
 def test_on_node_figures_are_the_presets_own(name, variant):
     """A topology network holding several ranks a node prices their messages with
     ``intra_latency`` and ``intra_bandwidth``: a preset states both (with a source or an

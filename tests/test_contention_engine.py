@@ -538,3 +538,13 @@ def test_collectives_priced_by_formulas_under_contention_are_counted_and_warned(
     plain = bsim.simulate(main, ranks=16, network=net)
     assert plain.formula_collectives == 0 and "formula_collectives" not in plain.to_dict()
     assert "priced by formulas" not in plain.summary()
+
+
+def test_contention_spec_names_are_case_insensitive_and_options_given_once():
+    """FLUID is fluid, as network and protocol names ignore case; an option given twice
+    is refused (it silently took the last value), as network specs refuse it."""
+    from bsim.engine.fabric_options import parse_contention
+    assert parse_contention("FLUID:share=latency") == ("fluid", {"share": "latency"})
+    assert parse_contention("None") == ("none", {})
+    with pytest.raises(ValueError, match="share given twice"):
+        parse_contention("fluid:share=equal,share=latency")

@@ -30,9 +30,10 @@ def parse_contention(contention: str | None) -> tuple[str, dict[str, str]]:
 
     Raises ``ValueError`` naming the valid choices.
     """
-    if contention is None or contention == "none":
+    if contention is None or contention.strip().lower() == "none":
         return "none", {}
     mode, _, text = contention.partition(":")
+    mode = mode.strip().lower()   # case-insensitive, as the other spec names
     valid = {"share": SHARES, "start": STARTS}
     usage = ",".join(f"{k}={'|'.join(v)}" for k, v in valid.items())
     if mode != "fluid":
@@ -44,6 +45,8 @@ def parse_contention(contention: str | None) -> tuple[str, dict[str, str]]:
         if not eq or value not in valid.get(key, ()):
             raise ValueError(f"contention {contention!r}: unknown option {item!r}; "
                              f"valid: {usage}")
+        if key in opts:   # as network specs: a second value would silently win
+            raise ValueError(f"contention {contention!r}: {key} given twice")
         opts[key] = value
     return mode, opts
 

@@ -32,7 +32,8 @@ from .spec import SpecError
 __all__ = [
     "OPS", "ALGORITHMS", "DEFAULT_THRESHOLDS", "CollectiveSpecError", "canonical_op", "as_p2p",
     "ceil_log2", "floor_pow2", "is_pow2", "share", "bruck_blocks", "resolve_algorithm",
-    "default_algorithm", "critical_path", "chain", "check_call", "Steps", "P2P", "SimTime",
+    "V_FIXED", "default_algorithm", "critical_path", "chain", "check_call", "Steps", "P2P",
+    "SimTime",
 ]
 
 SimTime = float
@@ -167,8 +168,31 @@ def resolve_algorithm(op: str, algorithm: str, nprocs: int) -> str:
     return algorithm
 
 
-def default_algorithm(op: str, nprocs: int, nbytes: float) -> str:
+#: MPICH's v-variants that do not select by size (``MPIR_Gatherv``, ``MPIR_Scatterv``:
+#: "Since the array of recvcounts is valid only on the root, we cannot do a tree
+#: algorithm ... we simply use a linear algorithm"; ``MPIR_Alltoallv``/``Alltoallw``:
+#: "we don't know the total message size for all processes without additional
+#: communication. Therefore we simply use the 'middle of the road' isend/irecv
+#: algorithm", whose contention-free cost is pairwise exchange's).
+V_FIXED = {"gatherv": "linear", "scatterv": "linear", "alltoallv": "pairwise",
+           "alltoallw": "pairwise"}
+
+
+def default_algorithm(op: str, nprocs: int, nbytes: float | None) -> str:
     """MPICH 3.x's default algorithm for *op* (thresholds in :data:`DEFAULT_THRESHOLDS`).
+
+    v-variants (MPICH's own selection, :data:`V_FIXED`): gatherv and scatterv linear,
+    alltoallv and alltoallw pairwise, whatever the size; allgatherv and
+    reduce_scatter(_block) as their plain op on the total (every rank knows the counts).
+
+    *nbytes* ``None``: not every member knows the size (a v-variant's counts, Python
+    objects whose pickles differ), so an algorithm chosen from it could differ between
+    members, whose schedules would then not match.  The choice then does not look at
+    the size: :data:`V_FIXED` for the v names, pairwise for alltoall (MPICH's
+    alltoallv), and for every other op the short-message choice below (``nbytes = 0``:
+    binomial bcast, reduce, gather and scatter; recursive doubling allreduce, scan and
+    exscan; allgather recursive doubling, or bruck when ``P`` is not a power of two;
+    recursive halving reduce_scatter; dissemination barrier).
 
     bcast: binomial if ``nbytes < 12288`` or ``P < 8``; else scatter +
     recursive-doubling allgather if ``nbytes < 524288`` and ``P`` is a power of
@@ -184,8 +208,16 @@ def default_algorithm(op: str, nprocs: int, nbytes: float) -> str:
     barrier: dissemination; gather/scatter: binomial; scan/exscan: recursive
     doubling.
     """
+    fixed = V_FIXED.get(op.strip().lower().removeprefix("mpi_")) \
+        if isinstance(op, str) else None
     op = canonical_op(op)
+    if nbytes is None:
+        if fixed is not None or op == "alltoall":
+            return fixed or "pairwise"
+        nbytes = 0
     check_call(nprocs, nbytes)
+    if fixed is not None:
+        return fixed
     th, P, n = DEFAULT_THRESHOLDS, nprocs, nbytes
     if op == "bcast":
         if n < th["bcast_short"] or P < th["bcast_min_procs"]:

@@ -163,7 +163,7 @@ class Analytic(CollectiveModel):
     def algorithm(self, op: str, nprocs: int, nbytes: float) -> str:
         """The algorithm this model runs for *op* (override or MPICH default, resolved)."""
         name = canonical_op(op)
-        chosen = self.algorithms.get(name) or default_algorithm(name, nprocs, nbytes)
+        chosen = self.algorithms.get(name) or default_algorithm(op, nprocs, nbytes)
         return resolve_algorithm(name, chosen, nprocs)
 
     def time(self, op: str, nprocs: int, nbytes: float, p2p: Any = None) -> SimTime:

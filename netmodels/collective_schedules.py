@@ -234,7 +234,7 @@ def schedule(op: str, algorithm: str | None, nprocs: int, nbytes: Any,
     if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < nprocs:
         raise CollectiveSpecError(f"root must be a rank in [0, {nprocs}), got {root!r}")
     if algorithm is None or algorithm == "default":
-        algorithm = default_algorithm(name, nprocs, nbytes)
+        algorithm = default_algorithm(op, nprocs, nbytes)
     alg = resolve_algorithm(name, algorithm, nprocs)
     if nprocs == 1:
         return []

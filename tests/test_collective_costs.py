@@ -215,12 +215,45 @@ def test_analytic_needs_p2p():
 
 
 def test_v_variants_cost_as_plain_ops():
-    """allgatherv and friends are costed as their plain op with the same total bytes."""
+    """allgatherv and reduce_scatter_block select as their plain op on the total bytes
+    (MPICH: every rank knows the counts)."""
     model = Analytic()
-    for v, plain in [("allgatherv", "allgather"), ("gatherv", "gather"),
-                     ("scatterv", "scatter"), ("alltoallv", "alltoall"),
-                     ("MPI_Reduce_scatter_block", "reduce_scatter")]:
-        assert model.time(v, 12, 12000, hockney) == model.time(plain, 12, 12000, hockney)
+    for v, plain in [("allgatherv", "allgather"), ("MPI_Reduce_scatter_block", "reduce_scatter")]:
+        for n in (1200, 12000, 1200000):
+            assert model.time(v, 12, n, hockney) == model.time(plain, 12, n, hockney)
+
+
+def test_v_variants_follow_mpichs_own_selection():
+    """MPICH's Gatherv/Scatterv are linear and its Alltoallv/w isend/irecv (pairwise cost)
+    whatever the size (MPIR_Gatherv: "the array of recvcounts is valid only on the root,
+    we cannot do a tree algorithm"; MPIR_Alltoallv: "we don't know the total message size").
+    12 ranks, Hockney 1 us + 1 ns/B: gatherv of 12000 B is 11 t(1000) = 22 us where binomial
+    gather is 15 us; alltoallv of 100 B blocks is 11 t(100) = 12.1 us where plain alltoall
+    (<= 256 B a block, P >= 8) is Bruck."""
+    model = Analytic()
+    assert default_algorithm("alltoall", 12, 1200) == "bruck"
+    for v in ("gatherv", "Scatterv", "MPI_Gatherv"):
+        assert default_algorithm(v, 12, 12000) == "linear"
+        assert model.time(v, 12, 12000, hockney) == pytest.approx(11 * 2e-6, rel=1e-12)
+    for v in ("alltoallv", "Alltoallw"):
+        assert default_algorithm(v, 12, 1200) == "pairwise"
+        assert model.time(v, 12, 1200, hockney) == pytest.approx(11 * 1.1e-6, rel=1e-12)
+
+
+@pytest.mark.parametrize("P", [2, 3, 8, 12, 16])
+def test_a_size_no_member_shares_picks_without_the_size(P):
+    """nbytes None (members' sizes differ): MPICH's v choice, pairwise alltoall, else the
+    short-message choice, the same whatever each member's own size is."""
+    short = {op: default_algorithm(op, P, 0) for op in
+             ("bcast", "reduce", "allreduce", "gather", "scatter", "allgather",
+              "reduce_scatter", "barrier", "scan", "exscan")}
+    assert short["bcast"] == short["reduce"] == short["gather"] == "binomial"
+    assert short["allgather"] == ("recursive_doubling" if P & (P - 1) == 0 else "bruck")
+    for op, alg in short.items():
+        assert default_algorithm(op, P, None) == alg
+    assert default_algorithm("alltoall", P, None) == "pairwise"
+    assert default_algorithm("alltoallv", P, None) == "pairwise"
+    assert default_algorithm("gatherv", P, None) == "linear"
 
 
 def test_unknown_op_lists_valid_ops():

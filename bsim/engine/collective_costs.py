@@ -75,8 +75,11 @@ class CollectiveCosts:
     def _entry(self, op: str) -> str:
         return op if op in self._models else "default"
 
-    def algorithm(self, op: str, nprocs: int, nbytes: float) -> str | None:
-        """The algorithm to expand *op* into, or None when the source is a formula."""
+    def algorithm(self, op: str, nprocs: int, nbytes: float | None) -> str | None:
+        """The algorithm to expand *op* into, or None when the source is a formula.
+
+        *nbytes* is a size every member knows, or None when the members' sizes may differ
+        (``default_algorithm``'s size-free choice): one instance runs one schedule."""
         entry = self._entry(op)
         if self._models[entry] is not None:
             return None
@@ -146,22 +149,29 @@ class CollectiveCosts:
         return place
 
     def cost(self, engine: Engine, comm: Comm, group: tuple[int, ...], op: str,
-             nbytes: float, root: int = 0) -> float:
+             nbytes: float, root: int = 0, sized: bool = True) -> float:
         """``T(op, P, nbytes)`` on *comm* from the configured source (cached); *root* is the
         communicator rank a rooted collective's schedule starts from (its partners, and so
-        their distances on a topology, follow the root)."""
+        their distances on a topology, follow the root).  *sized* False: the call does not
+        carry its size in its signature, so the members may not all know it: an
+        ``analytic`` source (and an algorithmic one's twin formula) then prices the
+        algorithm chosen without the size, the one the expansion runs (:meth:`algorithm`)."""
         P = len(group)
         if P <= 1:
             return 0.0
-        key = (self._place(engine, comm, group), op, nbytes, root)
+        key = (self._place(engine, comm, group), op, nbytes, root, sized)
         t = self._cost_cache.get(key)
         if t is None:
             entry = self._entry(op)
             model = self._models[entry]
             if model is None:   # algorithmic source asked for a formula: its analytic twin
-                alg = self.algorithm(op, P, nbytes)
+                alg = self.algorithm(op, P, nbytes if sized else None)
                 assert alg is not None   # an algorithmic source always names one
                 model = Analytic({op: alg})
+            elif not sized and isinstance(model, Analytic):   # the expansion's choice too
+                name = canonical_op(op)
+                model = Analytic({name: model.algorithms.get(name)
+                                  or _default_algorithm(op, P, None)})
             t = None
             if isinstance(model, Analytic) and hasattr(engine.network, "node_of"):
                 # a topology (or nodes): price each step by the algorithm's real partners;

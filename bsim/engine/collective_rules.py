@@ -217,6 +217,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
         raise _mismatch(vr, comm, seq, inst, sig)
     costs = eng.collective_costs
     if inst.local < 0:
+        sized = _sized(extra)
         _count_local(eng, inst, comm, vr)
         members = comm.members(vr)
         root0 = root if root >= 0 else 0
@@ -227,7 +228,8 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
             def member_cost(rank: int) -> float:
                 if memo[0] != inst.arrived:   # new arrivals may change the size
                     memo[0] = inst.arrived
-                    memo[1] = costs.cost(eng, comm, members, cop, aggregate(inst), root0)
+                    memo[1] = costs.cost(eng, comm, members, cop, aggregate(inst), root0,
+                                         sized)
                 return memo[1]
         else:
             per_rank = cost_bytes
@@ -236,13 +238,14 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
             def member_cost(rank: int) -> float:
                 nb = per_rank(inst, rank) if per_rank is not None else inst.nbytes[rank]
                 if nb != last[0]:
-                    last[0], last[1] = nb, costs.cost(eng, comm, members, cop, nb, root0)
+                    last[0], last[1] = nb, costs.cost(eng, comm, members, cop, nb, root0,
+                                                      sized)
                 return float(last[1])
 
         inst.cost_fn = member_cost
     t = vr.clock
     rkey = vr.next_key() if me == (root if root >= 0 else 0) else 0   # _owner, inlined
-    alg = (costs.algorithm(cop, size, nbytes)
+    alg = (costs.algorithm(cop, size, nbytes if _sized(extra) else None)
            if costs.any_algorithmic and blocking and size > 1 else None)
     if alg is not None:
         inst.alg = True
@@ -275,6 +278,17 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     if kind == FANOUT or inst.arrived == size:   # else _schedule_completion does nothing
         _schedule_completion(eng, inst)
     return inst, me, req
+
+
+def _sized(extra: tuple[Any, ...]) -> bool:
+    """Whether a call's signature carries its size (``("nbytes", n)``): then every member
+    knows it (the signatures must agree), and an algorithm may be chosen from it.  Else
+    (v-variants, Python objects) the members' sizes may differ, and an instance's algorithm,
+    which must be the same at every member, is chosen without it (docs/collectives.md)."""
+    for item in extra:
+        if item[0] == "nbytes":
+            return True
+    return False
 
 
 def _schedule_completion(eng: Engine, inst: CollInstance) -> None:

@@ -189,3 +189,20 @@ def test_a_bad_value_in_a_machine_file_names_the_file(table, old, new, expected,
     assert f"machine file '{path}' [{table}]: " in err and expected in err
     with pytest.raises(ValueError, match=rf"machine file '{path}' \[{table}\]: "):
         bsim.simulate(lambda: None, 2, machine=str(path))
+
+
+def test_an_error_raised_in_the_network_models_names_the_user_s_line():
+    """A collective cost spec without the op a program calls fails at that call; the line
+    names the user's file:line, not netmodels' (netmodels is bsim's own code)."""
+    import bsim
+    from bsim import MPI
+
+    def main():
+        MPI.COMM_WORLD.Barrier()
+        MPI.COMM_WORLD.bcast(1, root=0)
+
+    with pytest.raises(bsim.RankError) as info:
+        bsim.simulate(main, 2, collectives="clog:barrier.c=1e-6,barrier.d=0")
+    text = str(info.value)
+    assert "no c and d for op 'bcast'" in text and "netmodels" not in text
+    assert "test_bad_inputs.py" in text

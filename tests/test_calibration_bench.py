@@ -108,9 +108,10 @@ def test_a_rerun_leaves_no_stale_variants(tmp_path, monkeypatch, tomlkit):
 
 @pytest.mark.parametrize("count", ["1", "0", "-3"])
 def test_a_stream_count_below_two_is_refused(count, capsys):
-    """--stream-count 1, 0 (which the library reads as --no-stream) or negative: gap(s) and o(s) divide by n - 1, so LogGP cannot be
-    measured; every rank stops with exit status 2 and one line (it was accepted and LogGP
-    silently skipped). Run through the command line inside bsim on 2 ranks."""
+    """--stream-count 1, 0 (which the library reads as --no-stream) or negative: gap(s)
+    and o(s) divide by n - 1, so LogGP cannot be measured; every rank stops with exit
+    status 2 and one line (it was accepted and LogGP silently skipped). Run through the
+    command line inside bsim on 2 ranks."""
     from bsim.calibration.errors import CalibrationError
     from bsim.calibration.network_bench import calibrate_network
     from bsim.cli import calibrate as cli

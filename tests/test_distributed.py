@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -457,9 +458,27 @@ def long():
         bsim.add_time(1.0)
         MPI.COMM_WORLD.Barrier()
 
+def poll_and_block():                   # a poller on host 0, blocked receivers on host 1
+    comm = MPI.COMM_WORLD
+    if comm.rank == 0:
+        req = comm.irecv(source=1)
+        while not req.Test():
+            bsim.add_time(1e-6)
+    else:
+        comm.recv(source=0)
+
+def mismatch():                         # found on host 0 in its window, on host 1 on insert
+    comm = MPI.COMM_WORLD
+    if comm.rank == 0:
+        comm.Barrier()
+    else:
+        comm.allreduce(1)
+
 try:
     if sys.argv[1] == "livelock":
         bsim.simulate(polls, 4, network="{net}", hosts=REAL.COMM_WORLD)
+    elif sys.argv[1] in ("poll_and_block", "mismatch"):
+        bsim.simulate(globals()[sys.argv[1]], 4, network="{net}", hosts=REAL.COMM_WORLD)
     else:
         bsim.simulate(long, 4, network="{net}", hosts=REAL.COMM_WORLD, max_sim_time=10.0)
 except bsim.BsimError as exc:
@@ -490,3 +509,23 @@ def test_livelocks_and_limits_end_every_host(case: str) -> None:
     assert proc.returncode != 0
     for host in (0, 1):
         assert f"host {host}: {expected}" in proc.stdout, proc.stdout + proc.stderr
+
+
+@needs_mpi
+@pytest.mark.parametrize("case, expected", [
+    ("poll_and_block", "LivelockError: livelock at t="),
+    ("mismatch", "CollectiveMismatchError: collective mismatch"),
+])
+def test_a_host_that_only_waits_or_fails_on_insert_ends_with_the_others(case: str,
+                                                                        expected: str) -> None:
+    """A poller on host 0 whose partners on host 1 are blocked, with nothing in flight, is
+    the livelock one process reports (host 1, with no event at all, never counted as
+    quiet: the run went on until killed); a mismatch that host 0 finds in its window and
+    host 1 when inserting host 0's arrivals ends both hosts with the same error at once
+    (host 1 waited 120 s for an exchange host 0 never joined, then aborted)."""
+    start = time.perf_counter()
+    proc = _mpiexec(2, ["-c", _STOPS.format(net=NET), case], timeout=60)
+    assert proc.returncode != 0
+    for host in (0, 1):
+        assert f"host {host}: {expected}" in proc.stdout, proc.stdout + proc.stderr
+    assert time.perf_counter() - start < 30

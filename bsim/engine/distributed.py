@@ -218,8 +218,9 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
         nxt = engine.next_time()
         outbox = engine.outbox
         ships = [min((ev[0] for ev in box), default=math.inf) for box in outbox]
-        # this host can only poll: nothing of its own in flight or shipped (livelock check)
-        quiet = (engine.unfinished == 0 and min(nxt, *ships) == math.inf) or (
+        # this host can only poll, or wait: nothing of its own in flight or shipped (its
+        # ranks finished or blocked, or polling in vain; the livelock check)
+        quiet = min(nxt, *ships) == math.inf or (
             engine.poll_streak >= LIVELOCK_POLLS and not any(outbox) and engine.only_polling())
         status = (nxt, ships, engine.unfinished, failure, engine._now, engine.events, quiet)
         blobs = []
@@ -251,7 +252,10 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
             except BaseException as exc:
                 own_exc = exc
                 failure = _describe(engine, me, exc)
-                continue
+                if not any(st[3] is not None for st in statuses):
+                    continue   # the others learn of it at the next exchange
+                # another host failed at this exchange too: decide as it does, from the
+                # failures every host saw (it may stop now and join no other exchange)
         # the earliest event each host holds now: its queue and what was shipped to it;
         # a host that failed runs nothing more
         nexts = [math.inf if st[3] is not None else st[0] for st in statuses]

@@ -26,8 +26,11 @@ if TYPE_CHECKING:
 
 __all__ = ["FailureReports", "user_location_of_traceback"]
 
-# bsim's own code: every module of the bsim package (not skeletons, not the user's files)
+# bsim's own code: every module of the bsim package and of its network models, netmodels
+# (not skeletons, not the user's files)
 _BSIM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_OWN_DIRS = (_BSIM_DIR, os.path.join(os.path.dirname(os.path.dirname(_BSIM_DIR)),
+                                     "netmodels") + os.sep)
 _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 # the standard library and installed packages: a call into them is reported where it was made
 _LIBRARY_DIRS = tuple(sorted({_STDLIB_DIR} | {
@@ -157,8 +160,8 @@ def _describe(req: Any, sends: dict[int, Any]) -> str:
 
 
 def _is_internal(filename: str) -> bool:
-    """True for a frame of bsim's own code (any module of the ``bsim`` package)."""
-    return os.path.abspath(filename).startswith(_BSIM_DIR)
+    """True for a frame of bsim's own code (any module of ``bsim`` or ``netmodels``)."""
+    return os.path.abspath(filename).startswith(_OWN_DIRS)
 
 
 def _user_location(g: greenlet.greenlet | None) -> str:

@@ -369,6 +369,10 @@ def simulate(main: Callable[..., Any], ranks: int,
     engine.collective_costs = CollectiveCosts(collectives)
     if filesystem is not None:
         engine.filesystem = build_filesystem(filesystem)
+    selected = getattr(tracer, "ranks", None)
+    if selected and min(selected) >= ranks:   # an empty trace, found only when read
+        raise ValueError(f"trace: none of the ranks it records ({min(selected)} and up) is a "
+                         f"rank of this {ranks}-rank run (0..{ranks - 1})")
     engine.tracer, engine.noise, engine.progress = tracer, noise, progress
     if compute == "measure":
         measure_compute(engine, compute_scale)

@@ -117,3 +117,36 @@ def test_sweep_outputs_checked_before_the_points(tmp_path, capsys):
     assert "[1/2]" not in captured.err
     assert captured.err.strip().endswith("is a file, not a directory")
     assert not Path(f"{prefix}.csv").exists()
+
+
+@pytest.mark.parametrize("argv, says", [
+    # an empty trace, found only when read
+    (["run", "tests/programs/pingpong.py", "-n", "2", "--trace", "{tmp}/t.json",
+      "--trace-ranks", "100"], "none of the ranks it records (100 and up)"),
+    # the second silently won
+    (["run", "tests/programs/pingpong.py", "-n", "2", "--collective", "bcast=analytic",
+      "--collective", "BCAST=clog:c=1,d=0"], "--collective BCAST: given twice"),
+    # wrote {tmp}/.csv and {tmp}/.json
+    (["sweep", "halo2d", "--param", "px=1,2", "--param", "iterations=1", "--network",
+      "hockney", "-o", "{tmp}/"], "a prefix names files"),
+    # wrote a key "" under [kernels.k]
+    (["fit", "kernel", "{tmp}/k.csv", "--model", "linear", "--profile", "{tmp}/p.toml",
+      "--kernel", ""], "--kernel must name a kernel table key"),
+    # wrote cores_per_node = 2 without a word
+    (["calibrate", "network", "--quick", "--profile", "{tmp}/m.toml", "--cores-per-node",
+      "0"], "--cores-per-node must be an integer >= 1"),
+    # measured everything, then failed on a temporary file's name
+    (["calibrate", "network", "--quick", "--profile", "{tmp}/m.toml", "--data", "{tmp}"],
+     "--data {tmp}: is a directory"),
+    (["calibrate", "collectives", "--quick", "--profile", "", "--csv", "{tmp}"],
+     "--csv {tmp}: is a directory"),
+])
+def test_bad_options_are_one_line_before_any_work(tmp_path, capsys, monkeypatch, argv, says):
+    monkeypatch.chdir(ROOT)
+    (tmp_path / "k.csv").write_text("flops,seconds\n1,1e-9\n2,2e-9\n4,4e-9\n8,8e-9\n")
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bsim: error:"), err
+    assert says.replace("{tmp}", str(tmp_path)) in err[0], err
+    assert not list(tmp_path.glob(".*")) and not (tmp_path / "p.toml").exists()

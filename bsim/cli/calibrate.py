@@ -142,9 +142,13 @@ def _mpi() -> Any:
 def _calibrate_network(ns: argparse.Namespace) -> int:
     from ..calibration.network_bench import DEFAULT_SIZES, QUICK_SIZES, calibrate_network
     if not ns.no_stream and ns.stream_count < 2:   # 0 would mean --no-stream to the library
-        raise CalibrationError(f"--stream-count must be an integer >= 2 (LogGP's gap and overhead "
-                         f"divide by n - 1), got {ns.stream_count}; --no-stream skips the "
-                         f"streams")
+        raise CalibrationError(f"--stream-count must be an integer >= 2 (LogGP's gap and "
+                               f"overhead divide by n - 1), got {ns.stream_count}; "
+                               f"--no-stream skips the streams")
+    if ns.cores_per_node is not None and ns.cores_per_node < 1:
+        raise CalibrationError(f"--cores-per-node must be an integer >= 1, got "
+                               f"{ns.cores_per_node}")
+    _check_outputs(ns.profile, ("--data", ns.data), ".network.csv")
     _mpi()
     sizes = ns.sizes or (QUICK_SIZES if ns.quick else DEFAULT_SIZES)
     cal = calibrate_network(sizes=sizes, rule=_rule(ns),
@@ -161,6 +165,7 @@ def _calibrate_network(ns: argparse.Namespace) -> int:
 
 def _calibrate_collectives(ns: argparse.Namespace) -> int:
     from ..calibration.collective_bench import DEFAULT_SIZES, QUICK_SIZES, calibrate_collectives
+    _check_outputs(ns.profile, ("--csv", ns.csv), ".collectives.csv")
     _mpi()
     sizes = ns.sizes or (QUICK_SIZES if ns.quick else DEFAULT_SIZES)
     ops = [o.strip() for o in ns.ops.split(",") if o.strip()]
@@ -172,9 +177,27 @@ def _calibrate_collectives(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _check_outputs(profile: str | None, data: tuple[str, str | None], suffix: str) -> None:
+    """Before any measurement: the profile and the data file can be written (the data's
+    default is the profile with *suffix*), else one line naming the option and path."""
+    from .failures import check_outputs
+    option, path = data
+    if path is None and profile:
+        option, path = "--profile", str(Path(profile).with_suffix(suffix))
+    try:
+        check_outputs(("--profile", profile or None), (option, path))
+    except ValueError as exc:   # OutputPathError: reported as calibration's own errors are
+        raise CalibrationError(str(exc)) from None
+
+
 def _fit_kernel(ns: argparse.Namespace) -> int:
     from ..calibration.kernels import fit_kernel, read_kernel_csv
     from ..calibration.profile import update_profile
+    for option, value in (("--kernel", ns.kernel), ("--app", ns.app)):
+        if value is not None and not str(value).strip():
+            raise CalibrationError(f"{option} must name a kernel table key, got {value!r}")
+    if ns.profile:
+        _check_outputs(ns.profile, ("--profile", ns.profile), ".toml")
     data = read_kernel_csv(ns.data)
     fit = fit_kernel(data.x, data.seconds, ns.model, weighting=ns.weighting,
                      continuous=not ns.discontinuous, unit=data.unit)

@@ -125,7 +125,12 @@ def collectives(ns: argparse.Namespace) -> str | dict[str, str] | None:
     if not ns.collective:
         return default
     specs = dict(default) if isinstance(default, dict) else {"default": default or "analytic"}
-    specs.update(dict(ns.collective))
+    given: set[str] = set()
+    for op, spec in ns.collective:
+        if op.strip().lower() in given:   # as network specs: a second one would silently win
+            raise ValueError(f"--collective {op}: given twice; give each operation once")
+        given.add(op.strip().lower())
+        specs[op] = spec
     return specs
 
 

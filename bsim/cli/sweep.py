@@ -373,6 +373,9 @@ def command(ns: argparse.Namespace) -> int:
     collectives = options.collectives(ns)
     lists = parse_param_lists(ns.param)
     prefix = ns.output or f"sweep_{Path(ns.target).stem}"
+    if prefix.endswith(("/", os.sep)) or Path(prefix).is_dir():
+        raise ValueError(f"-o {prefix}: a prefix names files (PREFIX.csv, PREFIX.json), "
+                         f"not a directory: give e.g. -o {Path(prefix) / 'sweep'}")
     check_outputs(("-o", f"{prefix}.csv"), ("-o", f"{prefix}.json"), ("--plot", ns.plot))
     if ns.plot:   # before the sweep: its points may take hours
         from ..outputs.plots import check_figure_path

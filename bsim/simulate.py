@@ -24,7 +24,7 @@ from .engine.core import Engine
 from .engine.fabric import build_fabric
 from .engine.hooks import measure_compute
 from .engine.matching import unreceived_messages
-from .engine.noise import NoisyNetwork
+from .engine.network_noise import NoisyNetwork
 from .engine.protocols import Protocol, build_protocol
 from .engine.rank_threads import cooperative_objects
 from .errors import DistributedError, LookaheadError

@@ -705,7 +705,7 @@ def test_a_formula_draws_no_network_noise():
     """``net:`` noise delays the k-th message of a pair by ``delay(src, dst, k)``; an analytic
     collective sends no message, so rank 0's first message to rank 1 after it is delayed as
     the first one: the same receive time as without the collective."""
-    from bsim.engine.noise import NoisyNetwork
+    from bsim.engine.network_noise import NoisyNetwork
     from netmodels.base import build_network
 
     def main(collective):

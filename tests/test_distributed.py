@@ -286,7 +286,7 @@ def test_zero_lookahead_is_refused_naming_the_model() -> None:
 
 
 def test_models_with_shared_state_are_refused_by_name() -> None:
-    from bsim.engine.noise import NoisyNetwork
+    from bsim.engine.network_noise import NoisyNetwork
     from netmodels import build_network
     noisy = NoisyNetwork(build_network(NET), mean=1e-7)
     with pytest.raises(DistributedError, match="network model 'noisy' cannot be split"):

@@ -10,10 +10,10 @@ import pytest
 
 import bsim
 from bsim import MPI
+from bsim.engine.network_noise import NoisyNetwork
 from bsim.engine.noise import (
     CombinedNoise,
     DetourNoise,
-    NoisyNetwork,
     PeriodicNoise,
     build_noise,
     uniform,

@@ -252,3 +252,13 @@ def test_collectives_on_one_node_expanded_or_by_formula_agree():
     ends = [bsim.simulate(main, ranks=8, network=NODE, protocol="loggp",
                           collectives=how).elapsed for how in ("analytic", "algorithmic")]
     assert close(ends[0], ends[1])
+
+
+def test_network_noise_keeps_the_nodes():
+    """With network noise (here of mean 0: no delay) the run still knows its nodes: the
+    on-node copies of loggp take the intra-node time, not the NIC's turn after the others
+    (the noise wrapper's placement was the base class's None)."""
+    res = bsim.simulate(_fan_out(range(1, 8)), ranks=8, network=NODE,
+                        protocol="loggp:eager_limit=100000000", noise="net:mean=0")
+    for r in range(1, 8):
+        assert close(res.finish[r], COPY)

@@ -20,7 +20,7 @@ from netmodels.collective_costs import (
 )
 from netmodels.collective_costs import default_algorithm as _default_algorithm
 
-from .noise import NoisyNetwork
+from .network_noise import NoisyNetwork
 
 if TYPE_CHECKING:
     from ..mpi.comm import Comm

@@ -36,6 +36,9 @@ class Enveloped(NetworkModel):
     def place_more(self, nranks: int) -> None:
         self.inner.place_more(nranks)
 
+    def placement(self) -> list[int] | None:
+        return self.inner.placement()
+
     def __getattr__(self, attr: str) -> Any:
         # only reached for attributes this adapter lacks: the inner model's
         if attr == "inner" or "inner" not in self.__dict__:

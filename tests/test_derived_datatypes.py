@@ -121,7 +121,7 @@ def test_a_datatype_that_reaches_past_the_buffer_is_one_line():
         from mpi4py import MPI
         comm = MPI.COMM_WORLD
         if comm.rank == 0:
-            comm.Send([np.zeros(10), 1, MPI.DOUBLE.Create_vector(3, 2, 5)], dest=1)
+            comm.Send([np.zeros(10), 1, MPI.DOUBLE.Create_vector(3, 2, 5).Commit()], dest=1)
         else:
             comm.Recv(np.zeros(6), source=0)
     with pytest.raises(bsim.MPIUsageError, match=r"rank 0: Send.*spans 96 bytes.*80 bytes"):
@@ -132,7 +132,7 @@ def test_v_collectives_refuse_gapped_types_with_real_data():
     def main():
         from mpi4py import MPI
         comm = MPI.COMM_WORLD
-        vec = MPI.DOUBLE.Create_vector(2, 1, 2)
+        vec = MPI.DOUBLE.Create_vector(2, 1, 2).Commit()
         comm.Allgatherv(np.zeros(3), [np.zeros(6 * comm.size), [1] * comm.size, None, vec])
     with pytest.raises(bsim.MPIUsageError, match="has gaps"):
         bsim.simulate(main, 2)
@@ -170,3 +170,34 @@ def test_get_elements_counts_basic_elements_of_a_derived_datatype():
 
     res = bsim.simulate(main, ranks=2)
     assert res.returns[1] == [(6, 1), (5, U), (7, U), (U, U)]
+
+
+def test_an_uncommitted_datatype_carries_no_data():
+    """A derived type must be committed before a message uses it (MPI 4.0 Sec. 5.1.9;
+    MPICH: "Datatype has not been committed"): one line naming the rank, the call and the
+    type. Commit() on any handle of the type commits it; Dup keeps the state."""
+    def main():
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        vec = MPI.DOUBLE.Create_vector(3, 2, 5)
+        assert not vec.committed and MPI.DOUBLE.committed
+        if comm.rank == 0:
+            comm.Send([np.zeros(16), 1, vec], dest=1)
+        else:
+            comm.Recv(np.zeros(6), source=0)
+
+    with pytest.raises(bsim.MPIUsageError,
+                       match=r"rank 0: Send: .*vector\(DOUBLE\) is not committed"):
+        bsim.simulate(main, 2)
+
+    def committed():
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        vec = MPI.DOUBLE.Create_vector(3, 2, 5)
+        MPI.Datatype(vec).Commit()            # another handle of the same type
+        assert vec.committed and vec.Dup().committed
+        if comm.rank == 0:
+            comm.Send([np.zeros(16), 1, vec], dest=1)
+        else:
+            comm.Recv(np.zeros(6), source=0)
+    bsim.simulate(committed, 2)

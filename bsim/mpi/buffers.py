@@ -106,6 +106,9 @@ def _as_datatype(datatype: Any) -> Datatype:
     if isinstance(datatype, Datatype):
         if not datatype:
             raise ValueError("MPI.DATATYPE_NULL is not a datatype of data")
+        if not datatype.committed:   # as MPICH: "Datatype has not been committed"
+            raise ValueError(f"datatype {datatype._rec.label} is not committed: call its "
+                             f"Commit() before passing data with it")
         return datatype
     if isinstance(datatype, str):
         try:

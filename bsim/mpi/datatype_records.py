@@ -56,7 +56,7 @@ class TypeRecord:
 
     __slots__ = ("layout", "dtype", "name", "_label", "_handle", "combiner", "ints", "addrs",
                  "counts", "types", "typechar", "typestr", "code", "align", "predefined",
-                 "params", "__weakref__")
+                 "committed", "params", "__weakref__")
 
     def __init__(self, layout: Layout, label: str | None, combiner: int = COMBINER["NAMED"],
                  name: str = "", handle: int | None = None, dtype: Any = None,
@@ -70,6 +70,9 @@ class TypeRecord:
         self.combiner = combiner
         # named, or one of MPI's other predefined kinds (value-index, Fortran 90)
         self.predefined = combiner in _PREDEF_COMBINERS
+        # a derived type may carry data only once committed (MPI 4.0 Sec. 5.1.9); the
+        # state is the type's, shared by all its handles
+        self.committed = self.predefined
         self.ints, self.addrs, self.counts, self.types = ints, addrs, counts, types
         self.typechar: str | None = None
         self.typestr: str | None = None
@@ -127,11 +130,10 @@ class DatatypeBase:
     """What every datatype handle holds: its record and, for the hot path, the record's
     layout, size, extent and numpy dtype (``bsim/mpi/datatypes.py`` is the class)."""
 
-    __slots__ = ("size", "extent", "dtype", "committed", "layout", "_rec")
+    __slots__ = ("size", "extent", "dtype", "layout", "_rec")
     size: int
     extent: int
     dtype: Any
-    committed: bool
     layout: Layout
     _rec: TypeRecord
 
@@ -145,8 +147,12 @@ class DatatypeBase:
         self.size = layout.size
         self.extent = layout.extent
         self.dtype = rec.dtype
-        self.committed = True
         return self
+
+    @property
+    def committed(self) -> bool:
+        """Whether the type was committed (predefined types always are)."""
+        return bool(self._rec.committed)
 
     def _live(self, call: str) -> TypeRecord:
         """The datatype, or ``ERR_TYPE`` for a null handle."""

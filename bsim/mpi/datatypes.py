@@ -177,8 +177,7 @@ class Datatype(DatatypeConstructors, DatatypeIntrospection, DatatypePacking):
     # -- life cycle -------------------------------------------------------------------
     def Commit(self) -> Datatype:
         """Commit the datatype (nothing to prepare here); returns it."""
-        self._live("Commit")
-        self.committed = True
+        self._live("Commit").committed = True
         return self
 
     def Free(self) -> None:
@@ -199,6 +198,7 @@ class Datatype(DatatypeConstructors, DatatypeIntrospection, DatatypePacking):
         rec = self._live("Dup")
         new = TypeRecord(rec.layout, rec.label, COMBINER["DUP"], dtype=rec.dtype,
                          types=(rec,))
+        new.committed = rec.committed   # MPI_Type_dup keeps the committed state
         out = type(self)._wrap(new)
         if KEYVALS:
             copy_attrs(self, out)

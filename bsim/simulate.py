@@ -500,6 +500,7 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         formula_collectives=engine.formula_collectives
         if engine.fabric is not None or isinstance(engine.network, NoisyNetwork) else 0,
         inert=_inert_settings(engine),
+        collective_algorithms=engine.collective_costs.algorithm_record(),
         modules="shared" if engine.private_modules is None else "")
 
 

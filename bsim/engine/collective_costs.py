@@ -65,6 +65,13 @@ class CollectiveCosts:
         self._places: dict[Any, Any] = {}
         self._p2p_cache: dict[Any, Callable[[float], float]] = {}
         self.any_algorithmic = any(m is None for m in self._models.values())
+        self._names: dict[str, str] = {}
+        self._chosen: dict[tuple[str, int, float | None], tuple[str, str] | None] = {}
+        self.calls: dict[tuple[str, int, float | None], int] = {}
+        """Collective calls of this process by ``(op, P, size every member knows or None)``,
+        counted at communicator member 0 (``collective_rules.arrive``): the key the
+        algorithm is chosen from, resolved to names only for the result
+        (:meth:`algorithm_record`)."""
 
     def spec(self) -> str:
         """A readable form of the configuration."""
@@ -72,20 +79,63 @@ class CollectiveCosts:
             return self.specs["default"]
         return ";".join(f"{k}={v}" for k, v in self.specs.items())
 
+    def _name(self, op: str) -> str:
+        """The op's name in :data:`~netmodels.collective_algorithms.OPS` (``gatherv`` ->
+        ``gather``), kept: an engine call names its op on every arrival."""
+        name = self._names.get(op)
+        if name is None:
+            name = self._names[op] = canonical_op(op)
+        return name
+
     def _entry(self, op: str) -> str:
-        return op if op in self._models else "default"
+        name = self._name(op)
+        return name if name in self._models else "default"
 
     def algorithm(self, op: str, nprocs: int, nbytes: float | None) -> str | None:
         """The algorithm to expand *op* into, or None when the source is a formula.
 
         *nbytes* is a size every member knows, or None when the members' sizes may differ
-        (``default_algorithm``'s size-free choice): one instance runs one schedule."""
+        (``default_algorithm``'s size-free choice): one instance runs one schedule.  An
+        override names the plain op and applies to its v-variants too."""
         entry = self._entry(op)
         if self._models[entry] is not None:
             return None
-        algs = self._algorithms[entry]
-        alg = algs.get(op)
+        alg = self._algorithms[entry].get(self._name(op))
         return alg if alg else _default_algorithm(op, nprocs, nbytes)
+
+    def chosen(self, op: str, nprocs: int, nbytes: float | None) -> tuple[str, str] | None:
+        """``(op, algorithm)`` that prices or runs *op* on *nprocs* ranks (resolved as
+        ``resolve_algorithm`` falls back), or None when the source names no algorithm
+        (``clog``, ``table``).  *nbytes* as for :meth:`algorithm`: the expansion's choice
+        under ``algorithmic``, the formula's (an override, else MPICH's default) under
+        ``analytic``.  Kept per key."""
+        key = (op, nprocs, nbytes)
+        if key in self._chosen:
+            return self._chosen[key]
+        name = self._name(op)
+        model = self._models[self._entry(op)]
+        alg: str | None
+        if model is None:
+            alg = self.algorithm(op, nprocs, nbytes)
+        elif isinstance(model, Analytic):
+            alg = model.algorithms.get(name) or _default_algorithm(op, nprocs, nbytes)
+        else:
+            alg = None
+        out = None if alg is None else (name, resolve_algorithm(name, alg, nprocs))
+        self._chosen[key] = out
+        return out
+
+    def algorithm_record(self) -> dict[str, dict[str, int]]:
+        """``{op: {algorithm: calls}}`` of :attr:`calls` (sorted by name): which algorithm
+        shaped each collective call's price or messages (``Result.collective_algorithms``).
+        Calls priced by a source without algorithms (``clog``, ``table``) are left out."""
+        out: dict[str, dict[str, int]] = {}
+        for (op, nprocs, nbytes), n in self.calls.items():
+            pair = self.chosen(op, nprocs, nbytes)
+            if pair is not None:
+                per_op = out.setdefault(pair[0], {})
+                per_op[pair[1]] = per_op.get(pair[1], 0) + n
+        return {op: dict(sorted(algs.items())) for op, algs in sorted(out.items())}
 
     @staticmethod
     def message_time(engine: Engine) -> Callable[[int, int, int], float]:

@@ -251,6 +251,9 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
         inst.alg = True
     elif me == 0 and size > 1:   # priced by a formula: no contention, no network noise
         eng.formula_collectives += 1
+    if me == 0 and size > 1:   # once per call: the key its algorithm is chosen from
+        calls, ck = costs.calls, (cop, size, nbytes if _sized(extra) else None)
+        calls[ck] = calls.get(ck, 0) + 1
     inst.record(me, t, value, nbytes, rkey)
     vr.ops += 1
     if eng.host_of is not None and size > 1:

@@ -432,15 +432,19 @@ def gather_accounts(engine: Engine, comm: Any) -> None:
              vr.retval, vr.open_requests) for vr in engine.local_ranks]
     left = {vr.rank: len(vr.box.unexpected) for vr in engine.local_ranks
             if vr.box is not None and vr.box.unexpected}
-    events = comm.allgather((mine, engine.events, engine.host_seconds, left))
+    costs = engine.collective_costs
+    events = comm.allgather((mine, engine.events, engine.host_seconds, left, costs.calls))
     total_events = 0
     wall = 0.0
     ranks = engine.ranks
     unreceived: dict[int, int] = {}
-    for accounts, ev, secs, host_left in events:
+    calls: dict[Any, int] = {}   # each call was counted on the host of its member 0
+    for accounts, ev, secs, host_left, host_calls in events:
         total_events += ev
         wall = max(wall, secs)
         unreceived.update(host_left)
+        for key, n in host_calls.items():
+            calls[key] = calls.get(key, 0) + n
         for rank, clock, calc, wait, comm_t, ops, msgs, nbytes, retval, open_reqs in accounts:
             vr: VirtualRank = ranks[rank]
             vr.clock, vr.calc, vr.wait, vr.comm = clock, calc, wait, comm_t
@@ -449,3 +453,4 @@ def gather_accounts(engine: Engine, comm: Any) -> None:
     engine.events = total_events
     engine.host_seconds = wall
     engine.unreceived = dict(sorted(unreceived.items()))
+    costs.calls = calls

@@ -71,6 +71,11 @@ class Result:
     """Collective calls priced by a formula (contention-free, without network noise) in a run
     that models contention or network noise (0 otherwise): their messages never entered the
     modelled network (``docs/collectives.md``)."""
+    collective_algorithms: dict[str, dict[str, int]] = field(default_factory=dict)
+    """``{op: {algorithm: calls}}``: the algorithm that priced (``analytic``) or was expanded
+    into messages (``algorithmic``) for each collective call of more than one member,
+    under MPICH's rules or an override; calls priced by ``clog`` or ``table`` are not in
+    it (``docs/collectives.md``)."""
     spawned: int = 0
     """Ranks the run created with ``MPI.Comm.Spawn``: the last ones of the per-rank arrays."""
     modules: str = ""
@@ -123,6 +128,8 @@ class Result:
             out.write(f"  network   {self.network}\n  protocol  {self.protocol}\n")
             if self.collectives:
                 out.write(f"  collectives {self.collectives}\n")
+            if self.collective_algorithms:
+                out.write(f"  algorithms  {self.algorithms_line()}\n")
             if self.contention != "none":
                 out.write(f"  contention {self.contention}\n")
         if self.filesystem:
@@ -164,6 +171,12 @@ class Result:
                       f"{'; '.join(self.inert)}\n")
         return out.getvalue()
 
+    def algorithms_line(self) -> str:
+        """``allreduce rabenseifner 1, recursive_doubling 2; bcast binomial 4``: each op's
+        collective algorithms and how many calls each shaped."""
+        return "; ".join(f"{op} " + ", ".join(f"{alg} {n:,}" for alg, n in algs.items())
+                         for op, algs in self.collective_algorithms.items())
+
     def formula_warning(self) -> str:
         """One line: collectives priced without the contention or noise the run models."""
         what = " and ".join(x for x, on in (("contention", self.contention != "none"),
@@ -200,6 +213,8 @@ class Result:
             **({"formula_collectives": self.formula_collectives}
                if self.formula_collectives else {}),
             **({"inert_settings": list(self.inert)} if self.inert else {}),
+            **({"collective_algorithms": self.collective_algorithms}
+               if self.collective_algorithms else {}),
             **({"modules": self.modules} if self.modules else {}),
             "network": self.network,
             "protocol": self.protocol,
@@ -259,7 +274,8 @@ class Result:
 
         A ``pandas.DataFrame`` (the optional extra ``bsim[data]``); what shaped the
         prediction (program, ranks, machine, network, protocol, contention,
-        collectives, noise, kernel model, compute, version, elapsed) is in ``df.attrs``.
+        collectives and their algorithms, noise, kernel model, compute, version, elapsed)
+        is in ``df.attrs``.
         Raises ``ImportError`` naming the extra when pandas is missing.
         """
         try:
@@ -277,7 +293,9 @@ class Result:
                         noise=self.noise, kernel_model=self.kernel_model,
                         compute=self.compute,
                         bsim_version=self.version, elapsed=self.elapsed,
-                        params=dict(self.params))
+                        params=dict(self.params),
+                        collective_algorithms={op: dict(algs) for op, algs
+                                               in self.collective_algorithms.items()})
         return df
 
     def _repr_html_(self) -> str:
@@ -313,6 +331,7 @@ class Result:
             unreceived={int(r): n for r, n in data.get("unreceived", {}).items()},
             spawned=data.get("spawned", 0),
             formula_collectives=data.get("formula_collectives", 0),
+            collective_algorithms=data.get("collective_algorithms", {}),
             inert=list(data.get("inert_settings", [])), modules=data.get("modules", ""))
 
     @classmethod

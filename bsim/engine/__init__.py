@@ -16,7 +16,13 @@ Modules, one job each (``docs/architecture.md`` draws how they fit):
 * :mod:`~bsim.engine.distributed`: the same run over several host processes;
 * :mod:`~bsim.engine.hooks`, :mod:`~bsim.engine.noise`: tracing, progress,
   host-compute mode and OS / network noise;
-* :mod:`~bsim.engine.simpy_bridge`: models written as SimPy processes, used by ranks.
+* :mod:`~bsim.engine.simpy_bridge`: models written as SimPy processes, used by ranks;
+* :mod:`~bsim.engine.compiled`: which modules run compiled (Cython, built by ``setup.py``)
+  and ``BSIM_PURE_PYTHON=1``, which runs them as Python.
 
 Nothing here knows mpi4py's API: :mod:`bsim.mpi` is built on top of it.
 """
+
+from .compiled import honour_pure_python
+
+honour_pure_python()   # before anything imports the compiled modules

@@ -9,6 +9,7 @@ and raises :class:`~bsim.errors.DeadlockError`, :class:`~bsim.errors.LivelockErr
 
 from __future__ import annotations
 
+import dis
 import os
 import sys
 import sysconfig
@@ -18,19 +19,23 @@ from typing import TYPE_CHECKING, Any
 import greenlet
 
 from ..errors import DeadlockError, LivelockError, SimulationLimitError
+from .compiled import COMPILED
 from .events import Wakeups
 from .rank import VirtualRank
 
 if TYPE_CHECKING:
     from .rank_threads import ThreadSupport
 
-__all__ = ["FailureReports", "user_location_of_traceback"]
+__all__ = ["FailureReports", "user_location_of_traceback", "program_interrupt"]
 
 # bsim's own code: every module of the bsim package and of its network models, netmodels
 # (not skeletons, not the user's files)
 _BSIM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _OWN_DIRS = (_BSIM_DIR, os.path.join(os.path.dirname(os.path.dirname(_BSIM_DIR)),
                                      "netmodels") + os.sep)
+# how compiled modules name their source in tracebacks (the path setup.py gave Cython)
+_COMPILED_PREFIXES = tuple(name.rpartition(".")[0].replace(".", "/") + "/"
+                           for name in COMPILED)
 _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 # the standard library and installed packages: a call into them is reported where it was made
 _LIBRARY_DIRS = tuple(sorted({_STDLIB_DIR} | {
@@ -160,7 +165,11 @@ def _describe(req: Any, sends: dict[int, Any]) -> str:
 
 
 def _is_internal(filename: str) -> bool:
-    """True for a frame of bsim's own code (any module of ``bsim`` or ``netmodels``)."""
+    """True for a frame of bsim's own code (any module of ``bsim`` or ``netmodels``); a
+    compiled module's frames (``bsim/engine/compiled.py``) name its source relative to
+    the build directory."""
+    if filename.startswith(_COMPILED_PREFIXES) and not os.path.isabs(filename):
+        return True
     return os.path.abspath(filename).startswith(_OWN_DIRS)
 
 
@@ -214,3 +223,38 @@ def user_location_of_traceback(exc: BaseException) -> str:
                 user = other
         tb = tb.tb_next
     return user or other
+
+
+_RAISE = dis.opmap["RAISE_VARARGS"]
+
+
+def program_interrupt(exc: BaseException) -> str | None:
+    """The one line of a ``KeyboardInterrupt`` that a rank's program raised itself
+    (``raise KeyboardInterrupt`` at the user's ``file:line``), else None: a program's
+    exception like any other (``rank 2 raised KeyboardInterrupt (at prog.py:7)``), not
+    the user pressing Ctrl-C at the simulator.
+
+    A Ctrl-C raises where the interpreter checks for signals (a call, a loop's jump, a
+    function's start, a blocking call in C), never at a ``raise`` instruction; so an
+    interrupt whose innermost frame stopped at one was raised by code, and it was the
+    program's when that frame ran in a rank (the traceback passes through the rank's
+    ``Engine.run_rank``, whose ``vr`` names it).  A Ctrl-C re-raised by the program keeps
+    the frame where it struck, and stays an interrupt."""
+    if not isinstance(exc, KeyboardInterrupt) or exc.__traceback__ is None:
+        return None
+    tb: types.TracebackType | None = exc.__traceback__
+    rank = None
+    last = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if (rank is None and code.co_name == "run_rank" and _is_internal(code.co_filename)
+                and isinstance(tb.tb_frame.f_locals.get("vr"), VirtualRank)):
+            rank = tb.tb_frame.f_locals["vr"].rank
+        last, tb = tb, tb.tb_next
+    raw = last.tb_frame.f_code.co_code
+    if (rank is None or _is_internal(last.tb_frame.f_code.co_filename)
+            or not 0 <= last.tb_lasti < len(raw) or raw[last.tb_lasti] != _RAISE):
+        return None
+    text = f": {exc}" if str(exc) else ""
+    return (f"rank {rank} raised KeyboardInterrupt{text}{user_location_of_traceback(exc)} "
+            f"(an exception of the program, not a Ctrl-C)")

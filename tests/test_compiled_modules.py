@@ -1,0 +1,125 @@
+"""The compiled fluid layer (``setup.py``, ``bsim/engine/compiled.py``) against its source.
+
+``setup.py`` compiles the fluid contention layer's modules with Cython, unchanged; the
+``.py`` files are the reference.  Here the same contention-aware runs (every path of the
+layer: flat NICs, torus and fat-tree routes, striped rails, adaptive routing, a model's
+own ``contention_flows``, both sharing rules and both start rules, collectives expanded
+into messages, a late-starting flow) run in two processes, one with the extensions and
+one with ``BSIM_PURE_PYTHON=1``, and must give the same per-rank times bit for bit.
+CI sets ``BSIM_REQUIRE_COMPILED=1`` so that a build that silently fell back to Python
+fails instead of comparing Python with itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bsim.engine import compiled
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CASES = r"""
+import json, sys
+import bsim
+from bsim.engine.compiled import compiled_modules
+from bsim.validation.programs import PROGRAMS
+from bsim.validation.smpi import Platform, SMPI_PROTOCOL, SMPI_CONTENTION
+
+def run(prog, network, protocol, contention, args, ranks=64, collectives=None):
+    res = bsim.simulate(PROGRAMS[prog], ranks=ranks, network=network, protocol=protocol,
+                        contention=contention, collectives=collectives, args=args)
+    return [repr(float(x)) for x in (*res.finish, *res.comm, *res.wait)]
+
+out = {}
+platforms = {"star": Platform("star", 64).bsim_network(),
+             "torus": Platform("torus", 64, dims=(4, 4, 4)).bsim_network(),
+             "fattree": Platform("fattree", 64, dims=(4, 3)).bsim_network()}
+for kind, net in platforms.items():
+    for prog, args in (("sweep", (50000, 1, 1e-5)), ("halo2d", (200000, 2, 1e-4))):
+        out[f"{prog}/{kind}/smpi"] = run(prog, net, SMPI_PROTOCOL, SMPI_CONTENTION, args)
+        out[f"{prog}/{kind}/bsim"] = run(prog, net, "bsim", "fluid", args)
+    out[f"allreduce/{kind}"] = run("allreduce", net, "loggp", "fluid", (1 << 20, 2, 1e-5),
+                                   collectives="algorithmic")
+rails = "fattree:k=4,n=2,rails=2,link_bandwidth=1e9,cores=2"
+out["halo2d/rails"] = run("halo2d", rails, "loggp", "fluid", (300000, 2, 0.0), ranks=32)
+out["halo2d/adaptive"] = run("halo2d", "fattree:k=4,n=2,routing=adaptive,cores=1", "loggp",
+                             "fluid", (300000, 2, 0.0), ranks=16)
+out["ring/twolevel"] = run("ring", "twolevel:cores=4", "bsim", "fluid:share=latency",
+                           (1 << 20, 3, 1e-6), ranks=32)
+out["ring/late"] = run("ring", "torus:dims=4x4", "loggp", "fluid:start=after_latency",
+                       (100, 4, 0.0), ranks=16)
+json.dump({"compiled": compiled_modules(), "runs": out}, sys.stdout)
+"""
+
+
+def _runs(pure: bool) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), BSIM_PURE_PYTHON="1" if pure else "0")
+    done = subprocess.run([sys.executable, "-c", CASES], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_compiled_layer_gives_the_pythons_results_bit_for_bit():
+    fast, pure = _runs(pure=False), _runs(pure=True)
+    assert pure["compiled"] == []
+    if os.environ.get("BSIM_REQUIRE_COMPILED") == "1":
+        assert fast["compiled"] == list(compiled.COMPILED), "the fluid layer is not compiled"
+    elif not fast["compiled"]:
+        pytest.skip("the fluid layer is not compiled here (no C compiler at install?)")
+    assert fast["runs"].keys() == pure["runs"].keys()
+    for case, values in pure["runs"].items():
+        assert fast["runs"][case] == values, case
+    # the cases moved data: contention changed something (not a comparison of zeros)
+    assert len({v for vals in pure["runs"].values() for v in vals}) > 100
+
+
+def _package(tmp_path: Path, source_age: float, extension_age: float | None) -> Path:
+    folder = tmp_path / "engine"
+    folder.mkdir()
+    now = time.time()
+    (folder / "fabric.py").write_text("WHICH = 'source'\n")
+    os.utime(folder / "fabric.py", (now - source_age, now - source_age))
+    if extension_age is not None:
+        import importlib.machinery
+        ext = folder / ("fabric" + importlib.machinery.EXTENSION_SUFFIXES[0])
+        ext.write_bytes(b"not really a shared object")
+        os.utime(ext, (now - extension_age, now - extension_age))
+    return folder
+
+
+def test_an_extension_older_than_its_source_is_not_run(tmp_path):
+    """A developer's edit after the build: the stale extension would run the old code."""
+    folder = _package(tmp_path, source_age=10, extension_age=100)
+    finder = compiled._CompiledFinder(pure=False)
+    with pytest.warns(RuntimeWarning, match="changed after it was compiled"):
+        spec = finder.find_spec("bsim.engine.fabric", [str(folder)])
+    assert spec is not None and spec.origin == str(folder / "fabric.py")
+
+
+def test_a_fresh_extension_is_left_to_pythons_finder(tmp_path):
+    folder = _package(tmp_path, source_age=100, extension_age=10)
+    assert compiled._CompiledFinder(pure=False).find_spec("bsim.engine.fabric",
+                                                          [str(folder)]) is None
+    # BSIM_PURE_PYTHON=1: the source all the same
+    spec = compiled._CompiledFinder(pure=True).find_spec("bsim.engine.fabric", [str(folder)])
+    assert spec is not None and spec.origin == str(folder / "fabric.py")
+    # not one of the compiled modules: never this finder's business
+    assert compiled._CompiledFinder(pure=True).find_spec("bsim.engine.core",
+                                                         [str(folder)]) is None
+
+
+def test_frames_of_compiled_modules_are_bsims_own():
+    """Cython names a compiled frame's file by its path relative to the build directory;
+    an error raised there must still be reported at the user's line, not at bsim's."""
+    from bsim.engine.failures import _is_internal
+    assert _is_internal("bsim/engine/fabric.py")
+    assert _is_internal(str(ROOT / "bsim" / "engine" / "fabric.py"))
+    assert not _is_internal("/home/user/bsim_runs/program.py")

@@ -31,9 +31,10 @@ programs' compute blocks are ``smpi_execute(seconds)``, bsim's ``add_time``) and
 ``smpi/host-speed:1Gf`` equal to the platform's host speed (``smpi_execute``
 converts seconds to flops at ``smpi/host-speed``, default 20 kflop/s, and runs
 them on the host: without it a second of compute took 20 us).
-Its point-to-point rule (detached sends up to 64 KiB, synchronous above; data
-moving once both sides are posted) is bsim's
-``--protocol loggp:injection=parallel,data=match`` (``docs/protocols.md``), and
+Its point-to-point rule (detached sends below 64 KiB, synchronous from 65,536 bytes;
+data moving once both sides are posted) is bsim's
+``--protocol loggp:injection=parallel,data=match,eager_limit=65535``
+(``docs/protocols.md``), and
 CM02 shares a link among flows in inverse proportion to their route latency
 (a flow's sharing penalty is its latency) and lets a flow's bytes move only
 once its latency has passed: bsim's
@@ -64,8 +65,10 @@ __all__ = ["Platform", "available", "run_smpi", "run_bsim", "SMPI_PROTOCOL", "SM
 PROGRAM_DIR = Path(__file__).with_name("c")
 CACHE = Path(os.environ.get("BSIM_CACHE", Path.home() / ".cache" / "bsim")) / "smpi"
 
-#: bsim's protocol for SMPI's point-to-point rule.
-SMPI_PROTOCOL = "loggp:injection=parallel,data=match,envelope=16"
+#: bsim's protocol for SMPI's point-to-point rule: SMPI's send is detached below
+#: ``smpi/send-is-detached-thresh`` (65,536 bytes: ``size < 65536``), bsim's eager up to
+#: ``eager_limit`` inclusive, hence 65,535.
+SMPI_PROTOCOL = "loggp:injection=parallel,data=match,envelope=16,eager_limit=65535"
 #: bsim's contention for CM02's sharing: latency-weighted, bytes moving after the latency.
 SMPI_CONTENTION = "fluid:share=latency,start=after_latency"
 #: smpirun options: SimGrid's physics without correction factors.

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..constants import CART, PROC_NULL, UNDEFINED
+from ..constants import CART, ERR_ARG, ERR_RANK, PROC_NULL, UNDEFINED
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
 from . import management
@@ -23,7 +23,15 @@ if TYPE_CHECKING:
 __all__ = ["Create_cart", "coords_of", "Get_coords", "Get_cart_rank", "Shift", "Sub"]
 
 
+def _error(call: str, what: str, error_class: int = ERR_ARG) -> MPIUsageError:
+    """The error of ``Cartcomm.<call>`` naming the calling rank: MPICH's classes
+    (``ERR_ARG`` for a bad direction, coordinate or flag list, ``ERR_RANK`` for a rank)."""
+    return MPIUsageError(f"rank {current().rank}: Cartcomm.{call}: {what}",
+                         error_class=error_class)
+
+
 def coords_of(cart: Cartcomm, rank: int) -> list[int]:
+    """Coordinates of *rank* in the grid (row-major)."""
     coords = []
     for d in reversed(cart.cart_dims):
         coords.append(rank % d)
@@ -35,32 +43,34 @@ def Get_coords(cart: Cartcomm, rank: int) -> list[int]:
     """Coordinates of *rank*."""
     size = math.prod(cart.cart_dims)
     if not 0 <= rank < size:
-        raise MPIUsageError(f"rank {current().rank}: Get_coords({rank}): rank out of "
-                            f"range 0..{size - 1}")
+        raise _error(f"Get_coords({rank})", f"rank {rank} out of range 0..{size - 1}",
+                     ERR_RANK)
     return coords_of(cart, rank)
 
 
 def Get_cart_rank(cart: Cartcomm, coords: Sequence[int]) -> int:
     """Rank at *coords* (periodic dimensions wrap)."""
     if len(coords) != len(cart.cart_dims):
-        raise MPIUsageError(f"Get_cart_rank({list(coords)}): need {len(cart.cart_dims)} "
-                            f"coordinates")
+        raise _error(f"Get_cart_rank({list(coords)})", f"{len(coords)} coordinates for a "
+                     f"grid of {len(cart.cart_dims)} dimensions")
     rank = 0
     for c, d, p in zip(coords, cart.cart_dims, cart.cart_periods):
         if p:
             c %= d
         elif not 0 <= c < d:
-            raise MPIUsageError(f"Get_cart_rank({list(coords)}): coordinate {c} outside "
-                                f"non-periodic dimension of size {d}")
+            raise _error(f"Get_cart_rank({list(coords)})", f"coordinate {c} outside "
+                         f"non-periodic dimension of size {d}")
         rank = rank * d + c
     return rank
 
 
 def Shift(cart: Cartcomm, direction: int, disp: int) -> tuple[int, int]:
     """``(source, dest)`` ranks *disp* steps along *direction* (PROC_NULL past an edge)."""
-    if not 0 <= direction < len(cart.cart_dims):
-        raise MPIUsageError(f"Shift({direction}, {disp}): direction out of range "
-                            f"0..{len(cart.cart_dims) - 1}")
+    ndims = len(cart.cart_dims)
+    if not 0 <= direction < ndims:
+        raise _error(f"Shift(direction={direction}, disp={disp})", f"direction {direction} "
+                     f"out of range 0..{ndims - 1} (the grid has {ndims} dimension"
+                     f"{'s' if ndims != 1 else ''})")
     me = coords_of(cart, cart.rank_of(current()))
 
     def neighbour(step: int) -> int:
@@ -77,7 +87,8 @@ def Shift(cart: Cartcomm, direction: int, disp: int) -> tuple[int, int]:
 def Sub(cart: Cartcomm, remain_dims: Sequence[bool]) -> Cartcomm:
     """The sub-grid keeping the dimensions marked True (collective)."""
     if len(remain_dims) != len(cart.cart_dims):
-        raise MPIUsageError(f"Sub({list(remain_dims)}): need {len(cart.cart_dims)} flags")
+        raise _error(f"Sub({list(remain_dims)})", f"{len(remain_dims)} flags for a grid of "
+                     f"{len(cart.cart_dims)} dimensions")
     vr = current()
     me = cart.rank_of(vr)
     coords = coords_of(cart, me)
@@ -143,8 +154,9 @@ def Create_cart(comm: Comm, dims: Sequence[int], periods: Sequence[bool] | bool 
     dims = [int(d) for d in dims]
     if periods is None or isinstance(periods, bool):   # one flag for every dimension
         periods = [bool(periods)] * len(dims)
-    if len(periods) != len(dims):
-        raise ValueError(f"Create_cart: {len(periods)} periods for {len(dims)} dims")
+    if len(periods) != len(dims):   # a ValueError, as mpi4py's
+        raise MPIUsageError(f"rank {vr.rank}: Create_cart(dims={dims}): {len(periods)} periods "
+                            f"for {len(dims)} dims", error_class=ERR_ARG)
     need = math.prod(dims)
     size = comm.size_of(vr)
     if any(d < 1 for d in dims) or need > size:

@@ -13,12 +13,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..constants import ERR_GROUP, ERR_SESSION, IDENT, PROC_NULL, SIMILAR, UNDEFINED, UNEQUAL
-from ..engine.rank import current
+from ..constants import (
+    ERR_ARG,
+    ERR_GROUP,
+    ERR_RANK,
+    ERR_SESSION,
+    IDENT,
+    PROC_NULL,
+    SIMILAR,
+    UNDEFINED,
+    UNEQUAL,
+)
+from ..engine.rank import current, current_or_none
 from ..errors import MPIUsageError
 from .handles import HandleValues
 
 __all__ = ["Group", "GROUP_EMPTY", "GROUP_NULL"]
+
+
+def _error(call: str, what: str, error_class: int) -> MPIUsageError:
+    """The error of ``Group.<call>``, naming the calling rank (in a simulation): MPICH's
+    classes, ``ERR_GROUP`` for a null group, ``ERR_RANK`` for a rank outside the group,
+    ``ERR_ARG`` for a bad range triple."""
+    vr = current_or_none()
+    who = f"rank {vr.rank}: " if vr is not None else ""
+    return MPIUsageError(f"{who}Group.{call}: {what}", error_class=error_class)
 
 
 class Group(HandleValues):
@@ -46,8 +65,9 @@ class Group(HandleValues):
         self._index = {w: i for i, w in enumerate(self.members)}
 
     def _not_null(self, call: str) -> None:
+        """``ERR_GROUP`` for a call on ``GROUP_NULL`` (a null or freed group)."""
         if self._null:
-            raise MPIUsageError(f"Group.{call} on GROUP_NULL", error_class=ERR_GROUP)
+            raise _error(call, "the group is GROUP_NULL (a null or freed group)", ERR_GROUP)
 
     def Get_size(self) -> int:
         """Number of processes in the group."""
@@ -62,42 +82,65 @@ class Group(HandleValues):
     @property
     def size(self) -> int:
         """Number of processes in the group."""
-        return len(self.members)
+        return self.Get_size()
 
     @property
     def rank(self) -> int:
         """Rank of the calling process in the group, or ``UNDEFINED``."""
         return self.Get_rank()
 
-    def _check(self, ranks: Sequence[int], call: str, proc_null: bool = False) -> None:
-        for r in ranks:
+    def _check(self, ranks: Sequence[int], call: str, proc_null: bool = False,
+               distinct: bool = False) -> None:
+        """``ERR_GROUP`` on ``GROUP_NULL``; ``ERR_RANK`` for a rank outside the group (or
+        repeated, when *distinct*), as MPICH."""
+        self._not_null(call)
+        seen: set[int] = set()
+        for i, r in enumerate(ranks):
             if not (0 <= r < len(self.members) or proc_null and r == PROC_NULL):
-                raise ValueError(f"Group.{call}: rank {r} out of range 0..{len(self.members) - 1}")
+                raise _error(call, f"ranks[{i}] = {r} is not a rank of the group (0.."
+                             f"{len(self.members) - 1})", ERR_RANK)
+            if distinct and r in seen:
+                raise _error(call, f"ranks[{i}] = {r} is repeated", ERR_RANK)
+            seen.add(r)
+
+    def _ranges(self, ranges: Sequence[tuple[int, int, int]], call: str) -> list[int]:
+        """The ranks of ``(first, last, stride)`` triples; ``ERR_ARG`` for a zero stride
+        or an end outside the group (MPICH)."""
+        self._not_null(call)
+        n = len(self.members)
+        ranks: list[int] = []
+        for i, (first, last, stride) in enumerate(ranges):
+            if stride == 0 or not (0 <= first < n and 0 <= last < n):
+                raise _error(call, f"ranges[{i}] = {(first, last, stride)}: first and last "
+                             f"must be ranks of the group (0..{n - 1}) and stride nonzero",
+                             ERR_ARG)
+            ranks.extend(range(first, last + (1 if stride > 0 else -1), stride))
+        return ranks
 
     @classmethod
     def Create_from_session_pset(cls, session: Any, pset_name: str) -> Group:
         """The group of process set *pset_name* of *session* (``bsim/mpi/sessions.py``)."""
         if type(session).__name__ != "Session":
-            raise MPIUsageError(f"Group.Create_from_session_pset: expected a Session, got "
-                                f"{type(session).__name__}", error_class=ERR_SESSION)
+            raise _error("Create_from_session_pset", f"expected a Session, got "
+                         f"{type(session).__name__}", ERR_SESSION)
         return session.Create_group(pset_name)
 
     def Incl(self, ranks: Sequence[int]) -> Group:
         """The group of the listed ranks, in that order."""
-        self._check(ranks, "Incl")
+        self._check(ranks, "Incl", distinct=True)
         return Group([self.members[r] for r in ranks])
 
     def Excl(self, ranks: Sequence[int]) -> Group:
         """The group without the listed ranks."""
-        self._check(ranks, "Excl")
+        self._check(ranks, "Excl", distinct=True)
         drop = set(ranks)
         return Group([w for i, w in enumerate(self.members) if i not in drop])
 
     def Range_incl(self, ranges: Sequence[tuple[int, int, int]]) -> Group:
         """Ranks given as ``(first, last, stride)`` triples (inclusive)."""
-        ranks = [r for first, last, stride in ranges
-                 for r in range(first, last + (1 if stride > 0 else -1), stride)]
-        return self.Incl(ranks)
+        ranks = self._ranges(ranges, "Range_incl")
+        self._check(ranks, "Range_incl", distinct=True)
+        return Group([self.members[r] for r in ranks])
 
     def Translate_ranks(self, ranks: Sequence[int] | None = None,
                         group: Group | None = None) -> list[int]:
@@ -105,6 +148,8 @@ class Group(HandleValues):
         if ranks is None:
             ranks = range(len(self.members))
         self._check(ranks, "Translate_ranks", proc_null=True)
+        if group is not None:
+            group._not_null("Translate_ranks")
         if group is None:
             return [self.members[r] if r != PROC_NULL else PROC_NULL for r in ranks]
         return [group._index.get(self.members[r], UNDEFINED) if r != PROC_NULL else PROC_NULL
@@ -112,9 +157,10 @@ class Group(HandleValues):
 
     def Range_excl(self, ranges: Sequence[tuple[int, int, int]]) -> Group:
         """The group without the ranks given as ``(first, last, stride)`` triples."""
-        ranks = [r for first, last, stride in ranges
-                 for r in range(first, last + (1 if stride > 0 else -1), stride)]
-        return self.Excl(ranks)
+        ranks = self._ranges(ranges, "Range_excl")
+        self._check(ranks, "Range_excl", distinct=True)
+        drop = set(ranks)
+        return Group([w for i, w in enumerate(self.members) if i not in drop])
 
     def Compare(self, group: Group) -> int:
         """``IDENT`` (same order), ``SIMILAR`` (same members) or ``UNEQUAL``."""
@@ -129,18 +175,24 @@ class Group(HandleValues):
     @classmethod
     def Union(cls, group1: Group, group2: Group) -> Group:
         """Members of *group1*, then those of *group2* not in it."""
+        group1._not_null("Union")
+        group2._not_null("Union")
         seen = set(group1.members)
         return cls(list(group1.members) + [w for w in group2.members if w not in seen])
 
     @classmethod
     def Intersection(cls, group1: Group, group2: Group) -> Group:
         """Members of *group1* that are also in *group2*, in *group1*'s order."""
+        group1._not_null("Intersection")
+        group2._not_null("Intersection")
         other = set(group2.members)
         return cls([w for w in group1.members if w in other])
 
     @classmethod
     def Difference(cls, group1: Group, group2: Group) -> Group:
         """Members of *group1* not in *group2*."""
+        group1._not_null("Difference")
+        group2._not_null("Difference")
         other = set(group2.members)
         return cls([w for w in group1.members if w not in other])
 
@@ -148,13 +200,13 @@ class Group(HandleValues):
 
     def Dup(self) -> Group:
         """A copy of the group."""
+        self._not_null("Dup")
         return Group(self.members)
 
     def Free(self) -> None:
         """Free the group: this object becomes equal to ``GROUP_NULL`` (``GROUP_EMPTY``
         stays itself, as mpi4py keeps its predefined handles)."""
-        if self._null:
-            raise MPIUsageError("Group.Free: the group is GROUP_NULL", error_class=ERR_GROUP)
+        self._not_null("Free")
         if self is not GROUP_EMPTY:
             self._null, self.members, self._index = True, (), {}
 

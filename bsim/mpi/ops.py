@@ -137,26 +137,31 @@ class Op(HandleValues):
     def __call__(self, x: Any, y: Any) -> Any:
         """Apply the operation to two objects."""
         if not self:
-            raise ValueError("OP_NULL is not an operation")
+            raise _null_op("Op.__call__")
         if self._np is not None and (isinstance(x, np.ndarray) or isinstance(y, np.ndarray)):
             return self._np(x, y)
         return self._fn(x, y)
 
     def Is_commutative(self) -> bool:
-        """Whether the operation commutes."""
+        """Whether the operation commutes (``ERR_OP`` for ``OP_NULL``, as MPICH)."""
+        if not self:
+            raise _null_op("Op.Is_commutative")
         return self.commute
 
     @property
     def is_commutative(self) -> bool:
         """Whether the operation commutes."""
-        return self.commute
+        return self.Is_commutative()
 
     def Reduce_local(self, inbuf: Any, inoutbuf: Any) -> None:
         """``inoutbuf = op(inbuf, inoutbuf)`` elementwise, in place.
 
         Both are message buffers (``[buf, count, datatype]``, arrays, ...) of the same
         count and datatype (``ValueError`` otherwise, as mpi4py); a user operation gets
-        ``function(inbuf memory, inoutbuf memory, datatype)`` as mpi4py calls it."""
+        ``function(inbuf memory, inoutbuf memory, datatype)`` as mpi4py calls it;
+        ``ERR_OP`` for ``OP_NULL`` (a freed operation), as MPICH."""
+        if not self:
+            raise _null_op("Op.Reduce_local")
         src, dst = parse_bufspec(inbuf), parse_bufspec(inoutbuf)
         if src.count != dst.count or src.datatype != dst.datatype:
             raise ValueError(f"Reduce_local: mismatched buffers ({src.count} x "
@@ -177,10 +182,11 @@ class Op(HandleValues):
 
     def Free(self) -> None:
         """Free a user-defined operation: this object becomes ``OP_NULL``; ``ERR_OP`` for
-        a predefined one."""
+        a predefined one or ``OP_NULL`` (a freed one)."""
+        if not self:
+            raise _null_op("Op.Free")
         if self._user is None:
-            raise MPIUsageError(f"Op.Free(): cannot free the predefined {self.name}",
-                                error_class=ERR_OP)
+            raise _op_error("Op.Free", f"cannot free the predefined {self.name}")
         _live_user_ops().discard(id(self._handle))
         Op.__init__(self, OP_NULL)
 
@@ -251,9 +257,27 @@ def _live_user_ops() -> set[int]:
     return table.setdefault(vr.rank, set())
 
 
+def _op_error(call: str, what: str) -> MPIUsageError:
+    """``ERR_OP`` for *call*, naming the calling rank (in a simulation)."""
+    vr = current_or_none()
+    who = f"rank {vr.rank}: " if vr is not None else ""
+    return MPIUsageError(f"{who}{call}: {what}", error_class=ERR_OP)
+
+
+def _null_op(call: str) -> MPIUsageError:
+    """``ERR_OP`` for ``OP_NULL`` given to *call* (MPICH's "Null MPI_Op"; a user operation
+    is ``OP_NULL`` once freed).  A ``ValueError``, as mpi4py raises where a Python-object
+    reduction calls a freed operation."""
+    return _op_error(call, "the operation is OP_NULL (a freed or null Op)")
+
+
 def as_op(op: Any) -> Op:
-    """An :class:`Op` from an ``Op`` or any Python callable ``f(x, y)``."""
+    """An :class:`Op` from an ``Op`` or any Python callable ``f(x, y)``; ``ERR_OP`` for
+    ``OP_NULL`` (a freed operation), naming the call that was given it."""
     if isinstance(op, Op):
+        if not op:
+            from ..engine.failures import called_from
+            raise _null_op(f"{called_from()[0] or 'a reduction'}(op=OP_NULL)")
         return op
     if callable(op):
         return Op(getattr(op, "__name__", "callable"), op, None, False)

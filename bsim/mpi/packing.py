@@ -11,7 +11,10 @@ basic datatype big-endian at its section 14.5.2 size (``LONG`` and ``UNSIGNED_LO
 bytes, ``WCHAR`` 2, ``LONG_DOUBLE`` an IEEE quad of 16, the others their native size;
 pair types member by member), as MPICH does; a datatype with no external32 form
 (``FLOAT16_T``) is ``ERR_TYPE``.  Not enough room in the output or input is
-``ERR_TRUNCATE``.
+``ERR_TRUNCATE``.  A derived datatype that was not committed is ``ERR_TYPE`` in
+``Pack``, ``Unpack``, ``Pack_size``, ``Pack_external`` and ``Unpack_external``, as
+MPICH's "Datatype has not been committed" (its ``Pack_external_size`` accepts one, and
+so does bsim's).
 
 Timing: packing is a local memory copy, and bsim's network models give no
 memory-copy cost, so these calls charge no simulated time (like the datatype queries).
@@ -161,8 +164,16 @@ class DatatypePacking(DatatypeBase):
     __slots__ = ()
 
 
+    def _committed(self, call: str) -> TypeRecord:
+        """The datatype, or ``ERR_TYPE`` for a null one or a derived one not committed."""
+        rec = self._live(call)
+        if not rec.committed:
+            raise type_error(call, f"datatype {rec.label} is not committed: call its "
+                             f"Commit() before {call} with it")
+        return rec
+
     def _elements(self, call: str, nbytes: int) -> int:
-        self._live(call)
+        self._committed(call)
         return nbytes // self.extent if self.extent > 0 else 0
 
     def _gather(self, call: str, inbuf: Any) -> bytes:
@@ -212,13 +223,14 @@ class DatatypePacking(DatatypeBase):
 
     def Pack_size(self, count: int, comm: Comm) -> int:
         """Bytes that ``Pack`` needs for *count* elements (``count * size``)."""
-        self._live("Pack_size")
+        self._committed("Pack_size")
         if count < 0:
             raise type_error("Pack_size", f"count must be >= 0, got {count}", 2)
         return int(count) * self.size
 
-    def _check_datarep(self, call: str, datarep: str) -> list[TypeRecord]:
-        rec = self._live(call)
+    def _check_datarep(self, call: str, datarep: str, committed: bool = True
+                       ) -> list[TypeRecord]:
+        rec = self._committed(call) if committed else self._live(call)
         if datarep != "external32":
             raise type_error(call, f"data representation {datarep!r}: only 'external32' "
                              f"is portable", ERR_ARG)
@@ -244,5 +256,5 @@ class DatatypePacking(DatatypeBase):
 
     def Pack_external_size(self, datarep: str, count: int) -> int:
         """Bytes that ``Pack_external`` needs for *count* elements."""
-        sig = self._check_datarep("Pack_external_size", datarep)
+        sig = self._check_datarep("Pack_external_size", datarep, committed=False)
         return int(count) * sum(_ext_size(r) for r in sig)

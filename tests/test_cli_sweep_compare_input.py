@@ -301,12 +301,13 @@ def test_plot_refuses_malformed_traces_and_sweeps(tmp_path, capsys, content, kin
 
 
 def test_an_interrupted_sweep_keeps_the_points_that_finished(tmp_path, capsys):
-    """Ctrl-C during point 2 (a KeyboardInterrupt in its rank, as the signal would raise):
-    point 1's row is written with an ``incomplete`` record that says so, and the one line
-    names the files (it said "nothing written" and dropped the finished point)."""
+    """Ctrl-C during point 2 (a SIGINT while its rank runs): point 1's row is written with
+    an ``incomplete`` record that says so, and the one line names the files (it said
+    "nothing written" and dropped the finished point).  (A ``raise KeyboardInterrupt`` of
+    the program is the program's error, not a Ctrl-C: tests/test_error_lines_more.py.)"""
     prog = tmp_path / "stop.py"
     prog.write_text(PROGRAM.replace('raise ValueError(f"negative t={t}")',
-                                    "raise KeyboardInterrupt"))
+                                    "import signal; signal.raise_signal(signal.SIGINT)"))
     prefix = tmp_path / "sw"
     assert main(["sweep", str(prog), "--param", "ranks=2", "--param", "t=1e-3,-1,2e-3",
                  "--network", NET, "-j", "1", "--quiet", "-o", str(prefix)]) == 130

@@ -13,6 +13,8 @@ a syntax error in the program file             Python's own message (file, line,
 a missing optional package                     which extra to install                  2
 Ctrl-C                                         ``bsim: interrupted ..., nothing         130
                                                written``
+``raise KeyboardInterrupt`` in a rank          ``bsim: error: rank R raised            2
+                                               KeyboardInterrupt (at file:line) ...``
 a closed pipe (``bsim run ... | head``)        nothing                                 0
 =============================================  ======================================  ======
 
@@ -26,6 +28,7 @@ import os
 import sys
 import traceback
 
+from ..engine.failures import program_interrupt
 from ..errors import BsimError
 from ..outputs.files import OutputPathError, check_writable
 
@@ -97,7 +100,11 @@ def report(exc: BaseException, ns: argparse.Namespace | None = None, quiet: bool
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    if isinstance(exc, KeyboardInterrupt):
+    interrupt = program_interrupt(exc)
+    if interrupt is not None:   # raised by the program in a rank: its error, not a Ctrl-C
+        message = f"bsim: error: {interrupt}"
+        status = EXIT_USAGE
+    elif isinstance(exc, KeyboardInterrupt):
         when = getattr(exc, "sim_time", None)
         at = f" at simulated t={when!r} s" if when is not None else ""
         message = f"bsim: interrupted{at}, {getattr(exc, 'written', None) or 'nothing written'}"

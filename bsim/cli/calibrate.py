@@ -12,6 +12,7 @@ same commands without the main CLI.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -227,8 +228,34 @@ def run(ns: argparse.Namespace) -> int:
             return _fit_kernel(ns)
         raise CalibrationError(f"unknown command {ns.command!r}")
     except CalibrationError as exc:
-        print(f"bsim: error: {exc}", file=sys.stderr)
+        if _first_process():   # every process of an mpiexec run raises it: say it once
+            print(f"bsim: error: {exc}", file=sys.stderr)
         return 2
+
+
+# the launchers' rank of this process: MPICH's Hydra and Intel MPI, PMIx (Open MPI 5),
+# Open MPI, MVAPICH, Slurm's srun
+_RANK_VARIABLES = ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK",
+                   "SLURM_PROCID")
+
+
+def _first_process() -> bool:
+    """False only in a process of an MPI job that is not its rank 0 (``COMM_WORLD``'s rank
+    once mpi4py has initialized MPI, else the launcher's variable): a calibration error is
+    raised by every process (they check the same options and sizes, and only rank 0 fits
+    and writes), so rank 0 alone reports it while every process exits with status 2."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and getattr(mpi, "Is_initialized", None) is not None:
+        try:
+            if mpi.Is_initialized() and not mpi.Is_finalized():
+                return int(mpi.COMM_WORLD.Get_rank()) == 0
+        except Exception:   # noqa: BLE001 - a broken MPI must not hide the error line
+            pass
+    for name in _RANK_VARIABLES:
+        value = os.environ.get(name, "").strip()
+        if value.isdigit():
+            return int(value) == 0
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:

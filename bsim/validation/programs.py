@@ -1,15 +1,19 @@
 """The Python twins of the C programs in ``c/``: the same MPI calls, in order.
 
-Each takes ``(nbytes, iters, compute)`` as its C twin takes ``argv``; ``compute``
-is ``bsim.add_time`` here and ``smpi_execute`` there.  Under real ``mpiexec``
+Each takes ``(nbytes, iters, compute)`` as its C twin takes ``argv`` (``collective``
+also the operation's name, its C twin's fourth argument); ``compute`` is
+``bsim.add_time`` here and ``smpi_execute`` there.  Under real ``mpiexec``
 they run as ordinary mpi4py programs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import bsim
 
-__all__ = ["PROGRAMS", "ring", "pingpong", "halo2d", "sweep", "allreduce"]
+__all__ = ["PROGRAMS", "ring", "pingpong", "halo2d", "sweep", "allreduce", "collective",
+           "COLLECTIVE_OPS"]
 
 
 def _grid(size: int) -> int:
@@ -103,5 +107,51 @@ def allreduce(nbytes: int, iters: int, compute: float) -> None:
                        op=MPI.SUM)
 
 
-PROGRAMS = {"ring": ring, "pingpong": pingpong, "halo2d": halo2d, "sweep": sweep,
-            "allreduce": allreduce}
+COLLECTIVE_OPS = ("bcast", "reduce", "gather", "scatter", "allgather", "alltoall",
+                  "reduce_scatter", "barrier")
+
+
+def collective(nbytes: int, iters: int, compute: float, op: str) -> None:
+    """Compute, then one collective *op* over COMM_WORLD (root 0, SUM of doubles); repeated.
+
+    *nbytes* is bsim's size of the collective (docs/collectives.md): the buffer (bcast), the
+    vector of doubles (reduce, reduce_scatter: ``nbytes/P`` each), the root's buffer of P
+    blocks (gather, scatter), one rank's receive (allgather) or send (alltoall) buffer of P
+    blocks; barrier ignores it.
+    """
+    from mpi4py import MPI
+    if op not in COLLECTIVE_OPS:
+        raise ValueError(f"collective: op must be one of {', '.join(COLLECTIVE_OPS)}, "
+                         f"got {op!r}")
+    comm = MPI.COMM_WORLD
+    size = comm.size
+    block, doubles = nbytes // size, nbytes // 8
+    for _ in range(iters):
+        bsim.add_time(compute)
+        if op == "bcast":
+            comm.Bcast(bsim.buffer(nbytes, MPI.BYTE), root=0)
+        elif op == "reduce":
+            comm.Reduce(bsim.buffer(doubles, MPI.DOUBLE), bsim.buffer(doubles, MPI.DOUBLE),
+                        op=MPI.SUM, root=0)
+        elif op == "gather":
+            comm.Gather(bsim.buffer(block, MPI.BYTE), bsim.buffer(block * size, MPI.BYTE),
+                        root=0)
+        elif op == "scatter":
+            comm.Scatter(bsim.buffer(block * size, MPI.BYTE), bsim.buffer(block, MPI.BYTE),
+                         root=0)
+        elif op == "allgather":
+            comm.Allgather(bsim.buffer(block, MPI.BYTE), bsim.buffer(block * size, MPI.BYTE))
+        elif op == "alltoall":
+            comm.Alltoall(bsim.buffer(block * size, MPI.BYTE),
+                          bsim.buffer(block * size, MPI.BYTE))
+        elif op == "reduce_scatter":
+            comm.Reduce_scatter(bsim.buffer(doubles, MPI.DOUBLE),
+                                bsim.buffer(doubles // size, MPI.DOUBLE),
+                                recvcounts=[doubles // size] * size, op=MPI.SUM)
+        else:
+            comm.Barrier()
+
+
+PROGRAMS: dict[str, Callable[..., None]] = {
+    "ring": ring, "pingpong": pingpong, "halo2d": halo2d, "sweep": sweep, "allreduce": allreduce,
+    "collective": collective}

@@ -150,10 +150,12 @@ class Run:
 
 
 def run_smpi(program: str, platform: Platform, nranks: int, nbytes: int, iters: int,
-             compute: float, timeout: float = 600, cfg: tuple[str, ...] = ()) -> Run:
+             compute: float, timeout: float = 600, cfg: tuple[str, ...] = (),
+             extra: tuple[str, ...] = ()) -> Run:
     """Run ``c/PROGRAM.c`` under ``smpirun`` on *platform*; its simulated time.
 
-    *cfg*: more SimGrid settings, e.g. ``("smpi/allreduce:rdb",)``.
+    *cfg*: more SimGrid settings, e.g. ``("smpi/allreduce:rdb",)``; *extra*: more
+    arguments after ``bytes iterations compute`` (``collective``'s operation).
     """
     exe = _binary(program)
     with tempfile.TemporaryDirectory() as tmp:
@@ -166,7 +168,7 @@ def run_smpi(program: str, platform: Platform, nranks: int, nbytes: int, iters: 
         out = subprocess.run(["smpirun", "-np", str(nranks), "-platform", str(plat),
                               "-hostfile", str(hosts), *SMPI_CONFIG,
                               *(f"--cfg={c}" for c in cfg), str(exe), str(nbytes),
-                              str(iters), repr(compute)],
+                              str(iters), repr(compute), *extra],
                              capture_output=True, text=True, timeout=timeout, cwd=tmp)
         wall = time.perf_counter() - t0
         rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -179,13 +181,15 @@ def run_smpi(program: str, platform: Platform, nranks: int, nbytes: int, iters: 
 
 def run_bsim(program: str, platform: Platform, nranks: int, nbytes: int, iters: int,
              compute: float, protocol: str = SMPI_PROTOCOL,
-             contention: str = SMPI_CONTENTION, collectives: str | None = None) -> Run:
-    """The Python twin of *program* under bsim on *platform*."""
+             contention: str = SMPI_CONTENTION, collectives: str | None = None,
+             extra: tuple[str, ...] = ()) -> Run:
+    """The Python twin of *program* under bsim on *platform* (*extra*: as for
+    :func:`run_smpi`)."""
     main: Callable[..., None] = PROGRAMS[program]
     t0 = time.perf_counter()
     res = bsim.simulate(main, ranks=nranks, network=platform.bsim_network(), protocol=protocol,
                         contention=contention, collectives=collectives,
-                        args=(nbytes, iters, compute))
+                        args=(nbytes, iters, compute, *extra))
     wall = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return Run(float(res.elapsed), wall, rss, int(res.ops.sum()))

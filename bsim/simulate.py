@@ -18,6 +18,7 @@ import numpy as np
 from netmodels import build_network
 from netmodels.base import NetworkModel
 from netmodels.filesystem import build_filesystem
+from netmodels.input_files import records_inputs
 
 from .engine.collective_rules import CollectiveCosts
 from .engine.core import Engine
@@ -249,6 +250,7 @@ def _plain_call(main: Callable[..., Any], args: tuple[Any, ...], kw: dict[str, A
     return program
 
 
+@records_inputs
 def simulate(main: Callable[..., Any], ranks: int,
              network: str | NetworkModel | None = None,
              protocol: str | Protocol = "bsim",

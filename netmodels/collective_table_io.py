@@ -12,6 +12,7 @@ from bisect import bisect_right
 from pathlib import Path
 
 from .collective_algorithms import CollectiveSpecError
+from .input_files import note_input
 
 __all__ = ["interp", "read_csv"]
 
@@ -38,6 +39,7 @@ def read_csv(path: Path) -> list[tuple[str, str, int, float, float]]:
         text = path.read_text()
     except OSError as exc:
         raise CollectiveSpecError(f"table: cannot read {path}: {exc.strerror}") from None
+    note_input("collective table", path, text)
     lines = [(i, ln) for i, ln in enumerate(text.splitlines(), 1)
              if ln.strip() and not ln.lstrip().startswith("#")]
     if not lines:

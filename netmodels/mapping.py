@@ -28,6 +28,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 
+from .input_files import note_input
 from .registry import Registry
 from .spec import SpecError, split_spec
 
@@ -193,17 +194,19 @@ class ExplicitMapping(Mapping):
     @classmethod
     def from_file(cls, path: str | Path) -> ExplicitMapping:
         """Read one node id per line; blank lines and ``#`` comments are skipped."""
-        nodes: list[int] = []
         with open(path, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                text = line.split("#", 1)[0].strip()
-                if not text:
-                    continue
-                try:
-                    nodes.append(int(text))
-                except ValueError:
-                    raise MappingError(f"{path}:{lineno}: expected a node id, got {text!r}") \
-                        from None
+            content = fh.read()
+        note_input("mapping", path, content)
+        nodes: list[int] = []
+        for lineno, line in enumerate(content.splitlines(), 1):
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            try:
+                nodes.append(int(text))
+            except ValueError:
+                raise MappingError(f"{path}:{lineno}: expected a node id, got {text!r}") \
+                    from None
         if not nodes:
             raise MappingError(f"{path}: no node ids found")
         return cls(nodes)

@@ -16,6 +16,7 @@ and say in the commit which prediction moved, by how much and why.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -87,6 +88,11 @@ def _run(name: str, tmp_path: Path, launcher: list[str] | None = None) -> tuple[
     result = json.loads(out.read_text())
     result.pop("host")
     result.pop("bsim_version")   # recorded, but a release must not move the goldens
+    # the program file by content (an edit of its comments must not move the goldens)
+    program = Path(args[0])
+    expected = {f"program {program.name}": "sha256:" + hashlib.sha256(
+        (ROOT / program).read_bytes()).hexdigest()[:16]} if program.suffix == ".py" else {}
+    assert result.pop("inputs", {}) == expected, f"{name}: the input files recorded"
     return result, trace.read_text() if traced and launcher is None else ""
 
 

@@ -24,6 +24,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from netmodels.input_files import recording_inputs
+
 from . import options
 
 __all__ = ["add_parser", "command", "HOST"]
@@ -169,13 +171,18 @@ def command(ns: argparse.Namespace) -> int:
 def _simulate(ns: argparse.Namespace, scale: float) -> Any:
     """Load the target and simulate it as *ns* says; return the Result."""
     from ..engine.distributed import host_processes
-    from ..simulate import simulate
-    from .targets import load_target
     hosts = host_processes()   # under mpiexec -n K > 1: a distributed run
     if hosts is not None:
         HOST["rank"] = hosts.Get_rank()
         if HOST["rank"]:
             ns.quiet = True    # host process 0 prints and writes the outputs
+    with recording_inputs():   # the program and machine files, then simulate()'s
+        return _load_and_simulate(ns, hosts, scale)
+
+
+def _load_and_simulate(ns: argparse.Namespace, hosts: Any, scale: float) -> Any:
+    from ..simulate import simulate
+    from .targets import load_target
     target = load_target(ns.target, dict(ns.param), ns.program_args, ns.machine, ns.ranks,
                          quiet=bool(ns.quiet))
     ranks = ns.ranks if ns.ranks is not None else target.ranks

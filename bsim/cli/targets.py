@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from netmodels.input_files import note_input
+
 __all__ = ["Target", "load_target", "apply_mapping", "file_arguments"]
 
 
@@ -101,6 +103,7 @@ def apply_mapping(network: Any, mapping: str | None) -> Any:
 
 def _file_program(path: Path, argv: list[str]) -> Callable[[], None]:
     source = path.read_text(encoding="utf-8")
+    note_input("program", path.name, source)
     code = compile(source, str(path), "exec")
     folder = str(path.parent)
 

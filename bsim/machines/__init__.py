@@ -37,6 +37,8 @@ __all__ = [
     "filesystem_spec", "naming_the_file",
 ]
 
+from netmodels.input_files import note_input
+
 from .schema import NETWORK_MODELS, MachineError, check_machine_file
 
 MACHINE_DIR = Path(__file__).resolve().parent
@@ -168,11 +170,13 @@ def load_machine(name_or_path: str | Path) -> Machine:
     name_or_path, variant = split_variant(name_or_path)
     path = _resolve(name_or_path)
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
+        raw = path.read_bytes()
+        data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise MachineError(f"machine file {str(path)!r} is not valid TOML: {exc}") from None
     check_machine_file(data, path)
+    if path.parent != MACHINE_DIR:   # a bundled preset is named by bsim's version
+        note_input("machine", path, raw)
     if variant is not None and variant not in data.get("network_variants", {}):
         valid = ", ".join(sorted(data.get("network_variants", {}))) or "none"
         raise MachineError(f"machine {data['name']!r} has no network variant {variant!r}; "

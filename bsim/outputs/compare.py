@@ -97,6 +97,11 @@ def compare(a: Result | str, b: Result | str, groups: int = 8, top: int = 5,
                 if ra.params.get(k) != rb.params.get(k)]
         w("  params differ: " + "; ".join(diff) + "\n")
     # what else shaped the predictions: the header shows the rest
+    if ra.inputs != rb.inputs:
+        keys = sorted(set(ra.inputs) | set(rb.inputs))
+        diff = [f"{k}: {ra.inputs.get(k, 'none')} -> {rb.inputs.get(k, 'none')}" for k in keys
+                if ra.inputs.get(k) != rb.inputs.get(k)]
+        w("  input files differ: " + "; ".join(diff) + "\n")
     for what in ("machine", "kernel_model", "compute", "collectives", "contention", "noise",
                  "filesystem", "modules", "version"):
         va, vb = getattr(ra, what), getattr(rb, what)

@@ -78,6 +78,10 @@ class Result:
     it (``docs/collectives.md``)."""
     spawned: int = 0
     """Ranks the run created with ``MPI.Comm.Spawn``: the last ones of the per-rank arrays."""
+    inputs: dict[str, str] = field(default_factory=dict)
+    """``"KIND PATH" -> "sha256:..."``: the files the run read that shaped it (the program,
+    an explicit mapping, a collective table, a machine file other than a bundled preset),
+    by content (``netmodels/input_files.py``)."""
     modules: str = ""
     """``"shared"`` when the ranks shared the program's modules (``private_modules=False``,
     ``--shared-modules``): module-level state is then one for all ranks, which can change
@@ -216,6 +220,7 @@ class Result:
             **({"collective_algorithms": self.collective_algorithms}
                if self.collective_algorithms else {}),
             **({"modules": self.modules} if self.modules else {}),
+            **({"inputs": self.inputs} if self.inputs else {}),
             "network": self.network,
             "protocol": self.protocol,
             "collectives": self.collectives,
@@ -332,7 +337,8 @@ class Result:
             spawned=data.get("spawned", 0),
             formula_collectives=data.get("formula_collectives", 0),
             collective_algorithms=data.get("collective_algorithms", {}),
-            inert=list(data.get("inert_settings", [])), modules=data.get("modules", ""))
+            inert=list(data.get("inert_settings", [])), modules=data.get("modules", ""),
+            inputs=dict(data.get("inputs", {})))
 
     @classmethod
     def from_json(cls, path: str | Path) -> Result:

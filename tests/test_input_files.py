@@ -1,0 +1,105 @@
+"""The files a run read are recorded by content (``netmodels/input_files.py``).
+
+Two runs from different files with the same path or name (an explicit mapping edited
+between runs, two versions of ``prog.py``) were recorded as equal and ``bsim compare``
+reported no difference in their settings.  The expected fingerprints are computed here
+from the files' bytes with hashlib, independently of bsim.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import bsim
+from bsim.machines import MACHINE_DIR
+from bsim.outputs.compare import compare
+from conftest import ROOT
+
+PROGRAM = """\
+from mpi4py import MPI
+import bsim
+comm = MPI.COMM_WORLD
+bsim.add_time({calc})
+comm.Barrier()
+if comm.rank == 0:
+    comm.Send(bsim.buffer(1 << 20, MPI.BYTE), dest=1)
+elif comm.rank == 1:
+    comm.Recv(bsim.buffer(1 << 20, MPI.BYTE), source=0)
+"""
+TWO_LEVEL = "twolevel:cores=2"
+
+
+def _sha(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def _run(tmp_path: Path, out: str, *args: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "bsim", "run", *args, "--quiet", "--json",
+                           str(tmp_path / out)], capture_output=True, text=True, cwd=tmp_path,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads((tmp_path / out).read_text())
+
+
+def test_two_versions_of_one_program_file_are_told_apart(tmp_path):
+    for version, calc in (("v1", "1e-3"), ("v2", "2e-3")):
+        (tmp_path / version).mkdir()
+        (tmp_path / version / "prog.py").write_text(PROGRAM.format(calc=calc))
+    a = _run(tmp_path, "a.json", "v1/prog.py", "-n", "2")
+    b = _run(tmp_path, "b.json", "v2/prog.py", "-n", "2")
+    assert a["program"] == b["program"] == "prog.py"
+    assert a["inputs"] == {"program prog.py": _sha(tmp_path / "v1" / "prog.py")}
+    assert b["inputs"] == {"program prog.py": _sha(tmp_path / "v2" / "prog.py")}
+    report = compare(str(tmp_path / "a.json"), str(tmp_path / "b.json"))
+    assert "input files differ: program prog.py: " + a["inputs"]["program prog.py"] in report
+
+
+def test_an_edited_mapping_file_is_told_apart(tmp_path):
+    (tmp_path / "prog.py").write_text(PROGRAM.format(calc="0"))
+    layout = tmp_path / "layout.txt"
+    layout.write_text("0\n0\n1\n1\n")       # ranks 0 and 1 share a node
+    a = _run(tmp_path, "a.json", "prog.py", "-n", "4", "--network",
+             f"{TWO_LEVEL},mapping=file:layout.txt")
+    first = _sha(layout)
+    layout.write_text("0\n1\n0\n1\n")       # now they do not
+    b = _run(tmp_path, "b.json", "prog.py", "-n", "4", "--network",
+             f"{TWO_LEVEL},mapping=file:layout.txt")
+    assert a["network"] == b["network"]
+    assert a["elapsed"] != b["elapsed"]     # the layouts do differ
+    assert a["inputs"]["mapping layout.txt"] == first
+    assert b["inputs"]["mapping layout.txt"] == _sha(layout) != first
+    assert "input files differ: mapping layout.txt" in compare(str(tmp_path / "a.json"),
+                                                               str(tmp_path / "b.json"))
+
+
+def test_a_machine_file_is_recorded_and_a_bundled_preset_is_not(tmp_path):
+    mine = tmp_path / "mine.toml"
+    shutil.copy(MACHINE_DIR / "es45.toml", mine)
+    a = _run(tmp_path, "a.json", "sweep3d", "--machine", str(mine))
+    b = _run(tmp_path, "b.json", "sweep3d", "--machine", "es45")
+    assert a["inputs"] == {f"machine {mine}": _sha(mine)}
+    assert "inputs" not in b          # named by the preset and bsim's version
+    assert a["elapsed"] == b["elapsed"]
+
+
+def test_simulate_records_a_collective_table_and_a_mapping(tmp_path):
+    table = tmp_path / "coll.csv"
+    table.write_text("op,nprocs,nbytes,seconds\nbarrier,2,0,1e-6\nbarrier,4,0,2e-6\n")
+    layout = tmp_path / "nodes.txt"
+    layout.write_text("0\n0\n1\n1\n")
+
+    def main():
+        bsim.MPI.COMM_WORLD.Barrier()
+
+    res = bsim.simulate(main, 4, network=f"{TWO_LEVEL},mapping=file:{layout}",
+                        collectives=f"table:path={table}")
+    assert res.inputs == {f"collective table {table}": _sha(table),
+                          f"mapping {layout}": _sha(layout)}
+    assert bsim.Result.from_dict(res.to_dict()).inputs == res.inputs
+    # a run that reads no file records none
+    assert bsim.simulate(main, 2).inputs == {}

@@ -46,6 +46,7 @@ measurements: set them from your machine (``bsim run --filesystem lustre:latency
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -59,6 +60,9 @@ DEFAULT_FILESYSTEM = "lustre"
 
 Segment = tuple[int, int]   # (byte offset in the file, length)
 
+MAX_STRIPE_COUNT = 2000
+"""Lustre's most OSTs per file (``LOV_MAX_STRIPE_COUNT`` in Lustre's ``lustre_user.h``)."""
+
 
 class FileSystemModel:
     """Base class: ``independent(segments)``, ``collective(segments, aggregators)``,
@@ -68,13 +72,20 @@ class FileSystemModel:
     parameters: dict[str, str] = {}
     defaults: dict[str, float] = {}
 
+    whole: tuple[str, ...] = ()
+    """Parameters that must be whole numbers (counts, sizes)."""
+
     def __init__(self, **params: Any) -> None:
         values = dict(self.defaults)
         for key, value in params.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise SpecError(f"file system {self.name!r}: {key} must be a number >= 0, "
+            if (isinstance(value, bool) or not isinstance(value, (int, float))   # no bool
+                    or not math.isfinite(value) or value < 0):
+                raise SpecError(f"file system {self.name!r}: {key} must be a finite number "
+                                f">= 0, got {value!r}")
+            if key in self.whole and value != int(value):
+                raise SpecError(f"file system {self.name!r}: {key} must be a whole number, "
                                 f"got {value!r}")
-            values[key] = value
+            values[key] = int(value) if key in self.whole else value
         self.values = values
 
     def spec(self) -> str:
@@ -132,6 +143,8 @@ class Lustre(FileSystemModel):
                 "stripe_size": 1048576, "ost_bandwidth": 2.8e9, "client_bandwidth": 5e9,
                 "aggregate_bandwidth": 7e11, "aggregators": 0}
 
+    whole = ("stripe_count", "stripe_size", "aggregators")
+
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         v = self.values
@@ -139,10 +152,10 @@ class Lustre(FileSystemModel):
                     "aggregate_bandwidth"):
             if not v[key] > 0:
                 raise SpecError(f"file system 'lustre': {key} must be > 0, got {v[key]!r}")
-        if int(v["stripe_count"]) != v["stripe_count"] or int(v["stripe_size"]) != \
-                v["stripe_size"]:
-            raise SpecError("file system 'lustre': stripe_count and stripe_size must be "
-                            "whole numbers")
+        if v["stripe_count"] > MAX_STRIPE_COUNT:
+            raise SpecError(f"file system 'lustre': stripe_count must be <= "
+                            f"{MAX_STRIPE_COUNT} (Lustre's LOV_MAX_STRIPE_COUNT), got "
+                            f"{v['stripe_count']!r}")
 
     def ost_bytes(self, segments: Iterable[Segment]) -> tuple[int, int]:
         """``(total bytes, largest number of bytes on one OST)`` of *segments*."""

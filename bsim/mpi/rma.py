@@ -59,7 +59,7 @@ class _Local:
     """One rank's handle state, shared by the handle's copies (``Win(win)``)."""
 
     __slots__ = ("state", "memory", "base", "size", "unit", "name", "pending", "locks",
-                 "post_group", "start_group", "fence", "__weakref__")
+                 "lock_all", "post_group", "start_group", "fence", "__weakref__")
 
     def __init__(self, state: WinState | None = None, memory: Any = None, base: int = 0,
                  size: int = 0, unit: int = 1) -> None:
@@ -69,6 +69,7 @@ class _Local:
         self.name = ""
         self.pending: list[Any] = []
         self.locks: dict[int, int] = {}
+        self.lock_all = False   # the locks are Lock_all's (closed by Unlock_all only)
         self.post_group: list[int] | None = None
         self.start_group: list[int] | None = None
         self.fence = False   # a Fence opened an epoch (not closed by MODE_NOSUCCEED)
@@ -132,6 +133,7 @@ class Win(np.ndarray):
     _state = _local_property("state")
     _pending = _local_property("pending")
     _locks = _local_property("locks")
+    _lock_all = _local_property("lock_all")
     _post_group = _local_property("post_group")
     _start_group = _local_property("start_group")
     _fence = _local_property("fence")
@@ -311,7 +313,8 @@ class Win(np.ndarray):
         if local.locks or local.post_group is not None or local.start_group is not None:
             what = (f"locks held on ranks {sorted(local.locks)}" if local.locks
                     else "a Post/Start epoch not closed by Wait/Complete")
-            raise MPIUsageError(f"rank {vr.rank}: Win.Free with an open epoch ({what})")
+            raise MPIUsageError(f"rank {vr.rank}: Win.Free with an open epoch ({what}) "
+                                f"(MPI_ERR_RMA_SYNC)", error_class=rma_ops.ERR_RMA_SYNC)
         rma_ops.complete_ops(self, vr, "Free")
         st.comm.Barrier()
         attributes.drop_attrs(self)

@@ -5,8 +5,8 @@ All ranks live in one process, so a target's window memory is directly reachable
 operation is *applied* to the target memory by one engine event at its simulated arrival
 time at the target; the origin's request completes when the operation is complete at the
 origin.  With ``c(a, b, s)`` the run's network cost of an ``s``-byte message from world rank
-``a`` to ``b`` (the model the point-to-point path prices messages with, envelope included;
-no contention), an operation issued at the origin's clock ``t`` on ``s`` bytes:
+``a`` to ``b`` (the model the point-to-point path prices messages with, envelope included),
+a lone operation issued at the origin's clock ``t`` on ``s`` bytes:
 
 =====================================  ==========================  =========================
 operation                              applied at the target       complete at the origin
@@ -16,6 +16,10 @@ operation                              applied at the target       complete at t
 ``Get_accumulate``, ``Fetch_and_op``,  ``t + c(o, g, s)``          ``+ c(g, o, s)``
 ``Compare_and_swap``
 =====================================  ==========================  =========================
+
+Under ``loggp`` the data queues on the sending NIC as a send's does, and with a contention
+layer every part is a flow sharing the links with the run's other traffic
+(:mod:`bsim.mpi.rma_transfer` gives the rules).
 
 Operations from one origin to one target are applied in the order issued (an arrival is
 never earlier than the previous one on that pair: MPI's default accumulate ordering, kept
@@ -42,6 +46,7 @@ from .datatypes import Datatype
 from .namespace import INT_CONSTANTS
 from .ops import NO_OP, REPLACE, SUM, Op, as_op
 from .requests import Request, hand_out
+from .rma_transfer import transfer
 from .typemap import packed_index
 
 if TYPE_CHECKING:
@@ -54,6 +59,7 @@ __all__ = ["WinState", "Put", "Get", "Accumulate", "Get_accumulate", "Fetch_and_
 
 _DYNAMIC = INT_CONSTANTS["WIN_FLAVOR_DYNAMIC"]
 _ERR_WIN = INT_CONSTANTS["ERR_WIN"]
+ERR_RMA_SYNC = INT_CONSTANTS["ERR_RMA_SYNC"]
 
 
 class WinState:
@@ -186,35 +192,35 @@ def _issue(vr: VirtualRank, st: WinState, win: Any, g: int, call: str, out_bytes
            back_bytes: int | None, apply: Any) -> Request:
     """Schedule *apply()* at the target arrival; return the origin's completion request.
 
-    *out_bytes* travel to the target; a reply of *back_bytes* returns (None: no reply).
+    *out_bytes* travel to the target; a reply of *back_bytes* returns (None: no reply);
+    the timing is :func:`bsim.mpi.rma_transfer.transfer`'s.  Counted as one message per
+    direction and the bytes of both.
     """
-    start = win._start_group
-    if not (win._fence or g in win._locks or (start is not None and g in start)):
-        raise MPIUsageError(f"rank {vr.rank}: Win.{call}: no access epoch to rank {g} of the "
-                            f"window is open (call Fence, Start, Lock or Lock_all first)")
-    eng = vr.engine
-    net = eng.protocol.net
-    src, dst = vr.rank, st.members[g]
-    t0 = vr.clock
-    arrive = max(t0 + net.cost(src, dst, out_bytes), st.last.get((src, dst), 0.0), eng._now)
-    st.last[(src, dst)] = arrive
-    back = 0.0 if back_bytes is None else net.cost(dst, src, back_bytes)
+    check_access(win, vr, g, call)
     req = Request(vr, ReqKind.SEND, f"Win.{call}")
-    req.t_post = t0
-
-    def run() -> None:
-        try:
-            apply()
-        except BaseException as exc:   # reported in the origin when it completes
-            req.error = exc
-        req.resolve(arrive + back, 0.0, t0)
-
-    eng.call_at(arrive, vr, run)
+    req.t_post = vr.clock
+    transfer(vr, st, g, out_bytes, back_bytes, apply, req)
     win._pending.append((g, req))
     vr.ops += 1
-    vr.msgs += 1
-    vr.nbytes += out_bytes
+    vr.msgs += 1 if back_bytes is None else 2
+    vr.nbytes += out_bytes + (back_bytes or 0)
     return req
+
+
+def rma_sync_error(vr: VirtualRank, call: str, what: str) -> MPIUsageError:
+    """``rank R: Win.<call>: <what> (MPI_ERR_RMA_SYNC)``, of error class ``ERR_RMA_SYNC``
+    (MPICH's class for a call in the wrong epoch: ``ch3u_rma_sync.c``, ``ch3u_rma_ops.c``)."""
+    return MPIUsageError(f"rank {vr.rank}: Win.{call}: {what} (MPI_ERR_RMA_SYNC)",
+                         error_class=ERR_RMA_SYNC)
+
+
+def check_access(win: Any, vr: VirtualRank, g: int, call: str) -> None:
+    """An operation needs an access epoch to its target *g* (Fence, a Start group with
+    *g*, a lock of *g*, Lock_all); an operation on ``PROC_NULL`` needs none (as MPICH 5)."""
+    start = win._start_group
+    if not (win._fence or g in win._locks or (start is not None and g in start)):
+        raise rma_sync_error(vr, call, f"no access epoch to rank {g} of the window is "
+                             f"open (call Fence, Start, Lock or Lock_all first)")
 
 
 def complete_ops(win: Any, vr: VirtualRank, call: str, target: int | None = None) -> None:
@@ -240,7 +246,7 @@ def _put(win: Any, origin: Any, target_rank: int, target: Any, call: str) -> Req
     vr = current()
     st = state_of(win, vr, call)
     if target_rank == PROC_NULL:
-        return None
+        return None   # no epoch needed: MPICH 5 accepts it (checked with mpiexec)
     g = _target(st, vr, target_rank, call)
     info = _origin(vr, origin, call)
     disp, count, dt = _target_spec(vr, target, info, call)
@@ -258,7 +264,7 @@ def _get(win: Any, origin: Any, target_rank: int, target: Any, call: str) -> Req
     vr = current()
     st = state_of(win, vr, call)
     if target_rank == PROC_NULL:
-        return None
+        return None   # no epoch needed: MPICH 5 accepts it (checked with mpiexec)
     g = _target(st, vr, target_rank, call)
     info = _origin(vr, origin, call)
     disp, count, dt = _target_spec(vr, target, info, call)
@@ -279,7 +285,7 @@ def _accumulate(win: Any, origin: Any, result: Any, target_rank: int, target: An
     info = _origin(vr, origin, call)
     rinfo = _origin(vr, result, call) if fetch else None
     if target_rank == PROC_NULL:
-        return None
+        return None   # no epoch needed: MPICH 5 accepts it (checked with mpiexec)
     g = _target(st, vr, target_rank, call)
     ref = rinfo if (fetch and op is NO_OP) else info   # NO_OP: the origin may be empty
     assert ref is not None

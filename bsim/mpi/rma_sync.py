@@ -23,6 +23,14 @@ Timing rules (``c(a, b, s)``: the run's network cost of an ``s``-byte message, a
   blocks until the notices of all its targets arrived; ``Complete`` completes the
   operations, sends each target a notice and returns; ``Wait`` blocks until the
   notices of all its origins arrived; ``Test`` is ``Wait`` if they did, else a poll.
+
+Each of these messages counts in the rank's message count (a lock or unlock: two; a
+notice: one), with no bytes.  Epoch errors are MPICH's (``ch3u_rma_sync.c``; MPICH 5
+checked with mpiexec), one ``MPI_ERR_RMA_SYNC`` line each: ``Fence`` with a lock, a
+``Lock_all``, a ``Start`` or a ``Post`` epoch open; ``Start`` or ``Lock_all`` with a
+lock held; ``Lock`` inside ``Lock_all`` or ``Start``; ``Unlock`` of a ``Lock_all``
+lock; ``Unlock_all`` without ``Lock_all``; ``Flush*`` and ``Sync`` outside a passive
+target epoch.  ``Lock`` in a fence epoch is allowed (as MPICH).
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ from ..constants import PROC_NULL, ReqKind
 from ..engine.rank import current
 from ..errors import MPIUsageError
 from .requests import Request
-from .rma_ops import WinState, complete_ops, state_of
+from .rma_ops import WinState, complete_ops, rma_sync_error, state_of
 
 if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
@@ -87,8 +95,8 @@ def _grant(st: WinState, vr: VirtualRank, g: int) -> None:
 def _lock(win: Any, vr: VirtualRank, st: WinState, g: int, kind: int, call: str) -> Request:
     held = win._locks
     if g in held:
-        raise MPIUsageError(f"rank {vr.rank}: Win.{call}: rank {g} of the window is already "
-                            f"locked by this rank (Unlock it first)")
+        raise rma_sync_error(vr, call, f"rank {g} of the window is already locked by this "
+                             f"rank (Unlock it first)")
     if kind not in (LOCK_EXCLUSIVE, LOCK_SHARED):
         raise MPIUsageError(f"rank {vr.rank}: Win.{call}: lock type {kind!r} is neither "
                             f"LOCK_EXCLUSIVE nor LOCK_SHARED")
@@ -105,13 +113,13 @@ def _lock(win: Any, vr: VirtualRank, st: WinState, g: int, kind: int, call: str)
         _grant(st, vr, g)
 
     eng.call_at(arrive, vr, request)
+    vr.msgs += 2   # the request and the grant
     return req
 
 
 def _unlock(win: Any, vr: VirtualRank, st: WinState, g: int, call: str) -> Request:
     if win._locks.pop(g, None) is None:
-        raise MPIUsageError(f"rank {vr.rank}: Win.{call}: rank {g} of the window is not "
-                            f"locked by this rank")
+        raise rma_sync_error(vr, call, f"rank {g} of the window is not locked by this rank")
     eng = vr.engine
     t0 = vr.clock
     dst = st.members[g]
@@ -130,6 +138,7 @@ def _unlock(win: Any, vr: VirtualRank, st: WinState, g: int, call: str) -> Reque
         req.resolve(arrive + back, 0.0, t0)
 
     eng.call_at(arrive, vr, release)
+    vr.msgs += 2   # the release and its acknowledgement
     return req
 
 
@@ -141,10 +150,44 @@ def _rank(st: WinState, vr: VirtualRank, rank: Any, call: str) -> int:
     return int(rank)
 
 
+def _passive(win: Any) -> str:
+    """The caller's open passive-target epoch, described, or ``""``."""
+    if win._lock_all:
+        return "a Lock_all epoch is open (close it with Unlock_all)"
+    if win._locks:
+        return f"locks are held on ranks {sorted(win._locks)} (Unlock them first)"
+    return ""
+
+
+def _refuse(win: Any, vr: VirtualRank, call: str, passive: bool = True, start: bool = True,
+            post: bool = False) -> None:
+    """Raise ``MPI_ERR_RMA_SYNC`` if an epoch *call* cannot overlap is open: a passive
+    target one, a ``Start`` one, a ``Post`` one (the checks of MPICH's ``MPID_Win_fence``,
+    ``_start``, ``_lock``, ``_lock_all`` in ``ch3u_rma_sync.c``)."""
+    what = _passive(win) if passive else ""
+    if not what and start and win._start_group is not None:
+        what = "a Start epoch is open (close it with Complete)"
+    if not what and post and win._post_group is not None:
+        what = "a Post epoch is open (close it with Wait or Test)"
+    if what:
+        raise rma_sync_error(vr, call, what)
+
+
+def _flushable(win: Any, vr: VirtualRank, call: str) -> None:
+    """``Flush*`` and ``Sync`` need a passive-target epoch (MPICH's ``MPID_Win_flush``,
+    ``MPID_Win_sync``; MPICH 5 refuses them in a fence epoch too, checked with mpiexec)."""
+    if not win._locks:
+        raise rma_sync_error(vr, call, "no passive-target epoch is open (call Lock or "
+                             "Lock_all first)")
+
+
 def Lock(win: Any, rank: int, lock_type: int = LOCK_EXCLUSIVE, assertion: int = 0) -> None:
     """Begin an RMA access epoch at the target process."""
     vr = current()
     st = state_of(win, vr, "Lock")
+    if win._lock_all:
+        raise rma_sync_error(vr, "Lock", "a Lock_all epoch is open (close it with Unlock_all)")
+    _refuse(win, vr, "Lock", passive=False)
     if rank == PROC_NULL:
         return
     g = _rank(st, vr, rank, "Lock")
@@ -155,6 +198,9 @@ def Unlock(win: Any, rank: int) -> None:
     """Complete an RMA access epoch at the target process."""
     vr = current()
     st = state_of(win, vr, "Unlock")
+    if win._lock_all:
+        raise rma_sync_error(vr, "Unlock", "the locks are Lock_all's (close them with "
+                             "Unlock_all)")
     if rank == PROC_NULL:
         return
     g = _rank(st, vr, rank, "Unlock")
@@ -166,6 +212,8 @@ def Lock_all(win: Any, assertion: int = 0) -> None:
     """Begin an RMA access epoch at all processes (shared locks)."""
     vr = current()
     st = state_of(win, vr, "Lock_all")
+    _refuse(win, vr, "Lock_all")
+    win._lock_all = True
     reqs = [_lock(win, vr, st, g, LOCK_SHARED, "Lock_all") for g in range(len(st.members))]
     vr.settle(reqs, "Win.Lock_all")
 
@@ -174,6 +222,11 @@ def Unlock_all(win: Any) -> None:
     """Complete the RMA access epoch started by ``Lock_all``."""
     vr = current()
     st = state_of(win, vr, "Unlock_all")
+    if not win._lock_all:
+        held = (f" (the locks on ranks {sorted(win._locks)} are Lock's: Unlock each)"
+                if win._locks else "")
+        raise rma_sync_error(vr, "Unlock_all", f"no Lock_all epoch is open{held}")
+    win._lock_all = False
     complete_ops(win, vr, "Unlock_all")
     reqs = [_unlock(win, vr, st, g, "Unlock_all") for g in range(len(st.members))]
     vr.settle(reqs, "Win.Unlock_all")
@@ -183,6 +236,7 @@ def Flush(win: Any, rank: int) -> None:
     """Complete all outstanding RMA operations at the given target."""
     vr = current()
     st = state_of(win, vr, "Flush")
+    _flushable(win, vr, "Flush")
     if rank != PROC_NULL:
         complete_ops(win, vr, "Flush", _rank(st, vr, rank, "Flush"))
 
@@ -191,6 +245,7 @@ def Flush_all(win: Any) -> None:
     """Complete all outstanding RMA operations at all targets."""
     vr = current()
     state_of(win, vr, "Flush_all")
+    _flushable(win, vr, "Flush_all")
     complete_ops(win, vr, "Flush_all")
 
 
@@ -198,6 +253,7 @@ def Flush_local(win: Any, rank: int) -> None:
     """Complete locally all outstanding RMA operations at the given target."""
     vr = current()
     st = state_of(win, vr, "Flush_local")
+    _flushable(win, vr, "Flush_local")
     if rank != PROC_NULL:
         complete_ops(win, vr, "Flush_local", _rank(st, vr, rank, "Flush_local"))
 
@@ -206,6 +262,7 @@ def Flush_local_all(win: Any) -> None:
     """Complete locally all outstanding RMA operations at all targets."""
     vr = current()
     state_of(win, vr, "Flush_local_all")
+    _flushable(win, vr, "Flush_local_all")
     complete_ops(win, vr, "Flush_local_all")
 
 
@@ -213,6 +270,7 @@ def Sync(win: Any) -> None:
     """Synchronize public and private copies of the window (a poll in bsim)."""
     vr = current()
     state_of(win, vr, "Sync")
+    _flushable(win, vr, "Sync")
     vr.ops += 1
     vr.engine.protocol.poll(vr, "Win.Sync")
 
@@ -221,6 +279,7 @@ def Fence(win: Any, assertion: int = 0) -> None:
     """Perform an MPI fence synchronization on a window."""
     vr = current()
     st = state_of(win, vr, "Fence")
+    _refuse(win, vr, "Fence", post=True)
     complete_ops(win, vr, "Fence")
     st.comm.Barrier()
     win._fence = not (assertion & MODE_NOSUCCEED)
@@ -260,6 +319,7 @@ def _notify(vr: VirtualRank, st: WinState, kind: str, g_to: int) -> None:
             ch.times.append(t)
 
     vr.engine.call_at(t, vr, arrive)
+    vr.msgs += 1
 
 
 def _expect(vr: VirtualRank, st: WinState, kind: str, g_from: int, call: str) -> Request:
@@ -292,7 +352,7 @@ def Post(win: Any, group: Any, assertion: int = 0) -> None:
     vr = current()
     st = state_of(win, vr, "Post")
     if win._post_group is not None:
-        raise MPIUsageError(f"rank {vr.rank}: Win.Post: an exposure epoch is already open")
+        raise rma_sync_error(vr, "Post", "an exposure epoch is already open")
     origins = _group_ranks(st, vr, group, "Post")
     win._post_group = origins
     for g in origins:
@@ -304,7 +364,8 @@ def Start(win: Any, group: Any, assertion: int = 0) -> None:
     vr = current()
     st = state_of(win, vr, "Start")
     if win._start_group is not None:
-        raise MPIUsageError(f"rank {vr.rank}: Win.Start: an access epoch is already open")
+        raise rma_sync_error(vr, "Start", "an access epoch is already open")
+    _refuse(win, vr, "Start")
     targets = _group_ranks(st, vr, group, "Start")
     win._start_group = targets
     reqs = [_expect(vr, st, "post", g, "Start") for g in targets]
@@ -318,7 +379,7 @@ def Complete(win: Any) -> None:
     st = state_of(win, vr, "Complete")
     targets = win._start_group
     if targets is None:
-        raise MPIUsageError(f"rank {vr.rank}: Win.Complete without Win.Start")
+        raise rma_sync_error(vr, "Complete", "no Start epoch is open")
     complete_ops(win, vr, "Complete")
     win._start_group = None
     for g in targets:
@@ -331,7 +392,7 @@ def Wait(win: Any) -> None:
     st = state_of(win, vr, "Wait")
     origins = win._post_group
     if origins is None:
-        raise MPIUsageError(f"rank {vr.rank}: Win.Wait without Win.Post")
+        raise rma_sync_error(vr, "Wait", "no Post epoch is open")
     reqs = [_expect(vr, st, "done", g, "Wait") for g in origins]
     win._post_group = None
     if reqs:
@@ -344,7 +405,7 @@ def Test(win: Any) -> bool:
     st = state_of(win, vr, "Test")
     origins = win._post_group
     if origins is None:
-        raise MPIUsageError(f"rank {vr.rank}: Win.Test without Win.Post")
+        raise rma_sync_error(vr, "Test", "no Post epoch is open")
     vr.sync("Win.Test", True)
     me = win_rank(st, vr)
     now = vr.engine._now

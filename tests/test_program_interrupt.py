@@ -26,3 +26,19 @@ def test_a_program_s_keyboard_interrupt_is_its_error_not_a_ctrl_c(tmp_path, caps
     status, err = _run(prog, "import signal\nif comm.rank == 1: "
                              "signal.raise_signal(signal.SIGINT)", capsys)
     assert status == 130 and err.startswith("bsim: interrupted at simulated t="), err
+
+
+def test_simulate_reports_a_program_s_keyboard_interrupt_as_a_rank_error(tmp_path):
+    """Through the Python API too: ``bsim.simulate`` raises :class:`bsim.RankError` naming
+    the rank and the line (it let the KeyboardInterrupt through, as if Ctrl-C)."""
+    import pytest
+
+    import bsim
+
+    def main():
+        if bsim.MPI.COMM_WORLD.rank == 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(bsim.RankError, match=r"^rank 1 raised KeyboardInterrupt \(at .*"
+                       r"test_program_interrupt.py:\d+\) \(an exception of the program"):
+        bsim.simulate(main, 2)

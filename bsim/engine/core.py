@@ -46,7 +46,7 @@ from ..errors import (
     RankError,
 )
 from .events import PRIO_NET, PRIO_RANK, SIMPY_KEYS, Call, Deliveries, NetEvent, Wakeups
-from .failures import FailureReports, user_location_of_traceback
+from .failures import FailureReports, program_interrupt, user_location_of_traceback
 from .hooks import PROGRESS_EVERY
 from .host_sockets import CooperativeSockets
 from .host_watchdog import HostBlockWatchdog
@@ -487,6 +487,9 @@ class Engine(FailureReports, simpy.Environment):
     def _abort(self, vr: VirtualRank | None, exc: BaseException) -> None:
         self._teardown()
         if isinstance(exc, KeyboardInterrupt):
+            line = program_interrupt(exc) if vr is not None else None
+            if line is not None and vr is not None:   # the program raised it: its error
+                raise RankError(line, vr.rank) from exc
             exc.sim_time = self._now   # type: ignore[attr-defined]   # for the CLI's report
         if (vr is not None and isinstance(exc, MPIUsageError) and exc.args
                 and isinstance(exc.args[0], str) and " (at " not in exc.args[0]):

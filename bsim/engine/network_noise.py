@@ -4,7 +4,7 @@
 k-th message from *src* to *dst* a delay drawn from ``(seed, src, dst, k)``
 (``--noise net:mean=1e-6,prob=1,seed=1``): exponential of mean *mean* with
 probability *prob*, else 0, from the counter-based generator of
-:mod:`bsim.engine.noise` (the draws never depend on the order of calls).
+`bsim.engine.noise_base` (the draws never depend on the order of calls).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from netmodels.base import NetworkModel
 
-from .noise import _exponential, uniform
+from .noise_base import _exponential, uniform
 
 __all__ = ["NoisyNetwork"]
 

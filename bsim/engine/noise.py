@@ -5,23 +5,24 @@ Compute noise implements the engine's ``noise`` hook
 how long *seconds* of work started at *start* take on the rank's node while
 the OS steals the CPU.  All ranks of a node see the same noise (a daemon stops the
 node), unless ``core=K`` puts the daemons on one core: then only the rank on core ``K``
-is slowed.  Ranks are on the nodes the run's network puts them on (:class:`OnNodes`,
-``layout=network``), or fill the first ``ranks_per_node`` cores of each node (default:
-all ``cores_per_node``; node ``rank // ranks_per_node``, core ``rank % ranks_per_node``),
-so with ``ranks_per_node=3,cores_per_node=4,core=3`` the daemons run on the idle
-core and meet no rank: the ASCI Q lesson (three processes of a four-core node run
-clean while the fourth core absorbs the daemons).
+is slowed.  Ranks are on the nodes the run's network puts them on (``layout=network``:
+:class:`bsim.engine.noise_base.OnNodes`), or fill the first ``ranks_per_node`` cores of
+each node (default: all ``cores_per_node``; node ``rank // ranks_per_node``, core
+``rank % ranks_per_node``), so with ``ranks_per_node=3,cores_per_node=4,core=3`` the
+daemons run on the idle core and meet no rank: the ASCI Q lesson (three processes of a
+four-core node run clean while the fourth core absorbs the daemons).
 
 * :class:`PeriodicNoise` (``periodic:period=1e-3,duration=2.5e-5``): a daemon
   runs for *duration* every *period* on each node, from the node's phase
   ``phi`` (busy on ``[phi + k*period, phi + k*period + duration)`` for every
   integer k).  ``phase=random`` (default) draws ``phi`` uniformly in
   ``[0, period)`` per node from *seed*; a number gives every node that phase
-  (co-scheduled daemons).
-* :class:`DetourNoise` (``detour:rate=10,mean=1e-4,seed=1``): detours arrive on
-  each node as a Poisson process of *rate* per second (exponential
-  inter-arrival times) and last *duration* seconds (fixed) or an exponential
-  time of mean *mean* (truncated at 20 means).  Overlapping detours merge.
+  (co-scheduled daemons).  Stolen fraction ``duration / period``.
+* :class:`bsim.engine.detour_noise.DetourNoise` (``detour:rate=10,mean=1e-4,seed=1``):
+  detours arrive on each node as a Poisson process of *rate* per second and last
+  *duration* seconds (fixed) or an exponential time of mean *mean*; a detour arriving
+  during another waits for it (an M/G/1 queue), so the stolen fraction is
+  ``rate * mean`` (< 1).
 
 Both are exact: work *w* started at *t* ends at the first time *E* with
 ``t + w + busy([t, E)) = E``, where ``busy`` is the daemon/detour time
@@ -29,9 +30,8 @@ overlapping the interval (modeling tutorial, "Computational Noise"; Petrini et a
 SC03).  For the periodic model this is closed-form (:meth:`PeriodicNoise.end`).
 
 Determinism: random draws come from a counter-based generator
-(:func:`uniform`, SplitMix64 of the key) keyed by ``(seed, node, interval
-index, draw)``.  Detours of node n in interval ``[i*L, (i+1)*L)`` depend on
-nothing else, so results never depend on the order of calls.
+(:func:`uniform`, SplitMix64 of the key) keyed by ``(seed, node, ...)``, so results
+never depend on the order of calls.
 
 Network noise (``net:mean=1e-6,prob=1,seed=1``) is
 :class:`bsim.engine.network_noise.NoisyNetwork`, drawn from the same generator.
@@ -44,93 +44,11 @@ from typing import Any
 
 from netmodels.spec import SpecError, parse_spec
 
+from .detour_noise import DetourNoise
+from .noise_base import OnNodes, _check_core, _check_cores, _check_rpn, uniform
+
 __all__ = ["uniform", "OnNodes", "PeriodicNoise", "DetourNoise", "CombinedNoise",
            "build_noise", "parse_noise", "NOISE_KINDS"]
-
-_M64 = (1 << 64) - 1
-
-
-def _mix(x: int) -> int:
-    """SplitMix64 finaliser: a bijective scramble of a 64-bit integer."""
-    x = (x + 0x9E3779B97F4A7C15) & _M64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
-    return x ^ (x >> 31)
-
-
-def uniform(*key: int) -> float:
-    """A uniform float in ``(0, 1)`` determined by the integer *key* alone (counter-based)."""
-    h = 0x2545F4914F6CDD1D
-    for k in key:
-        h = _mix(h ^ (k & _M64))
-    return ((h >> 11) + 0.5) * (1.0 / (1 << 53))
-
-
-def _exponential(mean: float, *key: int) -> float:
-    return -mean * math.log(uniform(*key))
-
-
-def _check_rpn(ranks_per_node: Any, cores_per_node: int) -> int:
-    """``ranks_per_node``: an int in ``[1, cores_per_node]`` (default: ``cores_per_node``)."""
-    if ranks_per_node is None:
-        return cores_per_node
-    if (isinstance(ranks_per_node, bool) or not isinstance(ranks_per_node, int)
-            or not 1 <= ranks_per_node <= cores_per_node):
-        raise ValueError(f"noise: ranks_per_node must be an int in 1..{cores_per_node} "
-                         f"(cores_per_node), got {ranks_per_node!r}")
-    return ranks_per_node
-
-
-class OnNodes:
-    """Where a compute-noise model finds a rank: ``(node, core)``.
-
-    Block layout (the default without a placement): ranks fill the first
-    ``ranks_per_node`` cores of each node in rank order.  :meth:`place` takes the run's
-    network placement instead (``layout=network``: the node its ``cores`` and ``mapping``
-    put each rank on, cores in rank order within a node), so the daemons stop the ranks
-    the network puts together.
-    """
-
-    ranks_per_node: int
-    cores_per_node: int
-    where: list[tuple[int, int]] | None = None
-
-    def place(self, nodes: list[int]) -> None:
-        """Use *nodes* (the node of each rank) as the layout."""
-        used: dict[int, int] = {}
-        where = []
-        for node in nodes:
-            core = used.get(node, 0)
-            if core >= self.cores_per_node:
-                raise ValueError(f"noise: the network places more than cores_per_node="
-                                 f"{self.cores_per_node} ranks on node {node}")
-            used[node] = core + 1
-            where.append((node, core))
-        self.where = where
-
-    def locate(self, rank: int) -> tuple[int, int]:
-        """``(node, core)`` of *rank* (ranks spawned past the placement: block layout)."""
-        where = self.where
-        if where is not None and rank < len(where):
-            return where[rank]
-        return divmod(rank, self.ranks_per_node)
-
-    def layout_spec(self) -> str:
-        """The spec's layout options: ``ranks_per_node`` (block) or ``layout=network``."""
-        if self.where is not None:
-            return ",layout=network"
-        return (f",ranks_per_node={self.ranks_per_node}"
-                if self.ranks_per_node != self.cores_per_node else "")
-
-
-def _check_core(core: Any, cores_per_node: int) -> int | None:
-    """``core=K``: an int in ``[0, cores_per_node)``; None (the default): the whole node."""
-    if core is None or core == "all":
-        return None
-    if isinstance(core, bool) or not isinstance(core, int) or not 0 <= core < cores_per_node:
-        raise ValueError(f"noise: core must be an int in 0..{cores_per_node - 1} (a core of "
-                         f"the node) or 'all', got {core!r}")
-    return core
 
 
 class PeriodicNoise(OnNodes):
@@ -146,12 +64,11 @@ class PeriodicNoise(OnNodes):
         if not (0 <= duration < period):
             raise ValueError(f"periodic noise: duration must be in [0, period), "
                              f"got {duration!r} (period {period!r})")
-        if cores_per_node < 1:
-            raise ValueError(f"noise: cores_per_node must be >= 1, got {cores_per_node!r}")
         if isinstance(phase, str) and phase != "random":
             raise ValueError(f"periodic noise: phase must be seconds or 'random', got {phase!r}")
         self.period, self.duration = float(period), float(duration)
-        self.phase, self.seed, self.cores_per_node = phase, int(seed), int(cores_per_node)
+        self.phase, self.seed = phase, int(seed)
+        self.cores_per_node = _check_cores(cores_per_node)
         self.core = _check_core(core, self.cores_per_node)
         self.ranks_per_node = _check_rpn(ranks_per_node, self.cores_per_node)
         self._phases: dict[int, float] = {}
@@ -218,117 +135,6 @@ class PeriodicNoise(OnNodes):
 
     def __repr__(self) -> str:
         return f"<PeriodicNoise {self.spec()}>"
-
-
-class DetourNoise(OnNodes):
-    """Random detours: Poisson arrivals of *rate*/s, fixed or exponential durations.
-
-    Time is cut into intervals of *interval* seconds (default: 4 expected
-    detours each); the detours of (node, interval i) are drawn from
-    ``(seed, node, i, j)`` only.  Exponential durations are truncated at 20
-    means (probability ``e**-20``), so a detour reaches at most
-    ``ceil(20*mean/interval)`` intervals ahead: those earlier intervals are
-    the only ones consulted besides the current one.
-    """
-
-    name = "detour"
-    TRUNCATE = 20.0
-
-    def __init__(self, rate: float, mean: float | None = None, duration: float | None = None,
-                 seed: int = 0, cores_per_node: int = 1, interval: float | None = None,
-                 core: int | None = None, ranks_per_node: int | None = None) -> None:
-        if not (math.isfinite(rate) and rate > 0):
-            raise ValueError(f"detour noise: rate must be > 0 per second, got {rate!r}")
-        if (mean is None) == (duration is None):
-            raise ValueError("detour noise: give exactly one of mean= (exponential "
-                             "durations) or duration= (fixed)")
-        length = float(mean) if mean is not None else float(duration or 0.0)
-        if not (math.isfinite(length) and length >= 0):
-            raise ValueError(f"detour noise: detour length must be >= 0 s, got {length!r}")
-        if cores_per_node < 1:
-            raise ValueError(f"noise: cores_per_node must be >= 1, got {cores_per_node!r}")
-        self.rate, self.mean, self.duration = float(rate), mean, duration
-        self.fixed = length   # the detour length when durations are fixed
-        self.seed, self.cores_per_node = int(seed), int(cores_per_node)
-        self.core = _check_core(core, self.cores_per_node)
-        self.ranks_per_node = _check_rpn(ranks_per_node, self.cores_per_node)
-        self.interval = float(interval) if interval else 4.0 / self.rate
-        if not self.interval > 0:
-            raise ValueError(f"detour noise: interval must be > 0, got {interval!r}")
-        longest = self.TRUNCATE * length if mean is not None else length
-        self.lookback = math.ceil(longest / self.interval)
-        self._cache: dict[tuple[int, int], list[tuple[float, float]]] = {}
-
-    def detours(self, node: int, i: int) -> list[tuple[float, float]]:
-        """``(start, end)`` of the detours arriving on *node* in interval *i*, by start."""
-        key = (node, i)
-        got = self._cache.get(key)
-        if got is not None:
-            return got
-        if len(self._cache) > 1 << 16:
-            self._cache.clear()
-        L = self.interval
-        lo, hi = i * L, (i + 1) * L
-        out: list[tuple[float, float]] = []
-        t, j = lo, 0
-        while True:
-            t += _exponential(1.0 / self.rate, self.seed, node, i, 2 * j)
-            if t >= hi:
-                break
-            if self.mean is not None:
-                u = uniform(self.seed, node, i, 2 * j + 1)
-                length = min(-self.mean * math.log(u), self.TRUNCATE * self.mean)
-            else:
-                length = self.fixed
-            out.append((t, t + length))
-            j += 1
-        self._cache[key] = out
-        return out
-
-    def end(self, node: int, t: float, work: float) -> float:
-        """Completion time of *work* seconds started at *t* on *node*.
-
-        Detours are taken in order of start; one that starts after the
-        current time leaves ``a - cur`` seconds of free CPU before it, one that
-        started earlier (overlapping) only pushes the current time to its end.
-        After interval k, no later detour starts before ``(k+1)*interval``.
-        """
-        if work <= 0.0:
-            return t
-        L = self.interval
-        cur, rem = t, work
-        k = math.floor(t / L) - self.lookback
-        while True:
-            for a, b in self.detours(node, k):
-                if b <= cur:
-                    continue
-                if a > cur:
-                    free = a - cur
-                    if rem <= free:
-                        return cur + rem
-                    rem -= free
-                cur = b
-            k += 1
-            if cur + rem <= k * L:
-                return cur + rem
-
-    def stretch(self, rank: int, start: float, seconds: float) -> float:
-        """Wall duration of *seconds* of work started at *start* on *rank*'s node."""
-        node, core = self.locate(rank)
-        if self.core is not None and core != self.core:
-            return seconds
-        return max(self.end(node, start, seconds) - start, seconds)
-
-    def spec(self) -> str:
-        """Spec string that rebuilds this model."""
-        length = f"mean={self.mean!r}" if self.mean is not None else f"duration={self.duration!r}"
-        return (f"detour:rate={self.rate!r},{length},seed={self.seed},"
-                f"cores_per_node={self.cores_per_node},interval={self.interval!r}"
-                + (f",core={self.core}" if self.core is not None else "")
-                + self.layout_spec())
-
-    def __repr__(self) -> str:
-        return f"<DetourNoise {self.spec()}>"
 
 
 class CombinedNoise:

@@ -33,7 +33,7 @@ __all__ = [
     "OPS", "ALGORITHMS", "DEFAULT_THRESHOLDS", "CollectiveSpecError", "canonical_op", "as_p2p",
     "ceil_log2", "floor_pow2", "is_pow2", "share", "bruck_blocks", "resolve_algorithm",
     "V_FIXED", "default_algorithm", "critical_path", "chain", "check_call", "Steps", "P2P",
-    "SimTime",
+    "SimTime", "LINEAR_ROOTED", "member_messages",
 ]
 
 SimTime = float
@@ -308,6 +308,45 @@ def critical_path(op: str, algorithm: str, nprocs: int, nbytes: float) -> Steps:
     if alg == "ring":
         return [(b, 2 * (P - 1))]
     return [(n, 2 * K)]                                      # reduce_bcast
+
+
+#: Ops whose ``linear`` algorithm is rooted: fan-ins (a non-root sends one message to the
+#: root) and fan-outs (the root sends one message to each non-root in turn).
+LINEAR_ROOTED = {"gather": "in", "reduce": "in", "scatter": "out", "bcast": "out"}
+
+
+def member_messages(op: str, algorithm: str, nprocs: int, nbytes: float,
+                    member: int) -> list[tuple[int, int, int | float]] | None:
+    """The messages that end at non-root *member* of a rooted linear algorithm, in order,
+    as ``(src, dst, bytes)`` relative to the root (the root is 0); None for the root, for
+    other algorithms, or on one rank (the member then pays :func:`critical_path`).
+
+    MPICH's linear algorithms (``MPIR_Gatherv``/``MPIR_Scatterv``: the root posts one
+    irecv or isend per rank, in turn, then waits for all) make a member's part its own
+    messages, not the root's whole loop:
+
+    * fan-in (gather, reduce): the member sends one message, its block ``nbytes/P`` of
+      gather's vector or reduce's whole vector; for the name ``gatherv`` *nbytes* is
+      already the member's own block (a non-root of a Gatherv prices what it sends, it
+      cannot know the others' blocks).  Time ``t(m)``: one latency, where the root's
+      critical path is ``(P-1) t(b)``.
+    * fan-out (scatter, bcast): relative rank ``k`` receives the root's ``k``-th message,
+      which leaves after the root's ``k - 1`` earlier ones: under the port model of
+      :func:`~netmodels.collective_schedules.evaluate` (a rank sends one message at a
+      time) it ends at ``k t(m)``, ``m = nbytes/P`` (scatter) or ``nbytes`` (bcast); the
+      root ends at ``(P-1) t(m)``.
+    """
+    kind = LINEAR_ROOTED.get(canonical_op(op))
+    if kind is None or algorithm != "linear" or nprocs <= 1 or member % nprocs == 0:
+        return None
+    name = canonical_op(op)
+    k = member % nprocs
+    if kind == "in":
+        own = op.strip().lower().removeprefix("mpi_") == "gatherv"
+        size = nbytes if name == "reduce" or own else share(nbytes, 1, nprocs)
+        return [(k, 0, size)]
+    size = nbytes if name == "bcast" else share(nbytes, 1, nprocs)
+    return [(0, j, size) for j in range(1, k + 1)]
 
 
 def chain(steps: Steps, p2p: Any) -> SimTime:

@@ -115,7 +115,7 @@ class Analytic(CollectiveModel):
     =====================  =================================  ==========================
     binomial bcast/reduce  ``K t(n)``                         ``K(a + n b)``
     binomial gather/scat.  ``sum_i t(n min(2^i,P-2^i)/P)``    ``Ka + (P-1)/P n b``
-    linear                 ``(P-1) t(n)`` (``t(b)`` g/s)      root serialises
+    linear                 ``(P-1) t(n)`` (``t(b)`` g/s)      root serialises (*)
     dissemination barrier  ``K t(0)``                         ``K a``
     rec. doubling allred.  ``K t(n)`` (+2 t(n) folding)       ``K(a + n b)``
     rabenseifner allred.   halving + doubling (+2 t(n))       ``2Ka + 2(P-1)/P n b``
@@ -129,6 +129,10 @@ class Analytic(CollectiveModel):
     rec. halving red_sc.   ``sum_k t(n/2^k)`` (+fold)         ``Ka + (P-1)/P n b``
     scan rec. doubling     ``K t(n)``                         ``K(a + n b)``
     =====================  =================================  ==========================
+
+    (*) The root's time; a non-root of a linear gather/reduce pays its one message and
+    relative rank ``k`` of a linear scatter/bcast the root's first ``k``
+    (``member_messages``: the engine prices members so).
 
     bcast ``scatter_ring_allgather`` / ``scatter_doubling_allgather`` add the
     binomial scatter and the ring / recursive-doubling allgather of the blocks

@@ -4,7 +4,11 @@ Network: ``t(s) = 1 us + s / 1 GB/s``.  Formulas (``docs/collectives.md``, MPICH
 algorithms): binomial bcast ``ceil(log2 P) t(s)``; binomial gather and scatter
 ``ceil(log2 P) 1 us + floor((P-1) s / P) / 1 GB/s`` with ``s`` the root's total; linear reduce and
 bcast ``(P-1) t(s)``.  The fan-out rule charges every member ``max(own, root) + T``; the
-fan-in rule a non-root its own arrival ``+ T`` of its own contribution.
+fan-in rule a non-root its own arrival ``+ T`` of its own contribution.  Gatherv and Scatterv
+(and mpi4py's lowercase gather and scatter, which send the pickles by them) are linear, as
+in MPICH: a non-root of the gather pays its one message ``t(own block)`` and the root the
+messages it receives in turn; relative rank ``k`` of the scatter the root's first ``k``
+messages, ``k t(total / P)``, the root ``(P-1) t(total / P)``.
 """
 
 from __future__ import annotations
@@ -81,8 +85,9 @@ def test_lowercase_bcast_expanded_runs_one_schedule_at_every_rank():
 
 
 def test_lowercase_scatter_prices_every_rank_on_the_root_s_total():
-    """mpi4py scatters the lengths (8 bytes each), then the pickles: every member pays
-    T(P, 8 P) + T(P, sum of the pickles), not T(P, 0) at the non-roots."""
+    """mpi4py scatters the lengths (8 bytes each, binomial), then the pickles (a linear
+    Scatterv priced on the root's total): rank k pays T(P, 8 P) + k t(pickle), the root
+    T(P, 8 P) + 7 t(pickle), not T(P, 0) at the non-roots."""
     items = [bytes(100000)] * 8
 
     def main():
@@ -90,9 +95,10 @@ def test_lowercase_scatter_prices_every_rank_on_the_root_s_total():
         return len(comm.scatter(items if comm.rank == 0 else None, root=0))
 
     res = run(main, 8)
-    want = tree(8, 8 * 8) + tree(8, sum(_pickled(x) for x in items))
+    one = t(sum(_pickled(x) for x in items) / 8)
+    want = [tree(8, 8 * 8) + (7 if r == 0 else r) * one for r in range(8)]
     assert res.returns == [100000] * 8
-    assert res.finish.tolist() == pytest.approx([want] * 8, rel=1e-12)
+    assert res.finish.tolist() == pytest.approx(want, rel=1e-12)
 
 
 def _uneven_v(kind: str):
@@ -110,24 +116,27 @@ def _uneven_v(kind: str):
 
 
 def test_gatherv_prices_a_non_root_on_its_own_block():
-    """Rank 7 gathers 1 MB to rank 0, the others nothing: the root pays T(8, 1 MB) = 878 us;
-    rank 7 the same formula for its own 1 MB, not T(8, 8 MB) (7 ms, after the root had
-    everything); the others T(8, 0) = 3 us."""
+    """Rank 7 gathers 1 MB to rank 0, the others nothing, by MPICH's linear Gatherv: rank 7
+    pays its own message t(1 MB) = 1,001 us, not T(8, 8 MB) (7 ms, after the root had
+    everything); the others t(0) = 1 us; the root receives the seven in turn, 6 t(0) +
+    t(1 MB) = 1,007 us."""
     res = run(_uneven_v("Gatherv"), 8)
-    want = [tree(8, 10**6)] + [tree(8, 0)] * 6 + [tree(8, 10**6)]
+    want = [6 * t(0) + t(10**6)] + [t(0)] * 6 + [t(10**6)]
     assert res.finish.tolist() == pytest.approx(want, rel=1e-12)
 
 
 def test_scatterv_prices_every_member_on_the_root_s_total():
-    """The plain op with the same total bytes: T(8, 1 MB) at every member (rank 7 paid
-    T(8, 8 MB), the others T(8, 0))."""
+    """The plain op with the same total bytes, MPICH's linear Scatterv: relative rank k
+    receives the root's k-th message of the average block, k t(125 kB) = k 126 us, the
+    root sends seven, 882 us (rank 7 paid T(8, 8 MB), the others T(8, 0))."""
     res = run(_uneven_v("Scatterv"), 8)
-    assert res.finish.tolist() == pytest.approx([tree(8, 10**6)] * 8, rel=1e-12)
+    want = [7 * t(125000)] + [k * t(125000) for k in range(1, 8)]
+    assert res.finish.tolist() == pytest.approx(want, rel=1e-12)
 
 
 def test_lowercase_gather_prices_a_non_root_on_its_own_pickle():
-    """Rank 3 gathers a 100 kB object, the others 10 bytes: the root pays T(8, total),
-    each non-root T(8, its own pickle)."""
+    """Rank 3 gathers a 100 kB object, the others 10 bytes (a linear Gatherv of the
+    pickles): each non-root pays t(its own pickle), the root the seven in turn."""
     objs = [bytes(100000 if r == 3 else 10) for r in range(8)]
 
     def main():
@@ -138,14 +147,15 @@ def test_lowercase_gather_prices_a_non_root_on_its_own_pickle():
     res = run(main, 8)
     sizes = [_pickled(x) for x in objs]
     assert res.returns[0] == [len(x) for x in objs]
-    want = [tree(8, sum(sizes))] + [tree(8, s) for s in sizes[1:]]
+    want = [sum(t(s) for s in sizes[1:])] + [t(s) for s in sizes[1:]]
     assert res.finish.tolist() == pytest.approx(want, rel=1e-12)
 
 
 def test_intercomm_reduce_prices_the_local_reduction_on_one_vector():
     """Two groups of 4, an 8,000-byte Reduce into group 0's leader, linear reduce: the
-    remote group's local reduction is 3 t(8000) = 27 us (it was priced on 4 x 8000 bytes:
-    99 us); the root then receives the result, t(8000) = 9 us more."""
+    remote group's local reduction is 3 t(8000) = 27 us at its leader (it was priced on
+    4 x 8000 bytes: 99 us), whose other members each send one vector, t(8000) = 9 us; the
+    root then receives the result, t(8000) = 9 us more."""
     n = 8000
 
     def main():
@@ -164,5 +174,5 @@ def test_intercomm_reduce_prices_the_local_reduction_on_one_vector():
         return MPI.Wtime() - t0
 
     res = run(main, 8, collectives="analytic:reduce=linear,bcast=linear")
-    assert res.returns[4:] == pytest.approx([3 * t(n)] * 4, rel=1e-9)
+    assert res.returns[4:] == pytest.approx([3 * t(n)] + [t(n)] * 3, rel=1e-9)
     assert res.returns[0] == pytest.approx(3 * t(n) + t(n), rel=1e-9)

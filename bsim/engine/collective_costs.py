@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from netmodels.collective_algorithms import LINEAR_ROOTED, member_messages
 from netmodels.collective_costs import (
     Analytic,
     CollectiveModel,
@@ -198,42 +199,119 @@ class CollectiveCosts:
             self._places[ctx] = place
         return place
 
+    def shared_cost(self, engine: Engine, comm: Comm, group: tuple[int, ...], op: str,
+                    inst: Any, size_of: Callable[[Any], float], root: int,
+                    sized: bool) -> Callable[[int], float]:
+        """A collective instance's ``T`` for a member when every member pays the same,
+        priced on ``size_of(inst)`` (e.g. the largest contribution): evaluated once per
+        set of arrivals, so a collective's cost is O(P) to compute rather than O(P^2)."""
+        memo: list[Any] = [-1, 0.0]
+
+        def member_cost(rank: int) -> float:
+            if memo[0] != inst.arrived:   # new arrivals may change the size
+                memo[0] = inst.arrived
+                memo[1] = self.cost(engine, comm, group, op, size_of(inst), root, sized)
+            return float(memo[1])
+        return member_cost
+
+    def member_cost(self, engine: Engine, comm: Comm, group: tuple[int, ...], op: str,
+                    inst: Any, size_of: Callable[[Any, int], float] | None, root: int,
+                    sized: bool, linear: str | None) -> Callable[[int], float]:
+        """A collective instance's ``T`` for a member priced on its own size,
+        ``size_of(inst, rank)`` (default: its contribution); members of one size pay one
+        price.  *linear* (``"in"``/``"out"``, :meth:`linear_kind`): the instance runs a
+        rooted linear algorithm, whose non-roots pay their own messages (:meth:`cost`'s
+        *member*) and whose fan-in root receives theirs one after another, ``sum over
+        k = 1 .. P-1 of t(m_k)`` in the order it posts them (every member has arrived
+        when the fan-in rule asks for the root's ``T``)."""
+        P = len(group)
+        if linear is not None:
+            def by_member(rank: int) -> float:
+                k = (rank - root) % P
+                if k == 0 and linear == "in":   # the messages the root receives, in turn
+                    t = 0.0
+                    for j in range(1, P):
+                        t += by_member((root + j) % P)
+                    return t
+                nb = size_of(inst, rank) if size_of is not None else inst.nbytes[rank]
+                return self.cost(engine, comm, group, op, nb, root, sized, k)
+            return by_member
+        last: list[Any] = [None, 0.0]   # the last size and its cost: members share sizes
+
+        def member_cost(rank: int) -> float:
+            nb = size_of(inst, rank) if size_of is not None else inst.nbytes[rank]
+            if nb != last[0]:
+                last[0], last[1] = nb, self.cost(engine, comm, group, op, nb, root, sized)
+            return float(last[1])
+        return member_cost
+
+    def linear_kind(self, op: str, nprocs: int, nbytes: float | None) -> str | None:
+        """``"in"`` (gather, reduce) or ``"out"`` (scatter, bcast) when *op* on *nprocs*
+        ranks runs a rooted linear algorithm (MPICH's Gatherv and Scatterv), whose members
+        each pay their own messages
+        (:func:`~netmodels.collective_algorithms.member_messages`); else None.  *nbytes*
+        as for :meth:`algorithm`."""
+        pair = self.chosen(op, nprocs, nbytes)
+        return LINEAR_ROOTED.get(pair[0]) if pair is not None and pair[1] == "linear" \
+            else None
+
+    def _formula(self, op: str, nprocs: int, nbytes: float, sized: bool) -> CollectiveModel:
+        """The model that prices *op*: the configured one, or under ``algorithmic`` the
+        analytic twin of the algorithm; unsized, the algorithm chosen without the size."""
+        model = self._models[self._entry(op)]
+        if model is None:   # algorithmic source asked for a formula: its analytic twin
+            alg = self.algorithm(op, nprocs, nbytes if sized else None)
+            assert alg is not None   # an algorithmic source always names one
+            return Analytic({op: alg})
+        if not sized and isinstance(model, Analytic):   # the expansion's choice too
+            name = self._name(op)
+            return Analytic({name: model.algorithms.get(name)
+                             or _default_algorithm(op, nprocs, None)})
+        return model
+
     def cost(self, engine: Engine, comm: Comm, group: tuple[int, ...], op: str,
-             nbytes: float, root: int = 0, sized: bool = True) -> float:
+             nbytes: float, root: int = 0, sized: bool = True, member: int = 0) -> float:
         """``T(op, P, nbytes)`` on *comm* from the configured source (cached); *root* is the
         communicator rank a rooted collective's schedule starts from (its partners, and so
         their distances on a topology, follow the root).  *sized* False: the call does not
         carry its size in its signature, so the members may not all know it: an
         ``analytic`` source (and an algorithmic one's twin formula) then prices the
-        algorithm chosen without the size, the one the expansion runs (:meth:`algorithm`)."""
+        algorithm chosen without the size, the one the expansion runs (:meth:`algorithm`).
+
+        *member* (relative to the root, ``0`` for the root) prices a non-root member of a
+        rooted linear algorithm by its own messages: a gather's or reduce's sender its one
+        message, a scatter's or bcast's receiver the root's first *member* sends, one after
+        another (the port model of ``evaluate``; ``docs/collectives.md``).  The root, and
+        every member of other algorithms, pays the critical path."""
         P = len(group)
         if P <= 1:
             return 0.0
-        key = (self._place(engine, comm, group), op, nbytes, root, sized)
+        key = (self._place(engine, comm, group), op, nbytes, root, sized, member)
         t = self._cost_cache.get(key)
         if t is None:
-            entry = self._entry(op)
-            model = self._models[entry]
-            if model is None:   # algorithmic source asked for a formula: its analytic twin
-                alg = self.algorithm(op, P, nbytes if sized else None)
-                assert alg is not None   # an algorithmic source always names one
-                model = Analytic({op: alg})
-            elif not sized and isinstance(model, Analytic):   # the expansion's choice too
-                name = canonical_op(op)
-                model = Analytic({name: model.algorithms.get(name)
-                                  or _default_algorithm(op, P, None)})
+            model = self._formula(op, P, nbytes, sized)
+            topology = isinstance(model, Analytic) and hasattr(engine.network, "node_of")
+            priced: dict[tuple[int, int, Any], float] = {}
+            one = self.message_time(engine)
+
+            def pair_cost(a: int, b: int, n: Any, _g: tuple[int, ...] = group) -> float:
+                c = priced.get((a, b, n))
+                if c is None:
+                    c = priced[a, b, n] = one(_g[a], _g[b], int(n))
+                return c
             t = None
-            if isinstance(model, Analytic) and hasattr(engine.network, "node_of"):
+            msgs = (member_messages(op, model.algorithm(op, P, nbytes), P, nbytes, member)
+                    if member and isinstance(model, Analytic) else None)
+            if msgs is not None:   # one member's own messages, in the root's order
+                p2p = None if topology else self.p2p_for(engine, comm, group)
+                t = 0.0
+                for src, dst, n in msgs:
+                    t += (pair_cost((src + root) % P, (dst + root) % P, n) if p2p is None
+                          else p2p(n))
+            elif topology:
                 # a topology (or nodes): price each step by the algorithm's real partners;
                 # a schedule repeats its pairs (a ring: P pairs, P - 1 times each)
-                priced: dict[tuple[int, int, Any], float] = {}
-                one = self.message_time(engine)
-
-                def pair_cost(a: int, b: int, n: Any, _g: tuple[int, ...] = group) -> float:
-                    c = priced.get((a, b, n))
-                    if c is None:
-                        c = priced[a, b, n] = one(_g[a], _g[b], int(n))
-                    return c
+                assert isinstance(model, Analytic)
                 t = model.time_on_pairs(op, P, nbytes, pair_cost, root)
             if t is None:
                 t = model.time(op, P, nbytes, self.p2p_for(engine, comm, group))

@@ -223,26 +223,13 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
         root0 = root if root >= 0 else 0
 
         if isinstance(cost_bytes, Aggregate):
-            aggregate, memo = cost_bytes.fn, [-1, 0.0]
-
-            def member_cost(rank: int) -> float:
-                if memo[0] != inst.arrived:   # new arrivals may change the size
-                    memo[0] = inst.arrived
-                    memo[1] = costs.cost(eng, comm, members, cop, aggregate(inst), root0,
-                                         sized)
-                return memo[1]
-        else:
-            per_rank = cost_bytes
-            last: list[Any] = [None, 0.0]   # the last size and its cost: members share sizes
-
-            def member_cost(rank: int) -> float:
-                nb = per_rank(inst, rank) if per_rank is not None else inst.nbytes[rank]
-                if nb != last[0]:
-                    last[0], last[1] = nb, costs.cost(eng, comm, members, cop, nb, root0,
-                                                      sized)
-                return float(last[1])
-
-        inst.cost_fn = member_cost
+            inst.cost_fn = costs.shared_cost(eng, comm, members, cop, inst, cost_bytes.fn,
+                                             root0, sized)
+        else:   # a rooted linear algorithm prices each member by its own messages
+            linear = (costs.linear_kind(cop, size, nbytes if sized else None)
+                      if kind != ALL else None)
+            inst.cost_fn = costs.member_cost(eng, comm, members, cop, inst, cost_bytes, root0,
+                                             sized, linear)
     t = vr.clock
     rkey = vr.next_key() if me == (root if root >= 0 else 0) else 0   # _owner, inlined
     alg = (costs.algorithm(cop, size, nbytes if _sized(extra) else None)

@@ -45,7 +45,7 @@ def gather(comm: Comm, sendobj: Any, root: int = 0) -> list[Any] | None:
     # a Gatherv of the pickles (mpi4py's PyMPI_gather), sized P x its own block as the
     # schedules take it: the root pays the formula for the total, a non-root for its own
     # block (it cannot know the others' sizes)
-    inst, me, _ = take_part(comm, vr, "gather", FANIN, root, len(payload) * size, payload,
+    inst, me, _ = take_part(comm, vr, "gatherv", FANIN, root, len(payload) * size, payload,
                             cost_bytes=lambda i, r: (sum(i.nbytes) if r == root
                                                      else i.nbytes[r]) / size)
     result = [pickle.loads(v) for v in inst.values] if me == root else None
@@ -87,7 +87,7 @@ def scatter(comm: Comm, sendobj: Any = None, root: int = 0) -> Any:
     counts = leave(comm, vr, inst, inst.values[root])
     assert counts is not None
     nbytes = sum(counts) if me == root else counts[me] * size
-    inst, me, _ = take_part(comm, vr, "scatter", FANOUT, root, nbytes, payload,
+    inst, me, _ = take_part(comm, vr, "scatterv", FANOUT, root, nbytes, payload,
                             cost_bytes=lambda i, r: i.nbytes[root])
     return leave(comm, vr, inst, pickle.loads(inst.values[root][me]))
 
@@ -154,7 +154,7 @@ def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
     # the root pays the formula for its receive buffer; a non-root for the plain op's total
     # (its block x P), or in Gatherv, where it cannot know the others' blocks, for its own
     total = rinfo.nbytes if rinfo is not None else nb * size
-    inst, me, req = take_part(comm, vr, "gather", FANIN, root, total,
+    inst, me, req = take_part(comm, vr, "gatherv" if vector else "gather", FANIN, root, total,
                               (nb, raw) if vector else raw,
                               () if vector else (("nbytes", nb),), blocking=blocking,
                               cost_bytes=(lambda i, r: i.nbytes[r] if r == root
@@ -202,7 +202,8 @@ def _Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
             data = [bytes(sinfo.mem[off:off + n]) for off, n in map(sinfo.block, range(size))]
         value = (sizes, data)
     nb = sinfo.nbytes if sinfo is not None else (rinfo.nbytes * size if rinfo else 0)
-    inst, me, req = take_part(comm, vr, "scatter", FANOUT, root, nb, value, blocking=blocking,
+    inst, me, req = take_part(comm, vr, "scatterv" if vector else "scatter", FANOUT, root, nb,
+                              value, blocking=blocking,
                               cost_bytes=lambda i, r: i.nbytes[root])   # the root's total
 
     def post() -> None:

@@ -15,14 +15,20 @@ segments cut at stripe boundaries, stripe ``k`` on OST ``k mod stripe_count``): 
 ``sum L + max(C S / N B)`` striping rule of the Blue Waters tutorial applied to OSTs.
 A zero-byte access costs nothing.
 
-**Collective access** (two-phase I/O, ROMIO's collective buffering) of ``P`` ranks with
-``S`` bytes in all: the group synchronises (the caller charges that), each rank ships
-its part to one of ``A = min(P, aggregators or stripe_count)`` aggregators (the caller
-charges the largest part's message on the run's network), then the aggregators access
-the union of the parts as above with ``A`` clients::
+**Collective access** (two-phase I/O, ROMIO's collective buffering: Thakur, Gropp and
+Lusk, "Data sieving and collective I/O in ROMIO", 1999) of ``P`` ranks: the group
+synchronises (the caller charges that), then ``A = min(P, aggregators or stripe_count)``
+aggregators access the **union** of the members' byte ranges, each byte once however
+many members asked for it (:func:`union`; ROMIO's aggregators read or write their file
+domain once), ``S`` bytes in all, as above with ``A`` clients::
 
     T_io = latency + max(B_ost / ost_bandwidth, S / (A * client_bandwidth),
                          S / aggregate_bandwidth)
+
+The exchange between the members and the aggregators is the caller's (it needs the
+network, ``bsim/mpi/file_collective.py``); :meth:`Lustre.domains` says which aggregator
+handles which bytes: stripe ``k`` to aggregator ``k mod A``, as ROMIO's Lustre driver
+assigns its stripe-aligned file domains (``ADIOI_LUSTRE_Calc_aggregator``).
 
 **Contention between calls** (:meth:`Lustre.finish`): each OST of a file, each rank's
 client link and the file system's aggregate link serve the requests that reach them one
@@ -53,7 +59,8 @@ from typing import Any
 from .registry import Registry
 from .spec import SpecError, parse_spec
 
-__all__ = ["FileSystemModel", "Lustre", "FILESYSTEMS", "build_filesystem", "DEFAULT_FILESYSTEM"]
+__all__ = ["FileSystemModel", "Lustre", "FILESYSTEMS", "build_filesystem", "DEFAULT_FILESYSTEM",
+           "union"]
 
 DEFAULT_FILESYSTEM = "lustre"
 """The file system of a run that names none."""
@@ -62,6 +69,23 @@ Segment = tuple[int, int]   # (byte offset in the file, length)
 
 MAX_STRIPE_COUNT = 2000
 """Lustre's most OSTs per file (``LOV_MAX_STRIPE_COUNT`` in Lustre's ``lustre_user.h``)."""
+
+
+def union(segments: Iterable[Segment]) -> list[Segment]:
+    """The byte ranges of *segments* merged: sorted, disjoint, not adjacent, each byte of
+    any segment once (empty segments dropped).  ``[(0, 10), (5, 10), (20, 5)]`` ->
+    ``[(0, 15), (20, 5)]``."""
+    out: list[Segment] = []
+    end = -1
+    for off, n in sorted(s for s in segments if s[1] > 0):
+        if off <= end:   # overlaps or touches the last range
+            if off + n > end:
+                end = off + n
+                out[-1] = (out[-1][0], end - out[-1][0])
+        else:
+            out.append((off, n))
+            end = off + n
+    return out
 
 
 class FileSystemModel:
@@ -106,6 +130,11 @@ class FileSystemModel:
 
     def aggregator_count(self, ranks: int) -> int:
         """How many aggregators a collective access of *ranks* ranks uses."""
+        raise NotImplementedError
+
+    def domains(self, segments: Iterable[Segment], aggregators: int) -> dict[int, int]:
+        """Bytes of *segments* in each of *aggregators* aggregators' file domains
+        (``{aggregator: bytes}``, aggregators with none left out)."""
         raise NotImplementedError
 
     def targets(self) -> int:
@@ -164,7 +193,31 @@ class Lustre(FileSystemModel):
 
     def per_ost(self, segments: Iterable[Segment]) -> list[int]:
         """Bytes of *segments* on each OST of the file (stripe ``k`` on ``k mod count``)."""
-        count = int(self.values["stripe_count"])
+        return self._round_robin(segments, int(self.values["stripe_count"]))
+
+    def domains(self, segments: Iterable[Segment], aggregators: int) -> dict[int, int]:
+        """Stripe ``k`` is aggregator ``k mod A``'s (ROMIO's Lustre driver,
+        ``ADIOI_LUSTRE_Calc_aggregator``): bytes per aggregator, those with none left out."""
+        count = max(1, aggregators)
+        ssize = int(self.values["stripe_size"])
+        out: dict[int, int] = {}
+        for off, n in segments:
+            if n <= 0:
+                continue
+            end = off + n
+            first, last = off // ssize, (end - 1) // ssize
+            if last - first >= count:   # a cycle or more: O(count)
+                for j, b in enumerate(self._round_robin([(off, n)], count)):
+                    if b:
+                        out[j] = out.get(j, 0) + b
+                continue
+            for k in range(first, last + 1):   # fewer stripes than aggregators
+                j = k % count
+                out[j] = out.get(j, 0) + min(end, (k + 1) * ssize) - max(off, k * ssize)
+        return out
+
+    def _round_robin(self, segments: Iterable[Segment], count: int) -> list[int]:
+        """Bytes of *segments* in each of *count* bins, stripe ``k`` in bin ``k mod count``."""
         ssize = int(self.values["stripe_size"])
         per = [0] * count
         for off, n in segments:
@@ -235,8 +288,9 @@ class Lustre(FileSystemModel):
         return max(1, min(ranks, agg))
 
     def collective(self, segments: Iterable[Segment], ranks: int) -> float:
-        """The aggregators' access: as :meth:`independent` with ``A`` clients."""
-        return self._time(segments, self.aggregator_count(ranks))
+        """The aggregators' access of the :func:`union` of *segments*: as
+        :meth:`independent` with ``A`` clients."""
+        return self._time(union(segments), self.aggregator_count(ranks))
 
     def metadata_op(self) -> float:
         """``metadata`` seconds."""

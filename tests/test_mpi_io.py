@@ -172,7 +172,7 @@ def test_times_by_hand():
         fh = MPI.File.Open(comm, name, MPI.MODE_WRONLY | MPI.MODE_DELETE_ON_CLOSE)
         if r == 0:
             fh.Write_at(0, np.zeros(3000, "B"))
-        fh.Write_at_all(1000 * r, np.zeros(1000, "B"))
+        fh.Write_at_all(1000 * (1 - r), np.zeros(1000, "B"))   # each the other's stripe
         req = fh.Iwrite_at(4000 + 1000 * r, np.zeros(1000, "B"))
         bsim.add_time(1e-3)
         req.Wait()
@@ -185,8 +185,10 @@ def test_times_by_hand():
     # Open: barrier 1e-5 + metadata 1e-3.  Rank 0's Write_at of bytes 0..3000: stripes
     # 0, 1, 2 on OSTs 0, 1, 0 -> 2000 bytes on OST 0: 1e-4 + max(2e-6, 3000/2e9) = 1.02e-4.
     # Write_at_all: barrier after the later arrival (rank 0 at 1.122e-3) 1e-5, the
-    # exchange of 1000 bytes 1e-6 + 1e-6, two aggregators over two OSTs with 1000 bytes
-    # each: 1e-4 + max(1e-6, 2000/4e9) = 1.01e-4.  Iwrite_at: 1.01e-4 < the 1e-3 of
+    # exchange: two aggregators (ranks 0 and 1, stripe k to aggregator k mod 2), rank 0's
+    # 1000 bytes (stripe 1) to rank 1 and rank 1's (stripe 0) to rank 0: each receives
+    # and sends 1000 bytes, 1e-6 + 1e-6; then the aggregators over two OSTs with 1000
+    # bytes each: 1e-4 + max(1e-6, 2000/4e9) = 1.01e-4.  Iwrite_at: 1.01e-4 < the 1e-3 of
     # add_time: Wait costs nothing.  Close: barrier 1e-5 + metadata 1e-3.
     t_open = 2e-5 + 1e-5 + 1e-3
     t_coll = t_open + 1.02e-4 + 1e-5 + 2e-6 + 1.01e-4

@@ -21,12 +21,8 @@ Time (``docs/io.md``; the formulas of :mod:`netmodels.filesystem`, the run's
   ``clock + fs.independent(segments)`` when the targets are idle; a nonblocking form
   (``Iread``, ...) completes then, overlapping with the rank's work until ``Wait``;
 * collective call (``Read_all``, ``Write_at_all``, ``Read_ordered``, ...): a barrier of
-  the file's group (the run's collective cost model), then the two-phase exchange -- the
-  largest part's one message ``c(a, b, s_max)`` on the run's network, when ``P > 1`` --
-  then the aggregators' access of all parts' segments through the same queues
-  (``fs.collective(segments, P)`` when idle), computed once per call; nonblocking and
-  split (``_begin`` / ``_end``) forms complete at that time, overlapping with the rank's
-  work;
+  the file's group, then the two-phase exchange and the aggregators' access of the union
+  of the members' bytes (:mod:`bsim.mpi.file_collective`);
 * metadata operations (``Open``, ``Close``, ``Delete``, ``Set_size``, ``Preallocate``):
   ``fs.metadata``, after a barrier when collective; ``Sync``: a barrier plus ``latency``.
 """
@@ -35,12 +31,10 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Callable
-from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ANY_SOURCE, ANY_TAG, ReqKind
-from ..engine.collective_rules import ALL, arrive, finalize
+from ..engine.collective_rules import ALL, arrive
 from ..engine.rank import current
 from ..errors import MPIUsageError, MPIUsageTypeError
 from .buffers import BufInfo, MPIUsageBufferError, parse_buffer
@@ -319,102 +313,6 @@ def _independent(f: Any, buf: Any, offset: int | None, call: str, write: bool,
     req.t_post = vr.clock
     req.resolve(end, 0.0, vr.clock)
     return hand_out(req)
-
-
-def _collective_end(vr: VirtualRank, st: FileState, inst: Any, start: float,
-                    plan: Callable[[], tuple[list[tuple[int, int]], int]]) -> float:
-    """When collective *inst*'s I/O ends: the two-phase exchange of the biggest part from
-    *start*, then the aggregators' access of all segments (``plan()`` gives both: called
-    once per collective, O(P), by the first member that asks, in simulated-time order
-    when it can; the others read the result)."""
-    entry = st.coll_end.get(inst.key)
-    if entry is None and vr.clock > vr.engine._now:
-        vr.sync("File.collective")   # (another member may have computed it meanwhile)
-        entry = st.coll_end.get(inst.key)
-    if entry is None:
-        P = inst.size
-        segs, biggest = plan()
-        if P > 1 and biggest:
-            start += vr.engine.network.cost(st.members[0], st.members[-1], biggest)
-        fs = filesystem(vr)
-        links = _links(vr)
-        both = [0.0, links["aggregate"]]   # the aggregators' own client links are free
-        end = fs.finish(segs, start, st.targets(fs), fs.aggregator_count(P), both)
-        links["aggregate"] = both[1]
-        entry = st.coll_end[inst.key] = [end, P]
-    entry[1] -= 1
-    if entry[1] == 0:
-        del st.coll_end[inst.key]
-    return float(entry[0])
-
-
-def _parts(inst: Any) -> Callable[[], tuple[list[tuple[int, int]], int]]:
-    """The plan of a collective whose members contributed ``(bytes, segments)``."""
-    def plan() -> tuple[list[tuple[int, int]], int]:
-        parts = inst.values
-        return [s for _, ss in parts for s in ss], max((d for d, _ in parts), default=0)
-    return plan
-
-
-def _collective(f: Any, buf: Any, offset: int | None, call: str, write: bool,
-                status: Any, blocking: bool) -> Request | None:
-    vr = current()
-    st = state_of(f, vr, call)
-    no_pointer_of_mine(vr, st, call)
-    at = offset is not None
-    if offset is None:
-        offset = f._local.position
-    done, segs, _ = _access(vr, f, st, call, buf, offset, write)
-    if not at:
-        _advance(f, done)
-    inst, me, req = group_call(vr, st, call, (done, segs), blocking=blocking)
-    if blocking:
-        end = _collective_end(vr, st, inst, vr.clock, _parts(inst))
-        charge_until(vr, end, f"File.{call}")
-        finalize(vr, st.comm, inst)
-        _status(status, done)
-        return None
-
-    def post() -> None:
-        assert req.avail is not None
-        end = _collective_end(vr, st, inst, req.avail + req.cost, _parts(inst))
-        charge_until(vr, end, f"File.{call}")
-        finalize(vr, st.comm, inst)
-
-    req.envelope = (ANY_SOURCE, ANY_TAG, done)
-    req.post = post
-    return hand_out(req)
-
-
-def _ordered(f: Any, buf: Any, call: str, write: bool, status: Any) -> int:
-    """A collective access at the shared pointer in group-rank order (blocking)."""
-    vr = current()
-    st = state_of(f, vr, call)
-    view = f._local.view
-    info = parse_buffer(vr, buf, f"File.{call}")
-    mine = info.nbytes // view.esize
-    inst, me, _ = group_call(vr, st, call, (mine, st.shared))
-    base = inst.values[0][1]
-    entry = st.prefix.get(inst.key)
-    if entry is None:   # once per call: each member's etype offset, and the total
-        entry = st.prefix[inst.key] = [list(accumulate((c for c, _ in inst.values),
-                                                       initial=base)), inst.size]
-    starts = entry[0]
-    entry[1] -= 1
-    if entry[1] == 0:
-        del st.prefix[inst.key]
-    done, _, _ = _access(vr, f, st, call, buf, starts[me], write)
-    if first_out(st, inst):
-        st.shared = starts[-1]
-
-    def plan() -> tuple[list[tuple[int, int]], int]:
-        biggest = max(c for c, _ in inst.values) * view.esize
-        return view.segments(base * view.esize, (starts[-1] - base) * view.esize), biggest
-    end = _collective_end(vr, st, inst, vr.clock, plan)
-    charge_until(vr, end, f"File.{call}")
-    finalize(vr, st.comm, inst)
-    _status(status, done)
-    return done
 
 
 # -- the File methods --------------------------------------------------------------------

@@ -111,6 +111,16 @@ def _halving(P2: int, n: Any) -> list[Round]:
     return _exchange(P2, [share(n, 1, 2 << k) for k in range(K2)], [1 << k for k in range(K2)])
 
 
+def _halving_far_first(P2: int, n: Any) -> list[Round]:
+    """Recursive halving as MPICH's reduce_scatter runs it: distance P2/2, P2/4, ..., 1
+    while the data halves n/2 ... n/P2 (``MPIR_Reduce_scatter_intra_recursive_halving``;
+    Thakur, Rabenseifner and Gropp 2005).  Rabenseifner's allreduce and reduce
+    halve at distance 1 first (:func:`_halving`, as MPICH's)."""
+    K2 = P2.bit_length() - 1
+    return _exchange(P2, [share(n, 1, 2 << k) for k in range(K2)],
+                     [P2 >> (k + 1) for k in range(K2)])
+
+
 def _doubling_back(P2: int, n: Any) -> list[Round]:
     """The mirror of :func:`_halving`: data n/P2 ... n/2, distance P2/2 ... 1."""
     K2 = P2.bit_length() - 1
@@ -201,7 +211,7 @@ _SCHEDULES: dict[tuple[str, str], _Gen] = {
     ("alltoall", "pairwise"): _pairwise,
     ("alltoall", "bruck"): _bruck_alltoall,
     ("reduce_scatter", "recursive_halving"): lambda P, n: _folded(
-        P, n, lambda P2: _halving(P2, n), share(n, 1, P)),
+        P, n, lambda P2: _halving_far_first(P2, n), share(n, 1, P)),
     ("reduce_scatter", "pairwise"): _pairwise,
     ("reduce_scatter", "ring"): lambda P, n: _ring(P, share(n, 1, P), P - 1),
     ("scan", "recursive_doubling"): _scan_rd,

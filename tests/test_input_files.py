@@ -15,10 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import ROOT
+
 import bsim
 from bsim.machines import MACHINE_DIR
 from bsim.outputs.compare import compare
-from conftest import ROOT
 
 PROGRAM = """\
 from mpi4py import MPI

@@ -100,12 +100,15 @@ class Result:
 
     @property
     def total_messages(self) -> int:
-        """Point-to-point messages sent over all ranks."""
+        """Messages sent over all ranks: point-to-point (an expanded collective's too) and
+        one-sided (each RMA operation one per direction, its lock and epoch notices;
+        ``docs/rma.md``)."""
         return int(self.messages.sum())
 
     @property
     def total_bytes(self) -> int:
-        """Bytes sent in point-to-point messages over all ranks."""
+        """Bytes of the :attr:`total_messages` over all ranks (both directions of a
+        one-sided operation)."""
         return int(self.bytes.sum())
 
     @property
@@ -153,7 +156,7 @@ class Result:
                            ("finish", self.finish)):
             out.write(f"  {label:<8}{_fmt_time(arr.mean()):>12}{_fmt_time(arr.min()):>12}"
                       f"{_fmt_time(arr.max()):>12}{100 * arr.mean() / el:>13.1f}%\n")
-        out.write(f"\n  operations {self.total_ops:,}   point-to-point messages "
+        out.write(f"\n  operations {self.total_ops:,}   messages "
                   f"{self.total_messages:,}   bytes {self.total_bytes:,}\n")
         if self.total_messages == 0 and float(self.comm.sum()) > 0:
             out.write("  (the comm time is collectives, charged by their cost model, not as "

@@ -298,8 +298,8 @@ def test_compute_noise_stops_the_ranks_the_network_puts_on_one_node():
     torus of 2-core nodes, dealt round-robin (ranks 0 and 2 on one node, 1 and 3 on the
     other), each computing 1 ms under periodic daemons with random phases per node:
     ranks 0 and 2 end together, 1 and 3 together, and the two nodes differ.  (The noise
-    used cores_per_node=1 whatever the network, every rank its own node, and, with
-    cores_per_node=2, the block layout: ranks 0 and 1 together.)"""
+    used cores_per_node=1 whatever the network, every rank its own node.)  A block
+    layout that groups the ranks otherwise (ranks 0 and 1 together) is refused."""
     def main():
         bsim.add_time(1e-3)
 
@@ -310,9 +310,10 @@ def test_compute_noise_stops_the_ranks_the_network_puts_on_one_node():
     assert min(f) > 1e-3
     spec = bsim.simulate(main, ranks=4, network=net, noise=noise).noise
     assert "cores_per_node=2" in spec and "layout=network" in spec
-    # the block layout stays available, by name or by giving ranks_per_node
-    block = bsim.simulate(main, ranks=4, network=net, noise=noise + ",layout=block").finish
-    assert block[0] == block[1] and block[2] == block[3]
+    for block in (",layout=block", ",ranks_per_node=2"):
+        with pytest.raises(ValueError, match="puts ranks 0 and 1 on one node, the network on "
+                                             "two; the noise's nodes are the network's"):
+            bsim.simulate(main, ranks=4, network=net, noise=noise + block)
 
 
 def test_compute_noise_takes_the_machines_cores_per_node():
@@ -333,8 +334,9 @@ def test_compute_noise_takes_the_machines_cores_per_node():
 def test_the_cli_builds_noise_on_the_runs_layout(tmp_path):
     """bsim run --noise on es45's fat-tree (4 ranks a 4-core node) records the machine's
     cores and the network's layout (the CLI built the noise itself, with cores_per_node=1),
-    and net: noise still wraps the network; an explicit cores_per_node keeps the block
-    layout."""
+    and net: noise still wraps the network; an explicit cores_per_node keeps the
+    network's layout, and one smaller than the network's 4 ranks a node is refused (it
+    switched to a block layout of one rank a node)."""
     import json
 
     from bsim.cli.main import main as cli
@@ -343,8 +345,8 @@ def test_the_cli_builds_noise_on_the_runs_layout(tmp_path):
                     "MPI.COMM_WORLD.Barrier()\n")
     out = tmp_path / "r.json"
     noise = "periodic:period=1e-4,duration=3e-5"
-    for extra, want in (("", "cores_per_node=4,layout=network"), (",cores_per_node=1",
-                                                                    "cores_per_node=1"),
+    for extra, want in (("", "cores_per_node=4,layout=network"),
+                        (",cores_per_node=8", "cores_per_node=8,layout=network"),
                         (",cores_per_node=4,layout=network", "cores_per_node=4,layout=network")):
         assert cli(["run", str(prog), "-n", "16", "--machine", "es45:fattree", "--noise",
                     noise + extra, "--noise", "net:mean=1e-6", "--json", str(out),

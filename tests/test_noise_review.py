@@ -1,7 +1,9 @@
-"""Noise after review: queued detours steal rate x mean, and no interval hangs."""
+"""Noise after review: queued detours steal rate x mean, no interval hangs, and the noise's
+nodes are the run's (machine cores on the command line, the network's placement)."""
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -12,6 +14,7 @@ import pytest
 
 import bsim
 from bsim import MPI
+from bsim.cli.main import main as cli
 from bsim.engine.noise import DetourNoise, build_noise
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,3 +106,91 @@ def test_the_smallest_interval_and_the_longest_detours_run_briskly():
     res = bsim.simulate(main, 2, noise="detour:rate=10,mean=0.099,interval=1e-3,seed=3")
     assert time.process_time() - t0 < 20.0
     assert res.elapsed >= 10e-3
+
+
+# -- 3. the noise's nodes are the run's ----------------------------------------------------
+PROG = "import bsim\nbsim.add_time(1e-3)\n"
+
+
+def finishes(tmp_path: Path, *args: str) -> list[float]:
+    """Per-rank finish times (ms) of a 1 ms add_time under `bsim run ... args`."""
+    prog, out = tmp_path / "p.py", tmp_path / "r.json"
+    prog.write_text(PROG)
+    assert cli(["run", str(prog), *args, "--json", str(out), "--quiet"]) == 0
+    return [round(f * 1e3, 9) for f in json.loads(out.read_text())["per_rank"]["finish"]]
+
+
+def test_core_k_on_the_command_line_takes_the_machines_cores(tmp_path):
+    """es45 has 4-core nodes: core=3 slows ranks 3 and 7 (daemon of 0.1 ms each 1 ms at
+    phase 0: 1 ms of work ends at 1.2 ms), as bsim.simulate does; the command line
+    refused it ('core must be an int in 0..0')."""
+    spec = "periodic:period=1e-3,duration=1e-4,phase=0,core=3"
+    got = finishes(tmp_path, "-n", "8", "--machine", "es45", "--noise", spec)
+    assert got == [1.0, 1.0, 1.0, 1.2, 1.0, 1.0, 1.0, 1.2]
+    sim = bsim.simulate(lambda: bsim.add_time(1e-3), 8, machine="es45", noise=spec)
+    assert [round(f * 1e3, 9) for f in sim.finish] == got
+
+
+def test_a_core_outside_the_machines_nodes_is_still_refused(tmp_path):
+    """core=4 on es45's 4-core nodes: one line, status 2 (checked once the run's cores are
+    known); a core that is no number fails before the run."""
+    prog = tmp_path / "p.py"
+    prog.write_text(PROG)
+    with pytest.raises(ValueError, match=r"core must be an int in 0..3"):
+        bsim.simulate(lambda: None, 8, machine="es45",
+                      noise="periodic:period=1e-3,duration=1e-4,core=4")
+    assert cli(["run", str(prog), "-n", "8", "--machine", "es45", "--noise",
+                "periodic:period=1e-3,duration=1e-4,core=4", "--quiet"]) == 2
+    with pytest.raises(ValueError, match=r"core must be an int in 0..\d+ .* got -1"):
+        build_noise("periodic:period=1e-3,duration=1e-4,core=-1", layout_known=False)
+
+
+ROUNDROBIN = "twolevel:cores=2,mapping=roundrobin:nodes=2"   # nodes {0, 2} and {1, 3}
+
+
+@pytest.mark.parametrize("extra", ["", ",cores_per_node=2", ",cores_per_node=4",
+                                   ",ranks_per_node=2,layout=network"])
+def test_core_k_hits_the_rank_on_that_core_of_the_networks_node(tmp_path, extra):
+    """Round-robin on two 2-core nodes: ranks 2 and 3 are the second rank of their nodes,
+    so core=1 slows them (1.2 ms) and not 1 and 3, whether or not cores_per_node is given
+    (cores_per_node=2 switched the noise to the block layout: ranks 1 and 3 slowed)."""
+    spec = "periodic:period=1e-3,duration=1e-4,phase=0,core=1" + extra
+    got = finishes(tmp_path, "-n", "4", "--network", ROUNDROBIN, "--noise", spec)
+    assert got == [1.0, 1.0, 1.2, 1.2]
+
+
+@pytest.mark.parametrize("extra, asked", [(",ranks_per_node=2", "ranks_per_node=2"),
+                                          (",layout=block", "layout=block")])
+def test_a_block_layout_the_network_contradicts_is_refused(tmp_path, extra, asked, capsys):
+    """A block layout of 2 a node puts ranks 0 and 1 together, the round-robin network
+    apart: refused in one line naming both and what to change."""
+    prog = tmp_path / "p.py"
+    prog.write_text(PROG)
+    spec = "periodic:period=1e-3,duration=1e-4,phase=0,core=1" + extra
+    assert cli(["run", str(prog), "-n", "4", "--network", ROUNDROBIN, "--noise", spec,
+                "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert (f"{asked} puts ranks 0 and 1 on one node, the network on two; the noise's nodes "
+            f"are the network's: leave {asked} out") in err
+
+
+def test_a_block_layout_that_agrees_with_the_network_is_its_layout():
+    """es45:fattree puts 4 ranks a node in rank order: ranks_per_node=4 (or layout=block)
+    is the same grouping, accepted and recorded as the network's layout; ranks_per_node=2
+    splits the network's nodes and is refused; a cores_per_node below the network's 4
+    ranks a node is refused (it made every rank its own node)."""
+    def main():
+        bsim.add_time(1e-3)
+    noise = "periodic:period=1e-4,duration=3e-5,seed=3"
+    base = bsim.simulate(main, 16, machine="es45:fattree", noise=noise)
+    for extra in (",ranks_per_node=4", ",layout=block"):
+        same = bsim.simulate(main, 16, machine="es45:fattree", noise=noise + extra)
+        assert same.finish.tolist() == base.finish.tolist()
+        assert same.noise.endswith("cores_per_node=4,layout=network")
+    with pytest.raises(ValueError, match="the network puts ranks 0 and 2 on one node, "
+                                         "ranks_per_node=2 on two"):
+        bsim.simulate(main, 16, machine="es45:fattree", noise=noise + ",ranks_per_node=2")
+    with pytest.raises(ValueError, match=r"cores_per_node=1, but the network puts 4 ranks on "
+                                         r"node 0"):
+        bsim.simulate(main, 16, machine="es45:fattree", noise=noise + ",cores_per_node=1")

@@ -175,7 +175,10 @@ def apply_run_options(ns: argparse.Namespace, stream: Any = None) -> dict[str, A
     elif getattr(ns, "trace_ranks", None) or getattr(ns, "trace_window", None):
         raise ValueError("--trace-ranks and --trace-window need --trace FILE")
     noise = getattr(ns, "noise", None) or None
-    build_noise(noise, layout_known=False)   # checked now; simulate() builds it on the layout
+    # checked now, except what the run's layout decides (core=K, ranks_per_node,
+    # layout=network): simulate() builds the noise on the machine's cores and the
+    # network's placement and checks those
+    build_noise(noise, layout_known=False)
     if noise:
         kwargs["noise"] = noise if isinstance(noise, str) else ";".join(noise)
     progress = make_progress(bool(getattr(ns, "quiet", False)), stream)

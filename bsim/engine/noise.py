@@ -6,11 +6,13 @@ how long *seconds* of work started at *start* take on the rank's node while
 the OS steals the CPU.  All ranks of a node see the same noise (a daemon stops the
 node), unless ``core=K`` puts the daemons on one core: then only the rank on core ``K``
 is slowed.  Ranks are on the nodes the run's network puts them on (``layout=network``:
-:class:`bsim.engine.noise_base.OnNodes`), or fill the first ``ranks_per_node`` cores of
-each node (default: all ``cores_per_node``; node ``rank // ranks_per_node``, core
-``rank % ranks_per_node``), so with ``ranks_per_node=3,cores_per_node=4,core=3`` the
-daemons run on the idle core and meet no rank: the ASCI Q lesson (three processes of a
-four-core node run clean while the fourth core absorbs the daemons).
+:class:`bsim.engine.noise_base.OnNodes`) when the network places ranks; otherwise they
+fill the first ``ranks_per_node`` cores of each node (default: all ``cores_per_node``;
+node ``rank // ranks_per_node``, core ``rank % ranks_per_node``), so with
+``ranks_per_node=3,cores_per_node=4,core=3`` the daemons run on the idle core and meet
+no rank: the ASCI Q lesson (three processes of a four-core node run clean while the
+fourth core absorbs the daemons).  A ``ranks_per_node`` or ``layout=block`` that groups
+ranks otherwise than the network is refused (:func:`bsim.engine.noise_base.check_block_agrees`).
 
 * :class:`PeriodicNoise` (``periodic:period=1e-3,duration=2.5e-5``): a daemon
   runs for *duration* every *period* on each node, from the node's phase
@@ -45,10 +47,12 @@ from typing import Any
 from netmodels.spec import SpecError, parse_spec
 
 from .detour_noise import DetourNoise
-from .noise_base import OnNodes, _check_core, _check_cores, _check_rpn, uniform
+from .noise_base import OnNodes, _check_core, _check_cores, _check_rpn, check_block_agrees, uniform
 
 __all__ = ["uniform", "OnNodes", "PeriodicNoise", "DetourNoise", "CombinedNoise",
            "build_noise", "parse_noise", "NOISE_KINDS"]
+
+_CORES_UNKNOWN = 1 << 30   # bsim run's check before the run: any core number passes
 
 
 class PeriodicNoise(OnNodes):
@@ -187,11 +191,15 @@ def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None
     *specs* is one spec, a ``;``-separated list, or a list of them.  Returns
     ``(compute_noise_or_None, net_kwargs_or_None)``; wrap the network with
     ``NoisyNetwork(net, **net_kwargs)``.  *cores_per_node* is the default of
-    the compute models' ``cores_per_node`` (the machine's); *placement*, the node of
-    each rank when the run's network places ranks, is their layout unless a spec gives
-    ``cores_per_node``, ``ranks_per_node`` or ``layout=block`` (:class:`OnNodes`).
-    Raises ValueError naming the bad spec or parameter (``layout=network`` without a
-    placement only when *layout_known*: a check before the network is built).
+    the compute models' ``cores_per_node`` (the machine's).  *placement*, the node of
+    each rank when the run's network places ranks, is their layout: a ``ranks_per_node``
+    or ``layout=block`` that groups the ranks otherwise is refused (a daemon must stop
+    the ranks that share a node in the run), one that agrees is the same layout, and a
+    given ``cores_per_node`` must hold the most ranks the network puts on a node.
+    Raises ValueError naming the bad spec or parameter.  *layout_known* False is the
+    check before the run (``bsim run``): the machine's cores and the network's placement
+    are not known yet, so ``layout=network``, ``core=K`` and ``ranks_per_node`` are
+    checked against them later, by :func:`bsim.simulate`.
     """
     if specs is None:
         return None, None
@@ -208,10 +216,11 @@ def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None
                 net = dict(kw)
                 _check_keys(spec, net, ("mean", "prob", "seed"))
                 continue
-            given = "ranks_per_node" in kw or "cores_per_node" in kw   # the user's layout
             if cores_per_node is not None:
                 kw.setdefault("cores_per_node", cores_per_node)
-            layout = kw.pop("layout", "block" if given else None)
+            elif not layout_known:   # the run's cores come later: check the rest now
+                kw.setdefault("cores_per_node", _CORES_UNKNOWN)
+            layout = kw.pop("layout", None)
             if layout not in (None, "block", "network"):
                 raise ValueError(f"noise spec {spec!r}: layout must be network or block, "
                                  f"got {layout!r}")
@@ -220,7 +229,11 @@ def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None
                                  f"places ranks on nodes (torus, fat-tree, twolevel, ...)")
             cls = PeriodicNoise if kind == "periodic" else DetourNoise
             model = cls(**kw)
-            if layout != "block" and placement is not None:
+            if placement is not None:
+                if layout == "block" or (layout is None and "ranks_per_node" in kw):
+                    asked = ("layout=block" if layout == "block"
+                             else f"ranks_per_node={model.ranks_per_node}")
+                    check_block_agrees(spec, model.ranks_per_node, asked, placement)
                 model.place(placement)
             models.append(model)
         except TypeError as exc:   # a missing or unknown parameter

@@ -7,6 +7,9 @@
   (``layout=network``: the node its ``cores`` and ``mapping`` put each rank on, cores in
   rank order within a node) or the block layout (``node = rank // ranks_per_node``,
   ``core = rank % ranks_per_node``) when the network places no ranks.
+  :func:`check_block_agrees` refuses a block layout (``ranks_per_node=R`` or
+  ``layout=block``) that groups the ranks otherwise than the network does: a daemon
+  must stop the ranks that share a node in the run, not others.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["uniform", "OnNodes"]
+__all__ = ["uniform", "OnNodes", "check_block_agrees"]
 
 _M64 = (1 << 64) - 1
 
@@ -84,16 +87,19 @@ class OnNodes:
     where: list[tuple[int, int]] | None = None
 
     def place(self, nodes: list[int]) -> None:
-        """Use *nodes* (the node of each rank) as the layout."""
+        """Use *nodes* (the node of each rank) as the layout; ValueError when the network
+        puts more ranks on a node than the noise's ``cores_per_node``."""
         used: dict[int, int] = {}
         where = []
         for node in nodes:
             core = used.get(node, 0)
-            if core >= self.cores_per_node:
-                raise ValueError(f"noise: the network places more than cores_per_node="
-                                 f"{self.cores_per_node} ranks on node {node}")
             used[node] = core + 1
             where.append((node, core))
+        node, most = max(used.items(), key=lambda item: item[1], default=(0, 0))
+        if most > self.cores_per_node:
+            raise ValueError(f"noise: cores_per_node={self.cores_per_node}, but the network "
+                             f"puts {most} ranks on node {node}; the noise's nodes are the "
+                             f"network's (leave cores_per_node out or give at least {most})")
         self.where = where
 
     def locate(self, rank: int) -> tuple[int, int]:
@@ -110,3 +116,24 @@ class OnNodes:
         return (f",ranks_per_node={self.ranks_per_node}"
                 if self.ranks_per_node != self.cores_per_node else "")
 
+
+def check_block_agrees(spec: str, ranks_per_node: int, asked: str, placement: list[int]
+                       ) -> None:
+    """Refuse a block layout of *ranks_per_node* that groups ranks otherwise than the
+    network's *placement* (the node of each rank).
+
+    Two layouts agree when every rank shares a node with the same ranks: the first rank
+    of each rank's node is the same (node numbers may differ).  *asked* names what asked
+    for the block layout (``ranks_per_node=3``, ``layout=block``).  Raises ValueError
+    naming the first two ranks the layouts place differently.
+    """
+    first: dict[int, int] = {}
+    for rank, node in enumerate(placement):
+        on_net = first.setdefault(node, rank)
+        on_block = rank - rank % ranks_per_node
+        if on_net == on_block:
+            continue
+        one, two = ("the network", asked) if on_net < on_block else (asked, "the network")
+        raise ValueError(f"noise spec {spec!r}: {one} puts ranks {min(on_net, on_block)} "
+                         f"and {rank} on one node, {two} on two; the noise's nodes are the "
+                         f"network's: leave {asked} out, or give the network that mapping")

@@ -15,6 +15,8 @@ files even when the extensions are built (``bsim/engine/compiled.py``);
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -40,13 +42,27 @@ def extensions() -> list[Extension]:
         from Cython.Build import cythonize
     except ImportError:
         return []
-    exts = cythonize([Extension(path[:-3].replace("/", "."), [path])
-                      for path in compiled_sources()],
+    sources = compiled_sources()
+    exts = cythonize([Extension(path[:-3].replace("/", "."), [path]) for path in sources],
                      build_dir="build/cython", quiet=True,
                      compiler_directives={"language_level": "3"})
     for ext in exts:
         ext.optional = True   # no C compiler: build on, the .py modules run
+    record_sources(sources)
     return exts
+
+
+def record_sources(sources: list[str]) -> None:
+    """Write the digest of each source compiled beside it (``SOURCES_FILE`` of
+    ``bsim/engine/compiled.py``), so that bsim runs an edited ``.py`` as Python instead
+    of its stale extension."""
+    digests: dict[str, dict[str, str]] = {}
+    for path in sources:
+        name = path[:-3].replace("/", ".")
+        folder = os.path.dirname(path)
+        digests.setdefault(folder, {})[name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    for folder, table in digests.items():
+        Path(folder, "compiled_sources.json").write_text(json.dumps(table, indent=1) + "\n")
 
 
 setup(ext_modules=extensions())

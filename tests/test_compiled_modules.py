@@ -12,6 +12,7 @@ fails instead of comparing Python with itself.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -81,31 +82,38 @@ def test_the_compiled_layer_gives_the_pythons_results_bit_for_bit():
     assert len({v for vals in pure["runs"].values() for v in vals}) > 100
 
 
-def _package(tmp_path: Path, source_age: float, extension_age: float | None) -> Path:
+def _package(tmp_path: Path, built_from: str | None, record: bool = True) -> Path:
+    """A folder with ``fabric.py`` and a stand-in extension built from *built_from*
+    (None: no extension); *record*: with the build's record of the source's digest."""
+    import importlib.machinery
     folder = tmp_path / "engine"
     folder.mkdir()
-    now = time.time()
     (folder / "fabric.py").write_text("WHICH = 'source'\n")
-    os.utime(folder / "fabric.py", (now - source_age, now - source_age))
-    if extension_age is not None:
-        import importlib.machinery
+    if built_from is not None:
         ext = folder / ("fabric" + importlib.machinery.EXTENSION_SUFFIXES[0])
         ext.write_bytes(b"not really a shared object")
-        os.utime(ext, (now - extension_age, now - extension_age))
+        if record:
+            digest = hashlib.sha256(built_from.encode()).hexdigest()
+            (folder / compiled.SOURCES_FILE).write_text(
+                json.dumps({"bsim.engine.fabric": digest}))
     return folder
 
 
-def test_an_extension_older_than_its_source_is_not_run(tmp_path):
+def test_an_extension_built_from_another_source_is_not_run(tmp_path):
     """A developer's edit after the build: the stale extension would run the old code."""
-    folder = _package(tmp_path, source_age=10, extension_age=100)
+    folder = _package(tmp_path, built_from="WHICH = 'the old source'\n")
     finder = compiled._CompiledFinder(pure=False)
     with pytest.warns(RuntimeWarning, match="changed after it was compiled"):
         spec = finder.find_spec("bsim.engine.fabric", [str(folder)])
     assert spec is not None and spec.origin == str(folder / "fabric.py")
 
 
-def test_a_fresh_extension_is_left_to_pythons_finder(tmp_path):
-    folder = _package(tmp_path, source_age=100, extension_age=10)
+def test_an_extension_of_this_source_is_left_to_pythons_finder(tmp_path):
+    """Whatever the files' times (a wheel's install unpacks the .py after the .so)."""
+    folder = _package(tmp_path, built_from="WHICH = 'source'\n")
+    import importlib.machinery
+    ext = folder / ("fabric" + importlib.machinery.EXTENSION_SUFFIXES[0])
+    os.utime(ext, (time.time() - 100, time.time() - 100))   # older than the .py
     assert compiled._CompiledFinder(pure=False).find_spec("bsim.engine.fabric",
                                                           [str(folder)]) is None
     # BSIM_PURE_PYTHON=1: the source all the same
@@ -114,6 +122,26 @@ def test_a_fresh_extension_is_left_to_pythons_finder(tmp_path):
     # not one of the compiled modules: never this finder's business
     assert compiled._CompiledFinder(pure=True).find_spec("bsim.engine.core",
                                                          [str(folder)]) is None
+
+
+def test_without_an_extension_or_a_record_pythons_finder_decides(tmp_path):
+    finder = compiled._CompiledFinder(pure=False)
+    assert finder.find_spec("bsim.engine.fabric", [str(_package(tmp_path, None))]) is None
+    other = tmp_path / "other"
+    other.mkdir()
+    assert finder.find_spec("bsim.engine.fabric",
+                            [str(_package(other, "x", record=False))]) is None
+
+
+def test_the_build_recorded_the_sources_it_compiled():
+    """The install this suite runs on: each extension's source digest is the .py's."""
+    if not compiled.compiled_modules():
+        pytest.skip("the fluid layer is not compiled here")
+    folder = ROOT / "bsim" / "engine"
+    recorded = json.loads((folder / compiled.SOURCES_FILE).read_text())
+    for name in compiled.COMPILED:
+        source = folder / (name.rpartition(".")[2] + ".py")
+        assert recorded[name] == hashlib.sha256(source.read_bytes()).hexdigest(), name
 
 
 def test_frames_of_compiled_modules_are_bsims_own():

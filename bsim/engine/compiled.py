@@ -9,24 +9,30 @@ fallback, and both give the same results bit for bit (``tests/test_compiled_modu
 ``BSIM_PURE_PYTHON=1`` in the environment makes a process import the ``.py`` files even
 when the extensions are built (to profile them, or to compare the two); it must be set
 before bsim is imported.  A ``.py`` file edited after its extension was built is run as
-Python too, with a warning: the extension holds the old code.
+Python too, with a warning: the extension holds the old code (``setup.py`` records the
+digest of each source it compiled in :data:`SOURCES_FILE`; file times would not do, as
+a wheel's install gives every file the time it was unpacked).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import json
 import os
 import sys
 import warnings
 from collections.abc import Sequence
 from types import ModuleType
 
-__all__ = ["COMPILED", "compiled_modules", "honour_pure_python"]
+__all__ = ["COMPILED", "SOURCES_FILE", "compiled_modules", "honour_pure_python", "source_digest"]
 
 # setup.py reads this tuple (as text) to know what to compile
 COMPILED = ("bsim.engine.fabric", "bsim.engine.fabric_routes", "bsim.engine.fabric_solver")
+# written by setup.py beside the extensions: {module name: SHA-256 of the source compiled}
+SOURCES_FILE = "compiled_sources.json"
 
 
 def compiled_modules() -> list[str]:
@@ -36,11 +42,19 @@ def compiled_modules() -> list[str]:
                           importlib.machinery.ExtensionFileLoader)]
 
 
+def source_digest(path: str | os.PathLike[str]) -> str:
+    """SHA-256 (hex) of a source file's bytes, as ``setup.py`` records it at the build."""
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
 class _CompiledFinder(importlib.abc.MetaPathFinder):
     """Finds a :data:`COMPILED` module as its ``.py`` file when it must run as Python:
-    under ``BSIM_PURE_PYTHON=1``, or when the ``.py`` changed after the extension was
-    built (a developer's edit: the stale extension would run the old code).  Otherwise
-    it leaves the module to Python's own finder, which prefers the extension."""
+    under ``BSIM_PURE_PYTHON=1``, or when the ``.py`` is not the source its extension was
+    built from (a developer's edit: the stale extension would run the old code).  The
+    build records each source's digest in :data:`SOURCES_FILE` beside the extensions; an
+    extension without that record is trusted.  Otherwise the module is left to Python's
+    own finder, which prefers the extension."""
 
     def __init__(self, pure: bool) -> None:
         self.pure = pure
@@ -58,9 +72,11 @@ class _CompiledFinder(importlib.abc.MetaPathFinder):
             if not self.pure:
                 built = [os.path.join(folder, leaf + suffix)
                          for suffix in importlib.machinery.EXTENSION_SUFFIXES]
-                built = [ext for ext in built if os.path.exists(ext)]
-                if not built or os.stat(built[0]).st_mtime >= os.stat(source).st_mtime:
-                    return None   # Python's own finder: the extension, or the .py
+                if not any(os.path.exists(ext) for ext in built):
+                    return None   # Python's own finder: the .py
+                recorded = _recorded(folder).get(fullname)
+                if recorded is None or recorded == source_digest(source):
+                    return None   # Python's own finder: the extension
                 self.stale.append(source)
                 warnings.warn(f"bsim: {source} changed after it was compiled; running it as "
                               "Python (reinstall to compile it again: pip install -e .)",
@@ -69,9 +85,19 @@ class _CompiledFinder(importlib.abc.MetaPathFinder):
         return None
 
 
+def _recorded(folder: str) -> dict[str, str]:
+    """Module name -> source digest at the build, from *folder*'s :data:`SOURCES_FILE`."""
+    try:
+        with open(os.path.join(folder, SOURCES_FILE), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def honour_pure_python() -> None:
     """Import :data:`COMPILED` from their ``.py`` files under ``BSIM_PURE_PYTHON=1`` or
-    when an extension is older than its source; from the extensions otherwise."""
+    when an extension was built from another source; from the extensions otherwise."""
     if not any(isinstance(f, _CompiledFinder) for f in sys.meta_path):
         pure = os.environ.get("BSIM_PURE_PYTHON", "") not in ("", "0")
         sys.meta_path.insert(0, _CompiledFinder(pure))

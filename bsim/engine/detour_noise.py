@@ -190,13 +190,6 @@ class DetourNoise(OnNodes):
             if cur + rem <= k * L:
                 return cur + rem
 
-    def stretch(self, rank: int, start: float, seconds: float) -> float:
-        """Wall duration of *seconds* of work started at *start* on *rank*'s node."""
-        node, core = self.locate(rank)
-        if self.core is not None and core != self.core:
-            return seconds
-        return max(self.end(node, start, seconds) - start, seconds)
-
     def spec(self) -> str:
         """Spec string that rebuilds this model."""
         length = f"mean={self.mean!r}" if self.mean is not None else f"duration={self.duration!r}"

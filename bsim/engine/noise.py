@@ -123,13 +123,6 @@ class PeriodicNoise(OnNodes):
             rest -= a
         return s + n * P + rest
 
-    def stretch(self, rank: int, start: float, seconds: float) -> float:
-        """Wall duration of *seconds* of work started at *start* on *rank*'s node."""
-        node, core = self.locate(rank)
-        if self.core is not None and core != self.core:
-            return seconds
-        return max(self.end(node, start, seconds) - start, seconds)
-
     def spec(self) -> str:
         """Spec string that rebuilds this model."""
         return (f"periodic:period={self.period!r},duration={self.duration!r},"

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["uniform", "OnNodes", "check_block_agrees"]
@@ -84,7 +85,19 @@ class OnNodes:
 
     ranks_per_node: int
     cores_per_node: int
+    core: int | None = None
     where: list[tuple[int, int]] | None = None
+
+    # the model's: when *work* seconds of computation started at *t* on *node* end
+    end: Callable[[int, float, float], float]
+
+    def stretch(self, rank: int, start: float, seconds: float) -> float:
+        """Wall duration of *seconds* of work started at *start* on *rank*'s node (only
+        ranks on the noisy ``core`` when the model names one)."""
+        node, core = self.locate(rank)
+        if self.core is not None and core != self.core:
+            return seconds
+        return max(self.end(node, start, seconds) - start, seconds)
 
     def place(self, nodes: list[int]) -> None:
         """Use *nodes* (the node of each rank) as the layout; ValueError when the network

@@ -2,12 +2,15 @@
 
 The model is :mod:`skeletons.models.dns3d` (modeling tutorial, "Case study III").
 Each iteration, for each of the 4 Runge-Kutta stages, every processor computes a
-quarter of ``T_comp`` and performs a quarter of the Y<->X transposes (among the
-``px`` processors of its row) and of the Y<->Z ones (among the ``pz`` of its
-column), each transpose ``p - 1`` shifts ``P_i -> P_{i+d}`` (``Sendrecv``) of
-``V / (P p)`` points of 8 bytes; then one allreduce.  The counts 32 and 36 are
-divided over the stages as evenly as possible.  Runs unchanged under real
-``mpiexec``.
+quarter of ``T_comp`` (each direction's 1-D FFTs counted as the decomposition does
+them: ``(n_y/p_x)(n_z/p_z)`` of size ``n_x``, ``(n_x/p_x)(n_z/p_z)`` of size ``n_y``,
+``(n_x/p_x)(n_y/p_z)`` of size ``n_z``; the tutorial's ``N_pencils`` in each for a
+cubic grid) and performs a quarter of the Y<->X transposes (among the ``px``
+processors of its row) and of the Y<->Z ones (among the ``pz`` of its column), each
+transpose all ``p - 1`` shifts ``P_i -> P_{i+d}`` (``Sendrecv``) of ``V / (P p)``
+points of 8 bytes, the ``(p - 1)/p * V/P`` remote points of the tutorial's volume
+table; then one allreduce.  The counts 32 and 36 are divided over the stages as
+evenly as possible.  Runs unchanged under real ``mpiexec``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ T_FLOP_ASSUMED = 1e-9
 
 def run_flops(prm: dict[str, Any]) -> float:
     """FFT flops of the run: ``iterations * P * T_comp``'s FFT part counted at one flop per
-    ``t_flop`` (``compute_time`` with ``t_flop = 1``, ``t_rk = 0``)."""
+    ``t_flop`` (``compute_time`` with ``t_flop = 1``, ``t_rk = 0``); for a power-of-two
+    grid ``iterations * 36 * 5 V log2 V``, 36 3-D FFTs of ``V`` points per step."""
     grid = (prm["nx"], prm["ny"], prm["nz"])
     per_rank = compute_time(grid, prm["px"], prm["pz"], 1.0, 0.0)
     return float(prm["iterations"] * prm["px"] * prm["pz"] * per_rank)

@@ -4,11 +4,16 @@ PHASE (BSIM paper, Sec. III.B-C) distributes the bands and the plane-wave
 coefficients (wavenumbers) over a ``pb x pf`` process grid: rank
 ``g * pf + f`` holds band group ``g`` and wavenumber slice ``f`` (``nfp = nf /
 pf`` coefficients).  Band group ``g`` holds ``nblk`` blocks of ``nep_g`` bands
-(``band_counts``; by default ``ne`` split as evenly as possible), so the
-global band blocks ``s = 0 .. pb*nblk - 1`` belong to group ``s // nblk``.
-Two communicators: the **band communicator** (the ``pb`` ranks of one
-wavenumber slice) and the **wavenumber communicator** (the ``pf`` ranks of
-one band group).
+(``band_counts``; by default ``ne`` split as evenly as possible).  The blocks
+are dealt **cyclically** over the groups, as in the BSIM paper's Fig. 2
+(``nbss = (nb-1)*Ni + myir + 1``: local block ``nb`` of band rank ``myir`` is
+global block ``nbss``, with ``Ni`` band groups): 0-based, global block ``s``
+is local block ``s // pb`` of group ``s % pb``.  An uneven ``band_counts``
+keeps this deal and changes the block sizes: every block of group ``g`` holds
+``count_g / nblk`` bands, so a heavy group has a heavier block in every round
+of ``pb`` global blocks.  Two communicators: the **band communicator** (the
+``pb`` ranks of one wavenumber slice) and the **wavenumber communicator** (the
+``pf`` ranks of one band group).
 
 One self-consistent (SCF) iteration runs three kernels:
 
@@ -24,13 +29,20 @@ One self-consistent (SCF) iteration runs three kernels:
    the ``bands x nproj`` projections on the wavenumber communicator,
    ``zgemm`` back.
 3. **Gram-Schmidt orthogonalization** (BSIM paper, Fig. 2/3): for each global
-   block ``s``, its owner group normalizes it (a ``zgemm`` of one block and
-   an ``Allreduce`` of ``nep^2``) and ``Bcast``-s it (``PSI2``, ``nfp nep``
-   elements) on the band communicator; every group with blocks after ``s``
-   (from local block ``nbsn`` on) computes ``CC = PSI2^H PSI`` with the BSIM paper's
-   zgemm block time, ``Allreduce``-s ``CC`` (``nep^2 (nblk - nbsn + 1)``
-   elements) on the wavenumber communicator and updates its blocks
-   (``PSI -= PSI2 CC``, the same zgemm time).
+   block ``s = 0 .. pb nblk - 1`` in order, its owner group ``o = s % pb``
+   normalizes it (a zgemm of one block and an ``Allreduce`` of ``nep_o^2``)
+   and ``Bcast``-s it (``PSI2``, ``nfp nep_o`` elements, root ``o``) on the
+   band communicator; every group ``g`` with local blocks after ``s`` (Fig. 2:
+   ``nbss >= nbs + 1``, i.e. local blocks ``nbsn .. nblk`` with 0-based
+   ``nbsn - 1 = (s - g) // pb + 1``, clipped at 0) computes ``CC = PSI2^H PSI``
+   for them (``nep_o x nep_g`` per block, inner ``nfp``), ``Allreduce``-s
+   ``CC`` (``nep_o nep_g (nblk - nbsn + 1)`` elements) on the wavenumber
+   communicator and updates them (``PSI -= PSI2 CC``, the same zgemm time).
+   A group with no later block skips its (empty) allreduce (ASSUMED: Fig. 2
+   does not show the code around it).  Over an iteration group ``g`` computes
+   ``CC`` for ``sum_nb (nb pb + g) = pb nblk (nblk - 1) / 2 + g nblk`` blocks
+   (each local block once per earlier global block): with ``pb = nblk = 4``,
+   24/28/32/36 for the four groups (a contiguous deal would give 6/22/38/54).
 
 Sizes are multiplied by the BSIM paper's scale factors: ``nescale`` on band
 counts, ``nfscale`` on wavenumber counts, in both message sizes and kernel
@@ -47,9 +59,12 @@ core: impossible.  It equals the Fig. 4 dgemm rate only for 4,096 flops per
 tile (4,096 x 0.165 ns = 0.676 us), 64 times fewer, so a unit was lost in the
 transcription; the flop-counted model replaces it and a run with ``fig3`` on a
 machine with a peak stops with ``AbovePeakError``.  ``fft_flop_time`` per FFT
-flop (ASSUMED).  All are divided by ``speedup`` (e.g. the SIMD factor of a
-target core).  Every rank returns its counters: calls and bytes per
-collective kind, its flops, and (rank 0) the iteration time.
+flop (ASSUMED).  The zgemm times are divided by ``speedup`` and the FFT step's
+times (1-D FFTs and the ``V_loc psi`` product) by ``fft_speedup`` (0: the same
+``speedup``): a target core against the PRIMEQUEST core, e.g. the BSIM paper's
+Table V SIMD factors, 6.9 for dgemm and 2.6 for a 1024-point FFT.  Every rank
+returns its counters: calls and bytes per collective kind, its flops, and
+(rank 0) the iteration time.
 """
 
 from __future__ import annotations
@@ -73,7 +88,8 @@ from .registry import Param, Skeleton, grid, register
 
 ZGEMM_MODELS = ("flops", "fig3")
 
-__all__ = ["main", "SKELETON", "band_split", "zgemm_time", "fft_mesh", "expected_counts"]
+__all__ = ["main", "SKELETON", "band_split", "block_owner", "later_blocks", "zgemm_time",
+           "fft_mesh", "expected_counts"]
 
 
 def band_split(ne: int, pb: int, nblk: int, band_counts: str = "") -> list[int]:
@@ -100,6 +116,29 @@ def band_split(ne: int, pb: int, nblk: int, band_counts: str = "") -> list[int]:
     return [base + (1 if g < extra // nblk else 0) for g in range(pb)]
 
 
+def block_owner(s: int, pb: int) -> tuple[int, int]:
+    """Global band block *s* (0-based) -> ``(band group, local block)``, both 0-based.
+
+    The BSIM paper's Fig. 2, ``nbss = (nb-1)*Ni + myir + 1`` (``Ni = pb`` band
+    groups, ``myir`` the band rank, ``nb`` the 1-based local block) read
+    backwards: ``(s mod pb, s // pb)``.
+    """
+    ls, owner = divmod(s, pb)
+    return owner, ls
+
+
+def later_blocks(s: int, g: int, pb: int, nblk: int) -> int:
+    """Local blocks of group *g* after global block *s*: ``Nblk - nbsn + 1`` of Fig. 2.
+
+    Fig. 2 orthogonalizes local block ``nb`` against ``PSI2`` (block ``nbs = s + 1``)
+    when ``nbss = (nb-1) pb + g + 1 >= nbs + 1``, i.e. 0-based ``nb >= (s - g) // pb + 1``;
+    these are the last local blocks, so the count is
+    ``max(0, nblk - max(0, (s - g) // pb + 1))``.
+    """
+    first = max(0, (s - g) // pb + 1)
+    return max(0, nblk - first)
+
+
 def zgemm_time(m: int, n: int, k: int) -> float:
     """One zgemm of an ``m x n`` result with inner dimension ``k`` by the Fig. 3 tile formula.
 
@@ -124,8 +163,9 @@ def fft_mesh(nf: int, nfscale: int, fft_grid: float) -> int:
 def main(ne: int = 64, nf: int = 4096, pb: int = 4, pf: int = 8, nblk: int = 4,
          nescale: int = 1, nfscale: int = 1, nproj: int = 32, iterations: int = 1,
          fft_batch: int = 0, fft_grid: float = 2.0, fft_flop_time: float = 1.0e-9,
-         speedup: float = 1.0, band_counts: str = "", kernel: str = "primequest",
-         zgemm: str = "flops", verbose: bool = True) -> dict[str, Any]:
+         speedup: float = 1.0, fft_speedup: float = 0.0, band_counts: str = "",
+         kernel: str = "primequest", zgemm: str = "flops",
+         verbose: bool = True) -> dict[str, Any]:
     """Run *iterations* SCF iterations; return this rank's counters (rank 0: ``time``)."""
     from mpi4py import MPI  # bsim's namespace inside a simulation, real mpi4py otherwise
     comm = MPI.COMM_WORLD
@@ -138,8 +178,10 @@ def main(ne: int = 64, nf: int = 4096, pb: int = 4, pf: int = 8, nblk: int = 4,
             raise ValueError(f"phase: {key} must be an int >= 1, got {val!r}")
     if nf % pf:
         raise ValueError(f"phase: nf={nf} wavenumbers must divide over pf={pf}")
-    if not speedup > 0 or not fft_flop_time >= 0:
-        raise ValueError("phase: speedup must be > 0 and fft_flop_time >= 0")
+    if not speedup > 0 or not fft_speedup >= 0 or not fft_flop_time >= 0:
+        raise ValueError(f"phase: speedup must be > 0, fft_speedup >= 0 (0: speedup) and "
+                         f"fft_flop_time >= 0, got {speedup!r}, {fft_speedup!r}, "
+                         f"{fft_flop_time!r}")
     if isinstance(fft_grid, bool) or not isinstance(fft_grid, (int, float)) \
             or not 0 < fft_grid < math.inf:
         raise ValueError(f"phase: fft_grid (FFT points per plane wave) must be > 0, "
@@ -151,7 +193,8 @@ def main(ne: int = 64, nf: int = 4096, pb: int = 4, pf: int = 8, nblk: int = 4,
     bandc = comm.Split(f, g)            # the pb ranks of one wavenumber slice
     wavec = comm.Split(pb + g, f)       # the pf ranks of one band group
     scf = _SCF(MPI, bandc, wavec, g, ne, nf, pb, pf, nblk, nescale, nfscale, nproj,
-               fft_batch, fft_grid, fft_flop_time, speedup, band_counts)
+               fft_batch, fft_grid, fft_flop_time, speedup, fft_speedup or speedup,
+               band_counts)
     scf.dgemm = KernelModel.build(kernel).dgemm if zgemm == "flops" else None
     cnt, n = scf.cnt, scf.n
     comm.Barrier()
@@ -177,10 +220,10 @@ def expected_counts(ne: int, nf: int, pb: int, pf: int, nblk: int, g: int, nesca
     """Calls and bytes per SCF iteration of a rank of band group *g* (the documented formulas).
 
     ``bcast``: ``pb nblk`` calls of ``16 nfp nep_o nfscale nescale`` bytes
-    (owner ``o`` of each block).  ``allreduce``: 1 (pseudo-potential,
+    (owner ``o = s mod pb`` of each block ``s``).  ``allreduce``: 1 (pseudo-potential,
     ``16 nloc nproj nescale``) + ``nblk`` normalizations (``16 nep^2 nescale^2``)
-    + one per block step with later local blocks (``16 nep^2 k nescale^2``,
-    ``k = nblk - nbsn + 1``).  ``alltoall``: ``4 ceil(nloc / batch)`` of
+    + one per block step ``s`` with ``k = later_blocks(s, g, pb, nblk) > 0``
+    (``16 nep_o nep k nescale^2``).  ``alltoall``: ``4 ceil(nloc / batch)`` of
     ``16 pf ceil(b nescale n^3 / pf^2)`` bytes (``pf`` equal blocks).
     """
     neps = band_split(ne, pb, nblk, band_counts)
@@ -188,16 +231,15 @@ def expected_counts(ne: int, nf: int, pb: int, pf: int, nblk: int, g: int, nesca
     n = fft_mesh(nf, nfscale, fft_grid)
     batch = nloc if fft_batch <= 0 else min(fft_batch, nloc)
     out = {"bcast": pb * nblk,
-           "bcast_bytes": sum(16 * nfp * neps[s // nblk] * nfscale * nescale
+           "bcast_bytes": sum(16 * nfp * neps[s % pb] * nfscale * nescale
                               for s in range(pb * nblk)),
            "allreduce": 1 + nblk, "allreduce_bytes": 16 * nloc * nproj * nescale
            + nblk * 16 * nep * nep * nescale ** 2, "alltoall": 0, "alltoall_bytes": 0}
-    # later blocks: own group sees nblk-1, nblk-2, ..., 0; each earlier group's blocks: nblk
-    later = [nblk - ls - 1 for ls in range(nblk)] + [nblk] * (g * nblk)
-    for k in later:
+    for s in range(pb * nblk):
+        k = later_blocks(s, g, pb, nblk)
         if k > 0:
             out["allreduce"] += 1
-            out["allreduce_bytes"] += 16 * nep * nep * k * nescale ** 2
+            out["allreduce_bytes"] += 16 * neps[s % pb] * nep * k * nescale ** 2
     done = 0
     while done < nloc:
         b = min(batch, nloc - done)
@@ -213,11 +255,11 @@ class _SCF:
     def __init__(self, MPI: Any, bandc: Any, wavec: Any, g: int, ne: int, nf: int, pb: int,
                  pf: int, nblk: int, nescale: int, nfscale: int, nproj: int, fft_batch: int,
                  fft_grid: float, fft_flop_time: float, speedup: float,
-                 band_counts: str) -> None:
+                 fft_speedup: float, band_counts: str) -> None:
         self.bandc, self.wavec, self.g = bandc, wavec, g
         self.pb, self.pf, self.nblk, self.nproj = pb, pf, nblk, nproj
         self.nescale, self.nfscale = nescale, nfscale
-        self.fft_flop_time, self.speedup = fft_flop_time, speedup
+        self.fft_flop_time, self.speedup, self.fft_speedup = fft_flop_time, speedup, fft_speedup
         self.neps = band_split(ne, pb, nblk, band_counts)
         self.nep, self.nfp = self.neps[g], nf // pf
         self.nloc = self.nep * nblk             # skeleton bands held by this rank
@@ -232,10 +274,11 @@ class _SCF:
         self.phase_flops = (n * n / pf) * 5.0 * n * math.log2(n) if n > 1 else 0.0
         self.batch = self.nloc if fft_batch <= 0 else min(fft_batch, self.nloc)
 
-    def add(self, seconds: float, flops: float = 0.0) -> None:
-        """Compute time of the PRIMEQUEST kernels, scaled to the target core; count flops."""
+    def add(self, seconds: float, flops: float = 0.0, speedup: float | None = None) -> None:
+        """PRIMEQUEST kernel *seconds* divided by *speedup* (default ``self.speedup``, the
+        zgemm factor) for the target core; count *flops*."""
         self.cnt["flops"] += flops
-        bsim.add_time(seconds / self.speedup)
+        bsim.add_time(seconds / (self.speedup if speedup is None else speedup))
 
     def zgemm(self, m: int, n: int, k: int, calls: int = 1, fig3: float | None = None) -> None:
         """*calls* zgemms of an ``m x n`` result, inner dimension ``k`` (``8 m n k`` flops
@@ -264,7 +307,7 @@ class _SCF:
             for direction in range(2):      # to real space, back to wavenumbers
                 for step in range(3):
                     fl = bands * self.phase_flops
-                    self.add(fl * self.fft_flop_time, fl)
+                    self.add(fl * self.fft_flop_time, fl, self.fft_speedup)
                     if step < 2:
                         cnt["alltoall"] += 1
                         cnt["alltoall_bytes"] += BYTES_PER_COMPLEX * per_rank
@@ -273,7 +316,7 @@ class _SCF:
                                                 bsim.buffer(per_rank, self.cz))
                 if direction == 0:
                     fl = bands * self.pts * 6.0           # V_loc(r) psi(r)
-                    self.add(fl * self.fft_flop_time, fl)
+                    self.add(fl * self.fft_flop_time, fl, self.fft_speedup)
             done += b
 
     def nonlocal_pseudopotential(self) -> None:
@@ -284,11 +327,17 @@ class _SCF:
         self.zgemm(*shape)
 
     def gram_schmidt(self) -> None:
-        """Step 3: Gram-Schmidt orthogonalization over the global band blocks."""
-        g, nep, nfp, nblk = self.g, self.nep, self.nfp, self.nblk
+        """Step 3: Gram-Schmidt over the global band blocks, dealt cyclically (Fig. 2).
+
+        Block ``s`` belongs to group ``s % pb`` (:func:`block_owner`); this group
+        orthogonalizes its :func:`later_blocks` against it: ``CC`` is ``nep_o x nep``
+        per block (inner ``nfp``), timed by Fig. 3 (``zgemm="fig3"``, one ``Nep``
+        when ``nep_o = nep``, else the tile formula per block, ASSUMED) or as flops.
+        """
+        g, nep, nfp, nblk, pb = self.g, self.nep, self.nfp, self.nblk, self.pb
         nes, nfs, cnt = self.nescale, self.nfscale, self.cnt
-        for s in range(self.pb * nblk):
-            owner, ls = divmod(s, nblk)
+        for s in range(pb * nblk):
+            owner, _ = block_owner(s, pb)
             nep_o = self.neps[owner]
             if g == owner:                  # normalize block s within itself
                 self.zgemm(nep * nes, nep * nes, nfp * nfs, 1,
@@ -296,15 +345,14 @@ class _SCF:
                 self.allreduce(nep * nep * nes * nes)
             cnt["bcast"] += 1
             cnt["bcast_bytes"] += BYTES_PER_COMPLEX * nfp * nep_o * nfs * nes
-            if self.pb > 1:
+            if pb > 1:
                 self.bandc.Bcast(bsim.buffer(nfp * nep_o * nfs * nes, self.cz), root=owner)
-            nbsn = ls + 2 if g == owner else (1 if g > owner else nblk + 1)   # 1-based
-            blocks = nblk - nbsn + 1
+            blocks = later_blocks(s, g, pb, nblk)           # Nblk - nbsn + 1
             if blocks > 0:
-                tcc = zgemm_block_time(nep, nfp, blocks, nes, nfs)
-                shape = (nep * nes, nep * nes, nfp * nfs)
+                tcc = zgemm_block_time(nep, nfp, blocks, nes, nfs) if nep_o == nep else None
+                shape = (nep_o * nes, nep * nes, nfp * nfs)
                 self.zgemm(*shape, blocks, tcc)   # CC = PSI2^H PSI(:, :, nbsn:nblk)
-                self.allreduce(nep * nep * blocks * nes * nes)
+                self.allreduce(nep_o * nep * blocks * nes * nes)
                 self.zgemm(*shape, blocks, tcc)   # PSI(:, :, nbsn:nblk) -= PSI2 CC
 
 
@@ -322,11 +370,12 @@ SKELETON = register(Skeleton(
         "nescale": Param("Nescale: band scale factor on sizes and times", minimum=1),
         "nfscale": Param("Nfscale: wavenumber scale factor on sizes and times", minimum=1),
         "nproj": Param("pseudo-potential projectors", minimum=0),
-        "iterations": Param("self-consistent (SCF) iterations", minimum=0),
+        "iterations": Param("self-consistent (SCF) iterations", minimum=1),
         "fft_batch": Param("bands per 3-D FFT transpose (0: all local bands)", minimum=0),
         "fft_grid": Param("FFT mesh points per wavenumber (n^3 = fft_grid*nf*nfscale)"),
         "fft_flop_time": Param("seconds per FFT flop (ASSUMED)", minimum=0),
-        "speedup": Param("divide every kernel time (target core vs PRIMEQUEST core)"),
+        "speedup": Param("divide the zgemm times (target core vs PRIMEQUEST core)"),
+        "fft_speedup": Param("divide the FFT step's times (0: speedup)", minimum=0),
         "band_counts": Param("bands per group, e.g. 28/12/12/12 (default: even split)"),
         "kernel": Param("dgemm time model for the zgemms: machine preset, flat:rate=R, "
                         "table:path=F (as hpl)"),

@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 
 def compiled_sources() -> list[str]:
@@ -48,21 +49,44 @@ def extensions() -> list[Extension]:
                      compiler_directives={"language_level": "3"})
     for ext in exts:
         ext.optional = True   # no C compiler: build on, the .py modules run
-    record_sources(sources)
     return exts
 
 
-def record_sources(sources: list[str]) -> None:
-    """Write the digest of each source compiled beside it (``SOURCES_FILE`` of
-    ``bsim/engine/compiled.py``), so that bsim runs an edited ``.py`` as Python instead
-    of its stale extension."""
-    digests: dict[str, dict[str, str]] = {}
-    for path in sources:
-        name = path[:-3].replace("/", ".")
-        folder = os.path.dirname(path)
-        digests.setdefault(folder, {})[name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    for folder, table in digests.items():
-        Path(folder, "compiled_sources.json").write_text(json.dumps(table, indent=1) + "\n")
+class BuildExtRecordingSources(build_ext):
+    """``build_ext`` that records, beside the extensions, the digest of the source of
+    each one it built (``SOURCES_FILE`` of ``bsim/engine/compiled.py``), so that bsim
+    runs an edited ``.py`` as Python instead of its stale extension.  Only extensions
+    that compiled are recorded: after a failed rebuild an old extension keeps the old
+    digest, and the edited source runs."""
+
+    def run(self) -> None:
+        self.recorded: list[Extension] = []
+        super().run()
+        folders = [self.build_lib]
+        if self.inplace or getattr(self, "editable_mode", False):
+            folders.append(".")
+        for base in folders:
+            _record(base, self.recorded)
+
+    def build_extension(self, ext: Extension) -> None:
+        super().build_extension(ext)   # raises when it fails (optional: reported, skipped)
+        self.recorded.append(ext)
 
 
-setup(ext_modules=extensions())
+def _record(base: str, built: list[Extension]) -> None:
+    """Add the digests of *built*'s sources to the records under *base*."""
+    for ext in built:
+        module_dir = Path(base, *ext.name.split(".")[:-1])
+        if not module_dir.is_dir():
+            continue
+        record = module_dir / "compiled_sources.json"
+        try:
+            table = json.loads(record.read_text())
+        except (OSError, ValueError):
+            table = {}
+        source = ext.name.replace(".", "/") + ".py"
+        table[ext.name] = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+        record.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+
+
+setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExtRecordingSources})

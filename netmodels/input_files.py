@@ -5,7 +5,8 @@ A model or loader that reads a file the prediction depends on (an explicit mappi
 collective cost table, a machine file, the program itself) calls :func:`note_input`
 with what it read; while a :func:`recording_inputs` block is open (``bsim.simulate``
 opens one, ``bsim run`` one around loading its target too) each file is kept as
-``"KIND PATH" -> "sha256:<16 hex digits>"`` of its bytes, and ``Result.inputs`` holds them
+``"KIND NAME" -> "sha256:<16 hex digits>"`` of its bytes (the file's name, not its path: a
+path as typed differs between runs of one file), and ``Result.inputs`` holds them
 (``docs/outputs.md``).  A path alone would record two runs from edited copies of one
 file as equal (``bsim compare`` said "no difference" for two different layouts).
 Outside a block, noting does nothing.
@@ -36,8 +37,8 @@ def fingerprint(content: bytes | str) -> str:
 def note_input(kind: str, path: str | Path, content: bytes | str) -> None:
     """Record that the run read *content* from *path* as its *kind* (``"mapping"``, ...)."""
     files = _current.get()
-    if files is not None:
-        files[f"{kind} {path}"] = fingerprint(content)
+    if files is not None:   # by name: one file given as a relative and an absolute path
+        files[f"{kind} {Path(path).name}"] = fingerprint(content)
 
 
 @contextmanager

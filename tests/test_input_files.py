@@ -83,7 +83,7 @@ def test_a_machine_file_is_recorded_and_a_bundled_preset_is_not(tmp_path):
     shutil.copy(MACHINE_DIR / "es45.toml", mine)
     a = _run(tmp_path, "a.json", "sweep3d", "--machine", str(mine))
     b = _run(tmp_path, "b.json", "sweep3d", "--machine", "es45")
-    assert a["inputs"] == {f"machine {mine}": _sha(mine)}
+    assert a["inputs"] == {"machine mine.toml": _sha(mine)}
     assert "inputs" not in b          # named by the preset and bsim's version
     assert a["elapsed"] == b["elapsed"]
 
@@ -99,8 +99,39 @@ def test_simulate_records_a_collective_table_and_a_mapping(tmp_path):
 
     res = bsim.simulate(main, 4, network=f"{TWO_LEVEL},mapping=file:{layout}",
                         collectives=f"table:path={table}")
-    assert res.inputs == {f"collective table {table}": _sha(table),
-                          f"mapping {layout}": _sha(layout)}
+    assert res.inputs == {"collective table coll.csv": _sha(table),
+                          "mapping nodes.txt": _sha(layout)}
     assert bsim.Result.from_dict(res.to_dict()).inputs == res.inputs
     # a run that reads no file records none
     assert bsim.simulate(main, 2).inputs == {}
+
+
+def test_one_file_given_by_two_paths_is_one_input(tmp_path):
+    """A relative and an absolute path to one mapping: compare finds no difference."""
+    (tmp_path / "prog.py").write_text(PROGRAM.format(calc="0"))
+    (tmp_path / "layout.txt").write_text("0\n0\n1\n1\n")
+    a = _run(tmp_path, "a.json", "prog.py", "-n", "4", "--network",
+             f"{TWO_LEVEL},mapping=file:layout.txt")
+    b = _run(tmp_path, "b.json", "prog.py", "-n", "4", "--network",
+             f"{TWO_LEVEL},mapping=file:{tmp_path / 'layout.txt'}")
+    assert a["inputs"] == b["inputs"]
+    assert "input files differ" not in compare(str(tmp_path / "a.json"),
+                                               str(tmp_path / "b.json"))
+
+
+def test_a_machine_files_mapping_is_found_beside_it_not_in_the_working_directory(tmp_path):
+    """``mapping = "file:nodes.txt"`` in a machine file names the file next to it; it was
+    looked up in the working directory (an error there, or another file of that name)."""
+    machine_dir, elsewhere = tmp_path / "machine", tmp_path / "elsewhere"
+    machine_dir.mkdir()
+    elsewhere.mkdir()
+    (machine_dir / "nodes.txt").write_text("0\n0\n1\n1\n")
+    (elsewhere / "nodes.txt").write_text("0\n1\n0\n1\n")   # a decoy in the cwd
+    text = (MACHINE_DIR / "es45.toml").read_text()
+    text = text.replace("[network_variants.fattree]\n",
+                        '[network_variants.fattree]\nmapping = "file:nodes.txt"\n', 1)
+    (machine_dir / "mine.toml").write_text(text)
+    (elsewhere / "prog.py").write_text(PROGRAM.format(calc="0"))
+    out = _run(elsewhere, "a.json", "prog.py", "-n", "4", "--machine",
+               f"{machine_dir / 'mine.toml'}:fattree")
+    assert out["inputs"]["mapping nodes.txt"] == _sha(machine_dir / "nodes.txt")

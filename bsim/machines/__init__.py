@@ -236,6 +236,10 @@ def network_spec(machine: Machine | str | Path, variant: str | None = None) -> s
                                f"valid: {valid}")
         table = variants[variant]
     table = _with_cores(m, table, variant)
+    mapping = table.get("mapping")
+    if (isinstance(mapping, str) and mapping.startswith("file:") and m.path is not None
+            and not Path(mapping[5:]).is_absolute()):   # beside the machine file, not cwd
+        table = {**table, "mapping": f"file:{m.path.parent / mapping[5:]}"}
     args = ",".join(f"{k}={_format(v)}" for k, v in table.items() if k != "model")
     return f"{table['model']}:{args}" if args else str(table["model"])
 

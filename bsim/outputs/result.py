@@ -79,7 +79,7 @@ class Result:
     spawned: int = 0
     """Ranks the run created with ``MPI.Comm.Spawn``: the last ones of the per-rank arrays."""
     inputs: dict[str, str] = field(default_factory=dict)
-    """``"KIND PATH" -> "sha256:..."``: the files the run read that shaped it (the program,
+    """``"KIND NAME" -> "sha256:..."``: the files the run read that shaped it (the program,
     an explicit mapping, a collective table, a machine file other than a bundled preset),
     by content (``netmodels/input_files.py``)."""
     modules: str = ""

@@ -135,3 +135,20 @@ def test_a_machine_files_mapping_is_found_beside_it_not_in_the_working_directory
     out = _run(elsewhere, "a.json", "prog.py", "-n", "4", "--machine",
                f"{machine_dir / 'mine.toml'}:fattree")
     assert out["inputs"]["mapping nodes.txt"] == _sha(machine_dir / "nodes.txt")
+
+
+def test_each_sweep_row_records_its_input_files(tmp_path):
+    """``bsim sweep`` rows record the program and mapping files as ``bsim run`` does (they
+    recorded none)."""
+    (tmp_path / "prog.py").write_text(PROGRAM.format(calc="1e-3"))
+    (tmp_path / "layout.txt").write_text("0\n0\n1\n1\n")
+    done = subprocess.run([sys.executable, "-m", "bsim", "sweep", "prog.py", "--param", "ranks=2,4",
+                           "--network", f"{TWO_LEVEL},mapping=file:layout.txt", "-j", "1",
+                           "--quiet", "-o", "sw"], capture_output=True, text=True,
+                          cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((tmp_path / "sw.json").read_text())["rows"]
+    expected = {"program prog.py": _sha(tmp_path / "prog.py"),
+                "mapping layout.txt": _sha(tmp_path / "layout.txt")}
+    assert [row["settings"]["inputs"] for row in rows] == [expected, expected]

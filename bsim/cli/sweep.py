@@ -43,6 +43,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from netmodels.input_files import recording_inputs
+
 from ..outputs.scaling import add_efficiency, write_csv, write_json
 
 __all__ = ["add_parser", "command", "parse_param_lists", "points", "prepare_point",
@@ -51,7 +53,7 @@ __all__ = ["add_parser", "command", "parse_param_lists", "points", "prepare_poin
 
 MODES = ("grid", "strong", "weak")
 SETTINGS = ("machine", "kernel_model", "network", "protocol", "collectives", "contention",
-            "noise", "filesystem", "modules", "params")
+            "noise", "filesystem", "modules", "inputs", "params")
 """Keys of a result's JSON that say what shaped it; each sweep row records its own (its
 ``params``: every parameter the point ran with, the defaults too, not only the swept)."""
 
@@ -182,12 +184,14 @@ def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any
     """
     target_name, params, opts = task
     from ..simulate import simulate
-    target, ranks, network = prepare_point(target_name, params, opts)
-    res = simulate(target.main, ranks, network=network, protocol=opts.get("protocol", "bsim"),
-                   kwargs=target.kwargs, collectives=opts.get("collectives"),
-                   contention=opts.get("contention"), filesystem=opts.get("filesystem"),
-                   machine=opts.get("machine"), kernel_model=target.kernel_model,
-                   flops=target.flops, name=target.name, params=target.recorded)
+    with recording_inputs():   # the program and machine files too (Result.inputs)
+        target, ranks, network = prepare_point(target_name, params, opts)
+        res = simulate(target.main, ranks, network=network,
+                       protocol=opts.get("protocol", "bsim"), kwargs=target.kwargs,
+                       collectives=opts.get("collectives"),
+                       contention=opts.get("contention"), filesystem=opts.get("filesystem"),
+                       machine=opts.get("machine"), kernel_model=target.kernel_model,
+                       flops=target.flops, name=target.name, params=target.recorded)
     row: dict[str, Any] = {k: target.params.get(k, v) for k, v in params.items()
                            if k != "ranks"}
     row.update(ranks=ranks, elapsed=res.elapsed, calc=float(res.calc.mean()),

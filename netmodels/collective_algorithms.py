@@ -254,6 +254,16 @@ def critical_path(op: str, algorithm: str, nprocs: int, nbytes: float) -> Steps:
     :mod:`netmodels.collective_schedules`.  Notation: ``K = ceil(log2 P)``,
     ``P2 = floor_pow2(P)``, ``K2 = log2 P2``, ``b = nbytes/P``; non-powers
     of two fold ``r = P - P2`` ranks into partners first (``fold``).
+
+    Recursive-halving reduce_scatter on a non-power of two (MPICH's
+    ``reduce_scatter_intra_recursive_halving.c``): after the fold the first ``r`` of
+    the ``P2`` survivors carry two blocks (``newcnts``), so the halves differ in size;
+    a window of ``w`` survivors sends ``w/2 + min(r, w/2)`` blocks from its lower half
+    to its upper half, the larger message of the pair.  The path is
+    ``t(n) + sum_{w = P2, P2/2, ..., 2} t((w/2 + min(r, w/2)) b) + t(b)``: P = 6,
+    ``t(6b) + t(4b) + t(2b) + t(b)``.  Rank 0's window is the largest at every step and
+    it starts last (it waited for the fold), so its chain is the longest for any
+    message cost that grows with size.  Powers of two halve evenly, ``n/2 ... n/P``.
     """
     op = canonical_op(op)
     check_call(nprocs, nbytes)
@@ -297,7 +307,12 @@ def critical_path(op: str, algorithm: str, nprocs: int, nbytes: float) -> Steps:
     if op == "reduce_scatter":
         if alg in ("pairwise", "ring"):
             return [(b, P - 1)]
-        return fold + halving + ([(b, 1)] if fold else [])  # recursive halving
+        if not fold:                                         # recursive halving
+            return halving
+        # MPICH's fold leaves r survivors carrying two blocks each, the first r of the P2
+        # (newcnts); rank 0's half-window holds the most of them at every step
+        return fold + [(share(n, (w >> 1) + min(P - P2, w >> 1), P), 1)
+                       for w in (P2 >> k for k in range(K2))] + [(b, 1)]
     if op == "reduce":                                      # rabenseifner
         return fold + halving + halving[::-1]
     # allreduce

@@ -126,13 +126,18 @@ class Analytic(CollectiveModel):
     ring allgather         ``(P-1) t(b)``                     ``(P-1)a + (P-1)/P n b``
     pairwise alltoall      ``(P-1) t(b)``                     ``(P-1)a + (P-1)/P n b``
     bruck alltoall         ``sum_k t(b #{i<P: bit k of i})``  ``Ka + K n/2 b``
-    rec. halving red_sc.   ``sum_k t(n/2^k)`` (+fold)         ``Ka + (P-1)/P n b``
+    rec. halving red_sc.   ``sum_k t(n/2^k)`` (+fold) (**)    ``Ka + (P-1)/P n b``
     scan rec. doubling     ``K t(n)``                         ``K(a + n b)``
     =====================  =================================  ==========================
 
     (*) The root's time; a non-root of a linear gather/reduce pays its one message and
     relative rank ``k`` of a linear scatter/bcast the root's first ``k``
     (``member_messages``: the engine prices members so).
+
+    (**) P not a power of two: ``t(n) + sum_w t((w/2 + min(r, w/2)) b) + t(b)`` over
+    windows ``w = P2, P2/2, ..., 2``: the first ``r`` survivors of the fold carry two
+    blocks (MPICH's ``newcnts``, reduce_scatter_intra_recursive_halving.c), so the
+    halves are uneven (``critical_path``).
 
     bcast ``scatter_ring_allgather`` / ``scatter_doubling_allgather`` add the
     binomial scatter and the ring / recursive-doubling allgather of the blocks

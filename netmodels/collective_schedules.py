@@ -111,14 +111,32 @@ def _halving(P2: int, n: Any) -> list[Round]:
     return _exchange(P2, [share(n, 1, 2 << k) for k in range(K2)], [1 << k for k in range(K2)])
 
 
-def _halving_far_first(P2: int, n: Any) -> list[Round]:
+def _halving_far_first(P2: int, n: Any, r: int = 0) -> list[Round]:
     """Recursive halving as MPICH's reduce_scatter runs it: distance P2/2, P2/4, ..., 1
     while the data halves n/2 ... n/P2 (``MPIR_Reduce_scatter_intra_recursive_halving``;
     Thakur, Rabenseifner and Gropp 2005).  Rabenseifner's allreduce and reduce
-    halve at distance 1 first (:func:`_halving`, as MPICH's)."""
+    halve at distance 1 first (:func:`_halving`, as MPICH's).
+
+    After a fold of *r* ranks (``P = P2 + r``, blocks ``b = n/P``) survivor ``v < r``
+    carries two blocks and the others one (MPICH's ``newcnts``); a rank in a window of
+    ``w`` survivors (aligned, holding it) sends the half of the window that is not its
+    own, so the two messages of a pair differ: P = 6, first step 2b from the lower half
+    and 4b from the upper, then 2b and 2b (survivors 0, 1), b and b (2, 3)."""
     K2 = P2.bit_length() - 1
-    return _exchange(P2, [share(n, 1, 2 << k) for k in range(K2)],
-                     [P2 >> (k + 1) for k in range(K2)])
+    if not r:
+        return _exchange(P2, [share(n, 1, 2 << k) for k in range(K2)],
+                         [P2 >> (k + 1) for k in range(K2)])
+    P = P2 + r
+    before = [min(v, r) + v for v in range(P2 + 1)]   # blocks carried by survivors < v
+    rounds = []
+    for k in range(K2):
+        half = P2 >> (k + 1)
+        rnd = []
+        for v in range(P2):
+            lo = v - v % (2 * half) + (0 if v & half else half)   # the half it sends
+            rnd.append((v, v ^ half, share(n, before[lo + half] - before[lo], P)))
+        rounds.append(rnd)
+    return rounds
 
 
 def _doubling_back(P2: int, n: Any) -> list[Round]:
@@ -211,7 +229,7 @@ _SCHEDULES: dict[tuple[str, str], _Gen] = {
     ("alltoall", "pairwise"): _pairwise,
     ("alltoall", "bruck"): _bruck_alltoall,
     ("reduce_scatter", "recursive_halving"): lambda P, n: _folded(
-        P, n, lambda P2: _halving_far_first(P2, n), share(n, 1, P)),
+        P, n, lambda P2: _halving_far_first(P2, n, P - P2), share(n, 1, P)),
     ("reduce_scatter", "pairwise"): _pairwise,
     ("reduce_scatter", "ring"): lambda P, n: _ring(P, share(n, 1, P), P - 1),
     ("scan", "recursive_doubling"): _scan_rd,

@@ -240,3 +240,18 @@ def test_timeline_png_shows_spans_at_known_times(tmp_path):
     for t_ms, row, kind in [(0.9995, 0, "wait"), (1.0015, 0, "comm"), (1.0035, 0, "calc"),
                             (1.0015, 1, "calc")]:
         assert colour(zoom, t_ms, row) == rgb(kind), (t_ms, row, kind)
+
+
+def test_a_trace_window_after_the_run_is_warned_of(tmp_path, capsys):
+    """``--trace-window`` starting after the run's end wrote an empty trace with no word
+    (docs/outputs.md's own example did): the run now warns, even with --quiet."""
+    from bsim.cli.main import main
+    out = tmp_path / "t.json"
+    net = ["--network", "hockney:latency=1e-6,bandwidth=1e9"]
+    assert main(["run", "halo2d", *net, "--quiet", "--trace", str(out),
+                 "--trace-window", "10:20"]) == 0
+    err = capsys.readouterr().err
+    assert "bsim: warning: the trace window starts at 10 s, after the run ended at" in err
+    assert main(["run", "halo2d", *net, "--quiet", "--trace", str(out),
+                 "--trace-window", "0:1"]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -200,3 +200,7 @@ def finish_run_options(ns: argparse.Namespace, result: Any = None) -> None:
             note = f" ({tracer.warning()})" if tracer.truncated_at is not None else ""
             print(f"trace: {path} ({len(tracer.spans):,} spans, {len(tracer.messages):,} "
                   f"messages){note}", file=sys.stderr)
+        window = tracer.window
+        if window is not None and result is not None and window[0] >= result.elapsed:
+            print(f"bsim: warning: the trace window starts at {window[0]:g} s, after the "
+                  f"run ended at {result.elapsed:g} s: nothing in it", file=sys.stderr)

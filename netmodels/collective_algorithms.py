@@ -341,24 +341,29 @@ def member_messages(op: str, algorithm: str, nprocs: int, nbytes: float,
     messages, not the root's whole loop:
 
     * fan-in (gather, reduce): the member sends one message, its block ``nbytes/P`` of
-      gather's vector or reduce's whole vector; for the name ``gatherv`` *nbytes* is
-      already the member's own block (a non-root of a Gatherv prices what it sends, it
-      cannot know the others' blocks).  Time ``t(m)``: one latency, where the root's
-      critical path is ``(P-1) t(b)``.
+      gather's vector or reduce's whole vector.  Time ``t(m)``: one latency, where the
+      root's critical path is ``(P-1) t(b)``.
     * fan-out (scatter, bcast): relative rank ``k`` receives the root's ``k``-th message,
       which leaves after the root's ``k - 1`` earlier ones: under the port model of
       :func:`~netmodels.collective_schedules.evaluate` (a rank sends one message at a
       time) it ends at ``k t(m)``, ``m = nbytes/P`` (scatter) or ``nbytes`` (bcast); the
       root ends at ``(P-1) t(m)``.
+    * the names ``gatherv`` and ``scatterv``: *nbytes* is the member's own block and the
+      list holds only its own message, none for an empty block (MPICH's
+      gatherv_allcomm_linear.c and scatterv_allcomm_linear.c skip zero counts at both
+      ends).  A Scatterv member's time also counts the root's earlier sends, whose
+      blocks differ: the caller adds them (``bsim.engine.collective_costs``).
     """
     kind = LINEAR_ROOTED.get(canonical_op(op))
     if kind is None or algorithm != "linear" or nprocs <= 1 or member % nprocs == 0:
         return None
     name = canonical_op(op)
     k = member % nprocs
+    if op.strip().lower().removeprefix("mpi_") in ("gatherv", "scatterv"):
+        return ([] if not nbytes else [(k, 0, nbytes)] if kind == "in"
+                else [(0, k, nbytes)])
     if kind == "in":
-        own = op.strip().lower().removeprefix("mpi_") == "gatherv"
-        size = nbytes if name == "reduce" or own else share(nbytes, 1, nprocs)
+        size = nbytes if name == "reduce" else share(nbytes, 1, nprocs)
         return [(k, 0, size)]
     size = nbytes if name == "bcast" else share(nbytes, 1, nprocs)
     return [(0, j, size) for j in range(1, k + 1)]

@@ -23,6 +23,7 @@ for any P (tests/test_schedules.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from .collective_algorithms import (
@@ -38,10 +39,13 @@ from .collective_algorithms import (
     share,
 )
 
-__all__ = ["Message", "Round", "schedule", "evaluate", "schedule_time", "ALGORITHMS"]
+__all__ = ["Message", "Round", "schedule", "evaluate", "schedule_time", "ALGORITHMS",
+           "Part", "rank_parts", "linear_v_part"]
 
 Message = tuple[int, int, Any]          # (src, dst, nbytes: int | float)
 Round = list[Message]
+#: One rank's part of a schedule: ``(round, sends, receives)`` with ``(peer, bytes)`` pairs.
+Part = tuple[tuple[int, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]], ...]
 _Gen = Callable[[int, Any], list[Round]]
 
 
@@ -326,3 +330,41 @@ def schedule_time(op: str, algorithm: str | None, nprocs: int, nbytes: Any, p2p:
     """The latest finish of :func:`evaluate` on :func:`schedule` (0.0 for one rank)."""
     rounds = schedule(op, algorithm, nprocs, nbytes, root)
     return max(evaluate(rounds, p2p, nprocs), default=0.0)
+
+
+@lru_cache(maxsize=256)
+def rank_parts(op: str, alg: str, nprocs: int, nbytes: float, root: int) -> tuple[Part, ...]:
+    """Each rank's rounds of :func:`schedule` (sizes as ints): ``(round, sends, receives)``
+    with ``(peer, bytes)`` pairs.  A pure function of its arguments, kept for the next call
+    of the same collective (an iterative program repeats it: building it is O(P log P))."""
+    rounds = schedule(op, alg, nprocs, nbytes, root)
+    per_rank: list[list[Any]] = [[] for _ in range(nprocs)]
+    for index, rnd in enumerate(rounds):
+        touched: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
+        for src, dst, nb in rnd:
+            n = int(nb)
+            touched.setdefault(src, ([], []))[0].append((dst, n))
+            touched.setdefault(dst, ([], []))[1].append((src, n))
+        for r, (sends, recvs) in touched.items():
+            per_rank[r].append((index, tuple(sends), tuple(recvs)))
+    return tuple(tuple(p) for p in per_rank)
+
+
+def linear_v_part(fan_in: bool, root: int, me: int, counts: Sequence[float] | None,
+                  own: float) -> Part:
+    """Member *me*'s part of MPICH's linear Gatherv (*fan_in*) or Scatterv, as
+    :func:`rank_parts` gives a part (one round, numbered 0).
+
+    The root posts one receive (Gatherv) or send (Scatterv) per other member whose block
+    in *counts* is not empty, in rank order ``0 .. P-1``, then waits for all
+    (gatherv_allcomm_linear.c: ``if (recvcounts[i])``; scatterv_allcomm_linear.c:
+    ``if (sendcounts[i])``); a non-root sends or receives its own block *own* unless it
+    is empty (``if (sendcount)``, ``if (recvcount)``), so a member with nothing to move
+    takes no part.  Sizes are the blocks' bytes."""
+    if me == root:
+        msgs = tuple((j, int(c)) for j, c in enumerate(counts or ()) if j != root and c)
+        return (((0, (), msgs) if fan_in else (0, msgs, ())),) if msgs else ()
+    if not own:
+        return ()
+    one = ((root, int(own)),)
+    return ((0, one, ()) if fan_in else (0, (), one),)

@@ -55,7 +55,8 @@ def test_fanout_posted_and_waited_at_once_costs_the_blocking_call(protocol, op, 
                                                                   arrive, root):
     """Ibcast/Iscatter/Iscatterv + Wait and their persistent forms end as the blocking call,
     whose times follow the fan-out rule: root own + T, others max(own, root) + T (in the
-    linear Scatterv, relative rank k: + k T / (P - 1), its own message's place)."""
+    linear Scatterv, the k-th non-root in rank order: + k T / (P - 1), its own message's
+    place in the root's loop over ranks 0 .. P-1)."""
     def run(form):
         return bsim.simulate(_program(op, form, nbytes, arrive, root), ranks=P,
                              network=HOCKNEY, protocol=protocol)
@@ -65,8 +66,10 @@ def test_fanout_posted_and_waited_at_once_costs_the_blocking_call(protocol, op, 
     T = blocking.finish[root] - t[root]           # the root pays T after its arrival
     assert T > 0
     for r in range(P):                            # the rule, checked on the blocking call
-        # Scatterv is linear (MPICH): relative rank k pays the root's first k of P - 1 sends
-        part = ((r - root) % P) / (P - 1) if op == "Scatterv" and r != root else 1
+        # Scatterv is linear (MPICH): the k-th non-root in rank order pays the root's first
+        # k of P - 1 sends (k = r + 1 below the root, r above it)
+        k = r + 1 if r < root else r
+        part = k / (P - 1) if op == "Scatterv" and r != root else 1
         assert blocking.finish[r] == pytest.approx(max(t[r], t[root]) + T * part, rel=1e-12)
     for form in ("nonblocking", "persistent"):
         res = run(form)

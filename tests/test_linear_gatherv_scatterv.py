@@ -1,12 +1,12 @@
 """Gatherv and Scatterv run MPICH's linear algorithm, expanded and as a formula, by hand.
 
 MPICH (``MPIR_Gatherv``, ``MPIR_Scatterv``: "the array of recvcounts is valid only on the
-root, we cannot do a tree algorithm") posts one irecv or isend per non-root, then waits for
-all; bsim's schedule takes them in rank order from the root.  bsim ran the binomial tree
-for both.
+root, we cannot do a tree algorithm") posts one irecv or isend per non-root with a
+non-empty block, in rank order ``i = 0 .. P-1`` (gatherv_allcomm_linear.c,
+scatterv_allcomm_linear.c), then waits for all.  bsim ran the binomial tree for both.
 
-Five ranks, root 2 (relative rank ``k = (rank - 2) mod 5``: ranks 3, 4, 0, 1 are k = 1..4),
-equal blocks of ``b`` bytes.  Derivations:
+Five ranks, root 2, equal blocks of ``b`` bytes; the root's ``k``-th message goes to the
+``k``-th non-root in rank order (ranks 0, 1, 3, 4 are k = 1..4).  Derivations:
 
 * ``bsim`` protocol, Hockney ``t(s) = 1 us + s / 1 GB/s``, a send charged ``c`` (default
   0): the scatter root sends to k = 1, 2, ... at ``(k-1) c`` and ends at ``(P-1) c``;
@@ -43,7 +43,8 @@ def t(s: float) -> float:
 
 
 def rel(rank: int) -> int:
-    return (rank - ROOT) % P
+    """The position of *rank*'s block in the root's loop over ranks 0 .. P-1 (root skipped)."""
+    return rank + 1 if rank < ROOT else rank
 
 
 def _program(op: str, b: int, blocking: bool = True):

@@ -8,7 +8,7 @@ expanded into point-to-point messages, ``docs/collectives.md``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from netmodels.collective_algorithms import LINEAR_ROOTED, member_messages
@@ -216,15 +216,33 @@ class CollectiveCosts:
 
     def member_cost(self, engine: Engine, comm: Comm, group: tuple[int, ...], op: str,
                     inst: Any, size_of: Callable[[Any, int], float] | None, root: int,
-                    sized: bool, linear: str | None) -> Callable[[int], float]:
+                    sized: bool, linear: str | None,
+                    blocks: Callable[[Any], Sequence[float] | None] | None = None
+                    ) -> Callable[[int], float]:
         """A collective instance's ``T`` for a member priced on its own size,
         ``size_of(inst, rank)`` (default: its contribution); members of one size pay one
         price.  *linear* (``"in"``/``"out"``, :meth:`linear_kind`): the instance runs a
         rooted linear algorithm, whose non-roots pay their own messages (:meth:`cost`'s
         *member*) and whose fan-in root receives theirs one after another, ``sum over
         k = 1 .. P-1 of t(m_k)`` in the order it posts them (every member has arrived
-        when the fan-in rule asks for the root's ``T``)."""
+        when the fan-in rule asks for the root's ``T``).
+
+        A fan-out with *blocks* (Scatterv: each member's block, from the root's arrival)
+        follows MPICH's scatterv_allcomm_linear.c: the root sends the non-empty blocks
+        one after another in rank order ``0 .. P-1``, so member ``j`` with a block pays
+        ``sum over i <= j, i != root, c_i > 0 of t(c_i)`` (the port model of
+        ``evaluate``), a member with an empty block nothing, the root the whole sum."""
         P = len(group)
+        if linear == "out" and blocks is not None:
+            ends: list[Any] = [None]   # each member's end, once the root's blocks are known
+
+            def fan_out(rank: int) -> float:
+                done = ends[0]
+                if done is None:
+                    done = ends[0] = self._scatterv_ends(engine, comm, group, op, root,
+                                                         sized, blocks(inst))
+                return float(done[rank])
+            return fan_out
         if linear is not None:
             def by_member(rank: int) -> float:
                 k = (rank - root) % P
@@ -244,6 +262,23 @@ class CollectiveCosts:
                 last[0], last[1] = nb, self.cost(engine, comm, group, op, nb, root, sized)
             return float(last[1])
         return member_cost
+
+    def _scatterv_ends(self, engine: Engine, comm: Comm, group: tuple[int, ...], op: str,
+                       root: int, sized: bool, counts: Sequence[float] | None) -> list[float]:
+        """Each member's ``T`` in a linear Scatterv with the root's *counts*
+        (:meth:`member_cost`); each message is priced on its own pair (:meth:`cost`'s
+        *member*: the name ``scatterv`` prices the member's own block, ``0`` if empty)."""
+        P = len(group)
+        if counts is None:   # the root passed no blocks: equal ones of nothing
+            counts = [0] * P
+        ends = [0.0] * P
+        t = 0.0
+        for j in range(P):
+            if j != root and counts[j]:
+                t += self.cost(engine, comm, group, op, counts[j], root, sized, (j - root) % P)
+                ends[j] = t
+        ends[root] = t
+        return ends
 
     def linear_kind(self, op: str, nprocs: int, nbytes: float | None) -> str | None:
         """``"in"`` (gather, reduce) or ``"out"`` (scatter, bcast) when *op* on *nprocs*

@@ -26,11 +26,11 @@ twin of the algorithm when the source is algorithmic.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import lru_cache
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from netmodels.collective_schedules import schedule as _schedule
+from netmodels.collective_algorithms import LINEAR_ROOTED, canonical_op
+from netmodels.collective_schedules import linear_v_part, rank_parts
 
 from ..constants import COLLECTIVE, CommKind
 from ..errors import CollectiveMismatchError
@@ -179,7 +179,9 @@ def start_into(req: Request, post: Callable[[], Any]) -> Any:
 def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: float,
            value: Any, extra: tuple[Any, ...] = (), blocking: bool = True,
            cost_bytes: Callable[[CollInstance, int], float] | Aggregate | None = None,
-           cost_op: str | None = None) -> tuple[CollInstance, int, Request | None]:
+           cost_op: str | None = None,
+           blocks: Callable[[CollInstance], Sequence[float] | None] | None = None
+           ) -> tuple[CollInstance, int, Request | None]:
     """Register the calling rank's arrival at its next collective on *comm*.
 
     Returns the instance, the rank's communicator rank and its request
@@ -188,7 +190,10 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     ranks (operation, sizes); *cost_bytes* computes the size that sets a
     member's ``T`` once the arrivals it needs are known (default: the
     member's *nbytes*); *cost_op* is the collective whose cost applies when
-    *op* is not one (communicator creation).
+    *op* is not one (communicator creation).  *blocks* (Gatherv, Scatterv): every
+    member's block as the root knows it, read from the instance once the root has
+    arrived (None there: not known); a linear algorithm then moves and prices each
+    block as it is (:func:`~netmodels.collective_schedules.linear_v_part`).
 
     Visibility (docs/distributed.md): a member learns of the others'
     arrivals the lookahead ``δ`` after them, so the completion that depends
@@ -229,7 +234,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
             linear = (costs.linear_kind(cop, size, nbytes if sized else None)
                       if kind != ALL else None)
             inst.cost_fn = costs.member_cost(eng, comm, members, cop, inst, cost_bytes, root0,
-                                             sized, linear)
+                                             sized, linear, blocks)
     t = vr.clock
     rkey = vr.next_key() if me == (root if root >= 0 else 0) else 0   # _owner, inlined
     alg = (costs.algorithm(cop, size, nbytes if _sized(extra) else None)
@@ -246,7 +251,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     if eng.host_of is not None and size > 1:
         _ship_arrival(eng, comm, vr, inst, me, t, value, nbytes, rkey, alg is not None)
     if alg is not None:
-        _run_algorithm(vr, comm, key, inst, me, cop, alg, nbytes)
+        _run_algorithm(vr, comm, key, inst, me, cop, alg, nbytes, blocks)
         return inst, me, None
     req = _reuse.pop() if _reuse else Request(vr, RECV, op)
     if req.kind != RECV:   # a persistent collective's request, started again
@@ -431,45 +436,33 @@ def arrival_info(eng: Engine, info: tuple[Any, ...]) -> None:
         inst.cost_fn = _no_cost
 
 
-@lru_cache(maxsize=256)
-def _parts(op: str, alg: str, size: int, nbytes: float, root: int
-           ) -> tuple[tuple[tuple[int, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]],
-                            ...], ...]:
-    """Each rank's rounds of a schedule: ``(round, sends, receives)`` with ``(peer,
-    bytes)`` pairs.  A pure function of its arguments, kept for the next call of the same
-    collective (an iterative program repeats it: building it is O(P log P))."""
-    rounds = _schedule(op, alg, size, nbytes, root)
-    per_rank: list[list[Any]] = [[] for _ in range(size)]
-    for index, rnd in enumerate(rounds):
-        touched: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
-        for src, dst, nb in rnd:
-            n = int(nb)
-            touched.setdefault(src, ([], []))[0].append((dst, n))
-            touched.setdefault(dst, ([], []))[1].append((src, n))
-        for r, (sends, recvs) in touched.items():
-            per_rank[r].append((index, tuple(sends), tuple(recvs)))
-    return tuple(tuple(p) for p in per_rank)
-
-
 def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: CollInstance,
-                   me: int, op: str, alg: str, nbytes: float) -> None:
+                   me: int, op: str, alg: str, nbytes: float,
+                   blocks: Callable[[CollInstance], Sequence[float] | None] | None) -> None:
     """Execute this rank's part of the algorithm's schedule as real messages.
 
     A rank's sends carry the sizes of the schedule for its own *nbytes* (the
     schedules' structure depends only on the algorithm, P and the root), so
-    no rank's part depends on which member arrived first.
+    no rank's part depends on which member arrived first.  A linear Gatherv or
+    Scatterv with *blocks* moves each block as it is: the root's part from its
+    counts, a non-root's from its own block, ``nbytes / P`` (``linear_v_part``).
     """
-    by_size = inst.rounds
-    if by_size is None:
-        by_size = inst.rounds = {}
-    per_rank = by_size.get(nbytes)
-    if per_rank is None:
-        root = inst.root if inst.root >= 0 else 0
-        per_rank = by_size[nbytes] = _parts(op, alg, inst.size, nbytes, root)
+    root = inst.root if inst.root >= 0 else 0
+    counts = blocks(inst) if blocks is not None and alg == "linear" and me == root else None
+    if blocks is not None and alg == "linear" and (me != root or counts is not None):
+        mine = linear_v_part(LINEAR_ROOTED[canonical_op(op)] == "in", root, me, counts,
+                             nbytes / inst.size)
+    else:
+        by_size = inst.rounds
+        if by_size is None:
+            by_size = inst.rounds = {}
+        per_rank = by_size.get(nbytes)
+        if per_rank is None:
+            per_rank = by_size[nbytes] = rank_parts(op, alg, inst.size, nbytes, root)
+        mine = per_rank[me]
     eng = vr.engine
     proto = eng.protocol
     ctx: Any = key       # messages of this instance only match each other
-    mine = per_rank[me]
     call = inst.call
     if not call:
         call = inst.call = f"{inst.op} (algorithmic {comm!r})"

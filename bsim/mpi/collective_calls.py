@@ -94,13 +94,15 @@ def check_root(comm: Comm, vr: VirtualRank, root: Any, call: str) -> int:
 
 def take_part(comm: Comm, vr: VirtualRank, op: str, kind: int, root: int, nbytes: float,
               value: Any, extra: tuple[Any, ...] = (), cost_bytes: Any = None,
-              blocking: bool = True) -> tuple[CollInstance, int, Request | None]:
+              blocking: bool = True, blocks: Any = None
+              ) -> tuple[CollInstance, int, Request | None]:
     """Arrive at collective *op* on *comm*; block until done unless not *blocking*.
 
-    Returns ``(instance, my rank in comm, request)`` (``bsim.engine.collective_rules``).
+    Returns ``(instance, my rank in comm, request)`` (``bsim.engine.collective_rules``;
+    *blocks*: a v-variant's blocks as the root knows them, ``arrive``).
     """
     inst, me, req = arrive(vr, comm, op, kind, root, nbytes, value, extra,
-                           blocking, cost_bytes)
+                           blocking, cost_bytes, blocks=blocks)
     if blocking and req is not None:
         vr.settle([req], op)
     return inst, me, req

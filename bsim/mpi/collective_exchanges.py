@@ -81,14 +81,16 @@ def scatter(comm: Comm, sendobj: Any = None, root: int = 0) -> Any:
         counts = [len(p) for p in payload]
     # as mpi4py (PyMPI_scatter): each rank's pickle length (an MPI_Count, 8 bytes), then a
     # Scatterv of the pickles, sized as Scatterv's (the root's total; P x its own block
-    # elsewhere) and priced at every member on the root's total
+    # elsewhere) and priced on the root's total, or under the linear algorithm (MPICH's
+    # Scatterv) on each pickle's own size (blocks)
     inst, _, _ = take_part(comm, vr, "scatter", FANOUT, root, 8 * size, counts,
                            (("nbytes", 8 * size),))
     counts = leave(comm, vr, inst, inst.values[root])
     assert counts is not None
     nbytes = sum(counts) if me == root else counts[me] * size
     inst, me, _ = take_part(comm, vr, "scatterv", FANOUT, root, nbytes, payload,
-                            cost_bytes=lambda i, r: i.nbytes[root])
+                            cost_bytes=lambda i, r: i.nbytes[root],
+                            blocks=lambda i: [len(p) for p in i.values[root]])
     return leave(comm, vr, inst, pickle.loads(inst.values[root][me]))
 
 
@@ -119,14 +121,14 @@ def _name(call: str, blocking: bool) -> str:
 def _place_checked(vr: Any, call: str, rinfo: Any, values: list[Any], vector: bool,
                    check_all: bool = True) -> None:
     """Place the members' blocks in *rinfo*; in a v form each value is ``(bytes sent,
-    data)`` and, with *check_all*, each size must fill its receive block
+    data, ...)`` and, with *check_all*, each size must fill its receive block
     (:func:`check_block`: O(P) here, so an allgatherv checks at one member only)."""
     blocks = values
     if vector:
         if check_all:
-            for r, (sent, _) in enumerate(values):
-                check_block(vr, call, sent, rinfo.block(r)[1], r)
-        blocks = [raw for _, raw in values]
+            for r, value in enumerate(values):
+                check_block(vr, call, value[0], rinfo.block(r)[1], r)
+        blocks = [value[1] for value in values]
     place_blocks(rinfo, blocks)
 
 
@@ -152,13 +154,18 @@ def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
         if rinfo is not None and not vector:   # the others' sizes equal this one (signature)
             check_block(vr, call, nb, rinfo.block(me)[1])
     # the root pays the formula for its receive buffer; a non-root for the plain op's total
-    # (its block x P), or in Gatherv, where it cannot know the others' blocks, for its own
+    # (its block x P), or in Gatherv, where it cannot know the others' blocks, for its own.
+    # A Gatherv root's value carries its counts: a linear expansion receives only the
+    # non-empty blocks (MPICH's gatherv_allcomm_linear.c)
     total = rinfo.nbytes if rinfo is not None else nb * size
+    counts = [rinfo.block(r)[1] for r in range(size)] if vector and rinfo is not None \
+        else None
     inst, me, req = take_part(comm, vr, "gatherv" if vector else "gather", FANIN, root, total,
-                              (nb, raw) if vector else raw,
+                              (nb, raw, counts) if vector else raw,
                               () if vector else (("nbytes", nb),), blocking=blocking,
                               cost_bytes=(lambda i, r: i.nbytes[r] if r == root
-                                          else i.nbytes[r] / size) if vector else None)
+                                          else i.nbytes[r] / size) if vector else None,
+                              blocks=(lambda i: i.values[root][2]) if vector else None)
 
     def post() -> None:
         if rinfo is not None:
@@ -202,13 +209,16 @@ def _Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
             data = [bytes(sinfo.mem[off:off + n]) for off, n in map(sinfo.block, range(size))]
         value = (sizes, data)
     nb = sinfo.nbytes if sinfo is not None else (rinfo.nbytes * size if rinfo else 0)
+    # the root's total prices the formula; under the linear algorithm (MPICH's Scatterv)
+    # each block is sent and priced as it is (blocks: the root's counts)
     inst, me, req = take_part(comm, vr, "scatterv" if vector else "scatter", FANOUT, root, nb,
                               value, blocking=blocking,
-                              cost_bytes=lambda i, r: i.nbytes[root])   # the root's total
+                              cost_bytes=lambda i, r: i.nbytes[root],
+                              blocks=(lambda i: i.values[root][0]) if vector else None)
 
     def post() -> None:
-        if rinfo is None:
-            return
+        if rinfo is None or inst.values[root] is None:   # or an empty block, done before
+            return                                        # the root came (linear, expanded)
         sizes, data = inst.values[root]
         check_block(vr, call, sizes[me], rinfo.nbytes, root)
         if data is not None:

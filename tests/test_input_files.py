@@ -142,7 +142,8 @@ def test_each_sweep_row_records_its_input_files(tmp_path):
     recorded none)."""
     (tmp_path / "prog.py").write_text(PROGRAM.format(calc="1e-3"))
     (tmp_path / "layout.txt").write_text("0\n0\n1\n1\n")
-    done = subprocess.run([sys.executable, "-m", "bsim", "sweep", "prog.py", "--param", "ranks=2,4",
+    done = subprocess.run([sys.executable, "-m", "bsim", "sweep", "prog.py",
+                           "--param", "ranks=2,4",
                            "--network", f"{TWO_LEVEL},mapping=file:layout.txt", "-j", "1",
                            "--quiet", "-o", "sw"], capture_output=True, text=True,
                           cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},

@@ -26,6 +26,7 @@ from .engine.fabric import build_fabric
 from .engine.hooks import measure_compute
 from .engine.matching import unreceived_messages
 from .engine.network_noise import NoisyNetwork
+from .engine.private_modules import PrivateModules
 from .engine.protocols import Protocol, build_protocol
 from .engine.rank_threads import cooperative_objects
 from .errors import DistributedError, LookaheadError
@@ -365,8 +366,8 @@ def simulate(main: Callable[..., Any], ranks: int,
             net.prepare(ranks)
     proto = build_protocol(protocol)
     engine = Engine(ranks, net, proto)
-    if not private_modules:
-        engine.private_modules = None
+    if not private_modules:   # only __main__ stays per rank (a file program's own)
+        engine.private_modules = PrivateModules(programs=False)
     engine.fabric = build_fabric(engine, contention)
     engine.collective_costs = CollectiveCosts(collectives)
     if filesystem is not None:
@@ -503,7 +504,8 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         if engine.fabric is not None or isinstance(engine.network, NoisyNetwork) else 0,
         inert=_inert_settings(engine),
         collective_algorithms=engine.collective_costs.algorithm_record(),
-        modules="shared" if engine.private_modules is None else "")
+        modules="" if engine.private_modules is None or engine.private_modules.programs
+        else "shared")
 
 
 def _inert_settings(engine: Engine) -> list[str]:

@@ -1,9 +1,10 @@
 """Targets of ``bsim run``: a registered skeleton name or a Python file.
 
 A file's top-level code runs once per virtual rank, as ``mpiexec -n N python
-FILE`` would run it: each rank executes the compiled module in a fresh
-namespace with ``__name__ == "__main__"``.  Inside the simulation
-``from mpi4py import MPI`` resolves to ``bsim.MPI`` (see
+FILE`` would run it: each rank executes the compiled module in a fresh module
+named ``__main__``, which is ``sys.modules["__main__"]`` while that rank runs
+(so what the file defines pickles by reference, as under mpiexec).  Inside the
+simulation ``from mpi4py import MPI`` resolves to ``bsim.MPI`` (see
 :func:`bsim.simulate.mpi4py_shim`).
 
 A skeleton may also decide where its ranks run (MILC's ``layout``): its
@@ -14,15 +15,19 @@ as the ``mapping`` parameter of the network model
 
 from __future__ import annotations
 
+import importlib.machinery
 import inspect
 import os
 import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from netmodels.input_files import note_input
+
+from ..engine.rank import current_or_none
 
 __all__ = ["Target", "load_target", "apply_mapping", "file_arguments"]
 
@@ -102,23 +107,47 @@ def apply_mapping(network: Any, mapping: str | None) -> Any:
 
 
 def _file_program(path: Path, argv: list[str]) -> Callable[[], None]:
+    """The program of file *path*: each call runs it as ``python FILE *argv*`` would.
+
+    Each call (each rank) executes the compiled file in a fresh module named
+    ``__main__`` that is ``sys.modules["__main__"]`` while the rank runs
+    (:meth:`~bsim.engine.private_modules.PrivateModules.set_main`): what the file
+    defines pickles by reference and unpickles as the receiving rank's own.
+    """
     source = path.read_text(encoding="utf-8")
     note_input("program", path.name, source)
     code = compile(source, str(path), "exec")
     folder = str(path.parent)
 
     def run_file() -> None:
-        namespace = {"__name__": "__main__", "__file__": str(path), "__builtins__": __builtins__}
-        saved_argv = sys.argv
+        module = _main_module(path)
+        saved_argv, saved_main = sys.argv, sys.modules.get("__main__")
         sys.argv = [str(path), *argv]
+        sys.modules["__main__"] = module
+        vr = current_or_none()
+        if vr is not None and vr.engine.private_modules is not None:
+            vr.engine.private_modules.set_main(vr.rank, module)
         try:
-            exec(code, namespace)
+            exec(code, module.__dict__)
         finally:
             sys.argv = saved_argv
+            if sys.modules.get("__main__") is module and saved_main is not None:
+                sys.modules["__main__"] = saved_main
 
     if folder not in sys.path:
         sys.path.insert(0, folder)
     return run_file
+
+
+def _main_module(path: Path) -> types.ModuleType:
+    """A fresh ``__main__`` module for the script *path*, as ``python FILE`` makes it."""
+    module = types.ModuleType("__main__")
+    module.__file__ = str(path)
+    module.__builtins__ = __builtins__   # type: ignore[attr-defined]
+    module.__loader__ = importlib.machinery.SourceFileLoader("__main__", str(path))
+    module.__spec__ = None
+    module.__package__ = None
+    return module
 
 
 def file_arguments(params: dict[str, Any]) -> list[str]:

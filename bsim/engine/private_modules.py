@@ -18,6 +18,16 @@ classes: a few KiB to a few hundred KiB per rank for typical modules;
 measured in ``docs/architecture.md``).  Opt out with ``simulate(...,
 private_modules=False)`` / ``bsim run --shared-modules`` for very large runs;
 modules imported before the simulation starts are shared in any case.
+
+The program's main file is a private module too, ``__main__``: a file program
+(``bsim run FILE``, :mod:`bsim.cli.targets`) runs in a fresh main module per
+rank, registered with :meth:`PrivateModules.set_main`, so a class or function
+it defines pickles by reference (``__main__.Particle``) on the sender and
+unpickles as the receiver's own, as under ``mpiexec``.  With shared modules
+(``programs=False``) only ``__main__`` (and ``__worker__``, mpi4py.futures'
+copy of it in a worker) is still swapped per rank.  The run's
+own ``__main__`` (bsim's, or the script that called :func:`bsim.simulate`) is
+back in ``sys.modules`` at each switch to a rank without one and after the run.
 """
 
 from __future__ import annotations
@@ -31,6 +41,8 @@ import types
 from typing import Any
 
 __all__ = ["PrivateModules"]
+
+_WORKER = "__worker__"   # mpi4py.futures' copy of the main module in a worker: per rank
 
 
 def _shared_roots() -> tuple[str, ...]:
@@ -90,7 +102,8 @@ class _CompiledOnce(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 class PrivateModules:
     """Per-rank copies of the program's own modules, swapped in at each switch."""
 
-    def __init__(self) -> None:
+    def __init__(self, programs: bool = True) -> None:
+        self.programs = programs   # False: only ``__main__`` is private (--shared-modules)
         self.shared: set[str] = set(sys.modules)   # everything imported before the run
         self.names: set[str] = set()               # private module names seen so far
         self.by_rank: dict[int, dict[str, types.ModuleType]] = {}
@@ -112,6 +125,8 @@ class PrivateModules:
     def is_private(self, module: Any) -> bool:
         """A module of the program's own files (see the module docstring)."""
         path = getattr(module, "__file__", None)
+        if not self.programs:
+            return False
         if not isinstance(path, str) or not path:
             return False
         return not os.path.realpath(path).startswith(self._roots)
@@ -126,6 +141,13 @@ class PrivateModules:
         self.shared.update(name for name in sys.modules if name not in self.names)
         self.count = len(sys.modules)
         self.main = sys.modules.get("__main__")
+
+    def set_main(self, rank: int, module: types.ModuleType) -> None:
+        """Make *module* *rank*'s ``__main__`` (installed at each of its switches); the
+        caller has installed it in ``sys.modules`` for the rest of the current turn."""
+        self.by_rank.setdefault(rank, {})["__main__"] = module
+        self.names.add("__main__")
+        self.swapping = True
 
     def set_argv(self, rank: int, argv: list[str]) -> None:
         """Give *rank* its own ``sys.argv`` (installed at each of its switches)."""
@@ -164,7 +186,7 @@ class PrivateModules:
         for name, module in list(modules.items()):
             if name in self.shared or mine.get(name) is module:
                 continue
-            if module is not None and self.is_private(module):
+            if module is not None and (name == _WORKER or self.is_private(module)):
                 mine[name] = module
                 if name not in self.names:
                     self.names.add(name)

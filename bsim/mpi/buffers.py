@@ -136,6 +136,9 @@ def _raw(buf: Any, typed: bool = True) -> tuple[memoryview | None, int, Datatype
         if typed and not buf.dtype.isnative:
             raise BufferError(f"buffer of non-native byte order ({buf.dtype.str}): give "
                               f"the datatype explicitly")
+        if typed and buf.dtype.fields is not None:   # mpi4py maps no struct format
+            raise KeyError(f"cannot map {buf.data.format!r} to MPI datatype (give "
+                           f"a struct datatype: [buf, datatype])")
         view = buf.reshape(-1, order="A").data   # the memory in its own order
         dt = from_numpy(buf.dtype) if typed or buf.dtype.isnative else _BYTE
         return view.cast("B") if buf.nbytes else None, buf.size, dt
@@ -148,19 +151,22 @@ def _raw(buf: Any, typed: bool = True) -> tuple[memoryview | None, int, Datatype
                             f"spec, got {type(buf).__name__}") from None
         return _raw(array, typed)
     fmt = view.format
-    dt = from_typecode(fmt) if fmt not in ("B", "b", "c") else _BYTE
+    dt = from_typecode(fmt)   # as mpi4py: "B" is UNSIGNED_CHAR, "b" SIGNED_CHAR, "c" CHAR
     count = view.nbytes // max(dt.size, 1)
     return (view.cast("B") if view.nbytes else None), count, dt
 
 
 def _count_in(mem: memoryview, dt: Datatype) -> int:
-    """How many elements of *dt* a buffer of ``mem.nbytes`` holds (by extent for a
-    derived type with gaps, as mpi4py counts ``[buf, datatype]``); for a contiguous type
-    a length that is not a multiple is a ``ValueError``, as in mpi4py."""
-    step = max(dt.size if dt.layout.contiguous else dt.extent, 1)
-    if mem.nbytes % step and dt.layout.contiguous:
-        raise ValueError(f"cannot infer the count: a buffer of {mem.nbytes} bytes is not a "
-                         f"whole number of {dt.label} ({step} bytes)")
+    """How many elements of *dt* a buffer of ``mem.nbytes`` holds, counted by extent as
+    mpi4py counts ``[buf, datatype]``: a length that is not a multiple of the extent is a
+    ``ValueError`` (mpi4py's words), pair types such as ``DOUBLE_INT`` (12 bytes of data,
+    extent 16) and types with gaps included."""
+    lay = dt.layout
+    step = lay.extent if lay.extent > 0 else max(dt.size, 1)
+    if mem.nbytes % step:
+        raise ValueError(f"message: cannot infer count, buffer length {mem.nbytes} is not a "
+                         f"multiple of datatype extent {step} (lb:{lay.lb}, "
+                         f"ub:{lay.lb + lay.extent})")
     return mem.nbytes // step
 
 
@@ -203,7 +209,7 @@ def parse_bufspec(spec: Any) -> BufInfo:
         mem, count, dt = _raw(spec[0], typespec is None)
         if typespec is not None:
             dt = _as_datatype(typespec)
-            if mem is not None:
+            if mem is not None and given_count is None and not displ:   # mpi4py infers it
                 count = _count_in(mem, dt)
         if spec[0] is None and displ is not None and len(spec) == 4 and given_count:
             raise ValueError("a count and displacement into no buffer (None); a bsim "
@@ -256,7 +262,7 @@ class BufInfoV:
 
     __slots__ = ("mem", "counts", "displs", "datatype", "_nbytes", "_nblocks")
 
-    def __init__(self, mem: memoryview | None, counts: list[int] | None,
+    def __init__(self, mem: memoryview | GatherView | None, counts: list[int] | None,
                  displs: list[int] | None, datatype: Datatype, nbytes: int = -1,
                  nblocks: int = 1) -> None:
         self.mem = mem
@@ -281,13 +287,6 @@ class BufInfoV:
             return i * per, per
         size = self.datatype.size
         return displs[i] * size, counts[i] * size
-
-
-def _contiguous_only(dt: Datatype) -> None:
-    if not dt.layout.contiguous:
-        raise ValueError(f"{dt.label} has gaps: the v and w collectives move real data in "
-                         f"contiguous datatypes only in bsim (pack the blocks, or pass a "
-                         f"bsim.buffer placeholder)")
 
 
 def parse_bufspecw(spec: Any, nblocks: int) -> BufInfoV:
@@ -319,15 +318,30 @@ def parse_bufspecw(spec: Any, nblocks: int) -> BufInfoV:
     if buf is BOTTOM and any(dt.layout.lb for dt in dts):
         return _absolute_blocks(sizes, displs, dts)
     mem, _, _ = _raw(buf)
-    if mem is not None:
-        for dt in dts:
-            _contiguous_only(dt)
+    if mem is not None and not all(dt.layout.contiguous for dt in dts):
+        return _blocks_through(mem, counts, displs, dts)
     if mem is not None:
         end = max((d + n for d, n in zip(displs, sizes)), default=0)
         if end > mem.nbytes:
             raise ValueError(f"blocks reach byte {end} past the buffer's {mem.nbytes} bytes")
     # a byte-typed vector: block i is sizes[i] bytes at byte displs[i]
     return BufInfoV(mem, sizes, displs, _BYTE)
+
+
+def _blocks_through(mem: memoryview, counts: list[int], displs: list[int],
+                    dts: list[Datatype]) -> BufInfoV:
+    """The w collectives' blocks over datatypes with gaps: block *i* is ``counts[i]``
+    elements of ``dts[i]`` at byte ``displs[i]``, seen as their packed bytes one block
+    after another (a byte-typed vector over a :class:`GatherView` of the buffer)."""
+    parts, sizes, starts, at = [], [], [], 0
+    for c, d, dt in zip(counts, displs, dts):
+        view = _through(mem[d:], dt, c)
+        parts.append(view._index + d)
+        sizes.append(view.nbytes)
+        starts.append(at)
+        at += view.nbytes
+    index = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return BufInfoV(GatherView(mem, index), sizes, starts, _BYTE)
 
 
 def _absolute_blocks(sizes: list[int], displs: list[int], dts: list[Datatype]) -> BufInfoV:
@@ -412,7 +426,7 @@ def parse_bufspecv(spec: Any, nblocks: int, equal: bool = False) -> BufInfoV:
     mem, count, dt = _raw(items[0], typespec is None)
     if typespec is not None:
         dt = _as_datatype(typespec)
-        if mem is not None:
+        if mem is not None and counts_spec is None:   # mpi4py infers it
             count = _count_in(mem, dt)
     counts: list[int] | None = None
     displs: list[int] | None = None
@@ -436,8 +450,14 @@ def parse_bufspecv(spec: Any, nblocks: int, equal: bool = False) -> BufInfoV:
     displs = [int(d) for d in displs]
     if len(displs) != nblocks:
         raise ValueError(f"need {nblocks} displacements, got {displs}")
+    if mem is not None and not dt.layout.contiguous:
+        if any(d < 0 for d in displs):
+            raise ValueError(f"need displacements >= 0, got {displs}")
+        # elements 0..n-1 of the type, seen as their packed bytes: block i is then
+        # counts[i] * size bytes at displs[i] * size, as for a contiguous type
+        used = max((d + c for d, c in zip(displs, counts) if c), default=0)
+        return BufInfoV(_through(mem, dt, used), counts, displs, dt)
     if mem is not None:
-        _contiguous_only(dt)
         end = max((d + c) * dt.size for d, c in zip(displs, counts)) if counts else 0
         if end > mem.nbytes:
             raise ValueError(f"counts/displacements reach byte {end} past the buffer's "

@@ -34,8 +34,8 @@ from ..engine.collective_rules import (
 )
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
-from .buffers import BufInfo, BufInfoV, parse_buffer
-from .ops import SUM, Op, as_op, element_dtype, fold
+from .buffers import BufInfo, BufInfoV, MPIUsageBufferError, parse_buffer
+from .ops import SUM, Op, as_op, check_op_type, element_dtype, fold, fold_in_layout
 from .pickling import _comm_lock
 from .requests import Request, hand_out
 
@@ -64,10 +64,20 @@ def as_array(raw: bytes | None, info: Any) -> np.ndarray | None:
     return np.frombuffer(raw, dtype=dt if dt is not None else np.dtype("u1"))
 
 
+def _writable(mem: Any) -> None:
+    """A read-only receive buffer is mpi4py's ``BufferError``, naming rank and call."""
+    if mem.readonly:
+        from ..engine.failures import called_from
+        vr = current()
+        raise MPIUsageBufferError(f"rank {vr.rank}: {called_from()[0] or 'a collective'}: "
+                                  f"the receive buffer is read-only")
+
+
 def write_into(info: BufInfo | None, data: Any, offset: int = 0) -> None:
     """Copy *data* (bytes or array) into a real receive buffer at byte *offset*."""
     if info is None or info.mem is None or data is None:
         return
+    _writable(info.mem)
     raw = data.tobytes() if isinstance(data, np.ndarray) else data
     info.mem[offset:offset + len(raw)] = raw
 
@@ -77,6 +87,7 @@ def place_blocks(info: BufInfoV, blocks: list[Any]) -> None:
     mem = info.mem
     if mem is None:
         return
+    _writable(mem)
     for r, raw in enumerate(blocks):
         if raw is not None:
             off, n = info.block(r)
@@ -232,11 +243,12 @@ def exscan(comm: Comm, sendobj: Any, op: Any = SUM) -> Any:
     return _scan_obj(comm, sendobj, op, True)
 
 
-def _red_args(comm: Comm, vr: VirtualRank, sendbuf: Any, recvbuf: Any, call: str,
+def _red_args(comm: Comm, vr: VirtualRank, sendbuf: Any, recvbuf: Any, call: str, fn: Op,
               matched: bool = True) -> tuple[BufInfo | None, tuple[bytes | None, BufInfo], int]:
     """The receive buffer, (send bytes, send buffer) and the bytes reduced.  With
     *matched* (the root of a reduce, every member of an allreduce or scan) the send and
-    receive buffers must hold the same count of the same datatype, as mpi4py checks."""
+    receive buffers must hold the same count of the same datatype, as mpi4py checks; *fn*
+    must be defined on it (``check_op_type``)."""
     rinfo = parse_buffer(vr, recvbuf, call) if recvbuf is not None else None
     if sendbuf is IN_PLACE or (sendbuf is None and rinfo is not None):   # mpi4py: None too
         if rinfo is None:
@@ -246,6 +258,7 @@ def _red_args(comm: Comm, vr: VirtualRank, sendbuf: Any, recvbuf: Any, call: str
         sinfo = parse_buffer(vr, sendbuf, call)
         if matched and rinfo is not None:
             _same_shape(vr, call, sinfo, rinfo.datatype, rinfo.count, "receive count")
+    check_op_type(fn, sinfo.datatype, call, placeholder=sinfo.mem is None)
     raw = bytes(sinfo.mem) if sinfo.mem is not None else None
     return rinfo, (raw, sinfo), sinfo.nbytes
 
@@ -265,6 +278,11 @@ def _reduce_raw(fn: Op, values: list[Any]) -> np.ndarray | None:
     """Fold the members' data; each value is ``(raw bytes or None, BufInfo, ...)``."""
     if any(v[0] is None for v in values):
         return None   # a placeholder took part: sizes only
+    dt = values[0][1].datatype
+    if fn._user is not None and not dt.layout.contiguous:   # the function sees the layout
+        count = len(values[0][0]) // max(dt.size, 1)
+        return np.frombuffer(fold_in_layout(fn, dt, count, [v[0] for v in values]),
+                             dtype=np.uint8)
     arrays = [a for a in (as_array(v[0], v[1]) for v in values) if a is not None]
     # logical ops give bools: cast back to the buffer's type before writing bytes
     return np.asarray(fold(fn, arrays)).astype(arrays[0].dtype, copy=False)
@@ -275,7 +293,7 @@ def _Reduce(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, root: int, blocking
     call = "Reduce" if blocking else "Ireduce"
     root = check_root(comm, vr, root, call)
     fn = as_op(op)
-    rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call,
+    rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call, fn,
                                      matched=comm.rank_of(vr) == root)
     inst, me, req = take_part(comm, vr, "reduce", FANIN, root, nbytes, value,
                               (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
@@ -303,7 +321,7 @@ def _Allreduce(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, blocking: bool) 
     vr = current()
     call = "Allreduce" if blocking else "Iallreduce"
     fn = as_op(op)
-    rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call)
+    rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call, fn)
     inst, me, req = take_part(comm, vr, "allreduce", ALL, -1, nbytes, value,
                               (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
 
@@ -335,7 +353,7 @@ def _Scan(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, exclusive: bool,
     call = ("Exscan" if exclusive else "Scan") if blocking else \
         ("Iexscan" if exclusive else "Iscan")
     fn = as_op(op)
-    rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call)
+    rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call, fn)
     op_name = "exscan" if exclusive else "scan"
     inst, me, req = take_part(comm, vr, op_name, ALL, -1, nbytes, value,
                               (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
@@ -374,7 +392,7 @@ def _Reduce_scatter(comm: Comm, sendbuf: Any, recvbuf: Any, recvcounts: Any, op:
     call = ("Reduce_scatter_block" if block else "Reduce_scatter") if blocking else \
         ("Ireduce_scatter_block" if block else "Ireduce_scatter")
     fn = as_op(op)
-    rinfo, (raw, sinfo), nbytes = _red_args(comm, vr, sendbuf, recvbuf, call, matched=False)
+    rinfo, (raw, sinfo), nbytes = _red_args(comm, vr, sendbuf, recvbuf, call, fn, matched=False)
     mine = rinfo.count if rinfo is not None else 0
     size = comm.size_of(vr)
     if rinfo is not None and sinfo is rinfo and not block and recvcounts is not None:

@@ -63,8 +63,8 @@ DIFFERENCES = {
     "Register_datarep": "per rank; as with MPICH's ROMIO, views cannot use the "
                         "registered representation (docs/io.md)",
     **{f"Datatype.Create_{kind}": "real data moves through the layout in point-to-point and "
-       "the regular collectives; the v and w collectives refuse datatypes with gaps over "
-       "real buffers (placeholders are fine)"
+       "every collective, except that an MPI.BOTTOM buffer of the v and w collectives "
+       "takes one contiguous run per datatype"
        for kind in ("vector", "hvector", "indexed", "hindexed", "indexed_block",
                     "hindexed_block", "subarray", "struct", "resized")},
 }

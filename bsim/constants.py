@@ -2,8 +2,9 @@
 
 The engine (matching, collective rules) and the mpi4py surface (``bsim.MPI``,
 ``bsim.mpi``) both use these, so they live below both.  Values follow MPICH
-where a program could notice them (``ANY_SOURCE = -1`` in mpi4py's ``MPI``
-module too); ``bsim.MPI`` re-exports MPI's names here with mpi4py's spelling.
+where a program could notice them (``PROC_NULL = -1``, ``ANY_SOURCE = -2``, as
+mpi4py's ``MPI`` module on MPICH has them); ``bsim.MPI`` re-exports MPI's names
+here with mpi4py's spelling.
 ``COLLECTIVE``, ``WORLD_CONTEXT``, ``SELF_CONTEXT``, :class:`CommKind` and
 :class:`ReqKind` are bsim's own and stay out of ``bsim.MPI``.
 """
@@ -23,9 +24,9 @@ __all__ = [
 ]
 
 # -- point-to-point wildcards and null process --------------------------------------------
-ANY_SOURCE = -1
+ANY_SOURCE = -2          # MPICH's values (mpi4py on MPICH: PROC_NULL -1, ANY_SOURCE -2)
 ANY_TAG = -1
-PROC_NULL = -2
+PROC_NULL = -1
 ROOT = -3
 TAG_UB = 2**31 - 1
 UNDEFINED = -32766

@@ -63,9 +63,9 @@ def _check_dest(comm: Comm, vr: VirtualRank, dest: Any, tag: Any, call: str) -> 
 
 def _check_source(comm: Comm, vr: VirtualRank, source: Any, tag: Any, call: str) -> None:
     size = comm.peer_size(vr)
-    if source.__class__ is int and tag.__class__ is int and -1 <= source < size \
-            and -1 <= tag <= TAG_UB:
-        return   # the common case (ANY_SOURCE = ANY_TAG = -1), without conversions
+    if source.__class__ is int and tag.__class__ is int and ANY_SOURCE <= source < size \
+            and ANY_TAG <= tag <= TAG_UB:
+        return   # the common case (ANY_SOURCE -2, ANY_TAG -1; PROC_NULL -1 handled before)
     source, tag = _as_int(source), _as_int(tag)
     if not isinstance(source, int) or not (0 <= source < size or source == ANY_SOURCE):
         raise MPIUsageError(f"rank {vr.rank}: {call}(source={source!r}, tag={tag!r}): "

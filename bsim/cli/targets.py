@@ -142,11 +142,9 @@ def _file_program(path: Path, argv: list[str]) -> Callable[[], None]:
 def _main_module(path: Path) -> types.ModuleType:
     """A fresh ``__main__`` module for the script *path*, as ``python FILE`` makes it."""
     module = types.ModuleType("__main__")
-    module.__file__ = str(path)
-    module.__builtins__ = __builtins__   # type: ignore[attr-defined]
-    module.__loader__ = importlib.machinery.SourceFileLoader("__main__", str(path))
-    module.__spec__ = None
-    module.__package__ = None
+    module.__dict__.update(__file__=str(path), __builtins__=__builtins__, __spec__=None,
+                           __package__=None, __loader__=importlib.machinery.SourceFileLoader(
+                               "__main__", str(path)))
     return module
 
 

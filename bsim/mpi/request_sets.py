@@ -5,14 +5,18 @@ the waiting rule"): ``Waitsome`` blocks until one request can complete (as
 ``Waitany``), then also completes every other request already available at
 that moment, each settled on the rank's clock in turn; ``Testsome`` completes
 the requests available now, and one that finds none is a poll (``poll_time``
-of wait).  Statuses follow mpi4py: a ``list`` given for statuses is resized to
-one entry per request (``Waitall``) or per completed request (``Waitsome``);
-a null or inactive request fills its status as empty (``ANY_SOURCE``,
-``ANY_TAG``, no error, count 0).
+of wait).  Statuses follow mpi4py (``reqimpl.pxi``, ``_p_rs.release``): the call
+fills an array of one empty status per request (``ANY_SOURCE``, ``ANY_TAG``, no
+error, count 0) -- ``Waitall`` entry *i* for request *i*, ``Waitsome`` entry *k*
+for the *k*-th completed request -- and copies it into the caller's statuses:
+a ``list`` shorter than the completed count grows, none is shortened, and
+entries past the completed ones become empty (``Testsome`` completing none,
+``Testall`` returning False empty them all); with no active request
+``Waitsome``/``Testsome`` leave them alone.
 
 :class:`RequestSets` is a base class of :class:`bsim.mpi.requests.Request`
 holding these class methods; the helpers :func:`active`, :func:`check_owner`
-and :func:`status_slots` are shared with ``requests.py``.
+and :func:`release_statuses` are shared with ``requests.py``.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
     from .requests import Request
 
-__all__ = ["RequestSets", "active", "check_owner", "status_slots", "empty_status"]
+__all__ = ["RequestSets", "active", "check_owner", "release_statuses", "empty_status"]
 
 DONE = ReqKind.DONE
 
@@ -40,15 +44,21 @@ def empty_status(status: Status) -> None:
     status.cancelled = False
 
 
-def status_slots(statuses: Any, n: int) -> list[Status | None]:
-    """One status (or None) per position: a list is grown to *n* entries (mpi4py)."""
-    if statuses is None:
-        return [None] * n
-    if isinstance(statuses, list):
-        while len(statuses) < n:
-            statuses.append(Status())
-    slots: list[Status | None] = list(statuses[:n])
-    return slots + [None] * (n - len(slots))
+def release_statuses(statuses: Any, array: list[Status], outcount: int | None) -> None:
+    """Copy *array* (one status per request, filled by the call) into the caller's
+    *statuses* as mpi4py does: nothing when *statuses* is None or *outcount* is None (no
+    active request); a list shorter than *outcount* grows with new statuses; then its
+    first ``min(len(array), len(statuses))`` entries take *array*'s values."""
+    if statuses is None or outcount is None:
+        return
+    ns = len(statuses)
+    if outcount > ns and isinstance(statuses, list):
+        statuses.extend(Status() for _ in range(ns, outcount))
+        ns = outcount
+    for i in range(min(len(array), ns)):
+        src, dst = array[i], statuses[i]
+        dst.source, dst.tag, dst.count, dst.error, dst.cancelled = (
+            src.source, src.tag, src.count, src.error, src.cancelled)
 
 
 def active(requests: list[Request], call: str, unique: bool = False) -> list[Request]:
@@ -75,13 +85,6 @@ def check_owner(req: Request, call: str) -> VirtualRank:
         owner = req.owner.rank if req.owner is not None else "?"
         raise MPIUsageError(f"rank {me.rank}: {call}: request {req!r} belongs to rank {owner}")
     return me
-
-
-def _resize(statuses: Any, n: int) -> list[Status | None]:
-    """Statuses for *n* completed requests: a list is made exactly *n* long."""
-    if isinstance(statuses, list):
-        del statuses[n:]
-    return status_slots(statuses, n)
 
 
 class RequestSets:
@@ -119,8 +122,12 @@ class RequestSets:
         done, reqs = cls._some(requests, call, blocking)
         if done is None:
             return None, None
-        slots = _resize(statuses, len(done))
-        return done, [r.finish(slots[k]) for k, r in enumerate(reqs)]
+        if statuses is None:
+            return done, [r.finish(None) for r in reqs]
+        array = [Status() for _ in requests]   # empty statuses (mpi4py's array)
+        out = [r.finish(array[k]) for k, r in enumerate(reqs)]
+        release_statuses(statuses, array, len(done))
+        return done, out
 
     @classmethod
     def Waitsome(cls, requests: list[Request],

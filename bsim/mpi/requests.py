@@ -21,7 +21,7 @@ from ..constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, ERR_REQUEST, UNDEFINED,
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
 from .handles import HandleValues, subclassable
-from .request_sets import RequestSets, active, check_owner, empty_status, status_slots
+from .request_sets import RequestSets, active, check_owner, empty_status, release_statuses
 from .status import Status
 
 if TYPE_CHECKING:
@@ -174,9 +174,11 @@ class Request(RequestSets, HandleValues):
     def get_status_all(cls, requests: list[Request],
                        statuses: list[Status] | None = None) -> bool:
         """Whether every request is complete, without completing any (one poll if not)."""
-        slots = status_slots(statuses, len(requests))
-        flags = [r._peek(slots[i]) for i, r in enumerate(requests)]
-        return _polled(requests, all(flags), "Get_status_all")
+        array = [Status() for _ in requests]   # filled as Waitall's (release_statuses)
+        done = all([r._peek(array[i]) for i, r in enumerate(requests)])
+        release_statuses(statuses, array if done else [Status() for _ in requests],
+                         len(requests))   # not all complete: left empty (MPICH)
+        return _polled(requests, done, "Get_status_all")
 
     @classmethod
     def get_status_any(cls, requests: list[Request],
@@ -200,8 +202,12 @@ class Request(RequestSets, HandleValues):
         pending = [i for i, r in enumerate(requests) if r]
         if not pending:
             return None
-        slots = status_slots(statuses, len(requests))
-        done = [i for i in pending if requests[i]._peek(slots[i])]
+        array = [Status() for _ in requests]   # entry k: the k-th complete request's
+        done: list[int] = []
+        for i in pending:
+            if requests[i]._peek(array[len(done)]):
+                done.append(i)
+        release_statuses(statuses, array, len(done))
         _polled(requests, bool(done), "Get_status_some")
         return done
 
@@ -335,14 +341,9 @@ class Request(RequestSets, HandleValues):
             owner.settle(pending, "Waitall")
         if statuses is None:
             return [r.finish(None) if r.kind != DONE else None for r in requests]
-        out = []
-        for r, st in zip(requests, status_slots(statuses, len(requests))):
-            if r.kind != DONE:
-                out.append(r.finish(st))
-            else:
-                if st is not None:
-                    empty_status(st)
-                out.append(None)
+        array = [Status() for _ in requests]   # empty: what an inactive request gives
+        out = [r.finish(st) if r.kind != DONE else None for r, st in zip(requests, array)]
+        release_statuses(statuses, array, len(requests))
         return out
 
     @classmethod
@@ -387,6 +388,7 @@ class Request(RequestSets, HandleValues):
         if all(r.avail is not None and r.avail <= now for r in pending):
             return True, cls.waitall(requests, statuses)
         owner.engine.protocol.poll(owner, "Testall")
+        release_statuses(statuses, [Status() for _ in requests], len(requests))   # emptied
         return False, None
 
     @classmethod

@@ -93,7 +93,7 @@ def test_cartesian_coords_shift_and_sub():
     assert out[4] == ([1, 1], (1, -1), (3, 5), 4, 3, 12, [2, 3])  # PROC_NULL -1
     # rank 4 = (1,1): dim 0 non-periodic: source (0,1)=1, dest (2,1) -> PROC_NULL;
     # dim 1 periodic: source (1,0)=3, dest (1,2)=5; (1,4) wraps to (1,1) = 4; row 3+4+5 = 12
-    assert out[0][0] == [0, 0] and out[0][1] == (-2, 3)
+    assert out[0][0] == [0, 0] and out[0][1] == (-1, 3)
 
 
 def test_compute_dims_feeds_create_cart():

@@ -42,6 +42,25 @@ def run_mpiexec(nprocs: int, code: str, env: dict[str, str] | None = None,
                           cwd=ROOT)
 
 
+# the head of a program that reports MPI error classes by name: cls(fn, *args) -> "ERR_..."
+# (or "no error"), the same under bsim and real mpiexec (tests of the error classes)
+ERROR_CLASS_PRELUDE = '''
+from mpi4py import MPI
+
+NAMES = {getattr(MPI, n): n for n in dir(MPI) if n.startswith("ERR_")
+         and isinstance(getattr(MPI, n), int) and n != "ERR_LASTCODE"}
+
+
+def cls(fn, *args):
+    try:
+        fn(*args)
+    except MPI.Exception as exc:
+        return NAMES.get(exc.Get_error_class(), "?")
+    return "no error"
+
+'''
+
+
 def real_mpi_returns(nprocs: int, code: str) -> list[Any]:
     """Every rank's ``main()`` of the program *code* under real ``mpiexec -n NPROCS``
     (gathered to rank 0 and printed as JSON), to compare with ``simulate().returns``."""

@@ -3,25 +3,12 @@ real MPI (mpi4py + MPICH), and bsim's table of classes agrees with mpi4py's numb
 
 from __future__ import annotations
 
-from conftest import needs_mpiexec, real_mpi_returns
+from conftest import ERROR_CLASS_PRELUDE, needs_mpiexec, real_mpi_returns
 
 import bsim
 from bsim import MPI, constants
 
-PROGRAM = '''
-from mpi4py import MPI
-
-NAMES = {getattr(MPI, n): n for n in dir(MPI) if n.startswith("ERR_")
-         and isinstance(getattr(MPI, n), int) and n != "ERR_LASTCODE"}
-
-
-def cls(fn, *args):
-    try:
-        fn(*args)
-    except MPI.Exception as exc:
-        return NAMES.get(exc.Get_error_class(), "?")
-    return "no error"
-
+PROGRAM = ERROR_CLASS_PRELUDE + '''
 
 def main():
     MPI.COMM_SELF.Set_errhandler(MPI.ERRORS_RETURN)

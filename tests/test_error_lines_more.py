@@ -9,7 +9,7 @@ the call, what was wrong and the user's ``file:line``; the error classes are MPI
 from __future__ import annotations
 
 import pytest
-from conftest import needs_mpiexec, real_mpi_returns, simulated_returns
+from conftest import ERROR_CLASS_PRELUDE, needs_mpiexec, real_mpi_returns, simulated_returns
 
 from bsim.cli.main import main
 
@@ -78,20 +78,7 @@ def test_a_bad_call_is_one_line_naming_rank_call_and_line(case, tmp_path, capsys
     assert expected in lines[0] and lines[0].endswith(f" (at {prog}:4)"), lines[0]
 
 
-CLASSES = '''
-from mpi4py import MPI
-
-NAMES = {getattr(MPI, n): n for n in dir(MPI) if n.startswith("ERR_")
-         and isinstance(getattr(MPI, n), int) and n != "ERR_LASTCODE"}
-
-
-def cls(fn, *args):
-    try:
-        fn(*args)
-    except MPI.Exception as exc:
-        return NAMES.get(exc.Get_error_class(), "?")
-    return "no error"
-
+CLASSES = ERROR_CLASS_PRELUDE + '''
 
 def main():
     comm = MPI.COMM_WORLD

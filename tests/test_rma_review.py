@@ -14,7 +14,7 @@ contention.
 from __future__ import annotations
 
 import pytest
-from conftest import needs_mpiexec, real_mpi_returns
+from conftest import ERROR_CLASS_PRELUDE, needs_mpiexec, real_mpi_returns
 
 import bsim
 from bsim.cli.main import main as cli
@@ -271,20 +271,7 @@ def test_operations_on_proc_null_need_no_epoch():
     assert bsim.simulate(main, 2).returns == [True, True]
 
 
-CLASSES = '''
-from mpi4py import MPI
-
-NAMES = {getattr(MPI, n): n for n in dir(MPI) if n.startswith("ERR_")
-         and isinstance(getattr(MPI, n), int) and n != "ERR_LASTCODE"}
-
-
-def cls(fn, *args):
-    try:
-        fn(*args)
-    except MPI.Exception as exc:
-        return NAMES.get(exc.Get_error_class(), "?")
-    return "no error"
-
+CLASSES = ERROR_CLASS_PRELUDE + '''
 
 def main():
     comm = MPI.COMM_WORLD

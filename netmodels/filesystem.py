@@ -53,6 +53,7 @@ measurements: set them from your machine (``bsim run --filesystem lustre:latency
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any
 
@@ -88,7 +89,7 @@ def union(segments: Iterable[Segment]) -> list[Segment]:
     return out
 
 
-class FileSystemModel:
+class FileSystemModel(ABC):
     """Base class: ``independent(segments)``, ``collective(segments, aggregators)``,
     ``metadata_op()``; ``spec()`` gives the spec string that rebuilds the model."""
 
@@ -116,38 +117,38 @@ class FileSystemModel:
         """``NAME:k=v,...`` with every parameter."""
         return f"{self.name}:" + ",".join(f"{k}={self.values[k]!r}" for k in self.parameters)
 
+    @abstractmethod
     def independent(self, segments: Iterable[Segment]) -> float:
         """Seconds one rank's access of *segments* takes."""
-        raise NotImplementedError
 
+    @abstractmethod
     def collective(self, segments: Iterable[Segment], ranks: int) -> float:
         """Seconds the aggregators of a collective access by *ranks* ranks take."""
-        raise NotImplementedError
 
+    @abstractmethod
     def metadata_op(self) -> float:
         """Seconds of one metadata-server operation."""
-        raise NotImplementedError
 
+    @abstractmethod
     def aggregator_count(self, ranks: int) -> int:
         """How many aggregators a collective access of *ranks* ranks uses."""
-        raise NotImplementedError
 
+    @abstractmethod
     def domains(self, segments: Iterable[Segment], aggregators: int) -> dict[int, int]:
         """Bytes of *segments* in each of *aggregators* aggregators' file domains
         (``{aggregator: bytes}``, aggregators with none left out)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def targets(self) -> int:
         """How many storage targets one file's bytes are spread over (queues of
         :meth:`finish`)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def finish(self, segments: Iterable[Segment], start: float, free: list[float],
                clients: int = 1, links: list[float] | None = None) -> float:
         """When an access of *segments* starting at *start* by *clients* clients ends,
         given when each target is *free* and (*links*) when the client link and the
         file system's aggregate link are free (all updated)."""
-        raise NotImplementedError
 
 
 FILESYSTEMS: Registry[type[FileSystemModel]] = Registry("file system model", SpecError)

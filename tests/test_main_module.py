@@ -39,7 +39,10 @@ PICKLES = textwrap.dedent("""
     mine = type(got) is Particle and sys.modules["__main__"].Particle is Particle
     fn = comm.bcast(kernel if r == 0 else None)
     parts = comm.gather(Particle(r, 2), root=0)
-    print(r, "particle", got, mine, "fn", fn(r), fn is kernel, "gather", parts, flush=True)
+    line = f"{r} particle {got} {mine} fn {fn(r)} {fn is kernel} gather {parts}"
+    lines = comm.gather(line, root=0)   # one writer: mpiexec interleaves processes' output
+    if r == 0:
+        print("\\n".join(lines), flush=True)
 """)
 
 POOL = textwrap.dedent("""

@@ -9,7 +9,7 @@ and mpi4py are installed.
 from __future__ import annotations
 
 import pytest
-from conftest import needs_mpiexec, real_mpi_returns, simulated_returns
+from conftest import ERROR_CLASS_PRELUDE, needs_mpiexec, real_mpi_returns, simulated_returns
 
 from bsim.cli.main import main as bsim_main
 
@@ -294,3 +294,36 @@ def test_gather_into_columns_at_more_ranks(n):
     assert out[0]["gather_cols"] == [[i + 10.0 * r for r in range(n)] for i in range(n)]
     for r in range(n):
         assert out[r]["scatter_cols"] == [float(i * n + r) for i in range(n)]
+
+
+INTER_OPS = ERROR_CLASS_PRELUDE + '''
+import numpy as np
+
+
+def main():
+    world = MPI.COMM_WORLD
+    color = world.rank % 2
+    local = world.Split(color, world.rank)
+    ic = local.Create_intercomm(0, world, 1 - color, 7)
+    ic.Set_errhandler(MPI.ERRORS_RETURN)
+    a, b = np.ones(2, dtype=bool), np.zeros(2, dtype=bool)
+    f, g = np.ones(2), np.zeros(2)
+    return {"sum_bool": cls(ic.Allreduce, a, b, MPI.SUM),
+            "lor_f8": cls(ic.Allreduce, f, g, MPI.LOR),
+            "sum_f8": cls(ic.Allreduce, f, g, MPI.SUM),
+            "rsb_max_c16": cls(ic.Reduce_scatter_block, np.ones(1, complex),
+                               np.zeros(1, complex), MPI.MAX)}
+'''
+
+
+def test_intercommunicator_reductions_refuse_invalid_operations():
+    """An intercommunicator's Allreduce / Reduce_scatter_block refuse what MPICH refuses
+    (they computed SUM on bool, LOR on doubles, MAX on complex without a word)."""
+    expected = {"sum_bool": "ERR_OP", "lor_f8": "ERR_OP", "sum_f8": "no error",
+                "rsb_max_c16": "ERR_OP"}
+    assert simulated_returns(2, INTER_OPS) == [expected, expected]
+
+
+@needs_mpiexec
+def test_intercommunicator_reductions_match_real_mpi():
+    assert real_mpi_returns(2, INTER_OPS) == simulated_returns(2, INTER_OPS)

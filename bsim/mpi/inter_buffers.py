@@ -48,7 +48,7 @@ from .inter_collectives import (
     root_role,
     send_to,
 )
-from .ops import SUM, as_op, fold
+from .ops import SUM, as_op, check_op_type, fold
 
 if TYPE_CHECKING:
     from .comm import Intercomm
@@ -237,8 +237,11 @@ def _fold(fn: Any, values: list[Any]) -> bytes | None:
     return np.asarray(fold(fn, arrays)).astype(arrays[0].dtype, copy=False).tobytes()
 
 
-def _value(vr: VirtualRank, sendbuf: Any, call: str) -> tuple[tuple[Any, Any], int]:
+def _value(vr: VirtualRank, sendbuf: Any, call: str, fn: Any) -> tuple[tuple[Any, Any], int]:
+    """The send buffer's bytes and dtype, and its size; *fn* must be defined on its datatype
+    (``check_op_type``: MPICH's "Invalid MPI_Op" otherwise)."""
     info = parse_buffer(vr, sendbuf, call)
+    check_op_type(fn, info.datatype, call, placeholder=info.mem is None)
     dt = info.datatype.dtype if info.datatype.dtype is not None else np.dtype("u1")
     return (_raw(info), dt), info.nbytes
 
@@ -253,7 +256,7 @@ def Reduce(ic: Intercomm, sendbuf: Any, recvbuf: Any, op: Any = SUM, root: int =
     if root == ROOT:
         write_into(parse_buffer(vr, recvbuf, "Reduce"), recv_from(vr, ic, 0, "reduce", "Reduce"))
         return
-    value, nbytes = _value(vr, sendbuf, "Reduce")
+    value, nbytes = _value(vr, sendbuf, "Reduce", fn)
     values = local_gather(vr, ic, value, nbytes, "reduce")
     if values is not None:
         send_to(vr, ic, root, "reduce", nbytes, _fold(fn, values), "Reduce")
@@ -263,7 +266,7 @@ def _reduced(ic: Intercomm, vr: VirtualRank, sendbuf: Any, op: Any, call: str,
              count: int = 0) -> tuple[bytes | None, list[Any]]:
     """The reduction of the other group's buffers, and the local members' *count*s."""
     fn = as_op(op)
-    value, nbytes = _value(vr, sendbuf, call)
+    value, nbytes = _value(vr, sendbuf, call, fn)
 
     def combine(vals: list[Any]) -> Any:
         return (_fold(fn, [v for v, _ in vals]), [c for _, c in vals])

@@ -61,6 +61,18 @@ def cls(fn, *args):
 '''
 
 
+def require_smpi() -> None:
+    """At a test module's top: skip the module unless SimGrid SMPI is installed; with
+    ``BSIM_REQUIRE_SMPI=1`` (CI) its absence is an error instead."""
+    from bsim.validation.smpi import available
+    if not available():
+        if os.environ.get("BSIM_REQUIRE_SMPI") == "1":
+            raise RuntimeError("BSIM_REQUIRE_SMPI=1 but smpicc/smpirun are missing: "
+                               "apt-get install libsimgrid-dev")
+        pytest.skip("SimGrid SMPI not installed (apt-get install libsimgrid-dev); "
+                    "set BSIM_REQUIRE_SMPI=1 to require it", allow_module_level=True)
+
+
 def real_mpi_returns(nprocs: int, code: str) -> list[Any]:
     """Every rank's ``main()`` of the program *code* under real ``mpiexec -n NPROCS``
     (gathered to rank 0 and printed as JSON), to compare with ``simulate().returns``."""

@@ -13,18 +13,12 @@ fat-tree, 16 to 1,024 ranks.  Skipped when SimGrid is missing unless
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from conftest import require_smpi
 
-from bsim.validation.smpi import Platform, available, run_bsim, run_smpi
+from bsim.validation.smpi import Platform, run_bsim, run_smpi
 
-if not available():
-    if os.environ.get("BSIM_REQUIRE_SMPI") == "1":
-        raise RuntimeError("BSIM_REQUIRE_SMPI=1 but smpicc/smpirun are missing: "
-                           "apt-get install libsimgrid-dev")
-    pytest.skip("SimGrid SMPI not installed (apt-get install libsimgrid-dev); "
-                "set BSIM_REQUIRE_SMPI=1 to require it", allow_module_level=True)
+require_smpi()
 
 PLATFORMS = {   # name: (platform, ranks)
     "star16": (Platform("star", 16), 16),

@@ -327,3 +327,49 @@ def test_intercommunicator_reductions_refuse_invalid_operations():
 @needs_mpiexec
 def test_intercommunicator_reductions_match_real_mpi():
     assert real_mpi_returns(2, INTER_OPS) == simulated_returns(2, INTER_OPS)
+
+
+INTER_RSB_COUNTS = '''
+from mpi4py import MPI
+import numpy as np
+
+
+def main():
+    world = MPI.COMM_WORLD
+    color = world.rank % 3 == 0   # groups of 1 and 2 ranks (3 ranks)
+    local = world.Split(int(color), world.rank)
+    ic = local.Create_intercomm(0, world, 1 if color else 0, 7)
+    rc = 4 if color else 2   # each group's vectors: 1 x 4 = 2 x 2 elements
+    out = {}
+    for name, n in (("right", ic.Get_size()), ("short", ic.Get_size() - 1),
+                    ("long", ic.Get_size() + 1)):
+        try:
+            ic.Reduce_scatter_block(np.ones(n * rc), np.zeros(rc), MPI.SUM)
+            out[name] = "no error"
+        except ValueError:
+            out[name] = "ValueError"
+    counts = [rc] * ic.Get_size()
+    for name, send, recv in (("v_right", sum(counts), rc), ("v_short", sum(counts) - 1, rc),
+                             ("v_recv", sum(counts), rc + 1)):
+        try:
+            ic.Reduce_scatter(np.ones(send), np.zeros(recv), counts, MPI.SUM)
+            out[name] = "no error"
+        except ValueError:
+            out[name] = "ValueError"
+    return out
+'''
+
+
+def test_intercommunicator_reduce_scatter_refuses_count_mismatches():
+    """Reduce_scatter_block's send buffer holds the local group's blocks, ``local size x
+    receive count`` elements, and Reduce_scatter's ``sum(counts)``, with the receive
+    buffer ``counts[rank]``, as mpi4py requires (other counts were reduced without a
+    word)."""
+    expected = {"right": "no error", "short": "ValueError", "long": "ValueError",
+                "v_right": "no error", "v_short": "ValueError", "v_recv": "ValueError"}
+    assert simulated_returns(3, INTER_RSB_COUNTS) == [expected] * 3
+
+
+@needs_mpiexec
+def test_intercommunicator_reduce_scatter_block_counts_match_real_mpi():
+    assert real_mpi_returns(3, INTER_RSB_COUNTS) == simulated_returns(3, INTER_RSB_COUNTS)

@@ -42,7 +42,8 @@ from .requests import Request, hand_out
 if TYPE_CHECKING:
     from .comm import Comm
 
-__all__ = ["take_part", "leave", "nonblocking_request", "check_root", "write_into", "place_blocks",
+__all__ = ["take_part", "leave", "nonblocking_request", "check_root", "write_into", "same_shape",
+           "place_blocks",
            "dumps", "as_array", "NOTHING", "barrier", "Barrier", "Ibarrier", "bcast", "Bcast",
            "Ibcast", "reduce", "allreduce", "scan", "exscan", "Reduce", "Ireduce", "Allreduce",
            "Iallreduce", "Scan", "Exscan", "Reduce_scatter_block", "Reduce_scatter"]
@@ -257,13 +258,13 @@ def _red_args(comm: Comm, vr: VirtualRank, sendbuf: Any, recvbuf: Any, call: str
     else:
         sinfo = parse_buffer(vr, sendbuf, call)
         if matched and rinfo is not None:
-            _same_shape(vr, call, sinfo, rinfo.datatype, rinfo.count, "receive count")
+            same_shape(vr, call, sinfo, rinfo.datatype, rinfo.count, "receive count")
     check_op_type(fn, sinfo.datatype, call, placeholder=sinfo.mem is None)
     raw = bytes(sinfo.mem) if sinfo.mem is not None else None
     return rinfo, (raw, sinfo), sinfo.nbytes
 
 
-def _same_shape(vr: VirtualRank, call: str, sinfo: BufInfo, dt: Any, count: int,
+def same_shape(vr: VirtualRank, call: str, sinfo: BufInfo, dt: Any, count: int,
                 what: str) -> None:
     """A reduction's send buffer must hold *count* elements of *dt* (``ValueError``)."""
     if sinfo.datatype != dt:
@@ -402,10 +403,10 @@ def _Reduce_scatter(comm: Comm, sendbuf: Any, recvbuf: Any, recvcounts: Any, op:
                                 f"and sum(counts) {total}")
     if rinfo is not None and sinfo is not rinfo:
         if block:
-            _same_shape(vr, call, sinfo, rinfo.datatype, mine * size, "size x receive count")
+            same_shape(vr, call, sinfo, rinfo.datatype, mine * size, "size x receive count")
         elif recvcounts is not None:
             counts = [int(c) for c in recvcounts]
-            _same_shape(vr, call, sinfo, rinfo.datatype, sum(counts), "sum(counts)")
+            same_shape(vr, call, sinfo, rinfo.datatype, sum(counts), "sum(counts)")
             me_ = comm.rank_of(vr)
             if me_ < len(counts) and counts[me_] != mine:
                 raise MPIUsageError(f"rank {vr.rank}: {call}: mismatch in receive count "

@@ -35,7 +35,7 @@ from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
 from .block_checks import check_block
 from .buffers import BufInfoV, parse_buffer, parse_bufspecw, parse_vector_buffer
-from .collective_calls import write_into
+from .collective_calls import same_shape, write_into
 from .inter_collectives import (
     SizeOnly,
     alltoall_raw,
@@ -286,6 +286,17 @@ def _reduce_scatter(ic: Intercomm, sendbuf: Any, recvbuf: Any, recvcounts: Any, 
                     call: str) -> None:
     vr = current()
     rinfo = parse_buffer(vr, recvbuf, call)
+    if call.endswith("block"):   # as mpi4py: the local group's blocks of the receive count
+        same_shape(vr, call, parse_buffer(vr, sendbuf, call), rinfo.datatype,
+                   rinfo.count * ic.size_of(vr), "size x receive count")
+    elif recvcounts is not None:   # as mpi4py: the local group's counts
+        wanted = [int(c) for c in recvcounts]
+        same_shape(vr, call, parse_buffer(vr, sendbuf, call), rinfo.datatype, sum(wanted),
+                   "sum(counts)")
+        me = ic.rank_of(vr)
+        if me < len(wanted) and wanted[me] != rinfo.count:
+            raise MPIUsageError(f"rank {vr.rank}: {call}: mismatch in receive count "
+                                f"{rinfo.count} and counts[{me}] {wanted[me]}")
     result, counts = _reduced(ic, vr, sendbuf, op, call, rinfo.count)
     if result is None:
         return

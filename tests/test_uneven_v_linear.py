@@ -128,3 +128,37 @@ def test_lowercase_scatter_sends_each_pickle_as_it_is() -> None:
     assert res.returns == [len(x) for x in objs]
     assert res.finish[7] == pytest.approx(t(32) + t(16) + t(8) + t(size[7]), rel=1e-12)
     assert res.finish[1] == pytest.approx(t(8) + t(size[1]), rel=1e-12)
+
+
+@pytest.mark.parametrize("blocking", [True, False])
+def test_gatherv_whose_only_block_is_the_roots(blocking):
+    """Every non-root block empty and the root first to arrive: MPICH's linear root posts
+    no receive and returns at once (its own block is a local copy), the others send
+    nothing.  The expanded root finished before the others had arrived and then read
+    their (absent) contributions: TypeError.  Now: no communication time for anyone, the
+    root's block in place, the rest of its buffer untouched, and the blocking root done
+    at 0 (the nonblocking form completes as its formula twin, when all have arrived)."""
+    counts = [0, 0, 4, 0, 0]
+
+    def main() -> list[int]:
+        comm = MPI.COMM_WORLD
+        r = comm.rank
+        send = np.full(counts[r], 7, dtype="u1")
+        if r != ROOT:
+            bsim.add_time(1e-3)   # the root arrives first
+            if blocking:
+                comm.Gatherv(send, None, root=ROOT)
+            else:
+                comm.Igatherv(send, None, root=ROOT).Wait()
+            return []
+        recv = np.zeros(6, dtype="u1")
+        if blocking:
+            comm.Gatherv(send, [recv, counts], root=ROOT)
+        else:
+            comm.Igatherv(send, [recv, counts], root=ROOT).Wait()
+        return recv.tolist()
+
+    res = bsim.simulate(main, ranks=P, network=HOCKNEY, collectives="algorithmic")
+    assert res.returns[ROOT] == [7, 7, 7, 7, 0, 0]
+    assert list(res.comm) == [0.0] * P
+    assert res.finish[ROOT] == (0.0 if blocking else 1e-3)

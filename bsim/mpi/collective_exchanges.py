@@ -125,10 +125,13 @@ def _place_checked(vr: Any, call: str, rinfo: Any, values: list[Any], vector: bo
     (:func:`check_block`: O(P) here, so an allgatherv checks at one member only)."""
     blocks = values
     if vector:
+        # a member not yet arrived has an empty block: an expanded linear Gatherv's root
+        # receives only the non-empty blocks and may finish first, as MPICH's does
         if check_all:
             for r, value in enumerate(values):
-                check_block(vr, call, value[0], rinfo.block(r)[1], r)
-        blocks = [value[1] for value in values]
+                if value is not None:
+                    check_block(vr, call, value[0], rinfo.block(r)[1], r)
+        blocks = [None if value is None else value[1] for value in values]
     place_blocks(rinfo, blocks)
 
 

@@ -243,5 +243,5 @@ def test_send_cost_network_charges_each_send_its_message_cost():
     assert res.comm[0] == c1 + c3
     assert res.finish[0] == c1 + c3
     assert res.finish[1] == c1 + c3
-    with pytest.raises(ValueError, match="send_cost must be seconds >= 0 or 'network'"):
+    with pytest.raises(ValueError, match="send_cost must be finite seconds >= 0 or 'network'"):
         bsim.simulate(main, ranks=2, network=NET, protocol="bsim:send_cost=fast")

@@ -1,7 +1,6 @@
 """Point-to-point protocols: when a message is visible, and what each side is charged.
 
-Two protocols, selected per run (``docs/protocols.md``); the
-formulas are written out in ``docs/protocols.md``.
+Two protocols, selected per run; their formulas are written out in ``docs/protocols.md``.
 
 ``bsim`` (BSIM paper, Sec. 2.C and 3.C): sends are asynchronous and cost
 ``send_cost`` (default 0); a synchronous send completes on the receiver's
@@ -24,23 +23,18 @@ non-decreasing).
 Visibility (docs/distributed.md): a message is visible to the receiver,
 and can be matched, probed or tested, at ``visible``: ``ts + lookahead``
 under ``bsim`` (``lookahead`` = the network's ``min_cost()``; a message to
-oneself at ``ts + cost``) and at its arrival under ``loggp``.  Every effect
+oneself at ``ts + min(lookahead, cost(0))``) and at its arrival under ``loggp``.  Every effect
 of one rank on another is such an event, at least the lookahead after the
 moment it is created, which is what lets a run be split over host processes
 with identical results.  Timing is unchanged: a ``bsim`` receive still
 completes at ``max(tp, ts) + cost``.
 
-Contention (``engine.fabric``, :mod:`bsim.engine.fabric`): when a run has
-a fluid contention layer, each message's bytes are a flow through the network
-and the time contention adds, ``delay``, is charged where the transfer time
-is computed.  Under ``bsim`` a receive's bytes move when its receiver handles
-it (receives are resolved with ``cost = DEFERRED`` and the rank, in
-``settle``, asks :meth:`BsimProtocol.transfer`): the receive ends at
-``max(t, ts) + cost(src, dst, s) + delay``, so the receiver-side rule and the
-bandwidth share are never both charged.  Under ``loggp`` the injection (or,
-with ``data=match``, the match) starts the flow and the data arrives at
-``start + wire(s) + delay``.  Without a fabric nothing here changes
-(``docs/protocols.md``, "Contention").
+Contention (:mod:`bsim.engine.fabric`; ``docs/protocols.md``, "Contention"): each message's
+bytes are a flow and the time sharing adds, ``delay``, is charged with the transfer.  Under
+``bsim`` the bytes move when the receiver handles the receive (``cost = DEFERRED``,
+:meth:`BsimProtocol.transfer`): it ends at ``max(t, ts) + cost(src, dst, s) + delay``.
+Under ``loggp`` the injection (``data=match``: the match) starts the flow; the data
+arrives at ``start + wire(s) + delay``.
 """
 
 from __future__ import annotations
@@ -92,6 +86,7 @@ class Protocol(ABC):
             raise ValueError(f"{self.name} protocol: envelope must be an int >= 0 (bytes), "
                              f"got {envelope!r}")
         self.envelope = envelope
+        self.credits: dict[Message, float] = {}   # probed messages (see probed)
         # set by bind(): a protocol is used only once bound to its engine
         self.engine: Engine
         self.net: NetworkModel
@@ -125,16 +120,19 @@ class Protocol(ABC):
         return float(net.cost(src, dst, nbytes + self.envelope))
 
     def transfer(self, vr: VirtualRank, req: Request, start: float, call: str) -> float:
-        """Move a receive's bytes from *start*, now that the receiver handles it; return the end.
-
-        Only protocols that resolve receives with ``cost = DEFERRED`` implement it.
-        """
+        """Move a receive's bytes from *start*, now that the receiver handles it; return the
+        end (protocols that resolve receives with ``cost = DEFERRED``)."""
         raise NotImplementedError(f"the {self.name} protocol does not defer transfers")
 
     def probed(self, msg: Message, t_probe: float) -> None:
         """A blocking probe posted at *t_probe* waited for *msg* and returns now, at
         ``msg.visible``.  Protocols whose receive charges the message's cost from when
         it is posted credit that wait to the receive (:class:`BsimProtocol`)."""
+
+    def _credit(self, msg: Message, credit: float) -> None:
+        """Keep the largest of the credits of the probes that waited for *msg*."""
+        if credit > self.credits.get(msg, 0.0):
+            self.credits[msg] = credit
 
     def poll(self, vr: VirtualRank, call: str) -> None:
         """A test or iprobe found nothing: charge ``poll_time`` of wait and yield.
@@ -181,13 +179,12 @@ class BsimProtocol(Protocol):
         super().__init__(poll_time, envelope)
         self._send_network = send_cost == "network"
         if not self._send_network:
-            if isinstance(send_cost, str) or not send_cost >= 0:
-                raise ValueError(f"bsim protocol: send_cost must be seconds >= 0 or 'network', "
-                                 f"got {send_cost!r}")
+            if isinstance(send_cost, (str, bool)) or not 0 <= send_cost < float("inf"):
+                raise ValueError(f"bsim protocol: send_cost must be finite seconds >= 0 or "
+                                 f"'network', got {send_cost!r}")
         self.send_cost: float | str = send_cost if self._send_network else float(send_cost)
         self._send_seconds = 0.0 if self._send_network else float(send_cost)
         self._on_flow = self._on_transfer                # bound once (contention hot path)
-        self.credits: dict[Message, float] = {}          # probed messages (see probed)
 
     def bind(self, engine: Engine) -> None:
         super().bind(engine)
@@ -203,8 +200,9 @@ class BsimProtocol(Protocol):
         msg.t_send = t
         eng = vr.engine
         lag = eng.lookahead
-        if dst is vr and lag:   # to itself: visible once its own cost is paid
-            lag = min(lag, self.net.cost(vr.rank, vr.rank, msg.nbytes))
+        if dst is vr and lag:   # to itself: visible once the copy's fixed cost is paid, the
+            # same for every size, so that a later message never overtakes an earlier one
+            lag = min(lag, self.net.cost(vr.rank, vr.rank, 0))
         vr.seq += 1
         key = msg.key = vr.keybase | vr.seq
         if synchronous:   # completes on the receiver's acknowledgement (engine/synchronous.py)
@@ -233,9 +231,7 @@ class BsimProtocol(Protocol):
         posted at ``tp``, saw it only at ``ts + δ``, so ``c = ts + δ - max(tp, ts)`` of the
         transfer is spent; the receive charges ``cost - c`` and ``Probe`` + ``Recv`` ends at
         ``max(tp, ts) + cost`` as a ``Recv`` posted at ``tp`` (``docs/protocols.md``)."""
-        credit = msg.visible - max(t_probe, msg.t_send)
-        if credit > self.credits.get(msg, 0.0):
-            self.credits[msg] = credit
+        self._credit(msg, msg.visible - max(t_probe, msg.t_send))
 
     def matched(self, req: Request, msg: Message) -> None:
         transfer_payload(req, msg)
@@ -299,8 +295,10 @@ class LogGPProtocol(Protocol):
     def __init__(self, eager_limit: int = 65536, poll_time: float = 1e-6, envelope: int = 0,
                  injection: str = "serial", data: str = "inject") -> None:
         super().__init__(poll_time, envelope)
-        if not eager_limit >= 0:
-            raise ValueError(f"loggp protocol: eager_limit must be >= 0, got {eager_limit!r}")
+        if isinstance(eager_limit, bool) or not isinstance(eager_limit, (int, float)) \
+                or not (eager_limit >= 0 and float(eager_limit).is_integer()):
+            raise ValueError(f"loggp protocol: eager_limit must be a whole number of bytes "
+                             f">= 0, got {eager_limit!r}")
         if injection not in ("serial", "parallel"):
             raise ValueError(f"loggp protocol: injection must be serial or parallel, "
                              f"got {injection!r}")
@@ -318,7 +316,10 @@ class LogGPProtocol(Protocol):
 
     def _nic(self, src: int, dst: int) -> bool:
         """Whether a message of *src* to *dst* leaves through *src*'s NIC: not when both
-        ranks share a node (the copy is the intra-node model's, ``wire``)."""
+        ranks share a node, nor to itself on a network without nodes (the copy is the
+        intra-node model's, ``wire``)."""
+        if src == dst:
+            return False
         nodes = self._placement()
         return nodes is None or nodes[src] != nodes[dst]
 
@@ -337,6 +338,14 @@ class LogGPProtocol(Protocol):
     def lookahead(self, net: NetworkModel) -> float:
         """``min_wire()``: the clear-to-send and the data are the shortest hops."""
         return float(net.min_wire())
+
+    def probed(self, msg: Message, t_probe: float) -> None:
+        """``data=match``: a probe returns at ``visible``, not at ``visible - lookahead``
+        (``t_s + o``, when SMPI's finds it); the receive taking *msg* counts as posted
+        ``visible - max(t_probe, visible - lookahead)`` earlier (``Probe`` + ``Recv`` =
+        ``Recv``)."""
+        if self._at_match:
+            self._credit(msg, msg.visible - max(t_probe, msg.visible - self.engine.lookahead))
 
     @staticmethod
     def _deliver_at(vr: VirtualRank, dst: int, msg: Message, t: float) -> None:
@@ -416,7 +425,10 @@ class LogGPProtocol(Protocol):
             if self._at_match:   # the bytes leave when both sides are there
                 # (visible - lookahead = t_send + o_s unless held back behind this
                 # pair's earlier messages)
-                start = max(msg.visible - self.engine.lookahead, req.t_post)
+                posted = req.t_post
+                if self.credits:   # a probe waited for it (see probed)
+                    posted -= self.credits.pop(msg, 0.0)
+                start = max(msg.visible - self.engine.lookahead, posted)
                 if self.fabric is not None:
                     self.fabric.start_flow(start, msg.src, msg.dst, msg.nbytes + self.envelope,
                                            self._data_done, (req, msg, o_r))

@@ -276,7 +276,7 @@ class Request(RequestSets, HandleValues):
         return done
 
     def Cancel(self) -> None:
-        """Cancel a pending receive that no message has matched yet.
+        """Cancel a pending receive that no message has matched by the caller's clock.
 
         The request then completes at once with ``status.cancelled`` set.  Sends,
         and receives already matched, are not cancelled (MPI allows a cancel to
@@ -286,6 +286,7 @@ class Request(RequestSets, HandleValues):
         if self.kind != RECV or self.avail is not None:
             return
         owner = check_owner(self, "Cancel")
+        owner.sync(self.call + ".Cancel")   # what has matched by this rank's own time
         box = owner.box
         if box is not None and self in box.posted:
             box.posted.remove(self)

@@ -34,6 +34,15 @@ if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
 
 _BYTE = PREDEFINED["BYTE"]
+COUNT_MAX = 2 ** 63 - 1   # MPI_Count, a signed 64-bit int: the largest count or byte size
+
+
+def _too_large(count: int, dt: Datatype) -> str:
+    """Why *count* elements of *dt* are out of ``MPI_Count``'s range (count or bytes)."""
+    if count > COUNT_MAX:
+        return f"count {count} exceeds MPI's largest count 2**63-1 (MPI_Count)"
+    return (f"count {count} x {dt.label} = {count * dt.size} bytes exceeds MPI's largest "
+            f"size 2**63-1 (MPI_Count)")
 
 
 class BufInfo:
@@ -70,6 +79,8 @@ class Buffer(BufInfo):
         self.count = int(count)
         self.datatype = dt
         self.nbytes = self.count * dt.size
+        if self.nbytes > COUNT_MAX or self.count > COUNT_MAX:
+            raise ValueError(f"Buffer: {_too_large(self.count, dt)}")
         self.mem = None
 
     def __len__(self) -> int:
@@ -228,6 +239,8 @@ def parse_bufspec(spec: Any) -> BufInfo:
                 raise ValueError(f"count must be an int >= 0, got {given_count!r}")
             count = int(given_count)
         nbytes = count * dt.size
+        if nbytes > COUNT_MAX or count > COUNT_MAX:
+            raise ValueError(_too_large(count, dt))
         if mem is not None and not dt.layout.contiguous:
             return BufInfo(nbytes, count, dt, _through(mem, dt, count))
         if mem is not None:
@@ -403,6 +416,8 @@ def parse_bufspecv(spec: Any, nblocks: int, equal: bool = False) -> BufInfoV:
         dt = _as_datatype(items[2])
         if items[1] < 0:
             raise ValueError(f"need counts >= 0, got {items[1]}")
+        if items[1] > COUNT_MAX or items[1] * dt.size > COUNT_MAX:
+            raise ValueError(_too_large(int(items[1]), dt))
         return BufInfoV(None, None, None, dt, int(items[1]) * nblocks * dt.size, nblocks)
     counts_spec: Any = None
     displs_spec: Any = None

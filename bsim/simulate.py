@@ -440,6 +440,7 @@ def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: 
     with mpi4py_shim(main):
         distributed.run_distributed(engine, program, hosts, stats)
     distributed.gather_accounts(engine, hosts)
+    engine.check_finish_limit()
     result = collect(engine, name, params)
     result.distributed = stats.to_dict()
     return result

@@ -201,6 +201,37 @@ except bsim.BsimError as exc:
 """
 
 
+_PAST_THE_LIMIT = """
+import sys
+from mpi4py import MPI as REAL
+import bsim
+from bsim import MPI
+
+def main():
+    MPI.COMM_WORLD.Barrier()
+    if MPI.COMM_WORLD.rank == 3:
+        bsim.add_time(10.0)
+
+try:
+    bsim.simulate(main, 4, network="{net}", max_sim_time=1.0, hosts=REAL.COMM_WORLD)
+except bsim.BsimError as exc:
+    print(f"host {{REAL.COMM_WORLD.rank}}: {{type(exc).__name__}}: {{exc}}")
+    sys.exit(3)
+"""
+
+
+@needs_mpi
+def test_a_rank_past_max_sim_time_stops_every_host() -> None:
+    """Rank 3 (host 1) ends at t = 10 s under a 1 s limit: both hosts raise the limit's
+    error, as one process does (tests/test_livelock.py)."""
+    proc = _mpiexec(2, ["-c", _PAST_THE_LIMIT.format(net=NET)], timeout=120)
+    assert proc.returncode != 0
+    for host in (0, 1):
+        assert (f"host {host}: SimulationLimitError: simulated time passed the limit "
+                f"max_sim_time=1.0 s: rank 3 finished at t=10.0") in proc.stdout, \
+            proc.stdout + proc.stderr
+
+
 @needs_mpi
 def test_the_earliest_failure_wins_though_the_hosts_windows_end_apart() -> None:
     """After the first window (1 us) rank 0 (host 0) resumes at N_0 = 1.1 us and rank 1

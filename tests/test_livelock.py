@@ -111,7 +111,7 @@ def test_max_sim_time_stops_a_long_run_with_a_clear_error():
 
 
 def test_max_events_stops_a_run():
-    """max_events bounds the events processed (checked every 16,384 events)."""
+    """max_events bounds the events processed."""
     def main():
         for _ in range(100_000):
             MPI.COMM_WORLD.Barrier()
@@ -135,3 +135,34 @@ def test_cli_limits(tmp_path, capsys):
                     "    bsim.add_time(1.0)\n    MPI.COMM_WORLD.Barrier()\n")
     assert main(["run", str(prog), "-n", "2", "--max-sim-time", "5"]) == 2
     assert "max_sim_time=5.0 s" in capsys.readouterr().err
+
+
+def _exchanges() -> None:
+    comm = MPI.COMM_WORLD
+    for _ in range(20):
+        comm.Sendrecv(bsim.Buffer(8), dest=1 - comm.rank, recvbuf=bsim.Buffer(8),
+                      source=1 - comm.rank)
+
+
+def test_max_events_is_exact():
+    """A run of N events passes with max_events=N and fails with N - 1, wherever N falls
+    (it was checked only at every 16,384th event: a 656-event halo passed with a limit
+    of 400 in one process and failed under mpiexec, which checks at each exchange)."""
+    n = bsim.simulate(_exchanges, ranks=2, network=NET).events
+    assert n < 1 << 14
+    assert bsim.simulate(_exchanges, ranks=2, network=NET, max_events=n).events == n
+    with pytest.raises(bsim.SimulationLimitError, match=f"max_events={n - 1:,}"):
+        bsim.simulate(_exchanges, ranks=2, network=NET, max_events=n - 1)
+
+
+def test_max_sim_time_stops_a_rank_that_passes_it_in_add_time():
+    """A rank whose last add_time crosses the limit has no event after it: the run
+    finished at t = 10 s under a 1 s limit without a word."""
+    def main():
+        MPI.COMM_WORLD.Barrier()
+        if MPI.COMM_WORLD.rank == 1:
+            bsim.add_time(10.0)
+    with pytest.raises(bsim.SimulationLimitError,
+                       match=r"max_sim_time=1\.0 s: rank 1 finished at t=10\.0"):
+        bsim.simulate(main, ranks=2, network="zero", max_sim_time=1.0)
+    assert bsim.simulate(main, ranks=2, network="zero", max_sim_time=10.0).elapsed == 10.0

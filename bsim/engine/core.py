@@ -247,6 +247,8 @@ class Engine(FailureReports, simpy.Environment):
                                  f"max_sim_time={self.max_sim_time!r} s")
             if self.unfinished:   # (reported before finish(): threads are still known)
                 self._deadlock()
+            if self.host_of is None:   # (distributed: on the gathered accounts, simulate.py)
+                self.check_finish_limit()
         except KeyboardInterrupt as exc:   # Ctrl-C between events: say when, end the ranks
             if not hasattr(exc, "sim_time"):
                 exc.sim_time = self._now   # type: ignore[attr-defined]
@@ -313,15 +315,14 @@ class Engine(FailureReports, simpy.Environment):
         modules = sys.modules
         if private is not None:
             private.sync()   # once: what sys.modules holds at the start (the shim's) is shared
-        progress = self.progress
         # distributed runs check the limits and livelocks for all hosts at the exchange
         max_events = self.max_events if self.host_of is None else 0
-        periodic = progress is not None or max_events > 0
         idle = self.poll_streak   # consecutive poll wake-ups with nothing else happening
         livelock_polls = self.livelock_polls if self.host_of is None else math.inf
         start = _time.perf_counter()
         base = self.events
         events = 0
+        mark = self._next_mark(base, max_events)   # events (relative) of the next check
         deliveries = self.deliveries
         batch_cls = Deliveries
         try:
@@ -345,8 +346,8 @@ class Engine(FailureReports, simpy.Environment):
                                              batch_cls(item[i:]) if i else item))
                             break
                         events += 1
-                        if periodic and not (base + events) & (PROGRESS_EVERY - 1):
-                            start = self._periodic(base + events, start, max_events)
+                        if events == mark:
+                            start, mark = self._periodic(base, events, start, max_events)
                         try:
                             deliver(ranks[msg.dst], msg, now)
                         except BaseException as exc:
@@ -381,8 +382,8 @@ class Engine(FailureReports, simpy.Environment):
                         else:
                             idle = 0
                         events += 1
-                        if periodic and not (base + events) & (PROGRESS_EVERY - 1):
-                            start = self._periodic(base + events, start, max_events)
+                        if events == mark:
+                            start, mark = self._periodic(base, events, start, max_events)
                         if private is not None and private.swapping:
                             private.enter(vr.rank)
                         try:
@@ -401,8 +402,8 @@ class Engine(FailureReports, simpy.Environment):
                     continue
                 idle = 0
                 events += 1
-                if periodic and not (base + events) & (PROGRESS_EVERY - 1):
-                    start = self._periodic(base + events, start, max_events)
+                if events == mark:
+                    start, mark = self._periodic(base, events, start, max_events)
                 if cls is msg_cls:
                     try:
                         deliver(ranks[item.dst], item, now)
@@ -428,19 +429,33 @@ class Engine(FailureReports, simpy.Environment):
             self.host_seconds += _time.perf_counter() - start
             self.poll_streak = idle
 
-    def _periodic(self, events: int, start: float, max_events: int) -> float:
-        """Every ``PROGRESS_EVERY`` events: the progress hook and the event limit.
+    def _next_mark(self, done: int, max_events: int) -> int:
+        """The count of events (relative to *done*, the events before this loop) at which
+        :meth:`_periodic` runs next: the next multiple of ``PROGRESS_EVERY`` when there is a
+        progress hook, and the event that would pass ``max_events`` (-1: never)."""
+        marks = []
+        if self.progress is not None:
+            marks.append((done // PROGRESS_EVERY + 1) * PROGRESS_EVERY)
+        if max_events > 0:
+            marks.append(max(max_events + 1, done + 1))
+        return min(marks) - done if marks else -1
 
-        Returns the new start of the host-time measurement.
-        """
-        self.events = events
+    def _periodic(self, base: int, events: int, start: float, max_events: int
+                  ) -> tuple[float, int]:
+        """At every ``PROGRESS_EVERY``-th event the progress hook; before the event that
+        would pass ``max_events``, the limit's error (exactly there, as a run split over host
+        processes stops where their total passes it).  Returns the new start of the
+        host-time measurement and the next mark (:meth:`_next_mark`)."""
+        done = base + events
+        self.events = done
         self.host_seconds += _time.perf_counter() - start
         start = _time.perf_counter()
-        if self.progress is not None:
-            self.progress(self)
-        if 0 < max_events <= events:
+        if 0 < max_events < done:   # (the event that would pass it is not processed)
             self.limit_error(f"the run reached the limit max_events={max_events:,}")
-        return start
+        if self.progress is not None and not done % PROGRESS_EVERY:
+            self.progress(self)
+        after = self._next_mark(done, max_events)
+        return start, (after + events if after > 0 else -1)
 
     def run_rank(self, vr: VirtualRank, program: Callable[[VirtualRank], Any]) -> None:
         """What a rank's greenlet runs (``RankGreenlet.run``): *program* on *vr*, then its

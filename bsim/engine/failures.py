@@ -50,6 +50,7 @@ class FailureReports:
     local_ranks: list[VirtualRank]
     nranks: int
     host_of: Any
+    max_sim_time: float
     thread_support: ThreadSupport
     _now: float
 
@@ -74,8 +75,10 @@ class FailureReports:
                     waiting = [_describe(r, sends) for r in vr.waitset if r.avail is None]
                     if len(vr.waitset) == 1 and vr.waitset[0].call == call:
                         call = waiting[0] if waiting else call
-                    else:
+                    elif waiting:
                         call += " on " + ", ".join(waiting)
+                    else:   # every request known: the rank waits for the last to end
+                        call += f" ({len(vr.waitset)} requests, ending)"
                 blocked.append((vr.rank, call, _user_location(vr.greenlet)))
         return blocked
 
@@ -130,6 +133,16 @@ class FailureReports:
             if blocked else ""
         raise SimulationLimitError(f"{what} at t={self._now!r} with {len(blocked)} of "
                                    f"{self.nranks} ranks unfinished{first}")
+
+    def check_finish_limit(self) -> None:
+        """After a run: :class:`SimulationLimitError` when a rank finished past
+        ``max_sim_time`` (its last ``add_time`` or call crossed the limit, and no event
+        after it did; every host process runs this on the gathered accounts)."""
+        late = max(self.ranks, key=lambda vr: vr.clock, default=None)
+        if late is not None and late.clock > self.max_sim_time:
+            raise SimulationLimitError(
+                f"simulated time passed the limit max_sim_time={self.max_sim_time!r} s: "
+                f"rank {late.rank} finished at t={late.clock!r}")
 
     def _deadlock(self) -> None:
         self.deadlock_error(self.blocked_ranks(), self.nranks)

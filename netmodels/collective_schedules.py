@@ -72,6 +72,20 @@ def _binomial_up(P: int, size: Callable[[int, int], Any]) -> list[Round]:
     return rounds
 
 
+def _gather_far_first(P2: int, n: Any) -> list[Round]:
+    """Rabenseifner's reduce, second phase: the binomial gather of the reduced pieces to
+    rank 0, farthest first, the piece doubling as the distance halves: ranks ``[m, 2m)``
+    send ``n / 2m`` to ``v - m`` for ``m = P2/2, ..., 1`` (the mirror of
+    :func:`_halving`; MPICH's reduce_intra_reduce_scatter_gather.c, ``mask`` from
+    ``pof2/2`` down, ``pof2 / (mask * 2)`` blocks a step)."""
+    rounds = []
+    m = P2 >> 1
+    while m:
+        rounds.append([(v + m, v, share(n, 1, 2 * m)) for v in range(m)])
+        m >>= 1
+    return rounds
+
+
 def _subtree(P: int, n: Any) -> Callable[[int, int], Any]:
     """Bytes for the subtree [r+mask, min(r+2*mask, P)) of a scatter/gather tree."""
     return lambda r, mask: share(n, min(mask, P - r - mask), P)
@@ -215,8 +229,7 @@ _SCHEDULES: dict[tuple[str, str], _Gen] = {
     ("reduce", "binomial"): lambda P, n: _binomial_up(P, lambda r, m: n),
     ("reduce", "linear"): _linear_in,
     ("reduce", "rabenseifner"): lambda P, n: _folded(
-        P, n, lambda P2: _halving(P2, n) + _binomial_up(
-            P2, lambda r, m: share(n, m, P2)), None),
+        P, n, lambda P2: _halving(P2, n) + _gather_far_first(P2, n), None),
     ("allreduce", "recursive_doubling"): _rd_allreduce,
     ("allreduce", "rabenseifner"): lambda P, n: _folded(
         P, n, lambda P2: _halving(P2, n) + _doubling_back(P2, n), n),

@@ -32,7 +32,7 @@ PAIRS = {
     ("bcast", "scatter_doubling_allgather"): "scatter_rdb_allgather",
     ("reduce", "binomial"): "binomial",
     ("reduce", "linear"): "default",             # SMPI's ireduce: the root posts every receive
-    ("reduce", "rabenseifner"): "scatter_gather",   # MPICH's; gather partners reversed (docs)
+    ("reduce", "rabenseifner"): "scatter_gather",   # MPICH's
     ("gather", "binomial"): "ompi_binomial",     # in-order tree, nearest child first
     ("gather", "linear"): "default",             # SMPI's igather
     ("scatter", "linear"): "default",            # SMPI's iscatter

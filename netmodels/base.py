@@ -12,7 +12,9 @@ two shapes, one per point-to-point protocol (see ``docs/protocols.md``):
   departs no earlier), ``wire`` (from the start of injection to the arrival of
   the last byte) and ``recv_overhead`` (o_r, CPU time of the receiver).
 
-For every stateless model ``cost == send_overhead + wire + recv_overhead``.
+For every stateless model ``cost == send_overhead + wire + recv_overhead``, with the
+overheads of the pair (``pair_send_overhead``, ``pair_recv_overhead``: the size's own
+unless they depend on the ranks, as ``twolevel``'s intra- and inter-node rows do).
 
 ``min_cost()`` is a lower bound of ``cost`` over all pairs of distinct ranks
 and all sizes: the lookahead of distributed runs.
@@ -99,6 +101,16 @@ class NetworkModel(ABC):
     def recv_overhead(self, nbytes: int) -> SimTime:
         """CPU time the receiver spends completing the receive (LogGP ``o``)."""
         return 0.0
+
+    def pair_send_overhead(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
+        """``o_s`` of a message from *src* to *dst*: :meth:`send_overhead` unless a model's
+        overheads depend on the pair (what the ``loggp`` protocol charges)."""
+        return self.send_overhead(nbytes)
+
+    def pair_recv_overhead(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
+        """``o_r`` of a message from *src* to *dst*: :meth:`recv_overhead` unless a model's
+        overheads depend on the pair."""
+        return self.recv_overhead(nbytes)
 
     def gap(self, src: Rank, nbytes: int) -> SimTime:
         """Time the sender's NIC is busy with this message (LogGP ``max(g, (s-1)G)``)."""

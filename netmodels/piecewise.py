@@ -239,10 +239,11 @@ class TwoLevel(NetworkModel):
     (modeling tutorial, "Other Factors Affecting Communication Performance") lists
     intra- vs inter-node performance and NIC contention as separate effects.
 
-    Under ``loggp``: the engine asks for CPU overheads by size only, so the
-    sender and receiver are charged the smaller of the two models' overheads
-    and the excess of the pair's own overheads is added to the wire time
-    (end-to-end times stay exact); the NIC gap is ``inter``'s.
+    Under ``loggp``: each pair is charged its own model's overheads
+    (``pair_send_overhead``, ``pair_recv_overhead``) and wire time, so eager and
+    rendezvous messages take what the picked model alone gives, at both ends;
+    the NIC gap is ``inter``'s.  (``send_overhead(nbytes)``, asked without a
+    pair, is the smaller of the two.)
 
     NIC sharing (only with the fluid contention layer): a node has ``nics``
     NICs, rank ``r`` injects through NIC ``core_of(r) % nics``.  An inter-node
@@ -331,14 +332,17 @@ class TwoLevel(NetworkModel):
     def recv_overhead(self, nbytes: int) -> SimTime:
         return min(self._intra.recv_overhead(nbytes), self._inter.recv_overhead(nbytes))
 
+    def pair_send_overhead(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
+        return self._pick(src, dst).send_overhead(nbytes)
+
+    def pair_recv_overhead(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
+        return self._pick(src, dst).recv_overhead(nbytes)
+
     def gap(self, src: Rank, nbytes: int) -> SimTime:
         return self._inter.gap(src, nbytes)
 
     def wire(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
-        model = self._pick(src, dst)
-        excess = (model.send_overhead(nbytes) - self.send_overhead(nbytes)
-                  + model.recv_overhead(nbytes) - self.recv_overhead(nbytes))
-        return model.wire(src, dst, nbytes) + excess
+        return self._pick(src, dst).wire(src, dst, nbytes)
 
     def min_cost(self) -> SimTime:
         bounds = [self._inter.min_cost()]
@@ -347,7 +351,7 @@ class TwoLevel(NetworkModel):
         return min(bounds)
 
     def min_wire(self) -> SimTime:
-        """The inner models' bound: ``wire`` adds only non-negative overhead excess."""
+        """The inner models' bound (``wire`` is the picked model's)."""
         bounds = [self._inter.min_wire()]
         if self.cores > 1:
             bounds.append(self._intra.min_wire())

@@ -87,13 +87,20 @@ def test_twolevel_picks_intra_or_inter_by_node():
 
 
 def test_twolevel_loggp_split_keeps_end_to_end_exact():
-    """POWER5+ defaults: overheads charged are the smaller model's; o_s + wire + o_r = cost."""
+    """POWER5+ defaults: each pair is charged its own row's overheads and wire, so
+    o_s + wire + o_r = cost; the wire alone is the row's (``L + (s-1) G``), so a
+    rendezvous's 0-byte control messages carry no overhead (they carried the pair's
+    overhead excess over the smaller row's, three times per rendezvous: +20%)."""
     m = TwoLevel()
     m.prepare(32)
     for src, dst in [(0, 1), (0, 16)]:
         for size in (100, 40000):
-            total = m.send_overhead(size) + m.wire(src, dst, size) + m.recv_overhead(size)
+            total = (m.pair_send_overhead(src, dst, size) + m.wire(src, dst, size)
+                     + m.pair_recv_overhead(src, dst, size))
             assert close(total, m.cost(src, dst, size))
+    assert close(m.wire(0, 16, 0), 5.8e-6) and close(m.wire(0, 1, 0), 2.7e-6)   # L
+    assert close(m.pair_send_overhead(0, 16, 100), 14e-6)
+    assert close(m.pair_send_overhead(0, 1, 100), 3.5e-6)
     assert close(m.cost(0, 1, 100), 2 * 3.5e-6 + 99 * 0.68e-9 + 2.7e-6)    # intra row
     assert close(m.cost(0, 16, 100), 2 * 14e-6 + 99 * 1.3e-9 + 5.8e-6)     # inter row
 

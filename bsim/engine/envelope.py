@@ -60,6 +60,12 @@ class Enveloped(NetworkModel):
     def recv_overhead(self, nbytes: int) -> SimTime:
         return self.inner.recv_overhead(nbytes + self.envelope)
 
+    def pair_send_overhead(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
+        return self.inner.pair_send_overhead(src, dst, nbytes + self.envelope)
+
+    def pair_recv_overhead(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
+        return self.inner.pair_recv_overhead(src, dst, nbytes + self.envelope)
+
     def min_cost(self) -> SimTime:
         return self.inner.min_cost()
 

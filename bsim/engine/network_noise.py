@@ -85,6 +85,12 @@ class NoisyNetwork(NetworkModel):
     def recv_overhead(self, nbytes: int) -> float:
         return self.inner.recv_overhead(nbytes)
 
+    def pair_send_overhead(self, src: int, dst: int, nbytes: int) -> float:
+        return self.inner.pair_send_overhead(src, dst, nbytes)
+
+    def pair_recv_overhead(self, src: int, dst: int, nbytes: int) -> float:
+        return self.inner.pair_recv_overhead(src, dst, nbytes)
+
     def gap(self, src: int, nbytes: int) -> float:
         return self.inner.gap(src, nbytes)
 

@@ -324,13 +324,13 @@ class LogGPProtocol(Protocol):
         return nodes is None or nodes[src] != nodes[dst]
 
     def message_time(self, net: NetworkModel, src: int, dst: int, nbytes: int) -> float:
-        """``o_s + wire(s) + o_r`` (LogGP, Alexandrov et al. 1995) with ``s`` the size plus
-        the envelope; above the eager limit (``data=inject``) the request-to-send and the
-        clear-to-send first cross the network, ``+ wire(src, dst, e) + wire(dst, src, e)``
-        with ``e`` the envelope."""
+        """``o_s + wire(s) + o_r`` (LogGP, Alexandrov et al. 1995), ``s`` the size plus the
+        envelope ``e``; above the eager limit (``data=inject``) the request-to-send and the
+        clear-to-send cross first: ``+ wire(src, dst, e) + wire(dst, src, e)``."""
         e = self.envelope
         s = nbytes + e
-        t = net.send_overhead(s) + net.wire(src, dst, s) + net.recv_overhead(s)
+        t = (net.pair_send_overhead(src, dst, s) + net.wire(src, dst, s)
+             + net.pair_recv_overhead(src, dst, s))
         if nbytes > self.eager_limit and not self._at_match:
             t += net.wire(src, dst, e) + net.wire(dst, src, e)
         return float(t)
@@ -371,7 +371,7 @@ class LogGPProtocol(Protocol):
         net = self.net
         n = msg.nbytes
         t = vr.clock
-        o = net.send_overhead(n)
+        o = net.pair_send_overhead(vr.rank, dst.rank, n)
         msg.t_send = t
         vr.comm += o
         vr.clock = t + o
@@ -420,7 +420,7 @@ class LogGPProtocol(Protocol):
     def matched(self, req: Request, msg: Message) -> None:
         transfer_payload(req, msg)
         net = self.net
-        o_r = net.recv_overhead(msg.nbytes)
+        o_r = net.pair_recv_overhead(msg.src, msg.dst, msg.nbytes)
         if not msg.rendezvous:
             if self._at_match:   # the bytes leave when both sides are there
                 # (visible - lookahead = t_send + o_s unless held back behind this

@@ -72,7 +72,7 @@ def transfer(vr: VirtualRank, st: WinState, g: int, out_bytes: int, back_bytes: 
     fabric = eng.fabric
     src, dst = vr.rank, st.members[g]
     t0 = vr.clock
-    o_out = net.send_overhead(out_bytes)
+    o_out = net.pair_send_overhead(src, dst, out_bytes)
     start = _inject(vr, vr, dst, out_bytes, t0 + o_out)
     base = start - o_out + net.cost(src, dst, out_bytes)   # the lone arrival
     pair = (src, dst)
@@ -85,7 +85,7 @@ def transfer(vr: VirtualRank, st: WinState, g: int, out_bytes: int, back_bytes: 
         if back_bytes is None:
             req.resolve(arrive, 0.0, t0)
             return
-        o_back = net.send_overhead(back_bytes)
+        o_back = net.pair_send_overhead(dst, src, back_bytes)
         target = eng.ranks[dst]
         rstart = _inject(vr, target, src, back_bytes, arrive + o_back)
         rbase = rstart - o_back + net.cost(dst, src, back_bytes)

@@ -140,6 +140,7 @@ def test_bad_program(case, tmp_path, capsys):
     (["run", "halo2d", "--max-events", "0"], "max_events must be an int >= 1"),
     (["run", "halo2d", "--json", "/proc/x.json"], "--json /proc/x.json"),
     (["run", "halo2d", "--trace-ranks", "0-3"], "need --trace FILE"),
+    (["run", "halo2d", "--trace-max-events", "5"], "need --trace FILE"),
     (["run", "tests/programs/ring.py", "-n", "1000000000"], "virtual ranks need about"),
     (["run", "tests/programs/ring.py", "-n", "0"], "ranks must be an int >= 1"),
     (["run", "halo2d", "--network", "hockney:latency=1e-6,latency=2e-6"],

@@ -147,7 +147,7 @@ def add_timeline_options(parser: argparse.ArgumentParser) -> None:
                    help="record only these ranks, e.g. 0-63,100 (default: all)")
     g.add_argument("--trace-window", metavar="START:END", default=None,
                    help="record only this simulated time window, in seconds")
-    g.add_argument("--trace-max-events", type=int, default=DEFAULT_MAX_EVENTS, metavar="N",
+    g.add_argument("--trace-max-events", type=int, default=None, metavar="N",
                    help=f"stop recording after N events (default {DEFAULT_MAX_EVENTS:,})")
     g.add_argument("--noise", action="append", default=[], metavar="SPEC",
                    help="OS/network noise, repeatable: " +
@@ -165,15 +165,19 @@ def apply_run_options(ns: argparse.Namespace, stream: Any = None) -> dict[str, A
     """
     from ..engine.noise import build_noise
     from ..outputs.progress import make_progress
-    from ..outputs.trace import ChromeTracer
+    from ..outputs.trace import DEFAULT_MAX_EVENTS, ChromeTracer
     kwargs: dict[str, Any] = {}
     tracer = None
     if getattr(ns, "trace", None):
+        cap = ns.trace_max_events
         tracer = ChromeTracer(ranks=ns.trace_ranks, window=ns.trace_window,
-                              max_events=ns.trace_max_events, program=str(ns.target))
+                              max_events=DEFAULT_MAX_EVENTS if cap is None else cap,
+                              program=str(ns.target))
         kwargs["tracer"] = tracer
-    elif getattr(ns, "trace_ranks", None) or getattr(ns, "trace_window", None):
-        raise ValueError("--trace-ranks and --trace-window need --trace FILE")
+    elif getattr(ns, "trace_ranks", None) or getattr(ns, "trace_window", None) \
+            or getattr(ns, "trace_max_events", None) is not None:
+        raise ValueError("--trace-ranks, --trace-window and --trace-max-events need "
+                         "--trace FILE")
     noise = getattr(ns, "noise", None) or None
     # checked now, except what the run's layout decides (core=K, ranks_per_node,
     # layout=network): simulate() builds the noise on the machine's cores and the

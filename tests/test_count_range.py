@@ -81,3 +81,18 @@ def test_largest_count_is_accepted():
     r = bsim.simulate(main, ranks=2, network="hockney:latency=1e-6,bandwidth=1e9")
     assert float(r.finish[1]) == pytest.approx(1e-6 + COUNT_MAX / 1e9, rel=1e-12)
     assert int(r.bytes[0]) == COUNT_MAX
+
+
+@pytest.mark.parametrize("counts, why", [
+    ([COUNT_MAX + 1] * 2, "count 9223372036854775808 exceeds MPI's largest count"),
+    ([2 ** 60] * 2, "count 1152921504606846976 x DOUBLE = 9223372036854775808 bytes")],
+    ids=["count", "bytes"])
+def test_vector_counts_above_mpi_count_are_refused(counts, why):
+    """The counts of a vector spec too (an Alltoallv of 2**63-byte blocks ran)."""
+    def main():
+        dt = MPI.BYTE if why.startswith("count 9") else MPI.DOUBLE
+        spec = [None, (counts, None), dt]
+        MPI.COMM_WORLD.Alltoallv(spec, spec)
+    with pytest.raises(bsim.MPIUsageError,
+                       match=f"rank 0: Alltoallv: bad vector buffer: {why}"):
+        bsim.simulate(main, ranks=2)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import operator
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -457,11 +458,10 @@ def parse_bufspecv(spec: Any, nblocks: int, equal: bool = False) -> BufInfoV:
     counts = [int(c) for c in counts]
     if len(counts) != nblocks or any(c < 0 for c in counts):
         raise ValueError(f"need {nblocks} counts >= 0, got {counts}")
-    if displs is None:
-        displs, acc = [], 0
-        for c in counts:
-            displs.append(acc)
-            acc += c
+    if counts and max(counts) * max(dt.size, 1) > COUNT_MAX:
+        raise ValueError(_too_large(max(counts), dt))
+    if displs is None:   # the running sum of the counts
+        displs = [0, *accumulate(counts[:-1])] if counts else []
     displs = [int(d) for d in displs]
     if len(displs) != nblocks:
         raise ValueError(f"need {nblocks} displacements, got {displs}")

@@ -31,13 +31,15 @@ def test_points_grid_and_zip():
 
 
 def test_efficiency_definitions():
-    """strong: S*P0/P; weak: T0/T (P0 = fewest ranks)."""
+    """strong: S = T0/T, E = S*P0/P; weak: E = T0/T and the scaled speedup S = E*P/P0
+    (it repeated the efficiency), P0 = fewest ranks."""
     rows = [{"ranks": 2, "elapsed": 4.0}, {"ranks": 8, "elapsed": 2.0}]
     add_efficiency(rows, "strong")
     assert [r["speedup"] for r in rows] == [1.0, 2.0]
     assert [r["efficiency"] for r in rows] == [1.0, 0.5]
     add_efficiency(rows, "weak")
     assert [r["efficiency"] for r in rows] == [1.0, 2.0]
+    assert [r["speedup"] for r in rows] == [1.0, 8.0]   # 4x the work in half the time
 
 
 def test_grid_sweep_rows_serial_equals_parallel():

@@ -13,7 +13,8 @@ Modes (how the ``--param`` lists combine, and what "efficiency" means):
   point with the fewest ranks ``P0``.
 * ``weak``: zipped as in strong; the user grows the problem with the ranks
   (e.g. ``--param px=2,4,8 --param nx=256,512,1024``) so work per rank is
-  fixed.  Efficiency ``E(P) = T(P0) / T(P)``.
+  fixed.  Efficiency ``E(P) = T(P0) / T(P)``, speedup the scaled one (Gustafson),
+  ``S(P) = E(P) * P / P0``: the work done per unit time against ``P0``'s.
 
 The parameter ``ranks`` is special: it is the rank count (``-n``) for
 programs without their own (Python files, skeletons without a rank rule).

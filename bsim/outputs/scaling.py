@@ -4,7 +4,8 @@ A row is one simulated point: its parameters, ``ranks``, ``elapsed`` (s),
 the mean ``calc``, ``wait`` and ``comm`` over ranks (s), ``host_seconds``,
 ``events``, ``ops``, and after :func:`add_efficiency` ``speedup`` and
 ``efficiency`` (strong scaling: ``S(P) = T(P0) / T(P)``, ``E(P) = S(P) P0 / P``;
-weak scaling: ``E(P) = T(P0) / T(P)``; ``P0`` is the smallest rank count).
+weak scaling: ``E(P) = T(P0) / T(P)`` and the scaled speedup ``S(P) = E(P) P / P0``,
+Gustafson's, the work per unit time against ``P0``'s; ``P0`` is the smallest rank count).
 ``bsim sweep`` (:mod:`bsim.cli.sweep`) makes them; ``bsim plot`` reads them.
 """
 
@@ -35,11 +36,11 @@ def add_efficiency(rows: list[dict[str, Any]], mode: str) -> None:
     t0 = min(r["elapsed"] for r in rows if r["ranks"] == p0)
     for r in rows:
         t, p = r["elapsed"], r["ranks"]
-        r["speedup"] = t0 / t if t > 0 else float("nan")
-        if mode == "weak":
-            r["efficiency"] = t0 / t if t > 0 else float("nan")
+        ratio = t0 / t if t > 0 else float("nan")
+        if mode == "weak":   # work grows with P: the scaled speedup
+            r["efficiency"], r["speedup"] = ratio, ratio * p / p0
         else:
-            r["efficiency"] = r["speedup"] * p0 / p
+            r["speedup"], r["efficiency"] = ratio, ratio * p0 / p
 
 
 def _columns(rows: list[dict[str, Any]]) -> list[str]:

@@ -18,7 +18,7 @@ import numpy as np
 from netmodels import build_network
 from netmodels.base import NetworkModel
 from netmodels.filesystem import build_filesystem
-from netmodels.input_files import records_inputs
+from netmodels.input_files import recording_inputs, records_inputs
 
 from .engine.collective_rules import CollectiveCosts
 from .engine.core import Engine
@@ -440,6 +440,8 @@ def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: 
     with mpi4py_shim(main):
         distributed.run_distributed(engine, program, hosts, stats)
     distributed.gather_accounts(engine, hosts)
+    with recording_inputs() as files:   # simulate()'s, with what every host's ranks read
+        files.update({k: v for other in hosts.allgather(dict(files)) for k, v in other.items()})
     engine.check_finish_limit()
     result = collect(engine, name, params)
     result.distributed = stats.to_dict()

@@ -3,13 +3,18 @@
 A :class:`KernelModel` is built from the skeleton's ``kernel`` spec: a machine
 preset's ``[kernels.hpl_blas]`` table (the BSIM paper's piecewise dgemm fit,
 ``bsim/machines/<name>.toml``), a flat rate (``flat:rate=1e9``) or a user
-table (``table:path=FILE.csv``).
+table (``table:path=FILE.csv``).  A model is built once per run and shared by its
+ranks (:func:`~netmodels.input_files.per_run`): each run reads the files afresh, so
+``Result.inputs`` records them (``kernel table FILE.csv``, ``machine FILE.toml``) and an
+edit between two runs of one process is seen.
 """
 
 from __future__ import annotations
 
 import math
 from typing import Any
+
+from netmodels.input_files import note_input, per_run
 
 from .models.hpl import dgemm_time
 
@@ -19,7 +24,6 @@ REFERENCE_MACHINE = "primequest"
 """The machine whose measured dgemm (the BSIM paper's Fig. 4 fit) calibrates the generic model."""
 
 KERNELS = ("dgemm", "dtrsm", "dgemv", "idamax")
-_KERNEL_CACHE: dict[str, Any] = {}            # KernelModel by spec
 
 
 # -- kernel-time models ----------------------------------------------------------
@@ -64,12 +68,10 @@ class KernelModel:
 
     @classmethod
     def build(cls, spec: str | KernelModel) -> KernelModel:
-        """The model for *spec* (cached: every rank of a run shares one)."""
+        """The model for *spec* (built once per run: every rank of a run shares one)."""
         if isinstance(spec, KernelModel):
             return spec
-        model = _KERNEL_CACHE.get(spec)
-        if model is None:
-            model = _KERNEL_CACHE[spec] = cls._build(spec)
+        model: KernelModel = per_run(("hpl kernels", cls, spec), lambda: cls._build(spec))
         return model
 
     @classmethod
@@ -171,8 +173,12 @@ def _entry(entry: Any, where: str) -> Any:
 def _table(path: str) -> dict[str, Any]:
     import bisect
     import csv
+    import io
     points: dict[str, list[tuple[float, float]]] = {}
-    with open(path, newline="") as fh:
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    note_input("kernel table", path, raw)
+    with io.StringIO(raw.decode("utf-8"), newline="") as fh:
         for row in csv.reader(fh):
             if not row or row[0].strip().startswith("#") or row[0].strip() == "kernel":
                 continue

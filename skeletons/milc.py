@@ -57,12 +57,12 @@ Both run unchanged under real ``mpiexec``.
 from __future__ import annotations
 
 import math
-from functools import cache
 from typing import Any
 
 import bsim
 from bsim.machines import load_machine
 from bsim.machines.kernels import MachineKernel
+from netmodels.input_files import per_run
 
 from .models.milc import kernel_time, local_extents
 from .registry import Param, Skeleton, register
@@ -152,9 +152,17 @@ def layout_mapping(layout: str, grid: tuple[int, ...]) -> str | None:
     return text
 
 
-@cache
 def milc_kernels(machine: str) -> tuple[dict[str, tuple[float, float, float]], int]:
-    """``({kernel: (b1, b2, s)}, float_bytes)`` from a preset's ``[kernels.milc]``."""
+    """``({kernel: (b1, b2, s)}, float_bytes)`` from a preset's ``[kernels.milc]``.
+
+    Read once per run (:func:`~netmodels.input_files.per_run`), not once per process:
+    each run reads a machine file afresh and records it (``Result.inputs``)."""
+    read: tuple[dict[str, tuple[float, float, float]], int] = per_run(
+        ("milc kernels", machine), lambda: _read_kernels(machine))
+    return read
+
+
+def _read_kernels(machine: str) -> tuple[dict[str, tuple[float, float, float]], int]:
     table = load_machine(machine).kernels.get("milc")
     if not table:
         raise ValueError(f"milc: machine {machine!r} has no [kernels.milc] table")

@@ -11,6 +11,10 @@ A skeleton may also decide where its ranks run (MILC's ``layout``): its
 ``mapping`` gives a rank->node mapping spec that :func:`apply_mapping` sets
 as the ``mapping`` parameter of the network model
 (``Target.network_for(spec)``).
+
+What a file program's run read is recorded (``Result.inputs``,
+``netmodels/input_files.py``): the file itself (``program FILE.py``) and, when the
+run ends, the program's local modules (:func:`note_program_modules`).
 """
 
 from __future__ import annotations
@@ -20,16 +24,22 @@ import inspect
 import os
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from netmodels.input_files import note_input
 
+from ..engine.private_modules import PrivateModules, _shared_roots
 from ..engine.rank import current_or_none
 
-__all__ = ["Target", "load_target", "apply_mapping", "file_arguments"]
+if TYPE_CHECKING:
+    from bsim.machines.kernels import MachineKernel
+
+__all__ = ["Target", "load_target", "apply_mapping", "file_arguments",
+           "note_program_modules"]
 
 
 @dataclass
@@ -125,8 +135,14 @@ def _file_program(path: Path, argv: list[str]) -> Callable[[], None]:
         sys.argv = [str(path), *argv]
         sys.modules["__main__"] = module
         vr = current_or_none()
-        if vr is not None and vr.engine.private_modules is not None:
-            vr.engine.private_modules.set_main(vr.rank, module)
+        if vr is not None:
+            engine = vr.engine
+            if engine.private_modules is not None:
+                engine.private_modules.set_main(vr.rank, module)
+            if "bsim.program_modules" not in engine.user_state:   # once per run
+                engine.user_state["bsim.program_modules"] = path
+                engine.user_state.setdefault("bsim.at_finish", []).append(
+                    lambda: note_program_modules(path, engine.private_modules))
         try:
             exec(code, module.__dict__)
         finally:
@@ -137,6 +153,53 @@ def _file_program(path: Path, argv: list[str]) -> Callable[[], None]:
     if folder not in sys.path:
         sys.path.insert(0, folder)
     return run_file
+
+
+def note_program_modules(program: Path, private: PrivateModules | None) -> None:
+    """Note the program's local modules as the run's inputs (``module NAME``).
+
+    A local module is one whose file (``__file__``: ``helper.py``, a package's
+    ``pkg/__init__.py``) lies in the folder of *program* or below it, but not the
+    program itself, nor bsim's own files, the standard library or an installed
+    package (what :mod:`bsim.engine.private_modules` never makes private, should the
+    folder hold them).  Candidates are the modules in ``sys.modules`` when the run
+    ends and every rank's private copies (*private*'s ``by_rank``, gone from
+    ``sys.modules`` by then); each is named by its path relative to the folder and
+    recorded by the file's bytes as the first run that used that module object read
+    them (a module kept in ``sys.modules`` is not executed again by the next run, so
+    an edit since then did not shape it).  Called once per run, when the engine
+    finishes (``user_state["bsim.at_finish"]``).
+    """
+    folder = os.path.join(str(program.parent), "")
+    modules = list(sys.modules.values())
+    if private is not None:
+        modules += [m for mine in private.by_rank.values() for m in mine.values()]
+    by_file: dict[str, list[types.ModuleType]] = {}
+    for module in modules:
+        file = getattr(module, "__file__", None) if isinstance(module, types.ModuleType) \
+            else None
+        if isinstance(file, str) and file.startswith(folder):
+            by_file.setdefault(file, []).append(module)
+    roots = _shared_roots()
+    for file, used in sorted(by_file.items()):
+        real = os.path.realpath(file)
+        if real == str(program) or real.startswith(roots):
+            continue
+        content = next((_READ[m] for m in used if m in _READ), None)
+        if content is None:
+            try:
+                with open(file, "rb") as fh:
+                    content = fh.read()
+            except OSError:   # removed since it was imported: nothing left to record
+                continue
+        for module in used:
+            if sys.modules.get(module.__name__) is module:   # may serve the next run
+                _READ[module] = content
+        note_input("module", file, content, name=Path(os.path.relpath(file, folder)).as_posix())
+
+
+_READ: weakref.WeakKeyDictionary[types.ModuleType, bytes] = weakref.WeakKeyDictionary()
+"""A local module kept in ``sys.modules`` -> its file's bytes when a run first used it."""
 
 
 def _main_module(path: Path) -> types.ModuleType:
@@ -162,6 +225,28 @@ def file_arguments(params: dict[str, Any]) -> list[str]:
                              f"name")
         out.append(f"--{key}={value}")
     return out
+
+
+def _given_table(kernel: MachineKernel, value: Any) -> str:
+    """``Target.kernel_model`` for a skeleton that reads a machine's kernel table itself
+    (*kernel* without ``key``: MILC's ``machine``, HPL's ``kernel``) when the user named
+    the machine: ``machine = mine.toml (given): mine [kernels.milc]``, as ``--machine``
+    says ``machine = bgp: bgp [kernels.milc]``.  A value that names no machine with that
+    table (``table:path=k.csv``, ``flat:rate=1e9``, a file that does not load: the
+    skeleton reports it) is said as given."""
+    from bsim.machines import MachineError, list_machines, load_machine, split_variant
+    account = f"{kernel.param} = {value} (given)"
+    if not isinstance(value, str):
+        return account
+    base = str(split_variant(value)[0])
+    if base.lower() not in list_machines() and not Path(base).is_file():
+        return account
+    try:
+        m = load_machine(value)
+    except (MachineError, OSError, ValueError):
+        return account
+    return f"{account}: {m.name} [kernels.{kernel.table}]" if m.kernels.get(kernel.table) \
+        else account
 
 
 def load_target(target: str, params: dict[str, Any], argv: list[str] | None = None,
@@ -204,7 +289,10 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
         if not set(sized) & set(params):
             params = {**params, **sized}
     account = ""
-    if machine is not None and skel.machine_kernel is not None:
+    if skel.machine_kernel is not None and skel.machine_kernel.key is None \
+            and skel.machine_kernel.param in params:   # names the machine whose table is read
+        account = _given_table(skel.machine_kernel, params[skel.machine_kernel.param])
+    elif machine is not None and skel.machine_kernel is not None:
         from bsim.machines.kernels import choose
         kernel = skel.machine_kernel
         value, account = choose(kernel, machine, params)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextvars import copy_context
 from enum import IntEnum
 from heapq import heappush
 from operator import attrgetter
@@ -56,6 +57,12 @@ class RankGreenlet(greenlet.greenlet):
     closure made per rank (about 220 bytes a rank fewer), and not a method (a bound
     method's call would leave ~140 bytes more of C stack to save at every switch);
     ``Engine.run_rank`` holds what it does.
+
+    It runs in a copy of the creator's :mod:`contextvars` context (a greenlet starts
+    in an empty one), as an asyncio task does: what the run set up in a
+    context variable is seen in the rank (``netmodels.input_files``: the files a rank
+    reads are the run's inputs), and what a rank sets is its own.  Set once here, not
+    by a ``Context.run`` around the program, which would add a C frame to every switch.
     """
 
     __slots__ = ("vrank", "program")
@@ -63,6 +70,7 @@ class RankGreenlet(greenlet.greenlet):
     def __init__(self, vrank: VirtualRank, program: Callable[[VirtualRank], Any],
                  parent: greenlet.greenlet) -> None:
         super().__init__(_run_current_rank, parent)
+        greenlet.greenlet.gr_context.__set__(self, copy_context())   # the base's own slot
         self.vrank = vrank
         self.program = program
         vrank.greenlet = self

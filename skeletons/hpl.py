@@ -449,7 +449,8 @@ SKELETON = register(Skeleton(
         "verbose": Param("rank 0 prints HPL's result line"),
     },
     ranks=lambda prm: prm["p"] * prm["q"],
-    machine_kernel=MachineKernel(param="kernel", table="hpl_blas", generic=generic_kernel),
+    machine_kernel=MachineKernel(param="kernel", table="hpl_blas", keys=KERNELS,
+                                 generic=generic_kernel),
     flops=lambda prm, _returns: hpl_flops(prm["n"]),
     scale=lambda n: grid(n, 2, "q", "p"),   # HPL: P <= Q
 ))

@@ -75,7 +75,7 @@ from typing import Any
 import bsim
 from bsim.machines.kernels import MachineKernel
 
-from .hpl_kernels import KernelModel, generic_kernel
+from .hpl_kernels import KERNELS, KernelModel, generic_kernel
 from .models.phase import (
     BYTES_PER_COMPLEX,
     ZGEMM_C0,
@@ -384,7 +384,8 @@ SKELETON = register(Skeleton(
         "verbose": Param("rank 0 prints a summary line"),
     },
     ranks=lambda prm: prm["pb"] * prm["pf"],
-    machine_kernel=MachineKernel(param="kernel", table="hpl_blas", generic=generic_kernel),
+    machine_kernel=MachineKernel(param="kernel", table="hpl_blas", keys=KERNELS,
+                                 generic=generic_kernel),
     flops=lambda prm, returns: sum(float(r["flops"]) for r in returns if isinstance(r, dict)),
     scale=lambda n: grid(n, 2, "pf", "pb"),
 ))

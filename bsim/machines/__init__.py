@@ -39,7 +39,7 @@ __all__ = [
 
 from netmodels.input_files import note_input
 
-from .schema import NETWORK_MODELS, MachineError, check_machine_file
+from .schema import MEMORY_BANDWIDTH, NETWORK_MODELS, PEAK, MachineError, check_machine_file
 
 MACHINE_DIR = Path(__file__).resolve().parent
 """Directory holding the preset TOML files."""
@@ -85,9 +85,19 @@ class Machine:
         return f"{self.spec} ({self.path})"
 
     @property
+    def label(self) -> str:
+        """How an error names it: ``machine 'bgp:p64'`` for a bundled preset, ``machine file
+        'mine.toml'`` (with ``:variant``) for a user's file, which the user named by its
+        path, not by the ``name`` inside it."""
+        if self.path is None or self.path.parent == MACHINE_DIR:
+            return f"machine {self.spec!r}"
+        where = f"{self.path}:{self.variant}" if self.variant else str(self.path)
+        return f"machine file {where!r}"
+
+    @property
     def peak_flops_per_core(self) -> float | None:
         """``[hardware] peak_flops_per_core`` (flop/s), or None when the file gives none."""
-        value = self.raw.get("hardware", {}).get("peak_flops_per_core")
+        value = self.raw.get("hardware", {}).get(PEAK)
         return None if value is None else float(value)
 
     @property
@@ -107,7 +117,7 @@ class Machine:
     @property
     def memory_bandwidth_per_core(self) -> float | None:
         """``[hardware] memory_bandwidth_per_node / cores_per_node`` (bytes/s), or None."""
-        value = self.raw.get("hardware", {}).get("memory_bandwidth_per_node")
+        value = self.raw.get("hardware", {}).get(MEMORY_BANDWIDTH)
         return None if value is None else float(value) / self.cores_per_node
 
     @property
@@ -179,8 +189,9 @@ def load_machine(name_or_path: str | Path) -> Machine:
         note_input("machine", path, raw)
     if variant is not None and variant not in data.get("network_variants", {}):
         valid = ", ".join(sorted(data.get("network_variants", {}))) or "none"
-        raise MachineError(f"machine {data['name']!r} has no network variant {variant!r}; "
-                           f"valid: {valid}")
+        where = (f"machine {data['name']!r}" if path.parent == MACHINE_DIR
+                 else f"machine file {str(path)!r}")   # as the user named it
+        raise MachineError(f"{where} has no network variant {variant!r}; valid: {valid}")
     return Machine(
         name=data["name"], description=data["description"], source=data["source"],
         cores_per_node=data["cores_per_node"], network=dict(data["network"]),
@@ -232,7 +243,7 @@ def network_spec(machine: Machine | str | Path, variant: str | None = None) -> s
         variants = m.network_variants
         if variant not in variants:
             valid = ", ".join(sorted(variants)) or "none"
-            raise MachineError(f"machine {m.name!r} has no network variant {variant!r}; "
+            raise MachineError(f"{m.label} has no network variant {variant!r}; "
                                f"valid: {valid}")
         table = variants[variant]
     table = _with_cores(m, table, variant)
@@ -261,7 +272,7 @@ def _with_cores(m: Machine, table: dict[str, Any], variant: str | None) -> dict[
     where = f"[network_variants.{variant}]" if variant else "[network]"
     if "cores" in table:
         if not isinstance(table["cores"], int) or table["cores"] > m.cores_per_node:
-            raise MachineError(f"machine {m.name!r}: {where} cores = {table['cores']!r} "
+            raise MachineError(f"{m.label}: {where} cores = {table['cores']!r} "
                                f"ranks per node, but a node has cores_per_node = "
                                f"{m.cores_per_node}")
         return table
@@ -285,7 +296,7 @@ def collective_spec(machine: Machine | str | Path) -> str | dict[str, str] | Non
         return None
     model = table.get("model")
     if not isinstance(model, str):
-        raise MachineError(f"machine {m.name!r}: [collectives] needs a string 'model'")
+        raise MachineError(f"{m.label}: [collectives] needs a string 'model'")
     args: list[str] = []
     per_op: dict[str, str] = {}
     for key, value in table.items():

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import MACHINE_DIR, Machine, MachineError, load_machine
+from .schema import BUNDLED_TABLES, KERNEL_TABLES, kernel_table
 
 __all__ = ["MachineKernel", "choose", "generic_time", "per_unit_time", "FIT_BOOKKEEPING"]
 
@@ -66,6 +67,23 @@ class MachineKernel:
     follows: tuple[str, ...] = ()
     """Other time parameters calibrated with ``param``'s default (the same assumed machine):
     on a machine each becomes ``default * value / param's default``, unless the user set it."""
+    keys: tuple[str, ...] = ()
+    """Without ``key``: the entries of the table the skeleton reads itself."""
+
+    def __post_init__(self) -> None:
+        """Check the keys read against the schema's ``KERNEL_TABLES`` (a bundled table: a
+        key it does not declare is a ``ValueError`` on import, so the two cannot drift), or
+        declare a skeleton's own table there (:func:`~bsim.machines.schema.kernel_table`)."""
+        reads = (self.key,) if self.key else self.keys
+        if self.table not in BUNDLED_TABLES:
+            kernel_table(self.table, reads)
+            return
+        declared = KERNEL_TABLES[self.table].reads
+        missing = [k for k in reads if k not in declared]
+        if missing:
+            raise ValueError(f"MachineKernel {self.param}: [kernels.{self.table}] declares "
+                             f"no {', '.join(missing)} in bsim/machines/schema.py "
+                             f"KERNEL_TABLES (it reads {', '.join(declared)})")
 
 
 def _table_entry(machine: Machine, kernel: MachineKernel) -> Any:
@@ -91,7 +109,7 @@ def per_unit_time(entry: Any, kernel: MachineKernel, where: str,
     bookkeeping keys ``model``, ``unit``, ``*_var``, ``rel_residual``, ``variation``,
     ``rate`` are ignored).  A two-slope fit (``piecewise``, ``cache2``) has no single time
     per unit and is refused, as is any other shape: :class:`MachineError`, one line."""
-    name = f"machine {where}"
+    name = where
     if isinstance(entry, (int, float)) and not isinstance(entry, bool):
         return float(entry), f"{kernel.param} = {float(entry):.4g} s per {kernel.unit}: " \
                              f"{source}"
@@ -140,13 +158,14 @@ def generic_time(kernel: MachineKernel, machine: Machine) -> tuple[float, str]:
     """
     peak = machine.peak_flops_per_core
     name = machine.spec
+    label = machine.label
     if peak is None:
-        raise MachineError(f"machine {name!r} has no [kernels.{kernel.table}] "
+        raise MachineError(f"{label} has no [kernels.{kernel.table}] "
                            f"{kernel.key} and no [hardware] peak_flops_per_core for the "
                            f"generic model: add either (docs/machines.md)")
     bandwidth = machine.memory_bandwidth_per_core
     if kernel.memory_bound and (bandwidth is None or kernel.bytes is None):
-        raise MachineError(f"machine {name!r} has no [kernels.{kernel.table}] {kernel.key} "
+        raise MachineError(f"{label} has no [kernels.{kernel.table}] {kernel.key} "
                            f"and no [hardware] memory_bandwidth_per_node; the {kernel.unit} "
                            f"is memory-bound: add either (docs/machines.md)")
     if kernel.reference is not None:
@@ -188,13 +207,13 @@ def choose(kernel: MachineKernel, machine: str, given: dict[str, Any]) -> tuple[
         where = f"{m.name} [kernels.{kernel.table}]"
         if kernel.key is None:
             return entry, f"{kernel.param} = {entry}: {where}"
-        return per_unit_time(entry, kernel, f"{m.spec!r}: [kernels.{kernel.table}] "
+        return per_unit_time(entry, kernel, f"{m.label}: [kernels.{kernel.table}] "
                                             f"{kernel.key}", f"{where} {kernel.key}")
     if kernel.key is not None:
         return generic_time(kernel, m)
     if kernel.generic is not None:
         return kernel.generic(m)
-    raise MachineError(f"machine {m.spec!r} has no [kernels.{kernel.table}] table (the "
+    raise MachineError(f"{m.label} has no [kernels.{kernel.table}] table (the "
                        f"compute-time fits that --param {kernel.param} reads): add it "
                        f"(docs/machines.md) or name a machine that has one with "
                        f"--param {kernel.param}=NAME")

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import difflib
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["check_machine_file", "check_network", "MachineError", "NETWORK_MODELS"]
+__all__ = ["check_machine_file", "check_network", "MachineError", "NETWORK_MODELS",
+           "KernelTable", "KERNEL_TABLES", "BUNDLED_TABLES", "kernel_table"]
 
 
 class MachineError(ValueError):
@@ -26,7 +28,75 @@ NETWORK_MODELS = ("hockney", "loggp", "zero", "torus", "fattree", "bluewaters", 
 REQUIRED = {"name": str, "description": str, "source": str, "cores_per_node": int,
             "network": dict}
 OPTIONAL_TABLES = ("collectives", "kernels", "network_variants", "hardware", "filesystem")
-HARDWARE_NUMBERS = ("peak_flops_per_core", "memory_bandwidth_per_node")
+PEAK = "peak_flops_per_core"
+MEMORY_BANDWIDTH = "memory_bandwidth_per_node"
+HARDWARE_NUMBERS = (PEAK, MEMORY_BANDWIDTH)
+"""The ``[hardware]`` keys bsim reads (``Machine.peak_flops_per_core``,
+``memory_bandwidth_per_core``); the table's other keys are free-form facts."""
+NEAR = 0.85
+"""A free-form ``[hardware]`` key or an application's ``[kernels]`` table name this close
+(``difflib`` ratio, case ignored) to a name bsim reads is a misspelling of it: the closest
+other names are 0.78 apart (``memory_bytes_per_node``)."""
+
+
+@dataclass(frozen=True)
+class KernelTable:
+    """What ``[kernels.<name>]`` of a machine file may hold.
+
+    ``reads`` are the entries its reader takes (a skeleton's ``MachineKernel`` checks its
+    ``key`` or ``keys`` against them when it is made); ``records`` are a paper's figures
+    kept beside them that no run reads (tests and benchmarks check them against the
+    papers).  Any other key is refused on load: a misspelt entry is never ignored.
+    """
+
+    name: str
+    reads: tuple[str, ...] = ()
+    records: tuple[str, ...] = ()
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every key the table may hold: ``reads``, then ``records``."""
+        return self.reads + tuple(k for k in self.records if k not in self.reads)
+
+
+KERNEL_TABLES: dict[str, KernelTable] = {}
+"""Table name -> :class:`KernelTable`: the one list the load check and the readers use."""
+
+
+def kernel_table(name: str, reads: tuple[str, ...] = (),
+                 records: tuple[str, ...] = ()) -> KernelTable:
+    """Declare (or extend) ``[kernels.<name>]``: a skeleton of the user's declares its own
+    table this way through its ``MachineKernel``.  Returns the table as now declared."""
+    old = KERNEL_TABLES.get(name, KernelTable(name))
+    table = KernelTable(name, tuple(dict.fromkeys(old.reads + tuple(reads))),
+                        tuple(dict.fromkeys(old.records + tuple(records))))
+    KERNEL_TABLES[name] = table
+    return table
+
+
+# The tables bsim's readers use: skeletons/sweep3d.py, halo2d.py, sage.py, dns3d.py (one
+# time per unit, through bsim/machines/kernels.py choose()), skeletons/hpl_kernels.py
+# (KERNELS; HPL and PHASE) and skeletons/milc.py (milc_kernels), and the papers' figures
+# the presets record.
+kernel_table("sweep3d", reads=("tcell",), records=("ts", "tb", "tb_fit_bytes"))
+kernel_table("halo2d", reads=("t_point",))
+kernel_table("dns3d", reads=("t_flop",))
+kernel_table("sage", reads=("t_cell",),   # the installation paper's counts and Table 3
+             records=("float_gather_scatters", "int_gather_scatters", "two_rail_speedup",
+                      "pci66_gain", "table3_tokens_33mhz", "table3_tokens_66mhz", "tmem_p2",
+                      "tmem_pgt2"))
+kernel_table("hpl_blas", reads=("dgemm", "dtrsm", "dgemv", "idamax"))
+kernel_table("milc", reads=("LL", "FL", "GF", "FF", "CG", "float_bytes"))
+# the BSIM paper: the petascale HPL run; the flop rates (PRIMEQUEST's dgemm fit, Fig. 4;
+# the design's peaks and Table V's SIMD factors, read by benchmarks/phase_petascale.py);
+# PHASE's zgemm fit (Fig. 3, skeletons/models/phase.py ZGEMM_*) and SCF flops
+kernel_table("hpl", records=("N", "NB", "P", "Q", "flops", "predicted_pflops"))
+kernel_table("flops", records=("dgemm", "peak_per_core", "peak_per_node", "peak_system",
+                               "simd_speedup_fft1024", "simd_speedup_dgemm1024",
+                               "simd_dgemm_efficiency", "scalar_dgemm_efficiency"))
+kernel_table("phase", records=("zgemm", "flops_per_scf_iteration"))
+BUNDLED_TABLES = frozenset(KERNEL_TABLES)
+"""The tables above; a ``MachineKernel`` may read only keys they declare as read."""
 
 
 def _kind(value: Any) -> str:
@@ -71,18 +141,63 @@ def check_machine_file(data: dict[str, Any], path: Path) -> None:
                                   or not 1 <= cores <= data["cores_per_node"]):
             raise MachineError(f"{where}: {label} cores = {cores!r} ranks per node, but a "
                                f"node has cores_per_node = {data['cores_per_node']}")
-    for name, table in data.get("kernels", {}).items():
-        if not isinstance(table, dict):
-            raise MachineError(f"{where}: [kernels.{name}] must be a table, found "
-                               f"{_kind(table)} {table!r}")
+    _check_kernels(data.get("kernels", {}), where)
     if "filesystem" in data:
         _check_filesystem(data["filesystem"], f"{where}: [filesystem]")
+    for key in data.get("hardware", {}):
+        near = _near(key, HARDWARE_NUMBERS)
+        if near and key not in HARDWARE_NUMBERS:
+            raise MachineError(f"{where}: [hardware]: unknown key {key!r} (did you mean "
+                               f"{' or '.join(map(repr, near))}?); bsim reads "
+                               f"{', '.join(HARDWARE_NUMBERS)}, other keys are free-form facts")
     for key in HARDWARE_NUMBERS:
         value = data.get("hardware", {}).get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                   or not math.isfinite(value) or value <= 0):
             raise MachineError(f"{where}: [hardware] {key} must be a positive number, found "
                                f"{_kind(value)} {value!r}")
+
+
+def _near(name: str, valid: Any, cutoff: float = NEAR) -> list[str]:
+    """The names of *valid* closest to *name* (case ignored), closest first: with the
+    default *cutoff*, those *name* is a misspelling of."""
+    lower = {v.lower(): v for v in valid}
+    return [lower[m] for m in difflib.get_close_matches(name.lower(), list(lower), n=3,
+                                                         cutoff=cutoff)]
+
+
+def _check_kernels(kernels: dict[str, Any], where: str) -> None:
+    """``[kernels.NAME]``: a table some reader declares (``bsim/machines/kernels.py``,
+    ``KERNEL_TABLES``) holding only the keys it reads or records, or an application's own
+    table of ``bsim fit kernel`` entries (inline tables) whose name is no misspelling of a
+    declared one."""
+    declared = KERNEL_TABLES
+    for name, table in kernels.items():
+        label = f"[kernels.{name}]"
+        if not isinstance(table, dict):
+            raise MachineError(f"{where}: {label} must be a table, found "
+                               f"{_kind(table)} {table!r}")
+        spec = declared.get(name)
+        if spec is not None:
+            for key in table:
+                if key not in spec.keys:
+                    near = _near(key, spec.keys, 0.6)
+                    hint = f" (did you mean {' or '.join(map(repr, near))}?)" if near else ""
+                    raise MachineError(f"{where}: {label}: unknown key {key!r}{hint}; valid: "
+                                       f"{', '.join(spec.keys)}")
+            continue
+        near = _near(name, declared)
+        tables = ", ".join(sorted(declared))
+        if near:
+            raise MachineError(f"{where}: unknown table {label} (did you mean "
+                               f"{' or '.join(f'[kernels.{n}]' for n in near)}?); "
+                               f"bsim reads {tables}")
+        for key, entry in table.items():
+            if not isinstance(entry, dict):
+                raise MachineError(
+                    f"{where}: {label}: {key} = {entry!r} is not a 'bsim fit kernel' entry "
+                    f"({{model = ..., ...}}), and no skeleton reads {label} (bsim reads "
+                    f"{tables})")
 
 
 def _check_filesystem(table: dict[str, Any], where: str) -> None:

@@ -46,9 +46,14 @@ if TYPE_CHECKING:
     from .core import Engine
 
 __all__ = ["Priority", "Call", "Deliveries", "Wakeups", "NetEvent", "SIMPY_KEYS", "PRIO_NET",
-           "PRIO_RANK", "PRIO_SETTLE"]
+           "PRIO_RANK", "PRIO_SETTLE", "TIE"]
 
 SIMPY_KEYS = 1 << 62   # keys of plain SimPy events start here (above every rank's)
+
+#: Send times this close (relative) are a tie for the order in which a rank handles its
+#: receives under contention (``VirtualRank._settle_in_turn``): far below any physical
+#: difference (a nanosecond at 1,000 s), far above float rounding (1e-16 a step).
+TIE = 1e-12
 
 
 class Priority(IntEnum):

@@ -51,7 +51,7 @@ from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
-from .events import PRIO_SETTLE, Call
+from .events import PRIO_SETTLE, TIE, Call
 from .fabric_options import CONTENTION_MODES, STARTS, parse_contention
 from .fabric_routes import Flow, LinkTable
 from .fabric_solver import MaxMinSolver
@@ -161,8 +161,9 @@ class ContentionLayer(MaxMinSolver):
         late = 0.0
         if t < now:   # the sender learnt it could start only now (see the docstring)
             late = now - t
-            # float noise of times near `now` (e.g. `ts + lookahead` rounded) is not lateness
-            if late > eng.lookahead * (1.0 + 1e-9) + 64 * math.ulp(now):
+            # float noise of times near `now` (e.g. `ts + lookahead` rounded), or a wait
+            # for receives sent in a tie with this one (events.TIE), is not lateness
+            if late > eng.lookahead * (1.0 + 1e-9) + 64 * math.ulp(now) + now * TIE:
                 raise ValueError(f"contention: flow {src}->{dst} starts at {t!r}, "
                                  f"{late!r} s before now {now!r} (more than the lookahead)")
         routes = self.routes

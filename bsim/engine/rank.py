@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import greenlet
 
 from ..errors import AddTimeError, MPIUsageError, NotInSimulationError
-from .events import PRIO_RANK, Wakeups
+from .events import PRIO_RANK, TIE, Wakeups
 
 if TYPE_CHECKING:
     from ..mpi.requests import Request
@@ -272,7 +272,10 @@ class VirtualRank:
         time as they become known, in order of ``avail`` as in :meth:`settle`.
         A request is taken once no request still unknown can come before it:
         an unknown receive's message is not visible yet, so its ``avail`` (the
-        send time) is later than ``now - lookahead``.
+        send time) is later than ``now - lookahead``.  Send times within
+        :data:`TIE` (relative) of each other are a tie, taken in list order:
+        ranks whose clocks differ by float rounding alone, or a zero lookahead
+        (a message sent at this very instant), must not reorder the flows.
         """
         eng = self.engine
         lag = eng.lookahead
@@ -280,14 +283,23 @@ class VirtualRank:
         unknown = [r for r in reqs if r.avail is None]
         ready = [r for r in reqs if r.avail is not None]
         t = self.clock
+        pos = {id(r): i for i, r in enumerate(reqs)}
         while ready or unknown:
             if unknown:
                 still = [r for r in unknown if r.avail is None]
                 if len(still) != len(unknown):
                     ready += [r for r in unknown if r.avail is not None]
                     unknown = still
-            best = min(ready, key=_avail_of) if ready else None   # ties: list order
-            if unknown and (best is None or eng._now < best.avail + lag):   # type: ignore[operator]
+            best = _first_due(ready, pos) if ready else None
+            due = math.inf   # when every request that could come before best is known
+            if best is not None:
+                avail = best.avail
+                assert avail is not None
+                first = pos[id(best)]
+                if any(pos[id(r)] < first for r in unknown):   # one sent in a tie, too
+                    avail = _tie_end(avail)
+                due = avail + lag
+            if unknown and eng._now < due:
                 for r in unknown:
                     r.waited = True
                 self.clock = t
@@ -295,7 +307,7 @@ class VirtualRank:
                 self.wait_mode = _ANY
                 self.wake_at = math.inf
                 if best is not None:
-                    self.wake(max(eng._now, best.avail + lag))   # type: ignore[operator]
+                    self.wake(max(eng._now, due))
                 self.suspend(call)
                 self.wait_mode = _NONE
                 self.waitset = None
@@ -387,6 +399,21 @@ _AVAIL = attrgetter("avail")
 def _avail_of(r: Request) -> float:
     avail = r.avail
     return avail if avail is not None else math.inf
+
+
+def _tie_end(avail: float) -> float:
+    """The latest send time that ties with *avail* (later than *avail* even at 0)."""
+    return avail + abs(avail) * TIE + _SMALLEST
+
+
+_SMALLEST = math.ulp(0.0)
+
+
+def _first_due(ready: list[Request], pos: dict[int, int]) -> Request:
+    """The request :meth:`VirtualRank._settle_in_turn` handles next: the earliest send
+    time, a tie (:data:`TIE`) going to the request earlier in the caller's list."""
+    end = _tie_end(min([_avail_of(r) for r in ready]))
+    return min([r for r in ready if _avail_of(r) <= end], key=lambda r: pos[id(r)])
 
 
 def current_or_none() -> VirtualRank | None:

@@ -22,7 +22,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from netmodels.input_files import recording_inputs
 
@@ -149,8 +149,12 @@ def command(ns: argparse.Namespace) -> int:
     from ..outputs.result import compute_spec
     to_stdout = _check_outputs(ns)    # before the run, so that its result is not lost
     scale = _compute_scale(ns)
-    with _stdout_to_stderr(to_stdout):
-        result = _simulate(ns, scale)
+    try:
+        with _stdout_to_stderr(to_stdout):
+            result = _simulate(ns, scale)
+    except BaseException as exc:      # a failed or interrupted run keeps its trace
+        _keep_partial_trace(ns, exc)
+        raise
     options.finish_run_options(ns, result)   # the trace: after standard output is back
     result.compute = compute_spec(ns.compute, scale)
     if HOST["rank"]:
@@ -166,6 +170,47 @@ def command(ns: argparse.Namespace) -> int:
     elif ns.csv:
         result.to_csv(ns.csv)
     return 0
+
+
+def _keep_partial_trace(ns: argparse.Namespace, exc: BaseException) -> None:
+    """After a run that failed with *exc* (or was interrupted): erase the progress line and
+    write what ``--trace`` recorded up to then, atomically, marked incomplete in the file
+    (``otherData.incomplete``), with one line on stderr saying where it is.  For Ctrl-C
+    that line is the interrupt's own (``bsim: interrupted at simulated t=... s, the
+    partial trace ... is in FILE``); for an error it comes before the error's line, which
+    the caller prints unchanged, as its exit status."""
+    from ..engine.failures import program_interrupt
+    from ..errors import SimulationError
+    from .failures import user_message
+    state = getattr(ns, "run_state", None) or {}
+    if state.get("progress") is not None:
+        state["progress"].close()
+    tracer = state.get("tracer")
+    if tracer is None or not state.get("started") or HOST["rank"]:
+        return
+    ctrl_c = isinstance(exc, KeyboardInterrupt) and program_interrupt(exc) is None
+    what = "interrupted" if ctrl_c else "failed"
+    if not tracer.recorded:   # said when the engine ran (not for a check before it)
+        if not (isinstance(exc, SimulationError) or hasattr(exc, "sim_time")):
+            return
+        print(f"bsim: the run {what} before anything was traced: no trace written to "
+              f"{ns.trace}", file=sys.stderr)
+        return
+    error = "interrupted (Ctrl-C)" if ctrl_c else \
+        (user_message(exc) or f"{type(exc).__name__}: {exc}").splitlines()[0]
+    tracer.mark_incomplete(error, getattr(exc, "sim_time", None))
+    try:
+        path = tracer.write(ns.trace)
+    except OSError as err:
+        print(f"bsim: --trace {ns.trace}: the partial trace could not be written: "
+              f"{err.strerror or err}", file=sys.stderr)
+        return
+    line = (f"the partial trace up to t={tracer.last_time():g} s is in {path} "
+            f"({len(tracer.spans):,} spans, {len(tracer.messages):,} messages)")
+    if ctrl_c:
+        cast(Any, exc).written = line   # failures.report says it, not "nothing written"
+    else:
+        print(f"bsim: the run failed; {line}", file=sys.stderr)
 
 
 def _simulate(ns: argparse.Namespace, scale: float) -> Any:
@@ -195,6 +240,7 @@ def _load_and_simulate(ns: argparse.Namespace, hosts: Any, scale: float) -> Any:
                          f"{_rank_params(target.name)}")
     extra = options.apply_run_options(ns)                       # trace, noise, progress bar
     network = target.network_for(options.network_spec(ns))     # a skeleton's layout: mapping
+    ns.run_state["started"] = True                              # a failure keeps the trace
     result = simulate(target.main, ranks, network=network, protocol=ns.protocol,
                       kwargs=target.kwargs, name=target.name, params=target.recorded,
                       machine=ns.machine, kernel_model=target.kernel_model,

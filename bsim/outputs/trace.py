@@ -34,6 +34,8 @@ clips spans to ``[t0, t1]`` and keeps messages sent and received inside it,
 and *max_events* stops recording once that many events are held: a warning
 goes to stderr at once, into ``otherData.warning`` and as a global instant
 event ``TRACE TRUNCATED`` at the simulated time where recording stopped.
+A run that fails or is interrupted keeps what was traced up to then
+(:meth:`ChromeTracer.mark_incomplete`: ``otherData.incomplete``).
 """
 
 from __future__ import annotations
@@ -136,6 +138,23 @@ class ChromeTracer:
         self.count = 0                    # events held (a message counts 4: 2 markers, 2 flows)
         self.truncated_at: float | None = None
         self.dropped = 0
+        self.incomplete: dict[str, Any] | None = None   # set when the run failed
+
+    @property
+    def recorded(self) -> bool:
+        """True once anything is held (a span or a message)."""
+        return bool(self.spans or self.open or self.messages)
+
+    def last_time(self) -> float:
+        """The latest simulated time recorded (0 when nothing is)."""
+        ends = [s[4] for s in self.spans] + [o[3] for o in self.open.values()]
+        return max(ends + [m[6] for m in self.messages], default=0.0)
+
+    def mark_incomplete(self, error: str, sim_time: float | None = None) -> None:
+        """Record that the run stopped early with *error* (one line; at *sim_time* when
+        known): the file is then what was traced up to it, and ``otherData.incomplete``
+        says so (``{"error", "sim_time", "last_event"}``)."""
+        self.incomplete = {"error": error, "sim_time": sim_time, "last_event": self.last_time()}
 
     # -- the Tracer hook ------------------------------------------------------
     def span(self, rank: int, kind: str, name: str, start: float, end: float) -> None:
@@ -285,6 +304,8 @@ class ChromeTracer:
             other["warning"] = self.warning()
             other["truncated_at"] = self.truncated_at
             other["dropped_events"] = self.dropped
+        if self.incomplete is not None:
+            other["incomplete"] = self.incomplete
         return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": other}
 
     def write(self, path: str | Path) -> Path:

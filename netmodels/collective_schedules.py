@@ -184,7 +184,10 @@ def _dissemination(P: int, n: Any) -> list[Round]:
 
 
 def _scan_rd(P: int, n: Any) -> list[Round]:
-    return [[(r, r + (1 << k), n) for r in range(P) if r + (1 << k) < P]
+    """MPICH's scan and exscan (scan_intra_recursive_doubling.c): at ``mask`` = 1, 2, 4,
+    ... every rank exchanges its partial result with ``rank ^ mask`` when that rank
+    exists, both ways (a Sendrecv), so every rank waits for the others."""
+    return [[(r, r ^ (1 << k), n) for r in range(P) if r ^ (1 << k) < P]
             for k in range(ceil_log2(P))]
 
 

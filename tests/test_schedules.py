@@ -265,3 +265,19 @@ def test_a_reduce_is_never_dearer_than_the_allreduce_of_the_same_size():
         flat = {op: schedule_time(op, "rabenseifner", P, 2**20, lambda n: 5e-6 + n / 1e9)
                 for op in ("reduce", "allreduce")}
         assert flat["reduce"] <= flat["allreduce"]
+
+
+def test_scan_exchanges_both_ways_as_mpich_does():
+    """MPICH's scan_intra_recursive_doubling.c (and exscan's): at mask = 1, 2, 4 every
+    rank Sendrecv's with ``rank ^ mask`` when it exists.  bsim sent only ``r -> r + 2^k``,
+    so low ranks finished without waiting for high ones: with rank 7 of 8 late by 100 us,
+    ranks 0..6 ended at 6 us; in MPICH they all wait for it (analytic: 106 us)."""
+    for op in ("scan", "exscan"):
+        six = schedule(op, "recursive_doubling", 6, 80)
+        assert [sorted(r) for r in six] == [
+            [(0, 1, 80), (1, 0, 80), (2, 3, 80), (3, 2, 80), (4, 5, 80), (5, 4, 80)],
+            [(0, 2, 80), (1, 3, 80), (2, 0, 80), (3, 1, 80)],
+            [(0, 4, 80), (1, 5, 80), (4, 0, 80), (5, 1, 80)]]
+        late = evaluate(schedule(op, "recursive_doubling", 8, 1000), lambda n: 1e-6 + n / 1e9,
+                        start=[0.0] * 7 + [1e-4])
+        assert late == pytest.approx([1e-4 + 3 * 2e-6] * 8)

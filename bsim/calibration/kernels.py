@@ -10,7 +10,12 @@ repeated rows for repetitions)::
     4096,8.4e-06
 
 Models (``MODELS``), all fitted by :func:`scipy.optimize.least_squares`
-with non-negative parameters on every measurement (not on medians):
+with non-negative parameters to the **median at each size** (a median of
+``n`` samples counts as ``sqrt(n)`` points), with weights ``1/fitted``
+iterated (:func:`bsim.calibration.lsq.reweighted`): timing noise is
+multiplicative and skewed, the median is its unbiased centre and ignores
+outliers, and weights from the fitted (not the measured) times have no pull
+towards low samples (docs/calibration.md has the measurements behind this):
 
 * ``linear``: ``T(x) = t0 + slope x`` (a flop or cell rate; ``rate = 1/slope``);
 * ``piecewise``: the BSIM paper's dgemm fit, ``slope_small`` per unit up to
@@ -23,9 +28,11 @@ with non-negative parameters on every measurement (not on medians):
 Continuous breakpoints (``piecewise``, ``cache2``) start from a grid search
 over the measured sizes (for a fixed break the model is linear) and are then
 refined with the break free.  Reported as the MILC paper reports them: parameters,
-the relative residual ``mean(|fit - t| / t)``, each parameter's variation
-(relative standard error ``Std. Error / Estimate`` of the fit, ``*_var``) and
-the measurement variation (median over sizes of ``IQR / median``).
+the relative residual ``mean(|fit - t| / t)`` over every measurement, each
+parameter's variation (relative standard error ``Std. Error / Estimate`` of the
+fit, ``*_var``, from the scatter of the medians about it: ``sizes - parameters``
+degrees of freedom) and the measurement variation (median over sizes of
+``IQR / median``), with the flags of :func:`bsim.calibration.quality.kernel_flags`.
 """
 
 from __future__ import annotations
@@ -40,10 +47,19 @@ from typing import Any
 import numpy as np
 
 from .errors import FitError
-from .lsq import Floats, check_points, linear_fit, rel_errors, rel_residual, weights
+from .lsq import (
+    Floats,
+    check_points,
+    linear_fit,
+    multiplicative_variance,
+    rel_errors,
+    rel_residual,
+    reweighted,
+    weights,
+)
 
 __all__ = ["MODELS", "WORK_COLUMNS", "KernelData", "KernelFit", "read_kernel_csv",
-           "fit_kernel", "kernel_time"]
+           "size_medians", "fit_kernel", "kernel_time"]
 
 MODELS = ("linear", "piecewise", "cache2")
 WORK_COLUMNS = ("flops", "sites", "cells", "size", "bytes", "n", "x")
@@ -79,9 +95,12 @@ def read_kernel_csv(path: str | Path) -> KernelData:
     """Read a kernel CSV (see the module docstring); errors name the file and line."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8-sig")   # -sig: Excel's byte-order mark
     except OSError as exc:
         raise FitError(f"kernel data: cannot read {p}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise FitError(f"{p}: not UTF-8 text (byte {exc.start}); save the CSV as UTF-8"
+                       ) from None
     lines = [(i, ln) for i, ln in enumerate(text.splitlines(), 1)
              if ln.strip() and not ln.lstrip().startswith("#")]
     if not lines:
@@ -101,6 +120,9 @@ def read_kernel_csv(path: str | Path) -> KernelData:
         except (ValueError, IndexError):
             raise FitError(f"{p}:{lineno}: expected numbers in columns {work} and seconds, "
                            f"got {fields}") from None
+    if not xs:
+        raise FitError(f"{p}: no measurements after the header line {lines[0][0]} "
+                       f"({_needs('linear', work)}; {_needs('cache2', work)})")
     xa, ta = check_points(xs, ts, what=str(p), min_points=1, min_distinct=1, xname=work,
                           labels=[f"line {ln}" for ln, _ in lines[1:]])
     return KernelData(unit=work, x=xa, seconds=ta, source=str(p))
@@ -121,6 +143,10 @@ class KernelFit:
     weighting: str
     continuous: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    dof: int = 0
+    """Degrees of freedom of the standard errors: sizes - parameters."""
+    flags: list[str] = field(default_factory=list)
+    """What :func:`bsim.calibration.quality.kernel_flags` found wrong with this fit."""
 
     def time(self, x: float) -> float:
         """Model seconds for work *x*."""
@@ -144,8 +170,8 @@ class KernelFit:
         key = "piecewise_proportional" if self.model == "piecewise" and not self.continuous \
             else self.model
         lines = [f"model {self.model}: {_FORMULAS[key]}",
-                 f"  {self.n} measurements at {self.sizes} sizes (unit: {self.unit}); "
-                 f"{self.weighting} weighting"]
+                 f"  {self.n} measurements at {self.sizes} sizes (unit: {self.unit}); fitted "
+                 f"to the median at each size, {self.weighting} weighting; {self.dof} dof"]
         for k, v in self.params.items():
             err = self.rel_errors.get(k, math.nan)
             tail = f"  (variation {100 * err:.2g} %)" if math.isfinite(err) else ""
@@ -157,6 +183,7 @@ class KernelFit:
         if math.isfinite(self.variation):
             lines.append(f"  measurement variation {100 * self.variation:.3g} % "
                          f"(median IQR/median over repeated sizes)")
+        lines.extend(f"WARNING: {f}" for f in self.flags)
         return "\n".join(lines)
 
 
@@ -164,90 +191,124 @@ def _hinge_design(x: np.ndarray, brk: float) -> np.ndarray:
     return np.column_stack([np.minimum(x, brk), np.maximum(0.0, x - brk)])
 
 
-def _fit_hinge(x: np.ndarray, t: np.ndarray, weighting: str
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """``b1 min(x,B) + b2 max(0,x-B)``: grid over B, then free refinement. Returns (p, err)."""
+def _fit_hinge(x: np.ndarray, t: np.ndarray, weighting: str, repeats: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``b1 min(x,B) + b2 max(0,x-B)`` through distinct sizes *x*: grid over B, then free
+    refinement.  Returns ``(params, rel. errors, fitted, weights)``."""
     from scipy.optimize import least_squares
-    w = weights(t, weighting)
-    ux = np.unique(x)
     best = None
-    for brk in ux[1:-1]:                       # >= 1 distinct size on each side of B
-        (b1, b2), _, rss = linear_fit(_hinge_design(x, brk), t, weighting)
+    for brk in x[1:-1]:                        # >= 1 size on each side of B
+        (b1, b2), _, rss = linear_fit(_hinge_design(x, brk), t, weighting, repeats=repeats)
         if best is None or rss < best[0]:
             best = (rss, b1, b2, brk)
     assert best is not None
-    xs, ts = float(ux[-1]), float(np.max(t))   # scale to O(1) for the optimiser
+    xs, ts = float(x[-1]), float(np.max(t))    # scale to O(1) for the optimiser
     xn, tn = x / xs, t / ts
 
-    def resid(q: np.ndarray) -> np.ndarray:
-        return (q[0] * np.minimum(xn, q[2]) + q[1] * np.maximum(0.0, xn - q[2]) - tn) * w * ts
+    def model(q: np.ndarray) -> np.ndarray:
+        return q[0] * np.minimum(xn, q[2]) + q[1] * np.maximum(0.0, xn - q[2])
 
-    def jac(q: np.ndarray) -> np.ndarray:
-        above = xn > q[2]
+    def jac(q: np.ndarray) -> np.ndarray:      # of model(q), unweighted
         return np.column_stack([np.minimum(xn, q[2]), np.maximum(0.0, xn - q[2]),
-                                np.where(above, q[0] - q[1], 0.0)]) * (w * ts)[:, None]
+                                np.where(xn > q[2], q[0] - q[1], 0.0)])
 
+    lo = np.array([0.0, 0.0, x[0] / xs])
     q0 = np.array([best[1] * xs / ts, best[2] * xs / ts, best[3] / xs])
-    lo = np.array([0.0, 0.0, ux[0] / xs])
     q0 = np.clip(q0, lo + 1e-12, [np.inf, np.inf, 1.0])
-    res = least_squares(resid, q0, jac=jac, bounds=(lo, [np.inf, np.inf, 1.0]), method="trf",
-                        x_scale="jac")
-    q = res.x if res.cost <= 0.5 * best[0] else q0     # never worse than the grid's best
-    params = np.array([q[0] * ts / xs, q[1] * ts / xs, q[2] * xs])
-    err = rel_errors(jac(q), resid(q), q)     # relative errors are scale-free
-    return params, err
+
+    def solve(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        wn = w * ts
+        res = least_squares(lambda q: (model(q) - tn) * wn, q0,
+                            jac=lambda q: jac(q) * wn[:, None],
+                            bounds=(lo, [np.inf, np.inf, 1.0]), method="trf", x_scale="jac")
+        return res.x, model(res.x) * ts
+
+    grid_fit = model(q0) * ts
+    q, fitted, w = reweighted(solve, t, weighting, repeats, start=grid_fit)
+    if float(np.sum(((fitted - t) * w) ** 2)) > best[0]:   # never worse than the grid's best
+        q, fitted, w = q0, grid_fit, weights(grid_fit, weighting, repeats, t)
+    variance = None
+    if weighting == "absolute":                # sandwich for noise proportional to the time
+        _, _, mu, wr = _fit_hinge(x, t, "relative", repeats)
+        variance = multiplicative_variance(mu, t, wr, 3)
+    err = rel_errors(jac(q) * (w * ts)[:, None], (fitted - t) * w, q, variance)  # scale-free
+    return np.array([q[0] * ts / xs, q[1] * ts / xs, q[2] * xs]), err, fitted, w
 
 
-def _fit_proportional(x: np.ndarray, t: np.ndarray, weighting: str
+def _fit_proportional(x: np.ndarray, t: np.ndarray, weighting: str, repeats: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray]:
     """``slope_small x`` up to B, ``slope_large x`` above; B the largest x of the small group."""
-    ux = np.unique(x)
     best = None
-    for brk in ux[:-1]:
-        small = x <= brk
-        (a,), ea, r1 = linear_fit(x[small, None], t[small], weighting)
-        (b,), eb, r2 = linear_fit(x[~small, None], t[~small], weighting)
+    for i in range(1, x.size):
+        a_, ea, r1 = linear_fit(x[:i, None], t[:i], weighting, repeats=repeats[:i])
+        b_, eb, r2 = linear_fit(x[i:, None], t[i:], weighting, repeats=repeats[i:])
         if best is None or r1 + r2 < best[0]:
-            best = (r1 + r2, a, b, brk, ea[0], eb[0])
+            best = (r1 + r2, a_[0], b_[0], x[i - 1], ea[0], eb[0])
     assert best is not None
     return np.array(best[1:4]), np.array([best[4], best[5], math.nan])
 
 
+def _needs(model: str, unit: str) -> str:
+    """What *model* needs, in words: its parameters and one degree of freedom."""
+    units = unit if unit.endswith("s") else f"{unit}s"
+    if model == "linear":
+        return f"a linear fit needs >= 3 distinct {units}: 2 parameters and 1 to measure the fit"
+    return (f"a {model} fit needs >= 4 distinct {units}: 3 parameters and 1 to measure "
+            f"the fit")
+
+
+def size_medians(x: np.ndarray, seconds: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(sizes, medians, repetitions)``: the distinct sizes of sorted *x*, the median time
+    and the number of samples at each."""
+    sizes, first, counts = np.unique(x, return_index=True, return_counts=True)
+    medians = np.array([np.median(seconds[i:i + c]) for i, c in zip(first, counts,
+                                                                     strict=True)])
+    return sizes, medians, counts.astype(float)
+
+
 def fit_kernel(x: Floats, seconds: Floats, model: str, *,
                weighting: str = "relative", continuous: bool = True,
-               unit: str = "x") -> KernelFit:
+               unit: str = "x", source: str = "") -> KernelFit:
     """Fit measured kernel times to *model* (``linear``, ``piecewise`` or ``cache2``).
 
     *x* (work per call, non-decreasing; repeated values are repetitions) and
-    *seconds* (> 0).  Needs 3 points at 2 sizes (``linear``) or 4 points at
-    4 sizes (the two-slope models).  Raises :class:`FitError` naming the
-    problem.
+    *seconds* (> 0).  The model is fitted to the median at each size (see the
+    module docstring).  Needs 3 distinct sizes (``linear``) or 4 (the two-slope
+    models): the parameters and one degree of freedom.  Raises :class:`FitError`
+    naming the problem (and *source*, the data's file, if given).
     """
+    from .quality import kernel_flags
     if model not in MODELS:
         raise FitError(f"unknown kernel model {model!r}; valid: {', '.join(MODELS)}")
-    two = model != "linear"
-    xa, ta = check_points(x, seconds, what=f"{model} fit", min_points=4 if two else 3,
-                          min_distinct=4 if two else 2, xname=unit)
+    what = f"{source}: {model} fit" if source else f"{model} fit"
+    need = 3 if model == "linear" else 4
+    xa, ta = check_points(x, seconds, what=what, min_points=need, min_distinct=need,
+                          xname=unit, needs=_needs(model, unit))
+    ux, med, reps = size_medians(xa, ta)
     if model == "linear":
-        p, err, _ = linear_fit(np.column_stack([np.ones_like(xa), xa]), ta, weighting)
+        p, err, _ = linear_fit(np.column_stack([np.ones_like(ux), ux]), med, weighting,
+                               repeats=reps)
         names: tuple[str, ...] = ("t0", "slope")
         pred = p[0] + p[1] * xa
     elif model == "piecewise" and not continuous:
-        p, err = _fit_proportional(xa, ta, weighting)
+        p, err = _fit_proportional(ux, med, weighting, reps)
         names = ("slope_small", "slope_large", "break_flops")
         pred = np.where(xa <= p[2], p[0] * xa, p[1] * xa)
     else:
-        p, err = _fit_hinge(xa, ta, weighting)
+        p, err, _, _ = _fit_hinge(ux, med, weighting, reps)
         names = ("slope_small", "slope_large", "break_flops") if model == "piecewise" \
             else ("b1", "b2", "s")
         pred = p[0] * np.minimum(xa, p[2]) + p[1] * np.maximum(0.0, xa - p[2])
     data = KernelData(unit, xa, ta)
-    return KernelFit(model=model, unit=unit, params={k: float(v) for k, v in zip(names, p,
-                                                                                  strict=True)},
-                     rel_errors={k: float(v) for k, v in zip(names, err, strict=True)},
-                     rel_residual=rel_residual(pred, ta), variation=data.variation(),
-                     n=int(xa.size), sizes=int(np.unique(xa).size), weighting=weighting,
-                     continuous=continuous)
+    fit = KernelFit(model=model, unit=unit,
+                    params={k: float(v) for k, v in zip(names, p, strict=True)},
+                    rel_errors={k: float(v) for k, v in zip(names, err, strict=True)},
+                    rel_residual=rel_residual(pred, ta), variation=data.variation(),
+                    n=int(xa.size), sizes=int(ux.size), weighting=weighting,
+                    continuous=continuous, dof=int(ux.size) - len(names))
+    fit.flags.extend(kernel_flags(fit, xa, ta, pred))
+    return fit
 
 
 def kernel_time(entry: Mapping[str, Any], x: float) -> float:

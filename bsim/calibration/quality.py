@@ -18,18 +18,31 @@ A fit is flagged (in the report, on the terminal and in the profile's
   point whatever the noise, so nothing measures its quality (its residual is
   nan, not 0).
 
+Kernel fits (:func:`kernel_flags`, ``bsim fit kernel``) get the same residual
+and standard-error checks (``t0`` excepted: an intercept near 0 has a large
+relative error and no effect on a prediction), a residual being flagged only
+when the measurements' own variation does not explain it, and a flag for a
+slope that is not positive.
+
 Flags do not stop the calibration: the numbers are written with the flags
-beside them, and ``bsim calibrate`` prints them as warnings.
+beside them, and ``bsim calibrate`` / ``bsim fit kernel`` print them as warnings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from .netfit import HockneyFit, LogGPRange, PiecewiseFit
 
+if TYPE_CHECKING:
+    from .kernels import KernelFit
+
 __all__ = ["MAX_REL_RESIDUAL", "MAX_REL_ERROR", "MIN_LATENCY", "hockney_flags", "loggp_flags",
-           "dof_flags", "residual_text"]
+           "dof_flags", "kernel_flags", "kernel_flags_key", "residual_text"]
 
 MAX_REL_RESIDUAL = 0.10
 """Largest acceptable relative residual of a fit (10%)."""
@@ -45,15 +58,62 @@ def hockney_flags(fit: HockneyFit) -> list[str]:
     if not fit.latency > 0 or not fit.bandwidth > 0:
         out.append(f"hockney fit degenerate: latency {fit.latency:.3g} s, bandwidth "
                    f"{fit.bandwidth:.3g} B/s (both must be > 0)")
-    if fit.rel_residual > MAX_REL_RESIDUAL:
-        out.append(f"hockney fit: relative residual {fit.rel_residual:.0%} > "
-                   f"{MAX_REL_RESIDUAL:.0%}: a line does not describe these times (use the "
-                   f"piecewise or LogGP variants)")
-    for name, err in (("latency", fit.latency_var), ("bandwidth", fit.bandwidth_var)):
-        if err > MAX_REL_ERROR:
-            out.append(f"hockney fit: {name} relative standard error {err:.0%} > "
-                       f"{MAX_REL_ERROR:.0%}: the measurements do not pin it down (more "
-                       f"sizes or repetitions)")
+    out += _residual_flag("hockney fit", fit.rel_residual, "a line does not describe these "
+                          "times (use the piecewise or LogGP variants)")
+    out += _error_flags("hockney fit", {"latency": fit.latency_var,
+                                        "bandwidth": fit.bandwidth_var})
+    return out
+
+
+def _residual_flag(what: str, rel_residual: float, meaning: str) -> list[str]:
+    """The residual check shared by every fit: above :data:`MAX_REL_RESIDUAL`."""
+    if rel_residual > MAX_REL_RESIDUAL:
+        return [f"{what}: relative residual {rel_residual:.0%} > {MAX_REL_RESIDUAL:.0%}: "
+                f"{meaning}"]
+    return []
+
+
+def _error_flags(what: str, errors: Mapping[str, float]) -> list[str]:
+    """The standard-error check shared by every fit: above :data:`MAX_REL_ERROR`."""
+    return [f"{what}: {name} relative standard error {err:.0%} > {MAX_REL_ERROR:.0%}: the "
+            f"measurements do not pin it down (more sizes or repetitions)"
+            for name, err in errors.items() if err > MAX_REL_ERROR]
+
+
+def kernel_flags_key(app: str, kernel: str) -> str:
+    """``[hardware]`` key of a kernel fit's flags: ``calibration_kernel_<app>_<kernel>_flags``
+    (a list, empty when nothing was flagged), beside the network's
+    ``calibration_<pair>_flags``."""
+    return f"calibration_kernel_{app}_{kernel}_flags"
+
+
+def kernel_flags(fit: KernelFit, x: np.ndarray, seconds: np.ndarray,
+                 predicted: np.ndarray) -> list[str]:
+    """What is wrong with a kernel fit (empty: nothing); *x*, *seconds* are every
+    measurement and *predicted* the fit's time for each.
+
+    The relative residual is flagged above :data:`MAX_REL_RESIDUAL` unless the
+    measurements vary as much themselves (``fit.variation``, IQR/median at one size:
+    then it is noise, which the standard errors carry, not a wrong model); the worst
+    sample is named, since one far sample can be the whole residual.
+    """
+    what = f"{fit.model} fit"
+    out = []
+    slopes = [k for k in fit.params if k not in ("t0", "s", "break_flops")]
+    if fit.model == "linear" and not fit.params["slope"] > 0 or \
+            fit.model != "linear" and not any(fit.params[k] > 0 for k in slopes):
+        out.append(f"{what} degenerate: {', '.join(f'{k} = {fit.params[k]:.3g}' for k in slopes)}"
+                   f" (the times do not grow with the {fit.unit})")
+    noise = fit.variation if math.isfinite(fit.variation) else 0.0
+    if fit.rel_residual > noise:
+        worst = int(np.argmax(np.abs(predicted - seconds) / seconds))
+        ratio = seconds[worst] / predicted[worst]
+        where = f"{ratio:.3g}x the fit" if ratio >= 1 else f"{1 / ratio:.3g}x below the fit"
+        varied = f"{noise:.1%}" if math.isfinite(fit.variation) else "unknown (no repetitions)"
+        out += _residual_flag(what, fit.rel_residual, f"the model does not describe these "
+                              f"times (the samples at one size vary by {varied}), or some are "
+                              f"far off it: the worst, at {fit.unit} {x[worst]:.12g}, is {where}")
+    out += _error_flags(what, {k: v for k, v in fit.rel_errors.items() if k != "t0"})
     return out
 
 

@@ -194,6 +194,7 @@ def _check_outputs(profile: str | None, data: tuple[str, str | None], suffix: st
 def _fit_kernel(ns: argparse.Namespace) -> int:
     from ..calibration.kernels import fit_kernel, read_kernel_csv
     from ..calibration.profile import update_profile
+    from ..calibration.quality import kernel_flags_key
     for option, value in (("--kernel", ns.kernel), ("--app", ns.app)):
         if value is not None and not str(value).strip():
             raise CalibrationError(f"{option} must name a kernel table key, got {value!r}")
@@ -201,12 +202,18 @@ def _fit_kernel(ns: argparse.Namespace) -> int:
         _check_outputs(ns.profile, ("--profile", ns.profile), ".toml")
     data = read_kernel_csv(ns.data)
     fit = fit_kernel(data.x, data.seconds, ns.model, weighting=ns.weighting,
-                     continuous=not ns.discontinuous, unit=data.unit)
+                     continuous=not ns.discontinuous, unit=data.unit, source=data.source)
     print(f"{ns.data}: {fit.report()}")
+    for flag in fit.flags:     # also on standard error, one line each, as calibrate network
+        warnings.warn(f"fit kernel {ns.data}: {flag}", stacklevel=1)
     if ns.profile:
         app = ns.app or Path(ns.data).stem
+        # the flags sit beside the network's ([hardware] calibration_<pair>_flags); the
+        # kernel table itself holds only what the machine loader reads
         prof = update_profile(ns.profile,
-                              subtables={f"kernels.{app}": {ns.kernel: fit.table()}},
+                              subtables={f"kernels.{app}": {ns.kernel: fit.table()},
+                                         "hardware": {kernel_flags_key(app, ns.kernel):
+                                                      list(fit.flags)}},
                               comments={f"kernels.{app}.{ns.kernel}":
                                         f"bsim fit kernel {Path(ns.data).name} --model "
                                         f"{ns.model}"})

@@ -36,9 +36,8 @@ SEND, RECV, DONE = ReqKind.SEND, ReqKind.RECV, ReqKind.DONE
 class Request(RequestSets, HandleValues):
     """Handle of a nonblocking operation (mpi4py's ``MPI.Request``).
 
-    Truthy while pending, falsy once completed (then it is ``REQUEST_NULL``).
-    ``Wait``/``Test`` and the list methods raise :class:`~bsim.errors.MPIUsageError`
-    when a rank uses another rank's request or a list holds a non-request.
+    Truthy while pending, falsy once completed (then ``REQUEST_NULL``).  ``Wait``, ``Test``
+    and the list methods refuse another rank's request or a non-request in a list.
 
     Shared with the engine (not mpi4py API):
 
@@ -276,13 +275,11 @@ class Request(RequestSets, HandleValues):
         return done
 
     def Cancel(self) -> None:
-        """Cancel a pending receive that no message has matched by the caller's clock.
-
-        The request then completes at once with ``status.cancelled`` set.  Sends,
-        and receives already matched, are not cancelled (MPI allows a cancel to
-        fail): they complete normally and report ``cancelled == False``.
-        """
+        """Cancel a receive no message has matched by the caller's clock: it completes at
+        once, ``status.cancelled`` set.  Sends and matched receives complete normally
+        (MPI lets a cancel fail); a collective's request may not be cancelled."""
         self._not_null("Cancel")
+        self._not_collective("Cancel")
         if self.kind != RECV or self.avail is not None:
             return
         owner = check_owner(self, "Cancel")
@@ -296,14 +293,20 @@ class Request(RequestSets, HandleValues):
 
     cancel = Cancel
 
-    def _not_null(self, call: str) -> None:
-        """``ERR_REQUEST`` for a call on ``REQUEST_NULL`` itself."""
+    def _not_collective(self, call: str) -> None:
+        if self.kind is not DONE and (self.post is not None or self.src == COLLECTIVE):
+            raise MPIUsageError(f"rank {self.owner.rank}: Request.{call} of a collective's "
+                                f"request ({self.call}) is erroneous (MPI 4.1 §6.12): complete "
+                                f"it with Wait or Test", error_class=ERR_REQUEST)
+
+    def _not_null(self, call: str) -> None:   # ERR_REQUEST on REQUEST_NULL itself
         if self is REQUEST_NULL:
             raise MPIUsageError(f"Request.{call} on REQUEST_NULL", error_class=ERR_REQUEST)
 
     def Free(self) -> None:
-        """Release the handle; the operation still completes."""
+        """Release the handle; the operation still completes (not a collective's)."""
         self._not_null("Free")
+        self._not_collective("Free")
         self.kind = DONE
         if self.handed:
             self.handed = False

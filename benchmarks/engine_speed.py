@@ -28,7 +28,10 @@ What it measures, in one sitting:
 * peak RSS of each run (each run in its own subprocess, so peaks do not mix; measured
   before the yardstick);
 * memory per idle virtual rank: RSS of N ranks all blocked in a receive, minus the RSS
-  before the run, divided by N.
+  before the run, divided by N; beside it a yardstick measured in a subprocess of its
+  own: the RSS per bare greenlet (N greenlets each switched into once and suspended, as
+  a rank's is), the floor of any greenlet-based rank on this interpreter (CPython gives
+  each greenlet its own frame stack, and greenlet saves its part of the C stack).
 
 Targets: >= 600,000 ops/s on the 4,096-rank halo and at least the raw SimPy timeout rate
 (ratio >= 1); ops/s at 1,048,576 ranks >= 0.66 x the 4,096-rank figure; <= 6 KiB per
@@ -103,6 +106,27 @@ def simpy_timeouts(nprocs: int, total: int) -> tuple[int, float]:
     return nprocs * per, time.perf_counter() - t0
 
 
+def _bare_greenlet_kib(n: int) -> float:
+    """RSS per greenlet of *n* greenlets, each switched into once and suspended in a Python
+    function."""
+    import gc
+
+    import greenlet
+    main = greenlet.getcurrent()
+    gc.collect()
+    before = _rss_kib()
+    def body() -> None:   # a Python frame, as a rank's program: CPython's frame stack
+        main.switch()
+
+    lets = [greenlet.greenlet(body) for _ in range(n)]
+    for g in lets:
+        g.switch()
+    per = (_rss_kib() - before) / n
+    for g in lets:
+        g.throw(greenlet.GreenletExit)
+    return per
+
+
 def _child(mode: str, px: int, py: int, iters: int) -> dict[str, Any]:
     import gc
     import resource
@@ -129,6 +153,8 @@ def _child(mode: str, px: int, py: int, iters: int) -> dict[str, Any]:
         bsim.simulate(idle_measured, ranks=n, check_memory=False)
         return dict(ranks=n, before_kib=before, during_kib=samples["during"],
                     per_rank_kib=(samples["during"] - before) / n)
+    if mode == "greenlet":
+        return dict(ranks=n, per_rank_kib=_bare_greenlet_kib(n))
     if mode == "halo":
         from skeletons.halo2d import main as halo
         res = bsim.simulate(halo, ranks=n, network=NETWORK, check_memory=False,
@@ -217,13 +243,14 @@ def main() -> None:
               f"{host * big / n / 60:,.1f} min projected from {n:,} ranks at the same "
               f"rate", flush=True)
     print()
-    print(f"{'ranks':>9} {'KiB per idle rank':>18}", flush=True)
+    print(f"{'ranks':>9} {'KiB per idle rank':>18} {'KiB per bare greenlet':>22}", flush=True)
     idle: dict[int, float] = {}
     for px, py in SCALES:
         if px * py <= limit:
             r = run("idle", px, py, 0)
             idle[r["ranks"]] = r["per_rank_kib"]
-            print(f"{r['ranks']:>9,} {r['per_rank_kib']:>18.2f}", flush=True)
+            bare = run("greenlet", px, py, 0)["per_rank_kib"]
+            print(f"{r['ranks']:>9,} {r['per_rank_kib']:>18.2f} {bare:>22.2f}", flush=True)
     print("\ntargets: 4,096-rank halo >= 600,000 ops/s and >= 1 x SimPy timeouts/s; "
           "1,048,576 ranks >= 0.66 x the 4,096 rate; <= 6 KiB per idle rank")
     halo, vs_simpy = rates[("halo", 4096, ITERATIONS)]

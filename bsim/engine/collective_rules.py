@@ -138,8 +138,8 @@ class CollInstance:
 
 
 def _show(s: tuple[Any, ...]) -> str:
-    op, root, extra = s
-    parts = [op]
+    op, root, extra = s[:3]
+    parts = [f"{s[3]} {op}" if len(s) > 3 else op]   # a 4th item: "nonblocking"
     if root >= 0:
         parts.append(f"root={root}")
     parts += [f"{k}={v}" for k, v in extra]
@@ -214,7 +214,9 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     me = comm.rank_of(vr)
     size = comm.size_of(vr)
     inst = eng.colls.get(key)
-    sig = (op, root, extra)
+    # MPI 4.1 Sec. 6.12: a nonblocking collective (or a started persistent one) never
+    # matches a blocking one, so the signatures differ
+    sig = (op, root, extra) if blocking else (op, root, extra, "nonblocking")
     if inst is None:
         inst = eng.colls[key] = CollInstance(key, op, kind, root, size)
         inst.sig, inst.sig_rank = sig, me

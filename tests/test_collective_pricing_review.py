@@ -6,6 +6,8 @@ expected time is built from the formulas of docs/collectives.md, never from bsim
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -21,6 +23,36 @@ def t(nbytes: float) -> float:
     """One message of *nbytes* on the test network, in seconds."""
     return 1e-6 + nbytes * 1e-9
 
+
+
+# -- 1. lowercase allgather ---------------------------------------------------------------
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("comm_kind", ["world", "dup"])
+def test_lowercase_allgather_is_priced_on_every_ranks_pickle(source, comm_kind):
+    """8 ranks each allgather a 100 kB object (a pickle of L = 100,009 bytes).
+
+    As mpi4py: an Allgather of the 8-byte lengths (recursive doubling on 64 B, P = 8:
+    t(8) + t(16) + t(32)), then an Allgatherv of the pickles on the whole receive buffer,
+    n = 8 L (recursive doubling, P a power of two: sum_{i<3} t(2^i L) = t(L) + t(2L) + t(4L)):
+    3 us + 56 ns + 3 us + 7 L ns = 706.119 us at every rank, expanded or as a formula.
+    Before, the expansion ran on one pickle (n = L: 90.5 us, less than the 700 us that
+    700 kB take to arrive at 1 GB/s) and the formula left the lengths out (703.06 us)."""
+    L = len(pickle.dumps(b"x" * 100000, pickle.HIGHEST_PROTOCOL))
+    assert L == 100009
+
+    def call(world):
+        comm = world.Dup() if comm_kind == "dup" else world
+        comm.Barrier()
+        t0 = MPI.Wtime()
+        got = comm.allgather(b"x" * 100000)
+        assert got == [b"x" * 100000] * 8
+        return MPI.Wtime() - t0
+
+    res = bsim.simulate(lambda: call(MPI.COMM_WORLD), ranks=8, network=NET,
+                        collectives=source)
+    expected = t(8) + t(16) + t(32) + t(L) + t(2 * L) + t(4 * L)
+    assert res.returns == pytest.approx([expected] * 8, rel=1e-12)
 
 
 # -- 5. a nonblocking collective never matches a blocking one -----------------------------

@@ -12,7 +12,7 @@ import pickle
 from typing import TYPE_CHECKING, Any
 
 from ..constants import IN_PLACE
-from ..engine.collective_rules import ALL, FANIN, FANOUT, LARGEST, TOTAL
+from ..engine.collective_rules import ALL, FANIN, FANOUT, LARGEST
 from ..engine.rank import current
 from ..errors import MPIUsageError
 from .block_checks import check_block
@@ -98,8 +98,14 @@ def allgather(comm: Comm, sendobj: Any) -> list[Any]:
     """Gather Python objects to all ranks."""
     vr = current()
     payload = dumps(sendobj)
-    inst, _, _ = take_part(comm, vr, "allgather", ALL, -1, len(payload), payload,
-                           cost_bytes=TOTAL)
+    size = comm.size_of(vr)
+    # as mpi4py (PyMPI_allgather): an Allgather of the pickles' lengths (an MPI_Count, 8
+    # bytes each), then an Allgatherv of the pickles, which every rank then sizes on the
+    # total (the schedules' allgather size: the whole receive buffer)
+    inst, _, _ = take_part(comm, vr, "allgather", ALL, -1, 8 * size, len(payload),
+                           (("nbytes", 8),))
+    total = leave(comm, vr, inst, sum(inst.values))
+    inst, _, _ = take_part(comm, vr, "allgather", ALL, -1, total, payload)
     return leave(comm, vr, inst, [pickle.loads(v) for v in inst.values])
 
 

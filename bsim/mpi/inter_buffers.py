@@ -271,7 +271,8 @@ def _reduced(ic: Intercomm, vr: VirtualRank, sendbuf: Any, op: Any, call: str,
     def combine(vals: list[Any]) -> Any:
         return (_fold(fn, [v for v, _ in vals]), [c for _, c in vals])
 
-    mine, theirs = exchange(ic, vr, (value, count), call, nbytes, combine)
+    # the counts are bookkeeping: the broadcast is priced on the vector alone
+    mine, theirs = exchange(ic, vr, (value, count), call, nbytes, combine, known=nbytes)
     return theirs[0], mine[1]
 
 

@@ -163,19 +163,26 @@ def _size(value: Any) -> int:
 
 
 def exchange(ic: Intercomm, vr: VirtualRank, value: Any, call: str, nbytes: int | None = None,
-             combine: Callable[[list[Any]], Any] | None = None) -> tuple[Any, Any]:
+             combine: Callable[[list[Any]], Any] | None = None,
+             known: int | None = None) -> tuple[Any, Any]:
     """Every member of both groups contributes *value*; returns ``(local, remote)``: the
     local group's values and the remote group's, each a list in rank order (or, with
-    *combine*, what *combine* makes of such a list at the leader)."""
+    *combine*, what *combine* makes of such a list at the leader).
+
+    The local broadcast carries the remote group's data (the local values ride along
+    unpriced, as bookkeeping) and is priced on its size: *known* when the caller knows
+    it (a buffer reduction: the vector), else the size of what the leader received."""
     nb = _size(value) if nbytes is None else nbytes
     values = local_gather(vr, ic, value, nb, "reduce" if combine else "gather")
     both = None
+    bytes_ = 0
     if values is not None:   # the leader
         mine = combine(values) if combine is not None else values
         size = _size(mine) if combine is None or nbytes is None else nb
         theirs = swap(vr, ic, 0, "exchange", size, mine, call)
         both = (mine, theirs)
-    both = local_bcast(vr, ic, both, _size(both[1]) if both is not None else 0)
+        bytes_ = _size(theirs) if known is None else known
+    both = local_bcast(vr, ic, both, bytes_)
     return both[0], both[1]
 
 

@@ -63,6 +63,66 @@ def test_lowercase_allgather_is_priced_on_every_ranks_pickle(source, comm_kind):
     assert res.returns == pytest.approx([expected] * 8, rel=1e-12)
 
 
+# -- 2. intercommunicator collectives expanded ---------------------------------------------
+
+def _ic_allgather(world):
+    ic, _, _ = _intercomm(world, 8)
+    t0 = MPI.Wtime()
+    ic.Allgather(np.zeros(12500), np.zeros(12500 * 8))   # 100 kB a rank
+    return MPI.Wtime() - t0
+
+
+def _ic_allreduce(world):
+    ic, _, _ = _intercomm(world, 8)
+    t0 = MPI.Wtime()
+    ic.Allreduce(np.zeros(125000), np.zeros(125000))     # 1 MB
+    return MPI.Wtime() - t0
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_intercomm_allgather_expanded_moves_the_whole_group(source):
+    """Groups of 8 + 8, Allgather of 100 kB a rank (docs: T_gather(|L|) + p2p + T_bcast(|L|)).
+
+    Gather of n = 800 kB, binomial: t(100k) + t(200k) + t(400k) = 703 us; the leaders swap
+    800 kB: t(800k) = 801 us; each leader broadcasts 800 kB, binomial: 3 t(800k) = 2403 us.
+    The last rank ends at 703 + 801 + 2403 = 3907 us, expanded or as a formula.  Before,
+    the expansion gathered one block (the leader ended at 891.5 us) and forwarded 0 bytes
+    below depth 1 (the last rank at 1694.5 us)."""
+    res = bsim.simulate(lambda: _ic_allgather(MPI.COMM_WORLD), ranks=16, network=NET,
+                        collectives=source)
+    expected = (t(1e5) + t(2e5) + t(4e5)) + t(8e5) + 3 * t(8e5)
+    assert max(res.returns) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_intercomm_allreduce_expanded_matches_the_formula(source):
+    """Groups of 8 + 8, Allreduce of n = 1 MB: binomial reduce 3 t(1 MB), the leaders swap
+    t(1 MB), binomial bcast 3 t(1 MB): the last rank at 7 t(1 MB) = 7007 us, expanded or
+    as a formula (before, expanded: 4004 us at the leaders, about 5005 elsewhere)."""
+    res = bsim.simulate(lambda: _ic_allreduce(MPI.COMM_WORLD), ranks=16, network=NET,
+                        collectives=source)
+    assert max(res.returns) == pytest.approx(7 * t(1e6), rel=1e-12)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_intercomm_gather_leader_gathers_the_whole_group(source):
+    """One root against a group of 8, Gather of 100 kB a rank: the group's leader ends its
+    binomial gather of 800 kB at t(100k) + t(200k) + t(400k) = 703 us (it then sends to the
+    root; sends are free under ``bsim``).  Before, expanded: 90.5 us, a gather of 100 kB."""
+    def call(world):
+        ic, local, color = _intercomm(world, 1)
+        t0 = MPI.Wtime()
+        if color == 0:
+            ic.Gather(None, np.zeros(12500 * 8), root=MPI.ROOT)
+        else:
+            ic.Gather(np.zeros(12500), None, root=0)
+        return MPI.Wtime() - t0
+
+    res = bsim.simulate(lambda: call(MPI.COMM_WORLD), ranks=9, network=NET,
+                        collectives=source)
+    assert res.returns[1] == pytest.approx(t(1e5) + t(2e5) + t(4e5), rel=1e-12)
+
+
 # -- 4. intercommunicator reductions price the vector, not the bookkeeping ----------------
 
 @pytest.mark.parametrize("k, nbytes", [(4, 1000), (64, 8)])

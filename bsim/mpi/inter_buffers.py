@@ -174,7 +174,7 @@ def _allgather(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any) -> None:
     vr = current()
     rinfo = parse_vector_buffer(vr, recvbuf, ic.peer_size(vr), call)
     sinfo = parse_buffer(vr, sendbuf, call)
-    _, theirs = exchange(ic, vr, _block(sinfo), call, sinfo.nbytes)
+    _, theirs = exchange(ic, vr, _block(sinfo), call, sinfo.nbytes, known=rinfo.nbytes)
     if rinfo.mem is not None or ic.rank_of(vr) == 0:
         _place(vr, call, rinfo, theirs)   # checked as written: O(|R|), as the copy is
     else:   # a placeholder moves nothing: local rank 0 checks every block, the others one

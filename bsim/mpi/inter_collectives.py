@@ -112,10 +112,11 @@ def recv_from(vr: VirtualRank, ic: Intercomm, source: int, op: str, call: str) -
 
 def local_gather(vr: VirtualRank, ic: Intercomm, value: Any, nbytes: int,
                  op: str = "gather") -> list[Any] | None:
-    """Gather every member's *value* to local rank 0 (a FANIN *op* over the local group):
-    the list there, None elsewhere.  A gather is priced on the sum of the contributions at
-    the leader, on ``|L| * nbytes`` at the others; a reduce (each member contributes the
-    whole vector) on the largest contribution at the leader, on its own at the others."""
+    """Gather every member's *value* (*nbytes*) to local rank 0 (a FANIN *op* over the local
+    group): the list there, None elsewhere.  A gather is sized as the schedules take it,
+    ``|L| * nbytes`` (the root's buffer), and priced on the sum of the contributions at
+    the leader; a reduce (each member contributes the whole vector) on the largest
+    contribution at the leader, on its own at the others."""
     local = local_comm(ic, vr)
     size = local.size_of(vr)
     if op == "reduce":
@@ -123,16 +124,17 @@ def local_gather(vr: VirtualRank, ic: Intercomm, value: Any, nbytes: int,
                                 cost_bytes=lambda i, r: max(i.nbytes) if r == 0
                                 else i.nbytes[r])
     else:
-        inst, me, _ = take_part(local, vr, op, FANIN, 0, nbytes, value,
-                                cost_bytes=lambda i, r: sum(i.nbytes) if r == 0
-                                else i.nbytes[r] * size)
+        inst, me, _ = take_part(local, vr, op, FANIN, 0, nbytes * size, value,
+                                cost_bytes=lambda i, r: sum(i.nbytes) / size if r == 0
+                                else i.nbytes[r])
     return leave(local, vr, inst, list(inst.values) if me == 0 else None)
 
 
 def local_bcast(vr: VirtualRank, ic: Intercomm, value: Any, nbytes: int,
                 op: str = "bcast") -> Any:
     """Local rank 0's *value* at every member (a FANOUT *op* over the local group, priced
-    on the leader's *nbytes*)."""
+    on the leader's *nbytes*).  Each member's *nbytes* sizes its part of an expanded
+    schedule (what it forwards)."""
     local = local_comm(ic, vr)
     inst, _, _ = take_part(local, vr, op, FANOUT, 0, nbytes, value,
                            cost_bytes=lambda i, r: i.nbytes[0])
@@ -170,18 +172,21 @@ def exchange(ic: Intercomm, vr: VirtualRank, value: Any, call: str, nbytes: int 
     *combine*, what *combine* makes of such a list at the leader).
 
     The local broadcast carries the remote group's data (the local values ride along
-    unpriced, as bookkeeping) and is priced on its size: *known* when the caller knows
-    it (a buffer reduction: the vector), else the size of what the leader received."""
+    unpriced, as bookkeeping) and is priced on its size: *known* when every member knows
+    it (a buffer form: the reduced vector, or the receive buffer of |R| blocks), else at
+    the leader the size of what it received and at the others, to size their part of an
+    expanded schedule, their own contribution (*combine*) or |R| times it."""
     nb = _size(value) if nbytes is None else nbytes
     values = local_gather(vr, ic, value, nb, "reduce" if combine else "gather")
     both = None
-    bytes_ = 0
     if values is not None:   # the leader
         mine = combine(values) if combine is not None else values
         size = _size(mine) if combine is None or nbytes is None else nb
         theirs = swap(vr, ic, 0, "exchange", size, mine, call)
         both = (mine, theirs)
         bytes_ = _size(theirs) if known is None else known
+    else:
+        bytes_ = known if known is not None else nb if combine else nb * ic.peer_size(vr)
     both = local_bcast(vr, ic, both, bytes_)
     return both[0], both[1]
 

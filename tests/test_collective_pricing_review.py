@@ -84,24 +84,30 @@ def test_intercomm_allgather_expanded_moves_the_whole_group(source):
     """Groups of 8 + 8, Allgather of 100 kB a rank (docs: T_gather(|L|) + p2p + T_bcast(|L|)).
 
     Gather of n = 800 kB, binomial: t(100k) + t(200k) + t(400k) = 703 us; the leaders swap
-    800 kB: t(800k) = 801 us; each leader broadcasts 800 kB, binomial: 3 t(800k) = 2403 us.
-    The last rank ends at 703 + 801 + 2403 = 3907 us, expanded or as a formula.  Before,
-    the expansion gathered one block (the leader ended at 891.5 us) and forwarded 0 bytes
-    below depth 1 (the last rank at 1694.5 us)."""
+    800 kB: t(800k) = 801 us; each leader broadcasts 800 kB, which every member knows (its
+    receive buffer), so MPICH's rule picks scatter_ring_allgather (n >= 524288, P = 8):
+    binomial scatter t(400k) + t(200k) + t(100k) = 703 us plus ring (P-1) t(n/P) =
+    7 x 101 = 707 us.  Total 703 + 801 + 1410 = 2914 us at every rank.  Before, the
+    expansion gathered one block (the leader ended at 891.5 us) and forwarded 0 bytes
+    below depth 1."""
     res = bsim.simulate(lambda: _ic_allgather(MPI.COMM_WORLD), ranks=16, network=NET,
                         collectives=source)
-    expected = (t(1e5) + t(2e5) + t(4e5)) + t(8e5) + 3 * t(8e5)
-    assert max(res.returns) == pytest.approx(expected, rel=1e-12)
+    expected = (t(1e5) + t(2e5) + t(4e5)) + t(8e5) + (t(4e5) + t(2e5) + t(1e5) + 7 * t(1e5))
+    assert res.returns == pytest.approx([expected] * 16, rel=1e-12)
 
 
 @pytest.mark.parametrize("source", SOURCES)
 def test_intercomm_allreduce_expanded_matches_the_formula(source):
-    """Groups of 8 + 8, Allreduce of n = 1 MB: binomial reduce 3 t(1 MB), the leaders swap
-    t(1 MB), binomial bcast 3 t(1 MB): the last rank at 7 t(1 MB) = 7007 us, expanded or
-    as a formula (before, expanded: 4004 us at the leaders, about 5005 elsewhere)."""
+    """Groups of 8 + 8, Allreduce of n = 1 MB: local reduce, Rabenseifner (n > 2048):
+    halving t(500k) + t(250k) + t(125k) = 878 us and a binomial gather of the same sizes,
+    878 us; the leaders swap t(1 MB) = 1001 us; the broadcast, scatter_ring_allgather:
+    878 + 7 t(125k) = 878 + 882 = 1760 us.  Total 1756 + 1001 + 1760 = 4517 us at every
+    rank (before: 4004 us at the leaders, about 5005 elsewhere, expanded)."""
     res = bsim.simulate(lambda: _ic_allreduce(MPI.COMM_WORLD), ranks=16, network=NET,
                         collectives=source)
-    assert max(res.returns) == pytest.approx(7 * t(1e6), rel=1e-12)
+    halves = t(5e5) + t(2.5e5) + t(1.25e5)
+    expected = 2 * halves + t(1e6) + halves + 7 * t(1.25e5)
+    assert res.returns == pytest.approx([expected] * 16, rel=1e-12)
 
 
 @pytest.mark.parametrize("source", SOURCES)
@@ -121,6 +127,40 @@ def test_intercomm_gather_leader_gathers_the_whole_group(source):
     res = bsim.simulate(lambda: call(MPI.COMM_WORLD), ranks=9, network=NET,
                         collectives=source)
     assert res.returns[1] == pytest.approx(t(1e5) + t(2e5) + t(4e5), rel=1e-12)
+
+
+# -- 3. intercommunicator collectives choose their algorithm by size ----------------------
+
+def test_intercomm_bcast_of_a_large_buffer_runs_scatter_ring_allgather():
+    """Groups of 8 + 8, a 1 MB Bcast from group 0's rank 0: t(1 MB) to the other leader,
+    then a local Bcast of 1 MB that every member knows (MPICH passes the count): P = 8,
+    n >= 524288, scatter_ring_allgather: t(500k) + t(250k) + t(125k) + 7 t(125k) = 1760 us.
+    The receiving group ends at 1001 + 1760 = 2761 us (before: binomial, 4004 us)."""
+    def call(world):
+        ic, local, color = _intercomm(world, 8)
+        a = np.zeros(125000)
+        t0 = MPI.Wtime()
+        if color == 0:
+            ic.Bcast(a, root=MPI.ROOT if local.rank == 0 else MPI.PROC_NULL)
+        else:
+            ic.Bcast(a, root=0)
+        return MPI.Wtime() - t0
+
+    res = bsim.simulate(lambda: call(MPI.COMM_WORLD), ranks=16, network=NET)
+    expected = t(1e6) + t(5e5) + t(2.5e5) + t(1.25e5) + 7 * t(1.25e5)
+    assert res.returns[8:] == pytest.approx([expected] * 8, rel=1e-12)
+    assert res.collective_algorithms["bcast"].get("scatter_ring_allgather") == 1
+
+
+def test_intercomm_allreduce_of_a_large_buffer_runs_rabenseifner():
+    """Groups of 8 + 8, Allreduce of 1 MB, analytic: 1756 + 1001 + 1760 = 4517 us (the
+    derivation of the expanded test above; before: binomial reduce and bcast, 7 t(1 MB)
+    = 7007 us)."""
+    res = bsim.simulate(lambda: _ic_allreduce(MPI.COMM_WORLD), ranks=16, network=NET)
+    halves = t(5e5) + t(2.5e5) + t(1.25e5)
+    assert res.returns == pytest.approx([3 * halves + t(1e6) + 7 * t(1.25e5)] * 16,
+                                        rel=1e-12)
+    assert res.collective_algorithms["reduce"] == {"rabenseifner": 2}
 
 
 # -- 4. intercommunicator reductions price the vector, not the bookkeeping ----------------

@@ -113,7 +113,7 @@ def Bcast(ic: Intercomm, buf: Any, root: int = 0) -> None:
         send_to(vr, ic, 0, "bcast", info.nbytes, _raw(info), "Bcast")
         return
     got = recv_from(vr, ic, root, "bcast", "Bcast") if ic.rank_of(vr) == 0 else None
-    write_into(info, local_bcast(vr, ic, got, info.nbytes))
+    write_into(info, local_bcast(vr, ic, got, info.nbytes, sized=True))
 
 
 def _gather(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
@@ -257,7 +257,7 @@ def Reduce(ic: Intercomm, sendbuf: Any, recvbuf: Any, op: Any = SUM, root: int =
         write_into(parse_buffer(vr, recvbuf, "Reduce"), recv_from(vr, ic, 0, "reduce", "Reduce"))
         return
     value, nbytes = _value(vr, sendbuf, "Reduce", fn)
-    values = local_gather(vr, ic, value, nbytes, "reduce")
+    values = local_gather(vr, ic, value, nbytes, "reduce", sized=True)
     if values is not None:
         send_to(vr, ic, root, "reduce", nbytes, _fold(fn, values), "Reduce")
 

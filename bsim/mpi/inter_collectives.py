@@ -111,16 +111,19 @@ def recv_from(vr: VirtualRank, ic: Intercomm, source: int, op: str, call: str) -
 
 
 def local_gather(vr: VirtualRank, ic: Intercomm, value: Any, nbytes: int,
-                 op: str = "gather") -> list[Any] | None:
+                 op: str = "gather", sized: bool = False) -> list[Any] | None:
     """Gather every member's *value* (*nbytes*) to local rank 0 (a FANIN *op* over the local
     group): the list there, None elsewhere.  A gather is sized as the schedules take it,
     ``|L| * nbytes`` (the root's buffer), and priced on the sum of the contributions at
     the leader; a reduce (each member contributes the whole vector) on the largest
-    contribution at the leader, on its own at the others."""
+    contribution at the leader, on its own at the others.  *sized*: every member passes
+    the same *nbytes* (a buffer reduction), so the algorithm is chosen by size, as MPICH's
+    local ``MPIR_Reduce`` does with the count."""
     local = local_comm(ic, vr)
     size = local.size_of(vr)
     if op == "reduce":
         inst, me, _ = take_part(local, vr, op, FANIN, 0, nbytes, value,
+                                (("nbytes", nbytes),) if sized else (),
                                 cost_bytes=lambda i, r: max(i.nbytes) if r == 0
                                 else i.nbytes[r])
     else:
@@ -131,12 +134,14 @@ def local_gather(vr: VirtualRank, ic: Intercomm, value: Any, nbytes: int,
 
 
 def local_bcast(vr: VirtualRank, ic: Intercomm, value: Any, nbytes: int,
-                op: str = "bcast") -> Any:
+                op: str = "bcast", sized: bool = False) -> Any:
     """Local rank 0's *value* at every member (a FANOUT *op* over the local group, priced
     on the leader's *nbytes*).  Each member's *nbytes* sizes its part of an expanded
-    schedule (what it forwards)."""
+    schedule (what it forwards); *sized*: every member knows it (the buffer forms), so
+    the algorithm is chosen by size, as MPICH's local ``MPIR_Bcast`` does with the count."""
     local = local_comm(ic, vr)
     inst, _, _ = take_part(local, vr, op, FANOUT, 0, nbytes, value,
+                           (("nbytes", nbytes),) if sized else (),
                            cost_bytes=lambda i, r: i.nbytes[0])
     return leave(local, vr, inst, inst.values[0])
 
@@ -173,11 +178,14 @@ def exchange(ic: Intercomm, vr: VirtualRank, value: Any, call: str, nbytes: int 
 
     The local broadcast carries the remote group's data (the local values ride along
     unpriced, as bookkeeping) and is priced on its size: *known* when every member knows
-    it (a buffer form: the reduced vector, or the receive buffer of |R| blocks), else at
-    the leader the size of what it received and at the others, to size their part of an
-    expanded schedule, their own contribution (*combine*) or |R| times it."""
+    it (a buffer form: the reduced vector, or the receive buffer of |R| blocks; then the
+    local reduce and broadcast are chosen by size), else at the leader the size of what
+    it received and at the others, to size their part of an expanded schedule, their own
+    contribution (*combine*) or |R| times it."""
     nb = _size(value) if nbytes is None else nbytes
-    values = local_gather(vr, ic, value, nb, "reduce" if combine else "gather")
+    sized = known is not None
+    values = local_gather(vr, ic, value, nb, "reduce" if combine else "gather",
+                          sized and combine is not None)
     both = None
     if values is not None:   # the leader
         mine = combine(values) if combine is not None else values
@@ -187,7 +195,7 @@ def exchange(ic: Intercomm, vr: VirtualRank, value: Any, call: str, nbytes: int 
         bytes_ = _size(theirs) if known is None else known
     else:
         bytes_ = known if known is not None else nb if combine else nb * ic.peer_size(vr)
-    both = local_bcast(vr, ic, both, bytes_)
+    both = local_bcast(vr, ic, both, bytes_, sized=sized)
     return both[0], both[1]
 
 

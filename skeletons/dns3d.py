@@ -108,6 +108,7 @@ SKELETON = register(Skeleton(
     ranks=lambda prm: prm["px"] * prm["pz"],
     machine_kernel=MachineKernel(
         param="t_flop", table="dns3d", key="t_flop", unit="FFT flop", flops=1.0,
+        fit_units=("flops", "flop"),
         source="one flop, at the machine's peak (a bound; no machine table measures it)",
         follows=("t_rk",)),
     flops=lambda prm, _returns: run_flops(prm),

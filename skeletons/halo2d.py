@@ -95,6 +95,7 @@ SKELETON = register(Skeleton(
     ranks=lambda p: p["px"] * p["py"],
     machine_kernel=MachineKernel(
         param="t_point", table="halo2d", key="t_point", unit="grid-point update",
+        fit_units=("cells", "sites"),
         flops=FLOPS_PER_POINT, bytes=BYTES_PER_POINT, memory_bound=True,
         source="5-point Jacobi u' = (N+S+E+W)/4; u streamed in, u' out with its "
                "write-allocate"),

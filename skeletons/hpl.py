@@ -49,7 +49,7 @@ from typing import Any
 import bsim
 from bsim.machines.kernels import MachineKernel
 
-from .hpl_kernels import KERNELS, KernelModel, generic_kernel
+from .hpl_kernels import FIT_UNITS, KERNELS, KernelModel, generic_kernel
 from .hpl_patterns import (
     BCASTS,
     BUFFER,
@@ -450,7 +450,7 @@ SKELETON = register(Skeleton(
     },
     ranks=lambda prm: prm["p"] * prm["q"],
     machine_kernel=MachineKernel(param="kernel", table="hpl_blas", keys=KERNELS,
-                                 generic=generic_kernel),
+                                 fit_units=FIT_UNITS, generic=generic_kernel),
     flops=lambda prm, _returns: hpl_flops(prm["n"]),
     scale=lambda n: grid(n, 2, "q", "p"),   # HPL: P <= Q
 ))

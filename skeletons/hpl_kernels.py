@@ -14,16 +14,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from bsim.machines.kernels import check_fit_unit
 from netmodels.input_files import note_input, per_run
 
 from .models.hpl import dgemm_time
 
-__all__ = ["KernelModel", "KERNELS", "generic_kernel", "REFERENCE_MACHINE"]
+__all__ = ["KernelModel", "KERNELS", "FIT_UNITS", "generic_kernel", "REFERENCE_MACHINE"]
 
 REFERENCE_MACHINE = "primequest"
 """The machine whose measured dgemm (the BSIM paper's Fig. 4 fit) calibrates the generic model."""
 
 KERNELS = ("dgemm", "dtrsm", "dgemv", "idamax")
+FIT_UNITS = ("flops", "flop")
+"""The work a ``bsim fit kernel`` table must be fitted over to be a BLAS call's time."""
 
 
 # -- kernel-time models ----------------------------------------------------------
@@ -90,7 +93,8 @@ class KernelModel:
         if name == "table":
             return cls(_table(args.get("path", "")), str(spec))
         from bsim.machines import load_machine
-        table = load_machine(name).kernels.get("hpl_blas")
+        machine = load_machine(name)
+        table = machine.kernels.get("hpl_blas")
         if not table:
             raise ValueError(f"kernel spec {spec!r}: machine {name!r} has no [kernels.hpl_blas]")
         funcs = {}
@@ -98,7 +102,7 @@ class KernelModel:
             if kernel not in KERNELS:
                 raise ValueError(f"[kernels.hpl_blas] of {name!r}: unknown kernel {kernel!r}; "
                                  f"valid: {', '.join(KERNELS)}")
-            funcs[kernel] = _entry(entry, f"{name}.{kernel}")
+            funcs[kernel] = _entry(entry, f"{machine.label}: [kernels.hpl_blas] {kernel}")
         if "dgemm" not in funcs:
             raise ValueError(f"[kernels.hpl_blas] of {name!r} has no dgemm entry")
         return cls(funcs, str(spec))
@@ -116,10 +120,8 @@ def _fitted(entry: dict[str, Any], where: str) -> Any:
     flops; the bookkeeping keys ignored), as the time of one call: the formulas of
     ``bsim.calibration.kernel_time``, on a number or on an array of flop counts."""
     import numpy as np
-    unit = entry.get("unit", "flops")
-    if unit not in ("flops", "flop"):
-        raise ValueError(f"kernel entry {where}: a fit over {unit!r}; HPL's kernels take "
-                         f"flops (fit the data with its work in flops)")
+    check_fit_unit(entry, FIT_UNITS, where, "HPL's and PHASE's BLAS kernels take seconds "
+                   "per call of x flops")
     model = entry["model"]
     try:
         if model == "linear":

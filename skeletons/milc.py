@@ -61,7 +61,7 @@ from typing import Any
 
 import bsim
 from bsim.machines import load_machine
-from bsim.machines.kernels import MachineKernel
+from bsim.machines.kernels import MachineKernel, check_fit_unit
 from netmodels.input_files import per_run
 
 from .models.milc import kernel_time, local_extents
@@ -163,9 +163,13 @@ def milc_kernels(machine: str) -> tuple[dict[str, tuple[float, float, float]], i
 
 
 def _read_kernels(machine: str) -> tuple[dict[str, tuple[float, float, float]], int]:
-    table = load_machine(machine).kernels.get("milc")
+    m = load_machine(machine)
+    table = m.kernels.get("milc")
     if not table:
         raise ValueError(f"milc: machine {machine!r} has no [kernels.milc] table")
+    for name in ("LL", "FL", "GF", "FF", "CG"):   # Eq. 1 is per site
+        check_fit_unit(table[name], ("sites",), f"{m.label}: [kernels.milc] {name}",
+                       "MILC's kernels take seconds per site")
     kernels = {name: (float(table[name]["b1"]), float(table[name]["b2"]), float(table[name]["s"]))
                for name in ("LL", "FL", "GF", "FF", "CG")}
     return kernels, int(table.get("float_bytes", 4))

@@ -75,7 +75,7 @@ from typing import Any
 import bsim
 from bsim.machines.kernels import MachineKernel
 
-from .hpl_kernels import KERNELS, KernelModel, generic_kernel
+from .hpl_kernels import FIT_UNITS, KERNELS, KernelModel, generic_kernel
 from .models.phase import (
     BYTES_PER_COMPLEX,
     ZGEMM_C0,
@@ -385,7 +385,7 @@ SKELETON = register(Skeleton(
     },
     ranks=lambda prm: prm["pb"] * prm["pf"],
     machine_kernel=MachineKernel(param="kernel", table="hpl_blas", keys=KERNELS,
-                                 generic=generic_kernel),
+                                 fit_units=FIT_UNITS, generic=generic_kernel),
     flops=lambda prm, returns: sum(float(r["flops"]) for r in returns if isinstance(r, dict)),
     scale=lambda n: grid(n, 2, "pf", "pb"),
 ))

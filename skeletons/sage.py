@@ -90,7 +90,7 @@ SKELETON = register(Skeleton(
         "allreduces": Param("allreduces of one double per cycle (ASSUMED count)", minimum=0),
     },
     machine_kernel=MachineKernel(
-        param="t_cell", table="sage", key="t_cell", unit="cell per cycle",
+        param="t_cell", table="sage", key="t_cell", unit="cell per cycle", fit_units=("cells",),
         reference="es45", source="ASSUMED on the ES45 (no measured Tcomp(E) in the papers)"),
 ))
 

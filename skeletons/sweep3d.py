@@ -136,6 +136,7 @@ SKELETON = register(Skeleton(
     ranks=lambda p: p["px"] * p["py"],
     machine_kernel=MachineKernel(
         param="t_cell", table="sweep3d", key="tcell", unit="cell-angle update",
+        fit_units=("cells",),
         reference="es40",
         source="the modeling tutorial measured Tcell on the ES40; no flop count is given"),
     scale=lambda n: grid(n, 2, "px", "py"),

@@ -33,7 +33,8 @@ from typing import Any
 from . import MACHINE_DIR, Machine, MachineError, load_machine
 from .schema import BUNDLED_TABLES, KERNEL_TABLES, kernel_table
 
-__all__ = ["MachineKernel", "choose", "generic_time", "per_unit_time", "FIT_BOOKKEEPING"]
+__all__ = ["MachineKernel", "choose", "generic_time", "per_unit_time", "FIT_BOOKKEEPING",
+           "check_fit_unit"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,10 @@ class MachineKernel:
     on a machine each becomes ``default * value / param's default``, unless the user set it."""
     keys: tuple[str, ...] = ()
     """Without ``key``: the entries of the table the skeleton reads itself."""
+    fit_units: tuple[str, ...] = ()
+    """The work columns of ``bsim fit kernel`` (``cells``, ``flops``, ``sites``...) whose
+    fits the parameter takes, the first one named in errors (:func:`check_fit_unit`);
+    empty: a fit over any unit is taken."""
 
     def __post_init__(self) -> None:
         """Check the keys read against the schema's ``KERNEL_TABLES`` (a bundled table: a
@@ -99,6 +104,20 @@ FIT_BOOKKEEPING = ("model", "unit", "rel_residual", "variation", "rate")
 """Keys of a ``bsim fit kernel`` table besides the parameters (and their ``*_var``)."""
 
 
+def check_fit_unit(entry: Any, units: tuple[str, ...], where: str, takes: str) -> None:
+    """Refuse a ``bsim fit kernel`` table fitted over a work unit other than *units*: its
+    ``unit`` (the data's work column) must be one of them, as the reader feeds the fit
+    that work (*takes*: ``"halo2d's t_point takes seconds per grid-point update"``).  An
+    entry without ``unit`` (a preset's, or written by hand) is taken as over *units*.
+    Raises :class:`MachineError`, one line naming *where* (the file, the table and the
+    key), the fitted unit and the expected one."""
+    unit = entry.get("unit") if isinstance(entry, dict) else None
+    if units and unit is not None and unit not in units:
+        raise MachineError(f"{where}: a fit over {unit!r}, but {takes}: fit the data with "
+                           f"its work in {units[0]} (a {units[0]!r} column; "
+                           f"docs/calibration.md)")
+
+
 def per_unit_time(entry: Any, kernel: MachineKernel, where: str,
                   source: str) -> tuple[float, str]:
     """``(seconds per unit, account)`` from a ``[kernels.T] KEY`` entry for a per-unit
@@ -119,6 +138,8 @@ def per_unit_time(entry: Any, kernel: MachineKernel, where: str,
         raise MachineError(f"{name} = {entry!r}: expected seconds per {kernel.unit}: {fix}")
     model = entry.get("model") or ("linear" if "slope" in entry else "cache2" if "b1" in entry
                                    else "piecewise" if "slope_small" in entry else None)
+    check_fit_unit(entry, kernel.fit_units, name,
+                   f"{kernel.param} is seconds per {kernel.unit}")
     if model in ("piecewise", "cache2"):
         raise MachineError(f"{name} is a {model} fit, whose time per unit depends on the work "
                            f"per call; {kernel.param} is one time per {kernel.unit}: {fix}, "

@@ -102,6 +102,28 @@ def test_measure_mode_charges_host_compute_as_calc():
     assert ignored.calc.tolist() == [0.0, 0.0]
 
 
+def test_measured_compute_is_traced_as_calc():
+    """Under compute='measure' the host compute between MPI calls is a calc span named
+    ``measured``: the trace's calc adds up to the Result's (it had no calc span at all)."""
+    from bsim.outputs.trace import ChromeTracer
+
+    def main():
+        comm = MPI.COMM_WORLD
+        for _ in range(3):
+            end = time.perf_counter() + 0.002
+            while time.perf_counter() < end:
+                pass
+            comm.Barrier()
+
+    tracer = ChromeTracer(program="measured")
+    res = bsim.simulate(main, ranks=2, network=NET, compute="measure", tracer=tracer)
+    spans = [e for e in tracer.to_dict()["traceEvents"] if e.get("cat") == "calc"]
+    assert {e["name"] for e in spans} == {"measured"}
+    for rank in (0, 1):
+        traced = sum(e["dur"] for e in spans if e["tid"] == rank) / 1e6
+        assert traced == pytest.approx(res.calc[rank], rel=1e-9) and traced >= 0.006
+
+
 @pytest.mark.parametrize("protocol,net", [
     ("loggp", "loggp:L=3e-6,o=1e-6,g=2e-6,G=1e-9"),
     ("bsim:send_cost=5e-7", NET),

@@ -444,8 +444,12 @@ def charge_host_compute(vr: VirtualRank) -> None:
     dt = (now - vr.host_mark) * m.scale
     vr.host_mark = now
     if dt > 0.0:
-        vr.clock += dt
+        start = vr.clock
+        vr.clock = start + dt
         vr.calc += dt
+        tracer = vr.engine.tracer
+        if tracer is not None:   # a calc span, as add_time's (the trace adds up to calc)
+            tracer.span(vr.rank, "calc", "measured", start, vr.clock)
 
 
 def add_time(seconds: float) -> None:

@@ -39,7 +39,14 @@ __all__ = [
 
 from netmodels.input_files import note_input
 
-from .schema import MEMORY_BANDWIDTH, NETWORK_MODELS, PEAK, MachineError, check_machine_file
+from .schema import (
+    MEMORY_BANDWIDTH,
+    NETWORK_MODELS,
+    PEAK,
+    RANKS_PER_NODE,
+    MachineError,
+    check_machine_file,
+)
 
 MACHINE_DIR = Path(__file__).resolve().parent
 """Directory holding the preset TOML files."""
@@ -102,9 +109,11 @@ class Machine:
 
     @property
     def ranks_per_node(self) -> int:
-        """Ranks the chosen network places per node: its ``cores``, else ``cores_per_node``."""
+        """Ranks the chosen network places per node: its ``cores`` or ``ranks_per_node``
+        (:data:`~bsim.machines.schema.RANKS_PER_NODE`, for a model without ``cores``),
+        else ``cores_per_node``."""
         table = self.network_variants[self.variant] if self.variant else self.network
-        cores = table.get("cores")
+        cores = table.get("cores", table.get(RANKS_PER_NODE))
         return int(cores) if isinstance(cores, int) else self.cores_per_node
 
     @property
@@ -260,8 +269,13 @@ def _with_cores(m: Machine, table: dict[str, Any], variant: str | None) -> dict[
 
     A file that says ``cores_per_node`` once (at the top) describes every node.
     A network table may place fewer ranks per node (``cores = 1``: one process
-    per node, as the petascale HPL run), never more than the node has cores.
+    per node, as the petascale HPL run), never more than the node has cores.  Its
+    ``ranks_per_node`` (the layout of a model without ``cores``: the flat variant of a
+    topology) is not the model's: it is ``cores`` for a model that takes it, and is
+    dropped for one that does not.
     """
+    rpn = table.get(RANKS_PER_NODE)
+    table = {k: v for k, v in table.items() if k != RANKS_PER_NODE}
     try:
         from netmodels import REGISTRY
     except ImportError:  # pragma: no cover - netmodels ships with bsim
@@ -269,6 +283,8 @@ def _with_cores(m: Machine, table: dict[str, Any], variant: str | None) -> dict[
     cls = REGISTRY.get(str(table["model"]))
     if cls is None or "cores" not in cls.parameters:
         return table
+    if rpn is not None:
+        table["cores"] = rpn
     where = f"[network_variants.{variant}]" if variant else "[network]"
     if "cores" in table:
         if not isinstance(table["cores"], int) or table["cores"] > m.cores_per_node:

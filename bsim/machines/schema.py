@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["check_machine_file", "check_network", "MachineError", "NETWORK_MODELS",
-           "KernelTable", "KERNEL_TABLES", "BUNDLED_TABLES", "kernel_table"]
+           "KernelTable", "KERNEL_TABLES", "BUNDLED_TABLES", "kernel_table", "RANKS_PER_NODE"]
 
 
 class MachineError(ValueError):
@@ -24,6 +24,9 @@ class MachineError(ValueError):
 
 NETWORK_MODELS = ("hockney", "loggp", "zero", "torus", "fattree", "bluewaters", "piecewise")
 """Model names a ``[network]`` table may use (plus every later-registered model)."""
+RANKS_PER_NODE = "ranks_per_node"
+"""A network table's layout key, not passed to the model: ranks per node for a model
+without ``cores`` (``petascale_torus:flat``'s one rank per node), at most ``cores_per_node``."""
 
 REQUIRED = {"name": str, "description": str, "source": str, "cores_per_node": int,
             "network": dict}
@@ -136,11 +139,15 @@ def check_machine_file(data: dict[str, Any], path: Path) -> None:
                    for v, t in data.get("network_variants", {}).items()})
     for label, table in tables.items():
         check_network(table, f"{path.name}: {label}")
-        cores = table.get("cores")
-        if cores is not None and (not isinstance(cores, int) or isinstance(cores, bool)
-                                  or not 1 <= cores <= data["cores_per_node"]):
-            raise MachineError(f"{where}: {label} cores = {cores!r} ranks per node, but a "
-                               f"node has cores_per_node = {data['cores_per_node']}")
+        if "cores" in table and RANKS_PER_NODE in table:
+            raise MachineError(f"{where}: {label} has both cores and {RANKS_PER_NODE}, "
+                               f"which say the same (ranks per node): keep one")
+        for key in ("cores", RANKS_PER_NODE):
+            cores = table.get(key)
+            if cores is not None and (not isinstance(cores, int) or isinstance(cores, bool)
+                                      or not 1 <= cores <= data["cores_per_node"]):
+                raise MachineError(f"{where}: {label} {key} = {cores!r} ranks per node, but "
+                                   f"a node has cores_per_node = {data['cores_per_node']}")
     _check_kernels(data.get("kernels", {}), where)
     if "filesystem" in data:
         _check_filesystem(data["filesystem"], f"{where}: [filesystem]")

@@ -54,3 +54,45 @@ def test_a_module_that_cannot_be_imported_is_one_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "$BSIM_SKELETONS names module 'nosuchmodule'" \
         in proc.stderr
+
+
+MYROOF = textwrap.dedent('''
+    import bsim
+    from bsim.machines.kernels import MachineKernel
+    from skeletons.registry import Param, Skeleton, register
+
+
+    def main(steps: int = 3, t_step: float = 1e-3):
+        from mpi4py import MPI
+        for _ in range(steps):
+            bsim.add_time(t_step)
+            MPI.COMM_WORLD.Barrier()
+
+
+    register(Skeleton(
+        name="myroof", main=main, description="a user's skeleton with a machine kernel",
+        params={"steps": Param("steps", minimum=0),
+                "t_step": Param("seconds per step", minimum=0)},
+        machine_kernel=MachineKernel(param="t_step", table="myroof", key="t_step",
+                                     unit="step", flops=6.8e6, bytes=1.0e6)))
+''')
+
+
+def test_a_users_machine_kernel_takes_the_machines_table_else_its_roofline(tmp_path):
+    """docs/skeletons.md, "Your own skeletons": on bgp (3.4 GFlop/s a core, 10 GB/s a node
+    of 4 cores) a step of 6.8 Mflop and 1 MB costs max(6.8e6 / 3.4e9, 1e6 / 2.5e9) =
+    2 ms (compute-bound); a machine file with [kernels.myroof] t_step = 5e-4 gives 0.5 ms."""
+    (tmp_path / "myroof.py").write_text(MYROOF)
+    out = tmp_path / "r.json"
+    proc = _bsim(["run", "myroof", "-n", "4", "--machine", "bgp", "--param", "steps=5",
+                  "--quiet", "--json", str(out)], tmp_path, "myroof")
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(out.read_text())
+    assert abs(res["totals"]["calc"] - 4 * 5 * 2e-3) < 1e-12
+    assert "generic roofline on bgp" in res["kernel_model"]
+    bgp = (ROOT / "bsim" / "machines" / "bgp.toml").read_text()
+    (tmp_path / "mine.toml").write_text(bgp + "\n[kernels.myroof]\nt_step = 5e-4\n")
+    proc = _bsim(["run", "myroof", "-n", "4", "--machine", str(tmp_path / "mine.toml"),
+                  "--param", "steps=5", "--quiet", "--json", str(out)], tmp_path, "myroof")
+    assert proc.returncode == 0, proc.stderr
+    assert abs(json.loads(out.read_text())["totals"]["calc"] - 4 * 5 * 5e-4) < 1e-12

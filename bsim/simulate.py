@@ -30,6 +30,7 @@ from .engine.private_modules import PrivateModules
 from .engine.protocols import Protocol, build_protocol
 from .engine.rank_threads import cooperative_objects
 from .errors import DistributedError, LookaheadError
+from .machines.flags import note_network_flags, noted_flags
 from .mpi.rc import Rc
 from .outputs.result import Result, compute_spec, recorded_arguments
 
@@ -272,13 +273,13 @@ def simulate(main: Callable[..., Any], ranks: int,
     *network* is a model or a spec string (``"hockney:latency=1e-6,bandwidth=1e9"``,
     see ``bsim list networks``; default :data:`DEFAULT_NETWORK`, or *machine*'s network);
     *machine* names a preset or TOML file, with ``:VARIANT`` for one of its
-    ``[network_variants]`` (``"power5:p1024"``), whose network and collectives
-    are used where *network* and *collectives* are not given; it and
-    *kernel_model* (where the compute times came from) are recorded in the
-    result.  *flops* (the run's floating-point operations, when the program
-    knows them, or a function of every rank's return value giving them) gives
-    the result its achieved rate; on a *machine* with a peak,
-    a rate above ``ranks * peak_flops_per_rank`` raises
+    ``[network_variants]`` (``"power5:p1024"``), whose network and collectives are used
+    where *network* and *collectives* are not given; it, *kernel_model* (where the compute
+    times came from) and the calibration flags of the fits the run takes from it
+    (warned of: ``bsim/machines/flags.py``) are recorded in the result.  *flops* (the
+    run's floating-point operations, when the program knows them, or a function of every
+    rank's return value giving them) gives the result its achieved rate; on a *machine*
+    with a peak, a rate above ``ranks * peak_flops_per_rank`` raises
     :class:`~bsim.errors.AbovePeakError`.  *protocol* is ``"bsim"`` (the BSIM paper's rules) or
     ``"loggp"`` (see ``docs/protocols.md``).  *collectives* chooses the cost
     source of collectives: ``"analytic"`` (default), ``"clog:c=..,d=.."``,
@@ -348,6 +349,7 @@ def simulate(main: Callable[..., Any], ranks: int,
         with naming_the_file(preset, "network"):
             if network is None:
                 network = build_network(network_spec(preset))
+                note_network_flags(preset)   # a flagged calibration: warned of, recorded
         with naming_the_file(preset, "collectives"):
             if collectives is None:
                 collectives = collective_spec(preset)
@@ -495,14 +497,12 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         network=engine.network.spec(), protocol=engine.protocol.spec(),
         collectives=engine.collective_costs.spec(),
         contention=engine.fabric.spec() if engine.fabric is not None else "none",
-        program=name,
-        params=dict(params), events=engine.events, host_seconds=engine.host_seconds,
-        returns=[r.retval for r in rs],
-        noise=_noise_spec(engine.noise),
+        program=name, params=dict(params), events=engine.events, host_seconds=engine.host_seconds,
+        returns=[r.retval for r in rs], noise=_noise_spec(engine.noise),
         filesystem=engine.filesystem.spec() if engine.filesystem is not None else "",
         pending_requests={r.rank: r.open_requests for r in rs if r.open_requests},
         unreceived=unreceived_messages(engine),
-        spawned=len(rs) - engine.nranks,
+        spawned=len(rs) - engine.nranks, calibration_flags=noted_flags(),   # machines/flags.py
         formula_collectives=engine.formula_collectives
         if engine.fabric is not None or isinstance(engine.network, NoisyNetwork) else 0,
         inert=_inert_settings(engine),

@@ -30,6 +30,7 @@ beside them, and ``bsim calibrate`` / ``bsim fit kernel`` print them as warnings
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -42,7 +43,8 @@ if TYPE_CHECKING:
     from .kernels import KernelFit
 
 __all__ = ["MAX_REL_RESIDUAL", "MAX_REL_ERROR", "MIN_LATENCY", "hockney_flags", "loggp_flags",
-           "dof_flags", "kernel_flags", "kernel_flags_key", "residual_text"]
+           "dof_flags", "kernel_flags", "kernel_flags_key", "residual_text", "fit_flags",
+           "loggp_range_texts"]
 
 MAX_REL_RESIDUAL = 0.10
 """Largest acceptable relative residual of a fit (10%)."""
@@ -156,3 +158,29 @@ def residual_text(rel_residual: float, dof: int, digits: str = ".2g") -> str:
     if dof <= 0:
         return "no rel. residual (0 degrees of freedom: exact by construction)"
     return f"rel. residual {100 * rel_residual:{digits}} % ({dof} dof)"
+
+
+# -- reading flags back (bsim/machines/flags.py: the flags of the fits a run uses) --------
+
+def loggp_range_texts(breaks: Sequence[int]) -> list[str]:
+    """The LogGP ranges' descriptions (:meth:`LogGPRange.describe`) of a pair whose
+    piecewise fit broke at *breaks*; no breaks: the fit over all sizes, ``0 <= S bytes``."""
+    edges: list[int | None] = [None, *breaks, None]
+    return [LogGPRange(lo, hi, 0.0, 0.0, 0.0, 0.0, math.nan, 0).describe()
+            for lo, hi in itertools.pairwise(edges)]
+
+
+def fit_flags(flags: Sequence[str], fit: str, ranges: Sequence[str] = ()) -> list[str]:
+    """The entries of a pair's ``calibration_<pair>_flags`` that are about one of its fits,
+    as the functions above word them: *fit* ``"hockney"`` or ``"piecewise"``, or
+    ``"loggp"`` with the *ranges* it covers (:func:`loggp_range_texts`; a flag naming
+    several ranges, the degrees-of-freedom one, is about each)."""
+    if fit != "loggp":
+        return [f for f in flags if f.startswith(f"{fit} fit")]
+    out = []
+    for flag in flags:
+        if flag.startswith("loggp "):
+            head = flag[len("loggp "):].split(":", 1)[0].removesuffix(" degenerate")
+            if set(head.split("; ")) & set(ranges):
+                out.append(flag)
+    return out

@@ -240,6 +240,11 @@ def _load_and_simulate(ns: argparse.Namespace, hosts: Any, scale: float) -> Any:
                          f"{_rank_params(target.name)}")
     extra = options.apply_run_options(ns)                       # trace, noise, progress bar
     network = target.network_for(options.network_spec(ns))     # a skeleton's layout: mapping
+    if ns.network is None and ns.machine is not None:
+        from ..machines import load_machine
+        from ..machines.flags import note_network_flags
+        # the machine's network is used: its calibration flags are warned of and recorded
+        note_network_flags(load_machine(ns.machine))
     ns.run_state["started"] = True                              # a failure keeps the trace
     result = simulate(target.main, ranks, network=network, protocol=ns.protocol,
                       kwargs=target.kwargs, name=target.name, params=target.recorded,

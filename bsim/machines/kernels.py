@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import MACHINE_DIR, Machine, MachineError, load_machine
+from .flags import note_kernel_flags
 from .schema import BUNDLED_TABLES, KERNEL_TABLES, kernel_table
 
 __all__ = ["MachineKernel", "choose", "generic_time", "per_unit_time", "FIT_BOOKKEEPING",
@@ -227,9 +228,12 @@ def choose(kernel: MachineKernel, machine: str, given: dict[str, Any]) -> tuple[
     if entry is not None:
         where = f"{m.name} [kernels.{kernel.table}]"
         if kernel.key is None:
+            note_kernel_flags(m, kernel.table, kernel.keys)   # the entries it reads
             return entry, f"{kernel.param} = {entry}: {where}"
-        return per_unit_time(entry, kernel, f"{m.label}: [kernels.{kernel.table}] "
-                                            f"{kernel.key}", f"{where} {kernel.key}")
+        chosen = per_unit_time(entry, kernel, f"{m.label}: [kernels.{kernel.table}] "
+                                              f"{kernel.key}", f"{where} {kernel.key}")
+        note_kernel_flags(m, kernel.table, (kernel.key,))
+        return chosen
     if kernel.key is not None:
         return generic_time(kernel, m)
     if kernel.generic is not None:

@@ -82,6 +82,10 @@ class Result:
     """``"KIND NAME" -> "sha256:..."``: the files the run read that shaped it (the program,
     an explicit mapping, a collective table, a machine file other than a bundled preset),
     by content (``netmodels/input_files.py``)."""
+    calibration_flags: dict[str, list[str]] = field(default_factory=dict)
+    """``fit -> [flag, ...]``: the fits the run took from its machine file that their
+    calibration flagged (``[network]``, ``[kernels.halo2d] t_point``; the flags of
+    ``[hardware] calibration_*_flags``, ``bsim/machines/flags.py``), warned of at run time."""
     modules: str = ""
     """``"shared"`` when the ranks shared the program's modules (``private_modules=False``,
     ``--shared-modules``): module-level state is then one for all ranks, which can change
@@ -224,6 +228,8 @@ class Result:
                if self.collective_algorithms else {}),
             **({"modules": self.modules} if self.modules else {}),
             **({"inputs": self.inputs} if self.inputs else {}),
+            **({"calibration_flags": self.calibration_flags} if self.calibration_flags
+               else {}),
             "network": self.network,
             "protocol": self.protocol,
             "collectives": self.collectives,
@@ -341,7 +347,8 @@ class Result:
             formula_collectives=data.get("formula_collectives", 0),
             collective_algorithms=data.get("collective_algorithms", {}),
             inert=list(data.get("inert_settings", [])), modules=data.get("modules", ""),
-            inputs=dict(data.get("inputs", {})))
+            inputs=dict(data.get("inputs", {})),
+            calibration_flags={k: list(v) for k, v in data.get("calibration_flags", {}).items()})
 
     @classmethod
     def from_json(cls, path: str | Path) -> Result:

@@ -38,7 +38,8 @@ def param_pair(text: str) -> tuple[str, str]:
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """Add the machine, network, protocol, contention and collective options to *parser*."""
     parser.add_argument("--machine", metavar="NAME|FILE.toml",
-                        help="machine preset whose [network] to use (bsim list machines)")
+                        help="machine preset or file: its network, collectives, compute "
+                             "times, peak and file system (bsim list machines)")
     parser.add_argument("--network", default=None,
                         help=f"network model spec; overrides --machine (default: "
                              f"{DEFAULT_NETWORK})")

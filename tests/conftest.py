@@ -94,6 +94,24 @@ def simulated_returns(nprocs: int, code: str, as_json: bool = False) -> list[Any
     return json.loads(json.dumps(returns)) if as_json else returns
 
 
+# -- recorded input files (tests/test_input_files.py, tests/test_inputs_recorded.py) ------
+def file_sha(path: Path) -> str:
+    """A file's digest as ``Result.inputs`` records it (``netmodels/input_files.py``),
+    computed here independently from its bytes."""
+    import hashlib
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def run_cli_json(cwd: Path, out: str, *args: str, timeout: float = 300) -> dict[str, Any]:
+    """``bsim run ARGS --quiet --json CWD/OUT`` in a fresh process from *cwd*; its JSON."""
+    done = subprocess.run([sys.executable, "-m", "bsim", "run", *args, "--quiet", "--json",
+                           str(cwd / out)], capture_output=True, text=True, cwd=cwd,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+                          timeout=timeout)
+    assert done.returncode == 0, done.stderr
+    return json.loads((cwd / out).read_text())  # type: ignore[no-any-return]
+
+
 # -- golden traces (tests/test_golden.py) ------------------------------------------------
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", default=False,

@@ -8,14 +8,12 @@ from the files' bytes with hashlib, independently of bsim.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, file_sha, run_cli_json
 
 import bsim
 from bsim.machines import MACHINE_DIR
@@ -35,16 +33,8 @@ elif comm.rank == 1:
 TWO_LEVEL = "twolevel:cores=2"
 
 
-def _sha(path: Path) -> str:
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-
-
-def _run(tmp_path: Path, out: str, *args: str) -> dict:
-    done = subprocess.run([sys.executable, "-m", "bsim", "run", *args, "--quiet", "--json",
-                           str(tmp_path / out)], capture_output=True, text=True, cwd=tmp_path,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads((tmp_path / out).read_text())
+_sha = file_sha
+_run = run_cli_json
 
 
 def test_two_versions_of_one_program_file_are_told_apart(tmp_path):

@@ -14,14 +14,12 @@ computed here from the files' bytes with hashlib, independently of bsim.
 from __future__ import annotations
 
 import hashlib
-import json
-import subprocess
 import sys
 import threading
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import file_sha, run_cli_json
 
 import bsim
 from bsim.cli.targets import load_target
@@ -42,20 +40,14 @@ comm.Barrier()
 """
 
 
-def _sha(path: Path) -> str:
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+_sha = file_sha
 
 
 def _text_sha(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _run(cwd: Path, out: str, *args: str) -> dict:
-    done = subprocess.run([sys.executable, "-m", "bsim", "run", *args, "--quiet", "--json",
-                           str(cwd / out)], capture_output=True, text=True, cwd=cwd,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return json.loads((cwd / out).read_text())
+_run = run_cli_json
 
 
 def _mine(tmp_path: Path, b1: str = "3.04e-6") -> Path:

@@ -36,13 +36,17 @@ def _bsim(args, tmp_path, modules):
                           capture_output=True, text=True, timeout=120)
 
 
+def _run_json(tmp_path, module, *args):
+    """``bsim run MODULE ARGS`` with the user's module named in $BSIM_SKELETONS; its JSON."""
+    out = tmp_path / "r.json"
+    proc = _bsim(["run", module, *args, "--quiet", "--json", str(out)], tmp_path, module)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(out.read_text())
+
+
 def test_bsim_skeletons_names_a_module_whose_skeleton_runs_by_name(tmp_path):
     (tmp_path / "mysk.py").write_text(MYSK)
-    out = tmp_path / "r.json"
-    proc = _bsim(["run", "mysk", "-n", "8", "--machine", "bgp", "--param", "steps=5",
-                  "--quiet", "--json", str(out)], tmp_path, "mysk")
-    assert proc.returncode == 0, proc.stderr
-    res = json.loads(out.read_text())
+    res = _run_json(tmp_path, "mysk", "-n", "8", "--machine", "bgp", "--param", "steps=5")
     assert res["program"] == "mysk" and res["machine"] == "bgp" and res["ranks"] == 8
     assert abs(res["totals"]["calc"] - 8 * 5 * 1e-3) < 1e-12   # 8 ranks x 5 steps x 1 ms
     listed = _bsim(["list", "skeletons"], tmp_path, "mysk")
@@ -72,16 +76,11 @@ def test_a_users_machine_kernel_takes_the_machines_table_else_its_roofline(tmp_p
     of 4 cores) a step of 6.8 Mflop and 1 MB costs max(6.8e6 / 3.4e9, 1e6 / 2.5e9) =
     2 ms (compute-bound); a machine file with [kernels.myroof] t_step = 5e-4 gives 0.5 ms."""
     (tmp_path / "myroof.py").write_text(MYROOF)
-    out = tmp_path / "r.json"
-    proc = _bsim(["run", "myroof", "-n", "4", "--machine", "bgp", "--param", "steps=5",
-                  "--quiet", "--json", str(out)], tmp_path, "myroof")
-    assert proc.returncode == 0, proc.stderr
-    res = json.loads(out.read_text())
+    res = _run_json(tmp_path, "myroof", "-n", "4", "--machine", "bgp", "--param", "steps=5")
     assert abs(res["totals"]["calc"] - 4 * 5 * 2e-3) < 1e-12
     assert "generic roofline on bgp" in res["kernel_model"]
     bgp = (ROOT / "bsim" / "machines" / "bgp.toml").read_text()
     (tmp_path / "mine.toml").write_text(bgp + "\n[kernels.myroof]\nt_step = 5e-4\n")
-    proc = _bsim(["run", "myroof", "-n", "4", "--machine", str(tmp_path / "mine.toml"),
-                  "--param", "steps=5", "--quiet", "--json", str(out)], tmp_path, "myroof")
-    assert proc.returncode == 0, proc.stderr
-    assert abs(json.loads(out.read_text())["totals"]["calc"] - 4 * 5 * 5e-4) < 1e-12
+    res = _run_json(tmp_path, "myroof", "-n", "4", "--machine", str(tmp_path / "mine.toml"),
+                    "--param", "steps=5")
+    assert abs(res["totals"]["calc"] - 4 * 5 * 5e-4) < 1e-12

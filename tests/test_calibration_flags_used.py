@@ -206,3 +206,17 @@ def test_hpl_warns_of_the_flagged_blas_fits_it_reads(tmp_path, capsys):
     assert len(err) == 1 and "[kernels.hpl_blas] dgemm (bsim fit kernel)" in err[0], err
     assert json.loads(out.read_text())["calibration_flags"] == {
         "[kernels.hpl_blas] dgemm": [KERNEL_FLAG]}
+
+
+def test_a_sweep_row_records_the_flags_of_the_network_it_ran_on(files, capsys):
+    """bsim sweep on the flagged profile: each row's settings carry the [network] flag, as
+    bsim run's JSON does (sweeps warned of kernel fits only, and recorded none)."""
+    prefix = files / "sw"
+    status = main(["sweep", str(files / "pingpong.py"), "--param", "ranks=2",
+                   "--machine", str(files / "pw.toml"), "--quiet", "-o", str(prefix)])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    rows = json.loads((files / "sw.json").read_text())["rows"]
+    assert [r["settings"]["calibration_flags"] for r in rows] == [
+        {"[network]": [HOCKNEY_FLAG]}]
+    assert "[network] (Hockney fit, inter-node pair) is flagged" in err

@@ -54,7 +54,7 @@ __all__ = ["add_parser", "command", "parse_param_lists", "points", "prepare_poin
 
 MODES = ("grid", "strong", "weak")
 SETTINGS = ("machine", "kernel_model", "network", "protocol", "collectives", "contention",
-            "noise", "filesystem", "modules", "inputs", "params")
+            "noise", "filesystem", "modules", "inputs", "calibration_flags", "params")
 """Keys of a result's JSON that say what shaped it; each sweep row records its own (its
 ``params``: every parameter the point ran with, the defaults too, not only the swept)."""
 
@@ -186,6 +186,7 @@ def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any
     target_name, params, opts = task
     from ..simulate import simulate
     with recording_inputs():   # the program and machine files too (Result.inputs)
+        _note_machine_network(opts)
         target, ranks, network = prepare_point(target_name, params, opts)
         res = simulate(target.main, ranks, network=network,
                        protocol=opts.get("protocol", "bsim"), kwargs=target.kwargs,
@@ -201,6 +202,19 @@ def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any
     recorded = res.to_dict()
     row["settings"] = {k: recorded[k] for k in SETTINGS if k in recorded}
     return row
+
+
+def _note_machine_network(opts: dict[str, Any]) -> None:
+    """When the point runs on its ``--machine``'s own network, that network fit's
+    calibration flags are warned of and recorded, as ``bsim run`` does."""
+    if opts.get("machine") is None:
+        return
+    from ..machines import load_machine
+    from ..machines import network_spec as machine_network
+    from ..machines.flags import note_network_flags
+    preset = load_machine(opts["machine"])
+    if machine_network(preset) == opts.get("network"):
+        note_network_flags(preset)
 
 
 Outcome = tuple[int, dict[str, Any] | None, tuple[str | None, str] | None]

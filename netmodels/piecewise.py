@@ -358,27 +358,30 @@ class TwoLevel(NetworkModel):
         return min(bounds)
 
     # -- NIC sharing (fluid contention layer) -----------------------------------
-    def _nic(self, rank: Rank) -> tuple[str, int, int]:
+    def _nic(self, rank: Rank, way: str = "nic") -> tuple[str, int, int]:
+        """Rank *rank*'s NIC, one direction: ``"nic"`` (injection) or ``"nic_in"``."""
         core = self._core[rank] if self._core is not None else self._mapping._place(rank)[1]
-        return ("nic", self.node_of(rank), core % self.nics)
+        return (way, self.node_of(rank), core % self.nics)
 
     def route(self, src: Rank, dst: Rank) -> tuple[tuple[str, int, int], ...]:
-        """The NIC link an inter-node message injects through; ``()`` on one node."""
+        """The NIC links of an inter-node message: the sender's injection, the receiver's
+        reception (a NIC is full duplex); ``()`` on one node."""
         if self._pick(src, dst) is self._intra:
             return ()
-        return (self._nic(src),)
+        return (self._nic(src), self._nic(dst, "nic_in"))
 
     def links(self) -> dict[tuple[str, int, int], tuple[float, float]]:
-        """Every NIC of the nodes in use: ``("nic", node, k) -> (1.0, 0.0)`` (after prepare)."""
+        """Both directions of every NIC of the nodes in use: ``("nic", node, k)`` and
+        ``("nic_in", node, k) -> (1.0, 0.0)`` (after prepare)."""
         if self._node is None:
             raise NetworkSpecError("twolevel: call prepare(nranks) before links()")
-        return {("nic", node, k): (NIC_CAPACITY, 0.0)
+        return {(way, node, k): (NIC_CAPACITY, 0.0) for way in ("nic", "nic_in")
                 for node in sorted(set(self._node)) for k in range(self.nics)}
 
     def contention_flows(self, src: Rank, dst: Rank,
                          nbytes: int) -> tuple[tuple[tuple[Any, ...], float], ...]:
-        """``((links, size),)`` for the fluid layer: the NIC and the lone transfer time."""
+        """``((links, size),)`` for the fluid layer: the two NICs and the lone transfer time."""
         if self._pick(src, dst) is self._intra:
             return ()
         inter = self._inter
-        return (((self._nic(src),), inter.wire(src, dst, nbytes) - inter.wire(src, dst, 0)),)
+        return ((self.route(src, dst), inter.wire(src, dst, nbytes) - inter.wire(src, dst, 0)),)

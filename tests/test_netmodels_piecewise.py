@@ -81,9 +81,10 @@ def test_twolevel_picks_intra_or_inter_by_node():
     assert m.cost(2, 2, 1000) == 0.0
     assert m.min_cost() == 1e-7
     assert m == build_network(m.spec())
-    assert m.route(0, 3) == () and m.route(1, 5) == (("nic", 0, 1),)   # core 1 % 2 NICs
-    assert m.links() == {("nic", 0, 0): (1.0, 0.0), ("nic", 0, 1): (1.0, 0.0),
-                         ("nic", 1, 0): (1.0, 0.0), ("nic", 1, 1): (1.0, 0.0)}
+    # rank 1 is core 1 of node 0, rank 5 core 1 of node 1: NIC 1 % 2 of each, out and in
+    assert m.route(0, 3) == () and m.route(1, 5) == (("nic", 0, 1), ("nic_in", 1, 1))
+    assert m.links() == {(way, node, k): (1.0, 0.0) for way in ("nic", "nic_in")
+                         for node in (0, 1) for k in (0, 1)}
 
 
 def test_twolevel_loggp_split_keeps_end_to_end_exact():
@@ -112,3 +113,25 @@ def test_twolevel_rejects_nested_topologies_and_oversubscribed_nodes():
     m = build_network("twolevel:cores=2,mapping=roundrobin:nodes=2")
     with pytest.raises(NetworkSpecError, match="places 3 ranks on node 0"):
         m.prepare(6)
+
+
+def test_twolevel_fluid_shares_the_receiving_nic_too():
+    """An incast of k = 8 messages of s = 1 MB into one rank of a one-core-node twolevel
+    network under fluid takes k s / C, as its inter model alone does (a NIC is full duplex: the
+    receiver's NIC is shared as the sender's is); it took s / C, k times too fast."""
+    import bsim
+    from bsim import MPI
+    inter = "hockney:latency=1e-6;bandwidth=1e9"
+
+    def incast() -> None:
+        comm = MPI.COMM_WORLD
+        if comm.rank == 0:
+            MPI.Request.Waitall([comm.Irecv(bsim.Buffer(1_000_000), source=r)
+                                 for r in range(1, comm.size)])
+        else:
+            comm.Send(bsim.Buffer(1_000_000), dest=0)
+
+    net = f"twolevel:cores=1,nics=1,intra=hockney:latency=1e-7;bandwidth=1e10,inter={inter}"
+    res = bsim.simulate(incast, ranks=9, network=net, protocol="loggp", contention="fluid")
+    # rendezvous (1 MB > the 64 KiB eager limit): request, clear-to-send, data: 3 latencies
+    assert close(res.finish[0], 3 * 1e-6 + 8 * 1_000_000 / 1e9)

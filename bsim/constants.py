@@ -40,13 +40,13 @@ ORDER_FORTRAN = 57
 WORLD_CONTEXT = 0        # point-to-point context of COMM_WORLD (its collectives use 1)
 SELF_CONTEXT = 2
 COMM_TYPE_SHARED = 1
-CART, GRAPH, DIST_GRAPH = 1, 2, 3          # Get_topology(); UNDEFINED for none
+GRAPH, CART, DIST_GRAPH = 1, 2, 3   # Get_topology(), MPICH's numbers; UNDEFINED for none
 IDENT, CONGRUENT, SIMILAR, UNEQUAL = 0, 1, 2, 3   # Comm.Compare, Group.Compare
 
 # -- environment ---------------------------------------------------------------------------
 THREAD_SINGLE, THREAD_FUNNELED, THREAD_SERIALIZED, THREAD_MULTIPLE = 0, 1, 2, 3
 SUCCESS = 0
-ERR_OTHER = 16
+ERR_OTHER = 15             # MPICH's MPI_ERR_OTHER (16 is MPI_ERR_INTERN)
 # MPI error classes as mpi4py 4.1.2 on MPICH numbers them (checked against bsim.MPI's table
 # in tests/test_errors.py); an MPIUsageError carries one (bsim/errors.py)
 ERR_TYPE, ERR_COMM, ERR_GROUP, ERR_OP, ERR_ARG, ERR_REQUEST = 3, 5, 8, 9, 12, 19

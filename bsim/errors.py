@@ -24,7 +24,7 @@ class MPIUsageError(BsimError, ValueError):
     """An MPI call with invalid arguments: rank, tag, count, buffer, request.
 
     It is ``MPI.Exception`` inside a simulation, with mpi4py's accessors: the
-    error class is ``ERR_OTHER`` (16, as MPICH numbers it) unless a subclass or the
+    error class is ``ERR_OTHER`` (15, as MPICH numbers it) unless a subclass or the
     ``error_class`` argument says otherwise (``ERR_COMM`` for a null communicator,
     ...: ``bsim/constants.py``); bsim's message is the error string.
 
@@ -33,7 +33,7 @@ class MPIUsageError(BsimError, ValueError):
     compares as the int (a negative code is ``ERR_UNKNOWN``).
     """
 
-    error_class = 16   # MPI.ERR_OTHER
+    error_class = 15   # MPI.ERR_OTHER
     _code: int | None = None   # the error code it was made from, if any
 
     def __init__(self, *args: object, error_class: int | None = None) -> None:

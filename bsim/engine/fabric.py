@@ -136,6 +136,19 @@ class ContentionLayer(MaxMinSolver):
         return dict(zip(self.link_ids, self._cap, strict=True))
 
     # -- what the protocols call ---------------------------------------------
+    def _alone(self, paths: Any) -> float:
+        """A message of several parts (striped routes, rails), alone in the network: its
+        parts share the links only with each other, so it ends when the most loaded link
+        has carried its parts, ``max over links of (sum of the parts' shares on it) /
+        capacity`` (one part per link: the slowest part alone).  Max-min reaches this
+        bound for parts of equal shares over the same links, as striping makes them."""
+        load: dict[int, float] = {}
+        for links, share, _, _, _ in paths:
+            for lk in links:
+                load[lk] = load.get(lk, 0.0) + share
+        cap = self._cap
+        return max([total / cap[lk] for lk, total in load.items()])
+
     def start_flow(self, t: float, src: int, dst: int, nbytes: int,
                    on_done: Callable[[float, float, float, Any], None], payload: Any = None,
                    ordered: bool = False) -> None:
@@ -195,9 +208,9 @@ class ContentionLayer(MaxMinSolver):
             alone = share * inv_cap
             f.parts = len(paths)
             if f.parts > 1:
-                for _, share, inv_cap, _, other in paths[1:]:
-                    alone = max(alone, share * inv_cap)
+                for _, _, _, _, other in paths[1:]:
                     lat = max(lat, other)
+                alone = self._alone(paths)
             f.alone = alone * scale
             if self._after_latency and f.start + lat > t:
                 t = f.start + lat

@@ -399,3 +399,26 @@ def test_error_class_and_topology_constants_are_mpichs():
 @needs_mpiexec
 def test_the_constants_match_real_mpi():
     assert real_mpi_returns(2, CONSTANTS) == simulated_returns(2, CONSTANTS)
+
+
+PREDEFINED_ATTRS = '''
+from mpi4py import MPI
+
+
+def main():
+    world = MPI.COMM_WORLD
+    comms = [world, world.Dup(), MPI.COMM_SELF, world.Split(0, world.rank)]
+    return [c.Get_attr(MPI.TAG_UB) == world.Get_attr(MPI.TAG_UB) for c in comms] + \\
+        [world.Dup().Get_attr(MPI.TAG_UB) is not None]
+'''
+
+
+def test_predefined_attributes_are_on_every_communicator():
+    """TAG_UB (and the other predefined attributes) answer on every communicator, as
+    MPICH's do (an outside review): on a Dup, COMM_SELF or a Split bsim returned None."""
+    assert simulated_returns(2, PREDEFINED_ATTRS) == [[True] * 5] * 2
+
+
+@needs_mpiexec
+def test_predefined_attributes_match_real_mpi():
+    assert real_mpi_returns(2, PREDEFINED_ATTRS) == simulated_returns(2, PREDEFINED_ATTRS)

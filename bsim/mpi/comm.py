@@ -290,7 +290,7 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolera
     def Get_attr(self, keyval: int) -> Any:
         """The calling rank's attribute value for *keyval*, or None."""
         self._not_null("Get_attr")
-        return attributes.get_attr(self, keyval, world=self.kind == Kind.WORLD)
+        return attributes.get_attr(self, keyval, world=True)   # on every comm, as MPICH
 
     def Set_attr(self, keyval: int, attrval: Any) -> None:
         """Set the calling rank's attribute value for *keyval*."""

@@ -422,3 +422,38 @@ def test_predefined_attributes_are_on_every_communicator():
 @needs_mpiexec
 def test_predefined_attributes_match_real_mpi():
     assert real_mpi_returns(2, PREDEFINED_ATTRS) == simulated_returns(2, PREDEFINED_ATTRS)
+
+
+TRUNCATED = '''
+from mpi4py import MPI
+import numpy as np
+
+
+def main():
+    w = MPI.COMM_WORLD
+    w.Set_errhandler(MPI.ERRORS_RETURN)
+    if w.rank == 0:
+        w.Send(np.arange(10, dtype="i4"), dest=1, tag=8)
+        return None
+    buf = np.full(4, -1, "i4")
+    status = MPI.Status()
+    try:
+        w.Recv(buf, source=0, tag=8, status=status)
+    except MPI.Exception as exc:
+        return [exc.Get_error_class(), status.Get_source(), status.Get_tag(),
+                status.Get_count(MPI.INT), buf.tolist()]
+    return "no error"
+'''
+
+
+def test_a_truncated_receive_fills_its_status_and_buffer():
+    """Ten ints into a buffer of four: ERR_TRUNCATE, and, as MPICH does, a status naming
+    the message's source and tag with the count the buffer took, and the buffer holding
+    the message's first four ints (an outside review: the status stayed empty, source
+    ANY_SOURCE, and the buffer untouched)."""
+    assert simulated_returns(2, TRUNCATED) == [None, [14, 0, 8, 4, [0, 1, 2, 3]]]
+
+
+@needs_mpiexec
+def test_a_truncated_receive_matches_real_mpi():
+    assert real_mpi_returns(2, TRUNCATED) == simulated_returns(2, TRUNCATED)

@@ -175,6 +175,11 @@ def transfer_payload(req: Request, msg: Message) -> None:
                 f"{info.nbytes} bytes" + (" (comm.irecv() posts mpi4py.rc.irecv_bufsz bytes "
                                           "unless given a buffer or a size: irecv(n))"
                                           if req.lower else ""))
+            # as MPICH: the status names the message, counts what the buffer took, and
+            # the buffer holds the message's first bytes
+            req.envelope = (msg.src_crank, msg.tag, info.nbytes)
+            if info.mem is not None and msg.payload is not None:
+                info.mem[:info.nbytes] = msg.payload[:info.nbytes]
             return
         if info.mem is not None and msg.payload is not None:
             info.mem[:msg.nbytes] = msg.payload

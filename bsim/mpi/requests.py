@@ -128,12 +128,12 @@ class Request(RequestSets, HandleValues):
         if self.handed:
             self.handed = False
             self.owner.open_requests -= 1
+        st = self.envelope   # (a truncated receive's status too, as MPICH fills it)
+        if status is not None and st is not None:
+            status._fill(*st)
         if self.error is not None:
             err, self.error = self.error, None
             raise err
-        st = self.envelope
-        if status is not None and st is not None:
-            status._fill(*st)
         if status is not None:
             status.cancelled = self.cancelled
         if self.post is not None:

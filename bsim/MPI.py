@@ -225,21 +225,26 @@ def Compute_dims(nnodes: int, dims: int | list[int]) -> list[int]:
     largest first, each to the currently smallest dimension; the result is
     non-increasing among free entries, as MPICH and Open MPI return.
     """
+    def bad(why: str) -> MPIUsageError:   # MPI.Exception ERR_DIMS, as MPICH's (11)
+        return MPIUsageError(f"Compute_dims: {why}", error_class=11)
+
     if isinstance(dims, int):
         if dims < 0:
-            raise ValueError(f"Compute_dims: negative number of dimensions {dims}")
+            raise bad(f"negative number of dimensions {dims}")
         dims = [0] * dims
     dims = list(dims)
+    if not dims:   # no dimensions: nothing to fill (MPICH returns them, whatever nnodes)
+        return dims
     if nnodes < 1:
-        raise ValueError(f"Compute_dims: nnodes must be >= 1, got {nnodes}")
+        raise bad(f"nnodes must be >= 1, got {nnodes}")
     fixed = math.prod(d for d in dims if d > 0)
     if any(d < 0 for d in dims) or nnodes % fixed:
-        raise ValueError(f"Compute_dims: {nnodes} processes cannot fill fixed dims {dims}")
+        raise bad(f"{nnodes} processes cannot fill fixed dims {dims}")
     free = [i for i, d in enumerate(dims) if d == 0]
     rest = nnodes // fixed
     if not free:
         if rest != 1:
-            raise ValueError(f"Compute_dims: dims {dims} do not multiply to {nnodes}")
+            raise bad(f"dims {dims} do not multiply to {nnodes}")
         return dims
     factors = []
     n, p = rest, 2

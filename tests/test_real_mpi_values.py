@@ -457,3 +457,30 @@ def test_a_truncated_receive_fills_its_status_and_buffer():
 @needs_mpiexec
 def test_a_truncated_receive_matches_real_mpi():
     assert real_mpi_returns(2, TRUNCATED) == simulated_returns(2, TRUNCATED)
+
+
+COMPUTE_DIMS = '''
+from mpi4py import MPI
+
+
+def main():
+    out = []
+    for args in [(4, [3, 0]), (4, [-1, 0]), (4, [5, 1]), (4, 0), (12, [0, 0]), (8, [2, 0, 0])]:
+        try:
+            out.append(MPI.Compute_dims(*args))
+        except MPI.Exception as exc:
+            out.append(exc.Get_error_class())
+    return out
+'''
+
+
+def test_compute_dims_refuses_with_err_dims_and_takes_no_dimensions():
+    """Impossible fixed dimensions are MPI.Exception ERR_DIMS (11), as MPICH raises, not a
+    bare ValueError that ``except MPI.Exception`` misses; zero dimensions give [] (an
+    outside review).  12 on two free dims: 4 x 3; 8 with one fixed 2: 2 x 2 x 2."""
+    assert simulated_returns(1, COMPUTE_DIMS) == [[11, 11, 11, [], [4, 3], [2, 2, 2]]]
+
+
+@needs_mpiexec
+def test_compute_dims_matches_real_mpi():
+    assert real_mpi_returns(1, COMPUTE_DIMS) == simulated_returns(1, COMPUTE_DIMS)

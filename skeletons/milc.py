@@ -152,26 +152,33 @@ def layout_mapping(layout: str, grid: tuple[int, ...]) -> str | None:
     return text
 
 
-def milc_kernels(machine: str) -> tuple[dict[str, tuple[float, float, float]], int]:
-    """``({kernel: (b1, b2, s)}, float_bytes)`` from a preset's ``[kernels.milc]``.
+RMD_KERNELS = ("LL", "FL", "GF", "FF", "CG")
+"""The kernels of su3_rmd (MILC paper, Eqs. 2-4); ks_congrad takes ``CG`` alone."""
+
+
+def milc_kernels(machine: str, names: tuple[str, ...] = RMD_KERNELS
+                 ) -> tuple[dict[str, tuple[float, float, float]], int]:
+    """``({kernel: (b1, b2, s)}, float_bytes)`` of the kernels *names* from a preset's
+    ``[kernels.milc]``: only those are read and their units checked.
 
     Read once per run (:func:`~netmodels.input_files.per_run`), not once per process:
     each run reads a machine file afresh and records it (``Result.inputs``)."""
     read: tuple[dict[str, tuple[float, float, float]], int] = per_run(
-        ("milc kernels", machine), lambda: _read_kernels(machine))
+        ("milc kernels", machine, names), lambda: _read_kernels(machine, names))
     return read
 
 
-def _read_kernels(machine: str) -> tuple[dict[str, tuple[float, float, float]], int]:
+def _read_kernels(machine: str, names: tuple[str, ...]
+                  ) -> tuple[dict[str, tuple[float, float, float]], int]:
     m = load_machine(machine)
     table = m.kernels.get("milc")
     if not table:
         raise ValueError(f"milc: machine {machine!r} has no [kernels.milc] table")
-    for name in ("LL", "FL", "GF", "FF", "CG"):   # Eq. 1 is per site
+    for name in names:   # Eq. 1 is per site
         check_fit_unit(table[name], ("sites",), f"{m.label}: [kernels.milc] {name}",
                        "MILC's kernels take seconds per site")
     kernels = {name: (float(table[name]["b1"]), float(table[name]["b2"]), float(table[name]["s"]))
-               for name in ("LL", "FL", "GF", "FF", "CG")}
+               for name in names}
     return kernels, int(table.get("float_bytes", 4))
 
 
@@ -246,13 +253,14 @@ def _split(total: int, parts: int) -> list[int]:
 
 
 def _setup(MPI: Any, nx: int, ny: int, nz: int, nt: int, nprocs: int, px: int, py: int,
-           pz: int, pt: int, machine: str, f: int) -> tuple[_Lattice, dict[str, float]]:
+           pz: int, pt: int, machine: str, f: int, names: tuple[str, ...] = RMD_KERNELS
+           ) -> tuple[_Lattice, dict[str, float]]:
     comm = MPI.COMM_WORLD
     size = comm.Get_size()
     if nprocs and not any((px, py, pz, pt)) and nprocs != size:
         raise ValueError(f"milc: nprocs={nprocs} but running on {size} ranks")
     grid = process_grid(nx, ny, nz, nt, size, px, py, pz, pt)
-    kernels, f_preset = milc_kernels(machine)
+    kernels, f_preset = milc_kernels(machine, names)
     lat = _Lattice(MPI, comm, (nx, ny, nz, nt), grid, f or f_preset)
     times = {name: kernel_time(b1, b2, s, lat.volume) for name, (b1, b2, s) in kernels.items()}
     return lat, times
@@ -273,7 +281,7 @@ def cg_main(nx: int = 16, ny: int = 16, nz: int = 16, nt: int = 16, nprocs: int 
     _check_counts(niters=niters, invocations=invocations, f=f)
     if niters and not invocations:
         raise ValueError(f"milc: {niters} CG iterations need invocations >= 1")
-    lat, times = _setup(MPI, nx, ny, nz, nt, nprocs, px, py, pz, pt, machine, f)
+    lat, times = _setup(MPI, nx, ny, nz, nt, nprocs, px, py, pz, pt, machine, f, ("CG",))
     for iterations in _split(niters, invocations):
         _cg_invocation(lat, iterations, times["CG"])
     return float(MPI.Wtime())
@@ -369,7 +377,7 @@ MILC_CG = register(Skeleton(
             **_MACHINE},
     ranks=_ranks,
     mapping=_mapping,
-    machine_kernel=MachineKernel(param="machine", table="milc"),
+    machine_kernel=MachineKernel(param="machine", table="milc", keys=("CG", "float_bytes")),
     scale=lambda n: {"nprocs": n},
 ))
 
@@ -387,7 +395,8 @@ MILC_RMD = register(Skeleton(
             **_MACHINE},
     ranks=_ranks,
     mapping=_mapping,
-    machine_kernel=MachineKernel(param="machine", table="milc"),
+    machine_kernel=MachineKernel(param="machine", table="milc",
+                                 keys=(*RMD_KERNELS, "float_bytes")),
     scale=lambda n: {"nprocs": n},
 ))
 

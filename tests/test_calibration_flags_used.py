@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import needs_mpiexec, run_mpiexec
 
 import bsim
 from bsim.calibration.quality import fit_flags, loggp_range_texts
@@ -220,3 +221,58 @@ def test_a_sweep_row_records_the_flags_of_the_network_it_ran_on(files, capsys):
     assert [r["settings"]["calibration_flags"] for r in rows] == [
         {"[network]": [HOCKNEY_FLAG]}]
     assert "[network] (Hockney fit, inter-node pair) is flagged" in err
+
+
+MILC_FIT = '{model = "cache2", unit = "sites", b1 = 4e-7, b2 = 5e-7, s = 1200.0}'
+
+
+def _milc_machine(tmp_path):
+    """A machine file whose [kernels.milc] FF and CG fits are flagged."""
+    path = tmp_path / "m.toml"
+    path.write_text('name = "m"\ndescription = "d"\nsource = "s"\ncores_per_node = 1\n'
+                    '[network]\nmodel = "hockney"\nlatency = 1e-6\nbandwidth = 1e9\n'
+                    '[kernels.milc]\n' + "".join(f"{k} = {MILC_FIT}\n"
+                                                 for k in ("LL", "FL", "GF", "FF", "CG"))
+                    + '[hardware]\n'
+                    f'calibration_kernel_milc_FF_flags = ["{OTHER_FLAG}"]\n'
+                    f'calibration_kernel_milc_CG_flags = ["{KERNEL_FLAG}"]\n')
+    return path
+
+
+def _milc_args(skeleton, path, out):
+    args = ["run", skeleton, "--machine", str(path), "--quiet", "--json", str(out)]
+    for p in ("nx=4", "ny=4", "nz=4", "nt=4", "nprocs=2", "niters=2"):
+        args += ["--param", p]
+    return args
+
+
+@pytest.mark.parametrize("skeleton, warned", [("milc_cg", ["CG"]),
+                                              ("milc_rmd", ["FF", "CG"])])
+def test_milc_warns_of_the_flagged_kernels_it_reads_only(tmp_path, capsys, skeleton, warned):
+    """ks_congrad computes with the CG kernel alone, su3_rmd with all five (MILC paper,
+    Eqs. 2-4): with FF and CG flagged, milc_cg warns of and records CG only (it warned of
+    every flagged entry of [kernels.milc]), milc_rmd of both."""
+    out = tmp_path / "r.json"
+    assert main(_milc_args(skeleton, _milc_machine(tmp_path), out)) == 0
+    err = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert len(err) == len(warned), err
+    for name, line in zip(warned, err, strict=True):
+        assert f"[kernels.milc] {name} (bsim fit kernel) is flagged" in line
+    flags = {"FF": [OTHER_FLAG], "CG": [KERNEL_FLAG]}
+    assert json.loads(out.read_text())["calibration_flags"] == {
+        f"[kernels.milc] {name}": flags[name] for name in warned}
+
+
+@needs_mpiexec
+def test_a_distributed_run_warns_of_a_flagged_fit_once(tmp_path):
+    """mpiexec -n 2 bsim run: both host processes read the flagged fit, host 0 alone warns
+    (each did), and the JSON records it."""
+    out = tmp_path / "r.json"
+    args = _milc_args("milc_cg", _milc_machine(tmp_path), out)
+    proc = run_mpiexec(2, f"import sys\nfrom bsim.cli.main import main\n"
+                          f"sys.exit(main({args!r}))\n")
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if "is flagged" in ln]
+    assert len(lines) == 1 and "[kernels.milc] CG (bsim fit kernel)" in lines[0], proc.stderr
+    assert json.loads(out.read_text())["calibration_flags"] == {
+        "[kernels.milc] CG": [KERNEL_FLAG]}

@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import os
 import sys
+import warnings
 from collections.abc import Iterator
 from typing import Any, cast
 
@@ -221,6 +222,10 @@ def _simulate(ns: argparse.Namespace, scale: float) -> Any:
         HOST["rank"] = hosts.Get_rank()
         if HOST["rank"]:
             ns.quiet = True    # host process 0 prints and writes the outputs
+            # and warns of the machine file's flagged fits, which every host reads alike
+            # (main() restores the filters after the command)
+            from ..machines.flags import CalibrationFlagWarning
+            warnings.filterwarnings("ignore", category=CalibrationFlagWarning)
     with recording_inputs():   # the program and machine files, then simulate()'s
         return _load_and_simulate(ns, hosts, scale)
 

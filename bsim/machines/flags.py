@@ -11,7 +11,9 @@ and the kernel entries its skeleton takes (:func:`bsim.machines.kernels.choose`)
 
 The flags are collected per run with :func:`~netmodels.input_files.per_run` (the block
 ``bsim.simulate`` and ``bsim run`` open for ``Result.inputs``), so a fit read at load
-time and by every rank is warned of once; outside a block each use warns.
+time and by every rank is warned of once; outside a block each use warns.  Under
+``mpiexec`` every host process reads the same files and records the same flags; only
+host process 0 warns (``bsim run`` ignores :class:`CalibrationFlagWarning` on the others).
 """
 
 from __future__ import annotations
@@ -24,12 +26,16 @@ from netmodels.input_files import per_run
 
 from . import Machine
 
-__all__ = ["note_network_flags", "note_kernel_flags", "noted_flags"]
+__all__ = ["CalibrationFlagWarning", "note_network_flags", "note_kernel_flags", "noted_flags"]
 
 _NOTED = ("calibration flags of the fits used",)
 _VARIANT = re.compile(r"(hockney|piecewise|loggp_ranges|loggp)_(intra|inter)"
                       r"(?:_(small|medium|large))?")
 _RANGE_NAMES = {2: ("small", "large"), 3: ("small", "medium", "large")}   # netprofile's
+
+
+class CalibrationFlagWarning(UserWarning):
+    """A fit the run uses is flagged by its calibration (the same on every host process)."""
 
 
 def _note(machine: Machine, fit: str, what: str, flags: Any) -> None:
@@ -41,7 +47,7 @@ def _note(machine: Machine, fit: str, what: str, flags: Any) -> None:
         return
     seen[fit] = [str(f) for f in flags]
     warnings.warn(f"{machine.label}: {fit} ({what}) is flagged by its calibration, predict "
-                  f"with care: {'; '.join(seen[fit])}", stacklevel=3)
+                  f"with care: {'; '.join(seen[fit])}", CalibrationFlagWarning, stacklevel=3)
 
 
 def _network_fit(machine: Machine) -> tuple[str, str, str, list[str]] | None:

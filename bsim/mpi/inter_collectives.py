@@ -246,17 +246,26 @@ def barrier(ic: Intercomm) -> None:
 
 
 def bcast(ic: Intercomm, obj: Any = None, root: int = 0) -> Any:
-    """Broadcast a Python object from the root to every rank of the other group."""
+    """Broadcast a Python object from the root to every rank of the other group.
+
+    As mpi4py does it (``PyMPI_bcast``): two intercommunicator broadcasts, the pickle's
+    length (an ``MPI_Count``, 8 bytes), then its bytes, so that every member of the
+    remote group knows the count: its part of an expanded schedule forwards the root's
+    bytes, and the local algorithm is chosen by that size, as for ``Bcast``."""
     vr = current()
     root = root_role(ic, vr, root, "bcast")
     if root == PROC_NULL:
         return None
     if root == ROOT:
         payload = dumps(obj)
+        send_to(vr, ic, 0, "bcast", 8, len(payload), "bcast")
         send_to(vr, ic, 0, "bcast", len(payload), payload, "bcast")
         return None
-    got = recv_from(vr, ic, root, "bcast", "bcast") if ic.rank_of(vr) == 0 else None
-    return pickle.loads(local_bcast(vr, ic, got, len(got or b"")))
+    leader = ic.rank_of(vr) == 0
+    got = recv_from(vr, ic, root, "bcast", "bcast") if leader else None
+    count = local_bcast(vr, ic, got, 8, sized=True)
+    got = recv_from(vr, ic, root, "bcast", "bcast") if leader else None
+    return pickle.loads(local_bcast(vr, ic, got, count, sized=True))
 
 
 def gather(ic: Intercomm, sendobj: Any, root: int = 0) -> list[Any] | None:
@@ -275,7 +284,12 @@ def gather(ic: Intercomm, sendobj: Any, root: int = 0) -> list[Any] | None:
 
 
 def scatter(ic: Intercomm, sendobj: Any = None, root: int = 0) -> Any:
-    """Scatter the root's sequence of objects, one to each rank of the other group."""
+    """Scatter the root's sequence of objects, one to each rank of the other group.
+
+    As mpi4py does it (``PyMPI_scatter``): an intercommunicator ``Scatter`` of each
+    pickle's length (8 bytes a rank), then a ``Scatterv`` of the pickles, sized as the
+    buffer form sizes it (the root's total at the remote leader, ``|R|`` times its own
+    block at the other members)."""
     vr = current()
     root = root_role(ic, vr, root, "scatter")
     if root == PROC_NULL:
@@ -283,11 +297,17 @@ def scatter(ic: Intercomm, sendobj: Any = None, root: int = 0) -> Any:
     if root == ROOT:
         items = per_rank_objects(vr, sendobj, ic.peer_size(vr), "scatter(root=ROOT)")
         payload = [dumps(x) for x in items]
+        counts = [len(p) for p in payload]
+        send_to(vr, ic, 0, "scatter", 8 * len(counts), counts, "scatter")
         send_to(vr, ic, 0, "scatter", _size(payload), payload, "scatter")
         return None
-    got = recv_from(vr, ic, root, "scatter", "scatter") if ic.rank_of(vr) == 0 else None
-    blocks = local_bcast(vr, ic, got, _size(got), "scatter")
-    return pickle.loads(blocks[ic.rank_of(vr)])
+    me, size = ic.rank_of(vr), ic.size_of(vr)
+    got = recv_from(vr, ic, root, "scatter", "scatter") if me == 0 else None
+    counts = local_bcast(vr, ic, got, 8 * size, "scatter")
+    got = recv_from(vr, ic, root, "scatter", "scatter") if me == 0 else None
+    blocks = local_bcast(vr, ic, got, _size(got) if me == 0 else counts[me] * size,
+                         "scatter")
+    return pickle.loads(blocks[me])
 
 
 def allgather(ic: Intercomm, sendobj: Any) -> list[Any]:

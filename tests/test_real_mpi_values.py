@@ -456,11 +456,52 @@ def test_compute_dims_refuses_with_err_dims_and_takes_no_dimensions():
     assert simulated_returns(1, COMPUTE_DIMS) == [[11, 11, 11, [], [4, 3], [2, 2, 2]]]
 
 
+WAITANY = '''
+from mpi4py import MPI
+import numpy as np
+
+
+def main():
+    comm = MPI.COMM_WORLD
+    if comm.rank == 1:
+        for _ in range(2):
+            comm.Send(np.array([1], "i"), 0, tag=1)   # arrives first
+            comm.Send(np.array([0], "i"), 0, tag=0)
+        comm.Barrier()
+        return None
+    comm.Barrier()
+    comm.Probe(1, tag=0)   # the second message is there, so the first is too
+    a, b = np.zeros(1, "i"), np.zeros(1, "i")
+    reqs = [comm.Irecv(a, 1, tag=0), comm.Irecv(b, 1, tag=1)]
+    first = MPI.Request.Waitany(reqs)
+    MPI.Request.Waitall(reqs)
+    comm.Probe(1, tag=0)
+    reqs = [comm.Irecv(a, 1, tag=0), comm.Irecv(b, 1, tag=1)]
+    some = MPI.Request.Waitsome(reqs)
+    return [first, some, int(a[0]), int(b[0])]
+'''
+
+
+@pytest.mark.parametrize("protocol", ["bsim", "loggp"])
+def test_waitany_takes_the_first_request_complete_at_the_call(protocol):
+    """Two receives both complete when Waitany is called: MPI_Waitany scans the array and
+    returns the first complete one (MPICH, Open MPI; and Testany here), index 0, though
+    index 1's message arrived first: under loggp, where a receive completes when its
+    data arrived, bsim returned 1, the earlier completion. Waitsome then completes
+    both, in index order."""
+    import bsim
+    namespace: dict = {}
+    exec(compile(WAITANY, "<program>", "exec"), namespace)
+    returns = bsim.simulate(namespace["main"], 2, protocol=protocol).returns
+    assert returns == [[0, [0, 1], 0, 1], None]
+
+
 # programs whose every rank's return must be the same under bsim and real mpiexec -n N
 SAME_AS_REAL = {"intercomm-reductions": (INTER_OPS, 2),
                 "intercomm-reduce-scatter-counts": (INTER_RSB_COUNTS, 3),
                 "constants": (CONSTANTS, 2), "predefined-attributes": (PREDEFINED_ATTRS, 2),
-                "truncated-receive": (TRUNCATED, 2), "compute-dims": (COMPUTE_DIMS, 1)}
+                "truncated-receive": (TRUNCATED, 2), "compute-dims": (COMPUTE_DIMS, 1),
+                "waitany": (WAITANY, 2)}
 
 
 @needs_mpiexec

@@ -343,12 +343,15 @@ class VirtualRank:
     def settle_any(self, reqs: list[Request], call: str) -> int:
         """Block until one of *reqs* can complete; handle it; return its index.
 
-        The rank synchronises first (the choice depends on time).  It takes
-        the request with the smallest ``avail`` (ties by list position) once
-        the engine reaches ``max(clock, avail)``, then pays its cost as in
-        :meth:`settle`.
+        The rank synchronises first (the choice depends on time).  Of the
+        requests already complete at the call (``avail <= clock``) it takes the
+        first in list order, as MPICH's and Open MPI's ``MPI_Waitany`` scan the
+        array (and as ``Testany`` does); when none is, the one with the smallest
+        ``avail`` (ties by list position) once the engine reaches it.  Then it
+        pays the request's cost as in :meth:`settle`.
         """
         self.sync(call)
+        clock = self.clock
         while True:
             best = -1
             best_avail = math.inf
@@ -356,6 +359,8 @@ class VirtualRank:
                 a = r.avail
                 if a is not None and a < best_avail:
                     best, best_avail = i, a
+                    if a <= clock:   # complete at the call: the first such in list order
+                        break
             when = max(self.clock, best_avail)
             if best >= 0 and when <= self.engine._now:
                 break

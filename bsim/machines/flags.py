@@ -72,19 +72,25 @@ def _network_fit(machine: Machine) -> tuple[str, str, str, list[str]] | None:
         return f"[network_variants.{machine.variant}]", pair, "loggp", loggp_range_texts([])
     breaks = str(variants.get(f"piecewise_{pair}", {}).get("breaks", ""))
     texts = loggp_range_texts([int(b) for b in breaks.split("/") if b.isdigit()])
-    if piece is not None:
-        names = _RANGE_NAMES.get(len(texts), ())
+    names = _RANGE_NAMES.get(len(texts), ())
+    if piece is not None and len(names) == len(texts):   # else no breaks tell the ranges
         texts = [t for n, t in zip(names, texts, strict=True) if n == piece]
     return f"[network_variants.{machine.variant}]", pair, "loggp", texts
 
 
 def note_network_flags(machine: Machine) -> None:
-    """Warn of and record the flags of the calibrated network fit the run uses."""
+    """Warn of and record the flags of the calibrated network fit the run uses (a file
+    without flags, such as a bundled preset whose variants are named like calibrate's,
+    has none to look up)."""
+    hw = machine.hardware
+    if not any(isinstance(hw.get(f"calibration_{pair}_flags"), list)
+               for pair in ("intra", "inter")):
+        return
     found = _network_fit(machine)
     if found is None:
         return
     table, pair, fit, ranges = found
-    flags = machine.hardware.get(f"calibration_{pair}_flags")
+    flags = hw.get(f"calibration_{pair}_flags")
     if isinstance(flags, list):
         from bsim.calibration.quality import fit_flags
         _note(machine, table, f"{'LogGP' if fit == 'loggp' else fit.capitalize()} fit, "

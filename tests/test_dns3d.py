@@ -131,3 +131,17 @@ def test_a_machine_scales_the_rk_work_with_the_fft_flop():
     mine = load_target("dns3d", {"t_rk": 7e-9}, None, "petascale_torus")
     assert mine.params["t_rk"] == 7e-9
     assert load_target("dns3d", {}, None, None).params["t_rk"] == 50e-9
+
+
+def test_a_given_fft_flop_time_scales_the_rk_work_as_the_machine_s_does():
+    """With --machine, ``t_rk`` follows ``t_flop`` whoever set it (an outside review):
+    giving the petascale preset's own ``t_flop`` gives the same parameters as leaving it
+    to the preset (``t_rk`` stayed 50 ns, a 10% different prediction on bgp), and a
+    what-if ``t_flop = 2 ns`` gives ``t_rk = 50 x 2 = 100 ns``."""
+    from bsim.cli.targets import load_target
+    chosen = load_target("dns3d", {}, None, "petascale_torus").params
+    given = load_target("dns3d", {"t_flop": chosen["t_flop"]}, None, "petascale_torus")
+    assert given.params["t_rk"] == chosen["t_rk"]
+    slower = load_target("dns3d", {"t_flop": 2e-9}, None, "petascale_torus")
+    assert slower.params["t_rk"] == pytest.approx(100e-9, rel=1e-12)
+    assert "t_rk scaled with t_flop" in slower.kernel_model

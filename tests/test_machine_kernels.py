@@ -220,3 +220,17 @@ def test_a_kernel_table_of_another_shape_is_one_line(tmp_path, capsys, entry, ma
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and match in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("skeleton, param", [("milc_cg", "machine"), ("hpl", "kernel")])
+def test_a_misspelt_machine_in_a_skeleton_parameter_is_refused_before_the_run(skeleton,
+                                                                             param):
+    """``--param machine=bgq`` (MILC) or ``kernel=bgq`` (HPL) names no machine: refused
+    when the target loads, naming the parameter and the valid machines, as ``--machine``
+    is (it stopped rank 0 at run time, and a sweep ran its other points first). A spec
+    with parameters (``flat:rate=R``) is the skeleton's to read, and loads."""
+    with pytest.raises(MachineError, match=rf"--param {param}=bgq: unknown machine 'bgq'; "
+                                           r"valid machines: bgp, "):
+        load_target(skeleton, {param: "bgq"}, None, None)
+    assert load_target("hpl", {"kernel": "flat:rate=1e9"}, None, None).params["kernel"] == \
+        "flat:rate=1e9"

@@ -233,13 +233,20 @@ def _given_table(kernel: MachineKernel, value: Any) -> str:
     the machine: ``machine = mine.toml (given): mine [kernels.milc]``, as ``--machine``
     says ``machine = bgp: bgp [kernels.milc]``.  A value that names no machine with that
     table (``table:path=k.csv``, ``flat:rate=1e9``, a file that does not load: the
-    skeleton reports it) is said as given."""
+    skeleton reports it) is said as given; a bare name (no ``=``) that is neither a
+    preset nor a file is a misspelt machine, refused here as ``--machine`` refuses it,
+    before any rank runs (or any point of a sweep)."""
     from bsim.machines import MachineError, list_machines, load_machine, split_variant
     account = f"{kernel.param} = {value} (given)"
     if not isinstance(value, str):
         return account
     base = str(split_variant(value)[0])
     if base.lower() not in list_machines() and not Path(base).is_file():
+        if "=" not in value:
+            try:
+                load_machine(value)   # raises, naming the valid machines
+            except MachineError as exc:
+                raise MachineError(f"--param {kernel.param}={value}: {exc}") from None
         return account
     try:
         m = load_machine(value)
@@ -298,7 +305,8 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
         value, account = choose(kernel, machine, params)
         if value is not None:
             params = {**params, kernel.param: value}
-            ratio = value / skel.defaults[kernel.param] if kernel.follows else 1.0
+        if kernel.follows and kernel.param in params:   # from the machine or given
+            ratio = float(params[kernel.param]) / skel.defaults[kernel.param]
             scaled = [k for k in kernel.follows if k not in params]
             params.update({k: skel.defaults[k] * ratio for k in scaled})
             if scaled:

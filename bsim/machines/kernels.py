@@ -68,7 +68,8 @@ class MachineKernel:
     """Where the flop and byte counts come from (for the account)."""
     follows: tuple[str, ...] = ()
     """Other time parameters calibrated with ``param``'s default (the same assumed machine):
-    on a machine each becomes ``default * value / param's default``, unless the user set it."""
+    on a machine each becomes ``default * value / param's default``, *value* the machine's
+    or the user's own ``param`` (the same what-if either way), unless the user set it."""
     keys: tuple[str, ...] = ()
     """Without ``key``: the entries of the table the skeleton reads itself."""
     fit_units: tuple[str, ...] = ()

@@ -46,7 +46,7 @@ from .registry import Param, Skeleton, grid, register
 
 __all__ = ["main", "SKELETON", "T_CELL_ES40", "octant_directions"]
 
-T_CELL_ES40: float = float(load_machine("es40").kernels["sweep3d"]["tcell"])
+T_CELL_ES40: float = float(load_machine("es40", record=False).kernels["sweep3d"]["tcell"])
 """Seconds per cell-angle update on the ES40 (modeling tutorial), read from the preset."""
 
 TAG_I, TAG_J = 1, 2

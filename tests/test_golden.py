@@ -92,6 +92,10 @@ def _run(name: str, tmp_path: Path, launcher: list[str] | None = None) -> tuple[
     program = Path(args[0])
     expected = {f"program {program.name}": "sha256:" + hashlib.sha256(
         (ROOT / program).read_bytes()).hexdigest()[:16]} if program.suffix == ".py" else {}
+    if "--machine" in args:   # a bundled preset, by content
+        preset = args[args.index("--machine") + 1]
+        expected[f"preset {preset}.toml"] = "sha256:" + hashlib.sha256(
+            (ROOT / "bsim" / "machines" / f"{preset}.toml").read_bytes()).hexdigest()[:16]
     assert result.pop("inputs", {}) == expected, f"{name}: the input files recorded"
     return result, trace.read_text() if traced and launcher is None else ""
 

@@ -177,14 +177,16 @@ def split_variant(text: str | Path) -> tuple[str | Path, str | None]:
     return text, None
 
 
-def load_machine(name_or_path: str | Path) -> Machine:
+def load_machine(name_or_path: str | Path, record: bool = True) -> Machine:
     """Load a preset by name (``"bgp"``), from a ``.toml`` path, either with ``:VARIANT``.
 
     ``"power5:p1024"`` selects ``[network_variants.p1024]`` as the network.
     Raises :class:`MachineError` for an unknown name (listing the valid ones),
     an unknown variant (listing the file's), a missing file, invalid TOML, a
     missing or mistyped required key, a network table with an unknown model or
-    non-scalar values, or a hardware figure that is not a positive number.
+    non-scalar values, or a hardware figure that is not a positive number.  The file is
+    recorded in the run's ``inputs`` by content (*record* False: a read that does not
+    shape a prediction, such as a module's default taken from a preset at import).
     """
     name_or_path, variant = split_variant(name_or_path)
     path = _resolve(name_or_path)
@@ -194,8 +196,9 @@ def load_machine(name_or_path: str | Path) -> Machine:
     except tomllib.TOMLDecodeError as exc:
         raise MachineError(f"machine file {str(path)!r} is not valid TOML: {exc}") from None
     check_machine_file(data, path)
-    if path.parent != MACHINE_DIR:   # a bundled preset is named by bsim's version
-        note_input("machine", path, raw)
+    # by content, a bundled preset too: its tables change while bsim's version may not
+    if record:
+        note_input("preset" if path.parent == MACHINE_DIR else "machine", path, raw)
     if variant is not None and variant not in data.get("network_variants", {}):
         valid = ", ".join(sorted(data.get("network_variants", {}))) or "none"
         where = (f"machine {data['name']!r}" if path.parent == MACHINE_DIR

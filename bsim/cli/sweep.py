@@ -5,23 +5,30 @@
 Modes (how the ``--param`` lists combine, and what "efficiency" means):
 
 * ``grid``: the Cartesian product of all lists (``3 x 3`` lists -> 9 points).
-  Efficiency is the strong-scaling one against the fastest point among the
-  smallest rank count (useful when the grid keeps the problem fixed).
+  Efficiency is the strong-scaling one, per problem: the rows whose parameters
+  other than the rank parameters (:func:`rank_parameters`) are equal share a
+  baseline, their fastest point among their fewest ranks.
 * ``strong``: lists are zipped (all of one length, or length 1 = fixed); the
   global problem stays fixed while ranks grow.  Speedup
   ``S(P) = T(P0) / T(P)``, efficiency ``E(P) = S(P) * P0 / P`` against the
-  point with the fewest ranks ``P0``.
+  point with the fewest ranks ``P0``.  A sweep whose other parameters change
+  with the ranks is refused (:func:`check_mode`).
 * ``weak``: zipped as in strong; the user grows the problem with the ranks
   (e.g. ``--param px=2,4,8 --param nx=256,512,1024``) so work per rank is
   fixed.  Efficiency ``E(P) = T(P0) / T(P)``, speedup the scaled one (Gustafson),
-  ``S(P) = E(P) * P / P0``: the work done per unit time against ``P0``'s.
+  ``S(P) = E(P) * P / P0``: the work done per unit time against ``P0``'s.  A
+  skeleton with a process-grid rule (``scale``) whose other parameters stay
+  fixed while the ranks change is refused: that is strong scaling.
 
 The parameter ``ranks`` is special: it is the rank count (``-n``) for
 programs without their own (Python files, skeletons without a rank rule).
 
 Each row: the parameters, ``ranks``, ``elapsed`` (s), ``calc``, ``wait``,
-``comm`` (means over ranks, s), ``host_seconds``, ``events``, ``ops``,
-``speedup`` and ``efficiency``.  Points run in parallel over *jobs* host
+``comm`` (means over ranks, s), ``host_seconds``, ``events``, ``ops``, when the
+run counts them ``flops``, ``flop_rate`` (``flops / elapsed``) and with a known
+peak ``peak_flops`` and ``peak_fraction`` (``flop_rate / peak_flops``), then
+``speedup``, ``efficiency`` and their baseline (``baseline_point``,
+``baseline_ranks``, ``baseline_elapsed``).  Points run in parallel over *jobs* host
 processes (``multiprocessing``; each point is an independent simulation) and
 results keep the point order, so the files do not depend on *jobs*.  The JSON
 also records what shaped each point (``settings``, as ``bsim run --json``).
@@ -49,8 +56,8 @@ from netmodels.input_files import recording_inputs
 from ..outputs.scaling import add_efficiency, write_csv, write_json
 
 __all__ = ["add_parser", "command", "parse_param_lists", "points", "prepare_point",
-           "check_points", "run_point", "run_sweep", "default_jobs", "MODES", "SETTINGS",
-           "SweepPointError"]
+           "check_points", "rank_parameters", "check_mode", "run_point", "run_sweep",
+           "default_jobs", "MODES", "SETTINGS", "SweepPointError"]
 
 MODES = ("grid", "strong", "weak")
 SETTINGS = ("machine", "kernel_model", "network", "protocol", "collectives", "contention",
@@ -159,8 +166,9 @@ def prepare_point(target_name: str, params: dict[str, str],
     return target, ranks, network
 
 
-def check_points(target_name: str, pts: list[dict[str, str]], opts: dict[str, Any]) -> None:
-    """Check every point before the first simulation runs.
+def check_points(target_name: str, pts: list[dict[str, str]],
+                 opts: dict[str, Any]) -> list[int]:
+    """Check every point before the first simulation runs; return their rank counts.
 
     Raises ValueError ``sweep: point I/N (params): what is wrong`` for the first
     bad point; errors of the target itself (no such file or skeleton, a syntax
@@ -169,12 +177,83 @@ def check_points(target_name: str, pts: list[dict[str, str]], opts: dict[str, An
     from .failures import user_message
     from .targets import load_target
     load_target(target_name, {}, [])   # the target itself, whatever the points
+    ranks = []
     for i, params in enumerate(pts):
         try:
-            prepare_point(target_name, params, opts)
+            ranks.append(prepare_point(target_name, params, opts)[1])
         except (ValueError, KeyError) as exc:
             raise ValueError(f"sweep: point {i + 1}/{len(pts)} ({_describe(params)}): "
                              f"{user_message(exc)}") from exc
+    return ranks
+
+
+def _skeleton(target_name: str) -> Any:
+    """The registered skeleton *target_name* names, or None for a program file."""
+    if target_name.endswith(".py") or os.sep in target_name or Path(target_name).is_file():
+        return None
+    from skeletons import registry
+    return registry.get(target_name)
+
+
+def rank_parameters(target_name: str, pts: list[dict[str, str]]) -> set[str]:
+    """The parameters of *pts* that set the rank count, not the problem.
+
+    ``ranks``; for a skeleton, the parameters its ``scale`` rule sets (its process
+    grid: halo2d's ``px``, ``py``) and any swept parameter that, put in place of
+    its value at some point, changes the skeleton's rank rule's count there
+    (MILC's ``px``..``pt`` beside ``nprocs``).  The other parameters are the problem.
+    """
+    names = {"ranks"}
+    skel = _skeleton(target_name)
+    if skel is None or skel.ranks is None:
+        return names
+    if skel.scale is not None:
+        names |= set(skel.scale(1))
+
+    def count(params: dict[str, str]) -> int | None:
+        try:
+            return int(skel.ranks(skel.resolve(params)))
+        except (ValueError, KeyError, TypeError, ZeroDivisionError):
+            return None
+
+    for key in {k for p in pts for k in p} - names:
+        values = {p[key] for p in pts if key in p}
+        for p in (pts if len(values) > 1 else []):
+            own = {k: v for k, v in p.items() if k != "ranks"}
+            n = count(own)
+            if n is not None and any(count({**own, key: v}) not in (None, n) for v in values):
+                names.add(key)
+                break
+    return names
+
+
+def check_mode(target_name: str, pts: list[dict[str, str]], ranks: list[int],
+               mode: str) -> None:
+    """Refuse a sweep whose parameters contradict *mode* (``ranks``: each point's count).
+
+    Strong: the problem (the parameters other than :func:`rank_parameters`) must
+    stay fixed while the ranks change.  Weak: for a skeleton with a process-grid
+    rule (``scale``, so its other parameters are the whole problem) the problem
+    must change with the ranks.  Raises ValueError saying which parameter.
+    """
+    if mode == "grid" or len(set(ranks)) < 2:
+        return
+    fixed = rank_parameters(target_name, pts)
+    keys = list(dict.fromkeys(k for p in pts for k in p if k not in fixed))
+    varying = [k for k in keys if len({p.get(k) for p in pts}) > 1]
+    on = ", ".join(map(str, ranks))
+    if mode == "strong" and varying:
+        k = varying[0]
+        raise ValueError(f"sweep --mode strong: the problem must stay fixed as the ranks "
+                         f"change, but {k} changes with them ({', '.join(p[k] for p in pts)} "
+                         f"on {on} ranks): use --mode weak for a problem grown with the ranks, "
+                         f"or --mode grid (a baseline per problem)")
+    skel = _skeleton(target_name)
+    if mode == "weak" and not varying and skel is not None and skel.scale is not None:
+        what = f"{', '.join(keys)} stay" if keys else f"{skel.name}'s problem stays"
+        raise ValueError(f"sweep --mode weak: the problem must grow with the ranks, but "
+                         f"{what} fixed on {on} ranks (strong scaling): use --mode strong, "
+                         f"or sweep the problem size with the ranks")
 
 
 def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any]:
@@ -199,6 +278,11 @@ def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any
     row.update(ranks=ranks, elapsed=res.elapsed, calc=float(res.calc.mean()),
                wait=float(res.wait.mean()), comm=float(res.comm.mean()),
                host_seconds=res.host_seconds, events=res.events, ops=res.total_ops)
+    if res.flops:   # as bsim run's "achieved ... = x% of peak" line
+        rate = res.flops / res.elapsed if res.elapsed > 0 else float("nan")
+        row.update(flops=res.flops, flop_rate=rate)
+        if res.peak_flops:
+            row.update(peak_flops=res.peak_flops, peak_fraction=rate / res.peak_flops)
     recorded = res.to_dict()
     row["settings"] = {k: recorded[k] for k in SETTINGS if k in recorded}
     return row
@@ -276,7 +360,8 @@ def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs
     pts = points(lists, mode)
     opts = {"network": network, "protocol": protocol, "collectives": collectives,
             "contention": contention, "machine": machine, "filesystem": filesystem}
-    check_points(target, pts, opts)
+    check_mode(target, pts, check_points(target, pts, opts), mode)
+    rank_params = rank_parameters(target, pts)
     tasks = [(i, target, p, opts) for i, p in enumerate(pts)]
     jobs = min(int(jobs), len(tasks))
     start = time.perf_counter()
@@ -294,11 +379,11 @@ def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs
         failed = _execute(tasks, jobs, report)
     except KeyboardInterrupt as stop:   # Ctrl-C: the points that finished go with it
         done = [finished[i] for i in sorted(finished)]
-        add_efficiency(done, mode)
+        add_efficiency(done, mode, rank_params)
         setattr(stop, "rows", done)   # noqa: B010 - an attribute of the interrupt
         raise
     rows = [finished[i] for i in sorted(finished)]
-    add_efficiency(rows, mode)
+    add_efficiency(rows, mode, rank_params)
     if failed is not None:
         i, (message, detail) = failed
         what = message if message is not None else detail.strip().splitlines()[-1]

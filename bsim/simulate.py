@@ -413,7 +413,7 @@ def simulate(main: Callable[..., Any], ranks: int,
     if flops is not None:
         from .machines.peak import check_peak
         check_peak(result, float(flops(result.returns) if callable(flops) else flops), preset,
-                   engine.network)
+                   engine.network, engine.calc_excess)
     return result
 
 

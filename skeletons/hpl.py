@@ -34,7 +34,9 @@ Kernel times come from a :class:`KernelModel` (``kernel`` spec): the BSIM paper'
 piecewise dgemm fit of a machine preset (``[kernels.hpl_blas]`` of
 ``bsim/machines/<name>.toml``), a flat rate (``flat:rate=1e9``) or a
 user table (``table:path=FILE.csv``).  No matrix is allocated: a rank keeps a
-few integers per panel.  Every rank returns a dict of its flop counters;
+few integers per panel.  Every rank returns a dict of its flop counters, and under
+``kernel_flops`` the trailing update's ``dgemm`` and ``dtrsm`` flops and modelled seconds,
+which the peak check bounds kernel by kernel (``bsim/machines/peak.py``);
 rank 0's also holds ``time`` (max over ranks, seconds) and ``gflops``
 (``(2/3 n^3 + 3/2 n^2) / time / 1e9``, as HPL reports) and prints HPL's
 result line.
@@ -48,6 +50,7 @@ from typing import Any
 
 import bsim
 from bsim.machines.kernels import MachineKernel
+from bsim.machines.peak import KERNEL_FLOPS
 
 from .hpl_kernels import FIT_UNITS, KERNELS, KernelModel, generic_kernel
 from .hpl_patterns import (
@@ -82,7 +85,7 @@ def main(n: int = 20000, nb: int = 128, p: int = 4, q: int = 4, pmap: str = "row
          pfact: str = "right", nbmin: int = 4, ndiv: int = 2, bcast: str = "1ringM",
          depth: int = 1, swap: str = "mix", swap_threshold: int = 64,
          kernel: str = "primequest", pivot: str = "column", verbose: bool = True
-         ) -> dict[str, float]:
+         ) -> dict[str, Any]:
     """Run HPL's factorization and solve; return this rank's counters (rank 0: time, gflops)."""
     from mpi4py import MPI  # bsim's namespace inside a simulation, real mpi4py otherwise
     comm = MPI.COMM_WORLD
@@ -103,7 +106,8 @@ def main(n: int = 20000, nb: int = 128, p: int = 4, q: int = 4, pmap: str = "row
     _backsolve(n, nb, p, q, lu.myrow, lu.mycol, lu.rowc, lu.colc, lu.km, lu.cnt, lu.dbl,
                lu.mp_tot)
     tmax = comm.allreduce(MPI.Wtime() - t0, op=MPI.MAX)
-    out = dict(lu.cnt)
+    out: dict[str, Any] = dict(lu.cnt)
+    out[KERNEL_FLOPS] = lu.kernel_flops
     if comm.Get_rank() == 0:
         out["time"] = tmax
         out["gflops"] = hpl_flops(n) / tmax / 1e9 if tmax > 0 else math.inf
@@ -143,6 +147,8 @@ class _Factorization:
         self.colc = comm.Split(self.mycol + p * q, self.myrow)   # a process column: rank = myrow
         self.cnt = {"pfact": 0.0, "pfact_redundant": 0.0, "dtrsm": 0.0, "dtrsm_redundant": 0.0,
                     "dgemm": 0.0, "backsolve": 0.0}
+        # the trailing update's kernels, [flops, modelled seconds] each (bsim/machines/peak.py)
+        self.kernel_flops = {"dgemm": [0.0, 0.0], "dtrsm": [0.0, 0.0]}
         self.mp_tot = numroc(n, nb, self.myrow, p)
         self.nq_tot = numroc(n + 1, nb, self.mycol, q)
         self.npan = (n + nb - 1) // nb
@@ -228,7 +234,13 @@ class _Factorization:
         else:
             self.cnt["dtrsm_redundant"] += trsm
         self.cnt["dgemm"] += gemm
-        return self.km.dtrsm(trsm) + self.km.dgemm(gemm)
+        t_trsm, t_gemm = self.km.dtrsm(trsm), self.km.dgemm(gemm)
+        kf = self.kernel_flops
+        kf["dtrsm"][0] += trsm
+        kf["dtrsm"][1] += t_trsm
+        kf["dgemm"][0] += gemm
+        kf["dgemm"][1] += t_gemm
+        return t_trsm + t_gemm
 
     def update(self, k: int, ncols: int, probe: Transfer | Ibcast | None) -> None:
         """Swap and update *ncols* trailing local columns with panel k, probing *probe*."""

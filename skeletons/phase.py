@@ -58,8 +58,11 @@ pseudo-potential ones.  Read as seconds per 32 x 32 x 32 complex tile (8 *
 core: impossible.  It equals the Fig. 4 dgemm rate only for 4,096 flops per
 tile (4,096 x 0.165 ns = 0.676 us), 64 times fewer, so a unit was lost in the
 transcription; the flop-counted model replaces it and a run with ``fig3`` on a
-machine with a peak stops with ``AbovePeakError``.  ``fft_flop_time`` per FFT
-flop (ASSUMED).  The zgemm times are divided by ``speedup`` and the FFT step's
+machine with a peak stops with ``AbovePeakError``, whatever the FFT takes (each rank
+returns ``kernel_flops``, ``zgemm`` and ``fft`` as ``[flops, modelled seconds]``, and
+the peak check bounds each: ``flops <= seconds * share of peak``).  ``fft_flop_time`` per
+FFT flop (ASSUMED 1 ns; ``--machine`` does not scale it: no source times an FFT).  The
+zgemm times are divided by ``speedup`` and the FFT step's
 times (1-D FFTs and the ``V_loc psi`` product) by ``fft_speedup`` (0: the same
 ``speedup``): a target core against the PRIMEQUEST core, e.g. the BSIM paper's
 Table V SIMD factors, 6.9 for dgemm and 2.6 for a 1024-point FFT.  Every rank
@@ -74,6 +77,7 @@ from typing import Any
 
 import bsim
 from bsim.machines.kernels import MachineKernel
+from bsim.machines.peak import KERNEL_FLOPS
 
 from .hpl_kernels import FIT_UNITS, KERNELS, KernelModel, generic_kernel
 from .models.phase import (
@@ -267,18 +271,26 @@ class _SCF:
         self.IN_PLACE = MPI.IN_PLACE
         self.cnt: dict[str, Any] = {"bcast": 0, "bcast_bytes": 0, "allreduce": 0,
                                     "allreduce_bytes": 0, "alltoall": 0, "alltoall_bytes": 0,
-                                    "flops": 0.0}
+                                    "flops": 0.0, KERNEL_FLOPS: {"zgemm": [0.0, 0.0],
+                                                                 "fft": [0.0, 0.0]}}
         self.dgemm: Any = None   # flop-counted zgemm: the kernel model's dgemm; None: Fig. 3
         self.n = n = fft_mesh(nf, nfscale, fft_grid)
         self.pts = n ** 3 / pf                  # mesh points per rank
         self.phase_flops = (n * n / pf) * 5.0 * n * math.log2(n) if n > 1 else 0.0
         self.batch = self.nloc if fft_batch <= 0 else min(fft_batch, self.nloc)
 
-    def add(self, seconds: float, flops: float = 0.0, speedup: float | None = None) -> None:
+    def add(self, seconds: float, flops: float = 0.0, speedup: float | None = None,
+            kernel: str = "zgemm") -> None:
         """PRIMEQUEST kernel *seconds* divided by *speedup* (default ``self.speedup``, the
-        zgemm factor) for the target core; count *flops*."""
+        zgemm factor) for the target core; count *flops*, in total and per *kernel*
+        (``[flops, seconds]``, which the peak check bounds kernel by kernel:
+        ``flops <= seconds * the rank's share of peak``, ``bsim/machines/peak.py``)."""
+        t = seconds / (self.speedup if speedup is None else speedup)
         self.cnt["flops"] += flops
-        bsim.add_time(seconds / (self.speedup if speedup is None else speedup))
+        mine = self.cnt[KERNEL_FLOPS][kernel]
+        mine[0] += flops
+        mine[1] += t
+        bsim.add_time(t)
 
     def zgemm(self, m: int, n: int, k: int, calls: int = 1, fig3: float | None = None) -> None:
         """*calls* zgemms of an ``m x n`` result, inner dimension ``k`` (``8 m n k`` flops
@@ -307,7 +319,7 @@ class _SCF:
             for direction in range(2):      # to real space, back to wavenumbers
                 for step in range(3):
                     fl = bands * self.phase_flops
-                    self.add(fl * self.fft_flop_time, fl, self.fft_speedup)
+                    self.add(fl * self.fft_flop_time, fl, self.fft_speedup, "fft")
                     if step < 2:
                         cnt["alltoall"] += 1
                         cnt["alltoall_bytes"] += BYTES_PER_COMPLEX * per_rank
@@ -316,7 +328,7 @@ class _SCF:
                                                 bsim.buffer(per_rank, self.cz))
                 if direction == 0:
                     fl = bands * self.pts * 6.0           # V_loc(r) psi(r)
-                    self.add(fl * self.fft_flop_time, fl, self.fft_speedup)
+                    self.add(fl * self.fft_flop_time, fl, self.fft_speedup, "fft")
             done += b
 
     def nonlocal_pseudopotential(self) -> None:
@@ -373,7 +385,8 @@ SKELETON = register(Skeleton(
         "iterations": Param("self-consistent (SCF) iterations", minimum=1),
         "fft_batch": Param("bands per 3-D FFT transpose (0: all local bands)", minimum=0),
         "fft_grid": Param("FFT mesh points per wavenumber (n^3 = fft_grid*nf*nfscale)"),
-        "fft_flop_time": Param("seconds per FFT flop (ASSUMED)", minimum=0),
+        "fft_flop_time": Param("seconds per FFT flop (ASSUMED 1 ns; --machine does not "
+                               "scale it: no source times an FFT)", minimum=0),
         "speedup": Param("divide the zgemm times (target core vs PRIMEQUEST core)"),
         "fft_speedup": Param("divide the FFT step's times (0: speedup)", minimum=0),
         "band_counts": Param("bands per group, e.g. 28/12/12/12 (default: even split)"),

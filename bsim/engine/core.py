@@ -124,6 +124,7 @@ class Engine(FailureReports, simpy.Environment):
         self.progress: Callable[[Engine], None] | None = None
         self.measure: Any = None
         self.hooked = False        # tracer or noise set: add_time takes the slow path
+        self.calc_excess: dict[int, float] = {}   # rank -> calc beyond add_time's (peak.py)
         # per-rank copies of the program's own modules (bsim.engine.private_modules);
         # None: every module shared (simulate(private_modules=False))
         self.private_modules: PrivateModules | None = PrivateModules()

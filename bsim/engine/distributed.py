@@ -427,19 +427,23 @@ def _global_deadlock(engine: Engine, comm: Any, last: float) -> None:
 
 
 def gather_accounts(engine: Engine, comm: Any) -> None:
-    """Copy every rank's final account onto every host's engine (for the Result)."""
+    """Copy every rank's final account onto every host's engine (for the Result), and every
+    rank's ``calc_excess`` (the noise beyond its modelled compute, for the peak check)."""
     mine = [(vr.rank, vr.clock, vr.calc, vr.wait, vr.comm, vr.ops, vr.msgs, vr.nbytes,
              vr.retval, vr.open_requests) for vr in engine.local_ranks]
     left = {vr.rank: len(vr.box.unexpected) for vr in engine.local_ranks
             if vr.box is not None and vr.box.unexpected}
     costs = engine.collective_costs
-    events = comm.allgather((mine, engine.events, engine.host_seconds, left, costs.calls))
+    events = comm.allgather((mine, engine.events, engine.host_seconds, left, costs.calls,
+                             engine.calc_excess))
     total_events = 0
     wall = 0.0
     ranks = engine.ranks
     unreceived: dict[int, int] = {}
     calls: dict[Any, int] = {}   # each call was counted on the host of its member 0
-    for accounts, ev, secs, host_left, host_calls in events:
+    excess: dict[int, float] = {}   # each rank's noise stretch, from its own host
+    for accounts, ev, secs, host_left, host_calls, host_excess in events:
+        excess.update(host_excess)
         total_events += ev
         wall = max(wall, secs)
         unreceived.update(host_left)
@@ -454,3 +458,4 @@ def gather_accounts(engine: Engine, comm: Any) -> None:
     engine.host_seconds = wall
     engine.unreceived = dict(sorted(unreceived.items()))
     costs.calls = calls
+    engine.calc_excess = excess

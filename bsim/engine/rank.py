@@ -443,7 +443,8 @@ def current() -> VirtualRank:
 
 
 def charge_host_compute(vr: VirtualRank) -> None:
-    """Host-compute mode: charge *vr* the host time since its last mark, times the scale."""
+    """Host-compute mode: charge *vr* the host time since its last mark, times the scale
+    (calc that is not modelled compute: also added to ``engine.calc_excess[rank]``)."""
     m = vr.engine.measure
     now = m.clock()
     dt = (now - vr.host_mark) * m.scale
@@ -452,6 +453,8 @@ def charge_host_compute(vr: VirtualRank) -> None:
         start = vr.clock
         vr.clock = start + dt
         vr.calc += dt
+        excess = vr.engine.calc_excess
+        excess[vr.rank] = excess.get(vr.rank, 0.0) + dt
         tracer = vr.engine.tracer
         if tracer is not None:   # a calc span, as add_time's (the trace adds up to calc)
             tracer.span(vr.rank, "calc", "measured", start, vr.clock)
@@ -487,10 +490,16 @@ def add_time(seconds: float) -> None:
 
 
 def _add_time_hooked(r: VirtualRank, eng: Any, seconds: float) -> None:
-    """add_time with OS noise and/or tracing on."""
+    """add_time with OS noise and/or tracing on.  The noise's stretch beyond the modelled
+    *seconds*, ``stretch - seconds``, is added to ``eng.calc_excess[rank]`` (calc that is
+    not modelled compute, which the peak check takes out, ``bsim/machines/peak.py``)."""
     start = r.clock
     if eng.noise is not None:
-        seconds = eng.noise.stretch(r.rank, start, seconds)
+        stretched = eng.noise.stretch(r.rank, start, seconds)
+        if stretched != seconds:
+            excess = eng.calc_excess
+            excess[r.rank] = excess.get(r.rank, 0.0) + (stretched - seconds)
+        seconds = stretched
     r.clock = start + seconds
     r.calc += seconds
     r.ops += 1

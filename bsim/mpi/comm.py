@@ -9,10 +9,12 @@ Point-to-point messages use the communicator's context id; collectives
 
 The classes hold identity only.  Their MPI methods are the functions of one
 module per concern, bound as methods (``Comm.Isend = p2p.Isend``), the way
-mpi4py's ``pkl5`` communicator delegates: the point-to-point and collective ones
-through the :class:`~bsim.mpi.comm_calls.CommCalls` mixin, the others here from
-:mod:`~bsim.mpi.management`, :mod:`~bsim.mpi.cartesian`, :mod:`~bsim.mpi.topologies` and
-(the neighbourhood collectives) :mod:`~bsim.mpi.neighbor_vectors`.
+mpi4py's ``pkl5`` communicator delegates: the point-to-point, collective and
+management ones through the :class:`~bsim.mpi.comm_calls.CommCalls` and
+:class:`~bsim.mpi.comm_calls.CommManagement` mixins (those of intracommunicators only, as
+mpi4py places them, through :class:`~bsim.mpi.comm_calls.IntracommCalls`), the others here
+from :mod:`~bsim.mpi.cartesian`, :mod:`~bsim.mpi.topologies` and (the neighbourhood
+collectives) :mod:`~bsim.mpi.neighbor_vectors`.
 Those modules make new communicators through :meth:`Comm.derive` and
 :meth:`Comm.derive_topo`, so none of them imports this one.
 """
@@ -39,7 +41,7 @@ from . import (
     topologies,
 )
 from . import inter_collectives as inter
-from .comm_calls import CommCalls, CommManagement
+from .comm_calls import CommCalls, CommManagement, IntracommCalls
 from .comm_properties import PICKLED_BY_NAME, CommPythonAPI, on_null
 from .handles import HandleValues
 from .neighbor_vectors import NeighborCalls
@@ -368,8 +370,9 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolera
         return f"<Intracomm {label}{size}>"
 
 
-class Intracomm(Comm):
-    """An intracommunicator (every bsim communicator is one)."""
+class Intracomm(IntracommCalls, Comm):
+    """An intracommunicator: one group (MPI 4.1 Sec. 7.1); with the calls an
+    intercommunicator lacks (scans, ``Create_group``, ``Create_cart``, ...)."""
 
     __slots__ = ()
 
@@ -379,16 +382,6 @@ class Intracomm(Comm):
         """A communicator of *group* without a parent (MPI 4; ``management.py``)."""
         return management.Create_from_group(COMM_WORLD, group, stringtag, info, errhandler)
 
-    Create_intercomm = intercomm.Create_intercomm
-    Create_graph = topologies.Create_graph
-    Create_dist_graph_adjacent = topologies.Create_dist_graph_adjacent
-    Create_dist_graph = topologies.Create_dist_graph
-    Cart_map = topologies.Cart_map
-    Graph_map = topologies.Graph_map
-    Accept = dynamic.Accept
-    Connect = dynamic.Connect
-    Spawn = spawn.Spawn
-    Spawn_multiple = spawn.Spawn_multiple
 
 
 class Intercomm(Comm):
@@ -447,8 +440,7 @@ class Intercomm(Comm):
     barrier = Barrier = inter.barrier
     bcast, gather, scatter = inter.bcast, inter.gather, inter.scatter
     allgather, alltoall = inter.allgather, inter.alltoall
-    reduce, allreduce, scan, exscan = inter.reduce, inter.allreduce, inter.scan, inter.exscan
-    Scan = Exscan = Iscan = Iexscan = Scan_init = Exscan_init = inter.scan
+    reduce, allreduce = inter.reduce, inter.allreduce   # no scans (MPI 4.1 Sec. 6.2.2)
 
 
 for _name, _method in inter_buffers.METHODS.items():   # Bcast, Ibcast, Bcast_init, ...

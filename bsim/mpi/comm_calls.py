@@ -1,7 +1,10 @@
 """The point-to-point and collective methods of a communicator, bound from the modules
 that implement them (``Comm.Isend = p2p.Isend``), the way mpi4py's ``pkl5`` communicator
-delegates.  :class:`~bsim.mpi.comm.Comm` inherits them; this module only names them, so
-the communicator classes stay about identity.
+delegates.  :class:`~bsim.mpi.comm.Comm` inherits :class:`CommCalls` and
+:class:`CommManagement`, :class:`~bsim.mpi.comm.Intracomm` also :class:`IntracommCalls`
+(the scans, ``Create_group``, ``Create_cart``: mpi4py's ``Intracomm`` has them, its
+``Comm`` and ``Intercomm`` do not); this module only names them, so the communicator
+classes stay about identity.
 
 Modules: :mod:`~bsim.mpi.p2p`, :mod:`~bsim.mpi.bsend`, :mod:`~bsim.mpi.sendrecv`,
 :mod:`~bsim.mpi.partitioned`, :mod:`~bsim.mpi.collective_calls`,
@@ -15,15 +18,18 @@ from . import (
     cartesian,
     collective_calls,
     collective_exchanges,
+    dynamic,
     intercomm,
     management,
     p2p,
     partitioned,
+    spawn,
+    topologies,
 )
 from . import sendrecv as joined_p2p
 from .persistent_collectives import persistent
 
-__all__ = ["CommCalls", "CommManagement"]
+__all__ = ["CommCalls", "CommManagement", "IntracommCalls"]
 
 
 class CommCalls:
@@ -84,18 +90,12 @@ class CommCalls:
     Ibcast = collective_calls.Ibcast
     reduce = collective_calls.reduce
     allreduce = collective_calls.allreduce
-    scan = collective_calls.scan
-    exscan = collective_calls.exscan
     Reduce = collective_calls.Reduce
     Ireduce = collective_calls.Ireduce
     Allreduce = collective_calls.Allreduce
     Iallreduce = collective_calls.Iallreduce
-    Scan = collective_calls.Scan
-    Exscan = collective_calls.Exscan
     Reduce_scatter_block = collective_calls.Reduce_scatter_block
     Reduce_scatter = collective_calls.Reduce_scatter
-    Iscan = collective_calls.Iscan
-    Iexscan = collective_calls.Iexscan
     Ireduce_scatter_block = collective_calls.Ireduce_scatter_block
     Ireduce_scatter = collective_calls.Ireduce_scatter
     gather = collective_exchanges.gather
@@ -135,13 +135,11 @@ class CommCalls:
     Allreduce_init = persistent("Allreduce_init")
     Reduce_scatter_block_init = persistent("Reduce_scatter_block_init")
     Reduce_scatter_init = persistent("Reduce_scatter_init")
-    Scan_init = persistent("Scan_init")
-    Exscan_init = persistent("Exscan_init")
 
 
 class CommManagement:
     """Communicator management calls (mixin of ``Comm``): :mod:`~bsim.mpi.management`,
-    ``Compare`` from :mod:`~bsim.mpi.intercomm` (either kind), ``Create_cart``."""
+    ``Compare`` from :mod:`~bsim.mpi.intercomm` (either kind)."""
 
     __slots__ = ()
 
@@ -157,10 +155,46 @@ class CommManagement:
     Split = management.Split
     Split_type = management.Split_type
     Create = management.Create
-    Create_group = management.Create_group
     Compare = intercomm.Compare
     Free = management.Free
     Abort = management.Abort
     Get_topology = management.Get_topology
     group = property(management.Get_group, doc="The group of the communicator.")
+
+
+class IntracommCalls:
+    """The calls of intracommunicators only (mixin of ``Intracomm``), where mpi4py has them:
+    an ``Intercomm`` (and the ``Comm`` base class) has none of them, so using one there is
+    an ``AttributeError``, as with mpi4py on MPICH.
+
+    * the scans: MPI 4.1 Sec. 6.2.2 does not list them among the collectives defined on
+      intercommunicators, and Sec. 6.11 defines them over the ranks of one group;
+    * ``Create_group`` (MPI 4.1 Sec. 7.4.2: its *comm* is an intracommunicator);
+    * ``Create_cart`` (MPI 4.1 Sec. 8.5.1; topologies are attached to intracommunicators),
+      the graph topologies' constructors and ``Cart_map``/``Graph_map`` (Sec. 8.5);
+    * ``Create_intercomm`` (Sec. 7.6.2), ``Accept``/``Connect`` and ``Spawn`` (Chapter 11),
+      whose *comm* is an intracommunicator.
+    """
+
+    __slots__ = ()
+
+    scan = collective_calls.scan
+    exscan = collective_calls.exscan
+    Scan = collective_calls.Scan
+    Exscan = collective_calls.Exscan
+    Iscan = collective_calls.Iscan
+    Iexscan = collective_calls.Iexscan
+    Scan_init = persistent("Scan_init")
+    Exscan_init = persistent("Exscan_init")
+    Create_group = management.Create_group
     Create_cart = cartesian.Create_cart
+    Create_graph = topologies.Create_graph
+    Create_dist_graph_adjacent = topologies.Create_dist_graph_adjacent
+    Create_dist_graph = topologies.Create_dist_graph
+    Cart_map = topologies.Cart_map
+    Graph_map = topologies.Graph_map
+    Create_intercomm = intercomm.Create_intercomm
+    Accept = dynamic.Accept
+    Connect = dynamic.Connect
+    Spawn = spawn.Spawn
+    Spawn_multiple = spawn.Spawn_multiple

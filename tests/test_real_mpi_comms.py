@@ -10,6 +10,91 @@ from __future__ import annotations
 import pytest
 from conftest import needs_mpiexec, real_mpi_returns, simulated_returns
 
+FREE_KEYVAL = '''
+from mpi4py import MPI
+
+
+def main():
+    log = []
+
+    def keyval(name):
+        return MPI.Comm.Create_keyval(
+            copy_fn=lambda comm, key, value: (log.append(["copy", name, value]), value + 1)[1],
+            delete_fn=lambda comm, key, value: log.append(["delete", name, value]))
+
+    a, b, c = keyval("a"), keyval("b"), keyval("c")
+    comm = MPI.COMM_WORLD.Dup()
+    comm.Set_attr(a, 10)
+    comm.Set_attr(b, 20)
+    comm.Set_attr(c, 30)
+    comm.Set_attr(a, 11)                     # replaced in its place: deletes 10
+    freed = MPI.Comm.Free_keyval(b) == MPI.KEYVAL_INVALID
+    dup = comm.Dup()                         # b is still set on comm: copied
+    log.append("Dup")
+    dup.Delete_attr(b)                       # ... and deleted by its callback
+    log.append("Delete_attr")
+    dup.Free()
+    log.append("Free dup")
+    comm.Free()
+    return [freed, log]
+'''
+
+
+def test_free_keyval_keeps_the_callbacks_of_attributes_still_set():
+    """``Free_keyval`` while an attribute is set with the key: ``Dup`` still copies it and
+    ``Delete_attr``/``Free`` still call its delete callback (MPI 4.1 Sec. 7.7.2: the key
+    is not deallocated until every attribute using it is deleted); bsim dropped the
+    callbacks at once.  Callbacks run in the reverse order of setting, a replaced value
+    keeping its place, and a duplicate keeps the order (as MPICH)."""
+    log = [["delete", "a", 10],
+           ["copy", "c", 30], ["copy", "b", 20], ["copy", "a", 11], "Dup",
+           ["delete", "b", 21], "Delete_attr",
+           ["delete", "c", 31], ["delete", "a", 12], "Free dup",
+           ["delete", "c", 30], ["delete", "b", 20], ["delete", "a", 11]]
+    assert simulated_returns(2, FREE_KEYVAL) == [[True, log], [True, log]]
+
+
+BAD_KEYVALS = '''
+from mpi4py import MPI
+
+
+def error_class(fn):
+    try:
+        return ["returned", fn()]
+    except MPI.Exception as exc:
+        return exc.Get_error_class()
+
+
+def main():
+    world = MPI.COMM_WORLD
+    comm_key = MPI.Comm.Create_keyval()
+    type_key = MPI.Datatype.Create_keyval()
+    win_key = MPI.Win.Create_keyval()
+    return [error_class(lambda: world.Get_attr(123456)),
+            error_class(lambda: world.Get_attr(type_key)),
+            error_class(lambda: world.Get_attr(win_key)),
+            error_class(lambda: world.Set_attr(type_key, 1)),
+            error_class(lambda: world.Delete_attr(win_key)),
+            error_class(lambda: world.Set_attr(MPI.TAG_UB, 1)),
+            error_class(lambda: MPI.INT.Get_attr(comm_key)),
+            error_class(lambda: MPI.INT.Get_attr(MPI.TAG_UB)),
+            error_class(lambda: MPI.Comm.Free_keyval(123456)),
+            error_class(lambda: MPI.Comm.Free_keyval(type_key)),
+            error_class(lambda: world.Get_attr(comm_key)),
+            error_class(lambda: MPI.INT.Get_attr(type_key))]
+'''
+
+
+def test_an_unknown_or_wrong_kind_keyval_is_err_keyval():
+    """A key never created, or a datatype's or window's key given to a communicator (and
+    the other way round), is ``MPI.Exception`` of class ``ERR_KEYVAL`` (48) in
+    ``Get_attr``, ``Set_attr``, ``Delete_attr`` and ``Free_keyval``, as MPICH raises it
+    (MPI 4.1 Sec. 7.7.5); bsim's ``Get_attr`` returned None.  A key of the right kind
+    with no value set: None."""
+    expected = [48] * 10 + [["returned", None]] * 2
+    assert simulated_returns(2, BAD_KEYVALS) == [expected, expected]
+
+
 INTRACOMM_ONLY = '''
 from mpi4py import MPI
 
@@ -53,6 +138,8 @@ def test_intercommunicators_have_no_intracommunicator_calls():
 
 # programs whose every rank's return must be the same under bsim and real mpiexec -n N
 SAME_AS_REAL = {
+    "free-keyval": (FREE_KEYVAL, 2),
+    "bad-keyvals": (BAD_KEYVALS, 2),
     "intracomm-only": (INTRACOMM_ONLY, 4),
 }
 

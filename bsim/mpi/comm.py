@@ -57,8 +57,8 @@ __all__ = ["Comm", "Intracomm", "Intercomm", "Topocomm", "Cartcomm", "Graphcomm"
 _WORLD, _SELF, _GROUP, _NULL = Kind.WORLD, Kind.SELF, Kind.GROUP, Kind.NULL
 
 
-class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolerance,
-           HandleValues):
+class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
+           fault_tolerance.FaultTolerance, HandleValues):
     """A communicator: a context id and an ordered group of world ranks.
 
     ``Comm`` objects are created by bsim (``COMM_WORLD``, ``COMM_SELF`` and by
@@ -278,29 +278,12 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, fault_tolerance.FaultTolera
         """Set the communicator's name."""
         self._name = name
 
-    # -- attributes (bsim/mpi/attributes.py) ------------------------------------------------
-    Create_keyval = staticmethod(attributes.create_keyval)
-    Free_keyval = staticmethod(attributes.free_keyval)
-
     def _not_null(self, call: str) -> None:
         """``ERR_COMM`` for a call on ``COMM_NULL``."""
         if self.kind == _NULL:
             vr = current_or_none()
             who = f"rank {vr.rank}: " if vr is not None else ""
             raise MPIUsageError(f"{who}{call} on COMM_NULL", error_class=ERR_COMM)
-
-    def Get_attr(self, keyval: int) -> Any:
-        """The calling rank's attribute value for *keyval*, or None."""
-        self._not_null("Get_attr")
-        return attributes.get_attr(self, keyval, world=True)   # on every comm, as MPICH
-
-    def Set_attr(self, keyval: int, attrval: Any) -> None:
-        """Set the calling rank's attribute value for *keyval*."""
-        attributes.set_attr(self, keyval, attrval)
-
-    def Delete_attr(self, keyval: int) -> None:
-        """Delete the calling rank's attribute value for *keyval*."""
-        attributes.delete_attr(self, keyval)
 
     # -- error handlers (bsim/mpi/errhandlers.py) -------------------------------------------
     @classmethod

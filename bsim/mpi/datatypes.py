@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .attributes import (
+    DATATYPE,
     KEYVALS,
     copy_attrs,
     create_keyval,
@@ -209,25 +210,27 @@ class Datatype(DatatypeConstructors, DatatypeIntrospection, DatatypePacking):
     @classmethod
     def Create_keyval(cls, copy_fn: Any = None, delete_fn: Any = None,
                       nopython: bool = False) -> int:
-        """A new attribute key (``bsim/mpi/attributes.py``)."""
-        return create_keyval(copy_fn, delete_fn, nopython)
+        """A new key for datatypes' attributes (``bsim/mpi/attributes.py``)."""
+        return create_keyval(DATATYPE, copy_fn, delete_fn, nopython)
 
     @classmethod
     def Free_keyval(cls, keyval: int) -> int:
-        """Forget *keyval*; returns ``KEYVAL_INVALID``."""
-        return free_keyval(keyval)
+        """Free a datatypes' key (``KEYVAL_INVALID``); attributes still set with it keep
+        it until they are deleted (MPI 4.1 Sec. 7.7.4)."""
+        return free_keyval(DATATYPE, keyval)
 
     def Get_attr(self, keyval: int) -> Any:
-        """The calling rank's attribute value for *keyval*, or None."""
-        return get_attr(self, keyval)
+        """The calling rank's attribute value for *keyval*, or None if it has none;
+        ``ERR_KEYVAL`` if *keyval* is not a datatypes' key."""
+        return get_attr(self, keyval, DATATYPE)
 
     def Set_attr(self, keyval: int, attrval: Any) -> None:
         """Set the calling rank's attribute value for *keyval*."""
-        set_attr(self, keyval, attrval)
+        set_attr(self, keyval, attrval, DATATYPE)
 
     def Delete_attr(self, keyval: int) -> None:
         """Delete the calling rank's attribute value for *keyval*."""
-        delete_attr(self, keyval)
+        delete_attr(self, keyval, DATATYPE)
 
     # -- typecodes ----------------------------------------------------------------------
     @classmethod

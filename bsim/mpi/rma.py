@@ -352,8 +352,16 @@ class Win(np.ndarray):
         return target.tomemory(), target._local.unit
 
     # -- attributes -------------------------------------------------------------------
-    Create_keyval = staticmethod(attributes.create_keyval)
-    Free_keyval = staticmethod(attributes.free_keyval)
+    @classmethod
+    def Create_keyval(cls, copy_fn: Any = None, delete_fn: Any = None,
+                      nopython: bool = False) -> int:
+        """A new key for windows' attributes (``bsim/mpi/attributes.py``)."""
+        return attributes.create_keyval(attributes.WIN, copy_fn, delete_fn, nopython)
+
+    @classmethod
+    def Free_keyval(cls, keyval: int) -> int:
+        """Free a windows' key (``KEYVAL_INVALID``; MPI 4.1 Sec. 7.7.3)."""
+        return attributes.free_keyval(attributes.WIN, keyval)
 
     def Get_attr(self, keyval: int) -> Any:
         """The value of a window attribute (``WIN_BASE``, ``WIN_SIZE``, ... or a keyval's)."""
@@ -364,18 +372,15 @@ class Win(np.ndarray):
                       WIN_CREATE_FLAVOR: st.flavor, WIN_MODEL: WIN_UNIFIED}
         if keyval in predefined:
             return predefined[keyval]
-        if keyval not in attributes.KEYVALS:
-            raise MPIUsageError(f"rank {vr.rank}: Win.Get_attr: invalid keyval {keyval!r} "
-                                f"(not created by Create_keyval, or freed)")
-        return attributes.get_attr(self, keyval)
+        return attributes.get_attr(self, keyval, attributes.WIN)   # ERR_KEYVAL: not a Win key
 
     def Set_attr(self, keyval: int, attrval: Any) -> None:
         """Store a value for a keyval on the window."""
-        attributes.set_attr(self, keyval, attrval)
+        attributes.set_attr(self, keyval, attrval, attributes.WIN)
 
     def Delete_attr(self, keyval: int) -> None:
         """Delete a keyval's value on the window."""
-        attributes.delete_attr(self, keyval)
+        attributes.delete_attr(self, keyval, attributes.WIN)
 
     @property
     def attrs(self) -> tuple[int, int, int]:

@@ -136,11 +136,47 @@ def test_intercommunicators_have_no_intracommunicator_calls():
                    [where, "AttributeError", 2], [where, "AttributeError", 4]]
 
 
+CREATE_GROUP = '''
+from mpi4py import MPI
+
+
+def attempt(fn):
+    try:
+        comm = fn()
+    except MPI.Exception as exc:
+        return exc.Get_error_class()
+    if comm == MPI.COMM_NULL:
+        return "COMM_NULL"
+    out = [comm.rank, comm.size]
+    comm.Free()
+    return out
+
+
+def main():
+    world = MPI.COMM_WORLD
+    low = world.group.Incl([0, 1])
+    return [attempt(lambda: world.Create_group(low)),
+            attempt(lambda: world.Create_group(MPI.GROUP_EMPTY)),
+            attempt(lambda: world.Create_group(world.group, tag=-1)),
+            attempt(lambda: world.Create_group(low, tag=-1))]
+'''
+
+
+def test_create_group_outside_the_group_is_comm_null_and_checks_the_tag():
+    """``Create_group`` by a process outside the group returns ``COMM_NULL`` (MPI 4.1 Sec.
+    7.4.2: a local operation; MPICH), where bsim raised; a negative tag is ``ERR_TAG`` (4)
+    for every caller, as MPICH checks it, where bsim accepted it."""
+    assert simulated_returns(3, CREATE_GROUP) == [
+        [[0, 2], "COMM_NULL", 4, 4], [[1, 2], "COMM_NULL", 4, 4],
+        ["COMM_NULL", "COMM_NULL", 4, 4]]
+
+
 # programs whose every rank's return must be the same under bsim and real mpiexec -n N
 SAME_AS_REAL = {
     "free-keyval": (FREE_KEYVAL, 2),
     "bad-keyvals": (BAD_KEYVALS, 2),
     "intracomm-only": (INTRACOMM_ONLY, 4),
+    "create-group": (CREATE_GROUP, 3),
 }
 
 

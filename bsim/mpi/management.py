@@ -19,8 +19,10 @@ from ..constants import (
     CONGRUENT,
     ERR_ARG,
     ERR_COMM,
+    ERR_TAG,
     IDENT,
     SIMILAR,
+    TAG_UB,
     UNDEFINED,
     UNEQUAL,
     CommKind,
@@ -186,8 +188,18 @@ def Create(comm: Comm, group: Group) -> Intracomm:
 
 
 def Create_group(comm: Comm, group: Group, tag: int = 0) -> Intracomm:
-    """A communicator of *group*, collective over the group's members only."""
+    """A communicator of *group*, collective over the group's members only (MPI 4.1 Sec.
+    7.4.2, ``MPI_COMM_CREATE_GROUP``): for a caller outside *group* (``GROUP_EMPTY``, say)
+    "the call is a local operation and ``MPI_COMM_NULL`` is returned", as MPICH returns it;
+    a *tag* outside ``0..TAG_UB`` is ``ERR_TAG``, as MPICH checks it."""
     vr = current()
+    comm._not_null("Create_group")
+    tag = operator.index(tag)   # mpi4py: a TypeError for a non-integer tag
+    if not 0 <= tag <= TAG_UB:
+        raise MPIUsageError(f"rank {vr.rank}: Create_group(tag={tag}): invalid tag (valid: "
+                            f"0..{TAG_UB})", error_class=ERR_TAG)
+    if group.Get_rank() == UNDEFINED:
+        return comm.derive(vr, None, None, "")   # COMM_NULL
     return _from_group(comm, vr, group, ("cgroup", comm.coll_context(vr), group.members, tag),
                        "Create_group")
 

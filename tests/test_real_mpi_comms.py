@@ -171,12 +171,92 @@ def test_create_group_outside_the_group_is_comm_null_and_checks_the_tag():
         ["COMM_NULL", "COMM_NULL", 4, 4]]
 
 
+WAITALL_TRUNCATED = '''
+from mpi4py import MPI
+import numpy as np
+
+
+def requests(comm, r):
+    return [comm.Isend(np.arange(4, dtype="i4"), dest=r, tag=1),
+            comm.Irecv(np.zeros(2, "i4"), source=r, tag=1),       # 16 bytes into 8
+            comm.Isend(np.arange(2, dtype="i4"), dest=r, tag=2),
+            comm.Irecv(np.zeros(2, "i4"), source=r, tag=2)]
+
+
+def settled(reqs):
+    for req in reqs:   # until each is complete (the truncated one raises)
+        while True:
+            try:
+                if req.Get_status():
+                    break
+            except MPI.Exception:
+                break
+    return reqs
+
+
+def finish(reqs):
+    for req in reqs:
+        if req:
+            req.Wait()
+
+
+def main():
+    world = MPI.COMM_WORLD
+    r = world.rank
+    comm = world.Dup()
+    comm.Set_errhandler(MPI.ERRORS_RETURN)
+    out = {}
+    for call in ["Waitall", "waitall", "Testall", "Waitsome", "Testsome", "Waitall-ignore"]:
+        reqs = settled(requests(comm, r))
+        statuses = [MPI.Status() for _ in reqs]
+        try:
+            if call == "Waitall-ignore":
+                MPI.Request.Waitall(reqs)
+            else:
+                getattr(MPI.Request, call)(reqs, statuses)
+            raised = "no error"
+        except MPI.Exception as exc:
+            raised = exc.Get_error_class()
+        out[call] = [raised,
+                     [[s.Get_source(), s.Get_tag(), MPI.Get_error_class(s.Get_error()),
+                       s.Get_count(MPI.INT)] for s in statuses],
+                     [bool(req) for req in reqs]]
+        finish(reqs)
+    comm.Free()
+    return out
+'''
+
+
+def test_a_truncated_receive_in_a_request_list_is_err_in_status():
+    """A truncated receive completed by ``Waitall``, ``Testall``, ``Waitsome`` or
+    ``Testsome`` raises ``ERR_IN_STATUS`` (17) and sets each status's error field (MPI
+    4.1 Sec. 3.2.5, 3.7.5): ``ERR_TRUNCATE`` (14) for the receive, ``SUCCESS`` for the
+    others; ``Waitall`` given statuses stops there, as MPICH does, leaving the later
+    requests active with ``ERR_PENDING`` (18).  bsim raised ``ERR_TRUNCATE`` and left
+    every status empty."""
+    def ok(r):
+        return [[-2, -1, 0, 0], [r, 1, 14, 2], [-2, -1, 0, 0], [r, 2, 0, 2]]
+
+    def stopped(r):
+        return [[-2, -1, 0, 0], [r, 1, 14, 2], [-2, -1, 18, 0], [-2, -1, 18, 0]]
+
+    empty = [[-2, -1, 0, 0]] * 4
+    done = [False] * 4
+    expected = [{"Waitall": [17, stopped(r), [False, False, True, True]],
+                 "waitall": [17, stopped(r), [False, False, True, True]],
+                 "Testall": [17, ok(r), done], "Waitsome": [17, ok(r), done],
+                 "Testsome": [17, ok(r), done], "Waitall-ignore": [17, empty, done]}
+                for r in range(2)]
+    assert simulated_returns(2, WAITALL_TRUNCATED) == expected
+
+
 # programs whose every rank's return must be the same under bsim and real mpiexec -n N
 SAME_AS_REAL = {
     "free-keyval": (FREE_KEYVAL, 2),
     "bad-keyvals": (BAD_KEYVALS, 2),
     "intracomm-only": (INTRACOMM_ONLY, 4),
     "create-group": (CREATE_GROUP, 3),
+    "waitall-truncated": (WAITALL_TRUNCATED, 2),
 }
 
 

@@ -14,6 +14,17 @@ entries past the completed ones become empty (``Testsome`` completing none,
 ``Testall`` returning False empty them all); with no active request
 ``Waitsome``/``Testsome`` leave them alone.
 
+A request that completes with an error (a truncated receive, ``ERR_TRUNCATE``) makes these
+multiple-completion calls raise ``MPI.Exception`` of class ``ERR_IN_STATUS`` and set the
+``error`` field of each status (MPI 4.1 Sec. 3.7.5 and 3.2.5), as MPICH does
+(:func:`finish_all`): ``SUCCESS`` for a request that completed, the request's error class
+for the one that failed.  ``Waitall`` given statuses (and mpi4py's ``waitall``, which
+always passes them) stops at the first failed request, as MPICH's ``MPIR_Waitall`` does:
+the later active requests stay active, their statuses' error ``ERR_PENDING``; ``Waitall``
+without statuses, ``Testall``, ``Waitsome`` and ``Testsome`` complete every request they
+complete without an error.  The statuses are copied to the caller's even then, as mpi4py
+copies them whatever the call returned.
+
 :class:`RequestSets` is a base class of :class:`bsim.mpi.requests.Request`
 holding these class methods; the helpers :func:`active`, :func:`check_owner`
 and :func:`release_statuses` are shared with ``requests.py``.
@@ -23,7 +34,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..constants import ANY_SOURCE, ANY_TAG, ReqKind
+from ..constants import ANY_SOURCE, ANY_TAG, ERR_IN_STATUS, ERR_PENDING, ReqKind
 from ..engine.rank import current
 from ..errors import MPIUsageError
 from .status import Status
@@ -32,7 +43,8 @@ if TYPE_CHECKING:
     from ..engine.rank import VirtualRank
     from .requests import Request
 
-__all__ = ["RequestSets", "active", "check_owner", "release_statuses", "empty_status"]
+__all__ = ["RequestSets", "active", "check_owner", "release_statuses", "empty_status",
+           "finish_all", "wait_all"]
 
 DONE = ReqKind.DONE
 
@@ -59,6 +71,60 @@ def release_statuses(statuses: Any, array: list[Status], outcount: int | None) -
         src, dst = array[i], statuses[i]
         dst.source, dst.tag, dst.count, dst.error, dst.cancelled = (
             src.source, src.tag, src.count, src.error, src.cancelled)
+
+
+def finish_all(requests: list[Request], array: list[Status] | None, call: str,
+               stop_at_error: bool) -> list[Any]:
+    """Complete each active request of *requests* in order, filling ``array[i]`` (when
+    given) for request *i*; the results (None for an inactive request).
+
+    A request that completes with an error (an ``MPI.Exception``) does not stop the others
+    unless *stop_at_error*: its status's ``error`` is its error class, and when
+    *stop_at_error* the later active requests are left active, their statuses' ``error``
+    ``ERR_PENDING`` (MPI 4.1 Sec. 3.7.5; MPICH's ``MPIR_Waitall``); then ``MPI.Exception``
+    ``ERR_IN_STATUS`` (MPI 4.1 Sec. 3.2.5, 9.4) naming the first failure."""
+    out: list[Any] = [None] * len(requests)
+    first: tuple[int, MPIUsageError] | None = None
+    for i, r in enumerate(requests):
+        if r.kind == DONE:
+            continue
+        try:
+            out[i] = r.finish(array[i] if array is not None else None)
+        except MPIUsageError as exc:
+            first = first or (i, exc)
+            if array is not None:
+                array[i].error = exc.error_class
+            if stop_at_error:
+                if array is not None:
+                    for j in range(i + 1, len(requests)):
+                        if requests[j].kind != DONE:
+                            array[j].error = ERR_PENDING
+                break
+    if first is not None:
+        failed, cause = first
+        raise MPIUsageError(f"{call}: request {failed} completed with an error (its "
+                            f"status's error field; MPI_ERR_IN_STATUS): {cause}",
+                            error_class=ERR_IN_STATUS) from cause
+    return out
+
+
+def wait_all(requests: list[Request], statuses: Any, call: str,
+             stop_at_error: bool) -> list[Any]:
+    """``Waitall``/``Testall`` once every active request can complete: settle them on the
+    owner's clock, complete them (:func:`finish_all`) and copy the statuses to the
+    caller's *statuses* (also when a request failed, as mpi4py does)."""
+    pending = active(requests, call, unique=True)
+    if pending:
+        owner = check_owner(pending[0], call)
+        owner.ops += 1
+        owner.settle(pending, call)
+    if statuses is None:
+        return finish_all(requests, None, call, stop_at_error)
+    array = [Status() for _ in requests]   # empty: what an inactive request gives
+    try:
+        return finish_all(requests, array, call, stop_at_error)
+    finally:
+        release_statuses(statuses, array, len(requests))
 
 
 def active(requests: list[Request], call: str, unique: bool = False) -> list[Request]:
@@ -123,11 +189,12 @@ class RequestSets:
         if done is None:
             return None, None
         if statuses is None:
-            return done, [r.finish(None) for r in reqs]
+            return done, finish_all(reqs, None, call, False)
         array = [Status() for _ in requests]   # empty statuses (mpi4py's array)
-        out = [r.finish(array[k]) for k, r in enumerate(reqs)]
-        release_statuses(statuses, array, len(done))
-        return done, out
+        try:
+            return done, finish_all(reqs, array, call, False)   # entry k: reqs[k]
+        finally:
+            release_statuses(statuses, array, len(done))
 
     @classmethod
     def Waitsome(cls, requests: list[Request],

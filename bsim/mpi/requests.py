@@ -21,7 +21,14 @@ from ..constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, ERR_REQUEST, UNDEFINED,
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
 from .handles import HandleValues, subclassable
-from .request_sets import RequestSets, active, check_owner, empty_status, release_statuses
+from .request_sets import (
+    RequestSets,
+    active,
+    check_owner,
+    empty_status,
+    release_statuses,
+    wait_all,
+)
 from .status import Status
 
 if TYPE_CHECKING:
@@ -321,34 +328,16 @@ class Request(RequestSets, HandleValues):
     # class methods over lists --------------------------------------------
     @classmethod
     def Waitall(cls, requests: list[Request], statuses: list[Status] | None = None) -> bool:
-        """Wait for all requests."""
-        if statuses is not None:
-            cls.waitall(requests, statuses)
-            return True
-        pending = active(requests, "Waitall", unique=True)   # waitall() without its results
-        if pending:
-            owner = check_owner(pending[0], "Waitall")
-            owner.ops += 1
-            owner.settle(pending, "Waitall")
-            for r in pending:
-                if r.kind != DONE:   # not completed by an earlier one's finish (a duplicate)
-                    r.finish(None)
+        """Wait for all requests.  One that fails: ``ERR_IN_STATUS``, and with *statuses*
+        the later ones stay active (``request_sets.finish_all``, MPI 4.1 Sec. 3.7.5)."""
+        wait_all(requests, statuses, "Waitall", statuses is not None)
         return True
 
     @classmethod
     def waitall(cls, requests: list[Request], statuses: list[Status] | None = None) -> list[Any]:
-        """Wait for all requests; return the received objects."""
-        pending = active(requests, "Waitall", unique=True)
-        if pending:
-            owner = check_owner(pending[0], "Waitall")
-            owner.ops += 1
-            owner.settle(pending, "Waitall")
-        if statuses is None:
-            return [r.finish(None) if r.kind != DONE else None for r in requests]
-        array = [Status() for _ in requests]   # empty: what an inactive request gives
-        out = [r.finish(st) if r.kind != DONE else None for r, st in zip(requests, array)]
-        release_statuses(statuses, array, len(requests))
-        return out
+        """Wait for all requests; return the received objects (errors as ``Waitall``
+        given statuses: mpi4py always passes MPI an array of them)."""
+        return wait_all(requests, statuses, "Waitall", True)
 
     @classmethod
     def Waitany(cls, requests: list[Request], status: Status | None = None) -> int:
@@ -384,13 +373,13 @@ class Request(RequestSets, HandleValues):
         """``(flag, objects)``: complete all requests if all can complete now."""
         pending = active(requests, "testall", unique=True)
         if not pending:
-            return True, cls.waitall(requests, statuses)
+            return True, wait_all(requests, statuses, "Testall", False)
         owner = check_owner(pending[0], "Testall")
         owner.ops += 1
         owner.sync("Testall", True)
         now = owner.engine.now
         if all(r.avail is not None and r.avail <= now for r in pending):
-            return True, cls.waitall(requests, statuses)
+            return True, wait_all(requests, statuses, "Testall", False)   # none left active
         owner.engine.protocol.poll(owner, "Testall")
         release_statuses(statuses, [Status() for _ in requests], len(requests))   # emptied
         return False, None

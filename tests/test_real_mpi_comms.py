@@ -250,14 +250,43 @@ def test_a_truncated_receive_in_a_request_list_is_err_in_status():
     assert simulated_returns(2, WAITALL_TRUNCATED) == expected
 
 
+RANGE_TRIPLES = '''
+from mpi4py import MPI
+
+
+def size_or_class(fn):
+    try:
+        return fn().Get_size()
+    except MPI.Exception as exc:
+        return exc.Get_error_class()
+
+
+def main():
+    group = MPI.COMM_WORLD.group
+    n = group.size
+    return [size_or_class(lambda: group.Range_incl([(n - 1, 0, 1)])),
+            size_or_class(lambda: group.Range_excl([(n - 1, 0, 1)])),
+            size_or_class(lambda: group.Range_incl([(0, n - 1, -1)])),
+            size_or_class(lambda: group.Range_excl([(0, n - 1, -1)])),
+            size_or_class(lambda: group.Range_incl([(n - 1, 0, -1)])),
+            size_or_class(lambda: group.Range_incl([(1, 1, -5)])),
+            size_or_class(lambda: group.Range_incl([(0, n - 1, 10)]))]
+'''
+
+
+def test_a_range_triple_whose_stride_leads_away_is_err_arg():
+    """``Range_incl``/``Range_excl`` of ``(first, last, stride)`` with first > last and a
+    positive stride (or first < last and a negative one) is ``ERR_ARG`` (12), as MPICH
+    refuses it; bsim gave an empty range.  Descending with a negative stride, one rank,
+    and a stride past *last* are ranges (3, 1, 1 ranks)."""
+    assert simulated_returns(3, RANGE_TRIPLES) == [[12, 12, 12, 12, 3, 1, 1]] * 3
+
+
 # programs whose every rank's return must be the same under bsim and real mpiexec -n N
-SAME_AS_REAL = {
-    "free-keyval": (FREE_KEYVAL, 2),
-    "bad-keyvals": (BAD_KEYVALS, 2),
-    "intracomm-only": (INTRACOMM_ONLY, 4),
-    "create-group": (CREATE_GROUP, 3),
-    "waitall-truncated": (WAITALL_TRUNCATED, 2),
-}
+SAME_AS_REAL = {"free-keyval": (FREE_KEYVAL, 2), "bad-keyvals": (BAD_KEYVALS, 2),
+                "intracomm-only": (INTRACOMM_ONLY, 4), "create-group": (CREATE_GROUP, 3),
+                "waitall-truncated": (WAITALL_TRUNCATED, 2),
+                "range-triples": (RANGE_TRIPLES, 3)}
 
 
 @needs_mpiexec

@@ -104,8 +104,11 @@ class Group(HandleValues):
             seen.add(r)
 
     def _ranges(self, ranges: Sequence[tuple[int, int, int]], call: str) -> list[int]:
-        """The ranks of ``(first, last, stride)`` triples; ``ERR_ARG`` for a zero stride
-        or an end outside the group (MPICH)."""
+        """The ranks of ``(first, last, stride)`` triples (MPI 4.1 Sec. 7.3.2: ``first``,
+        ``first + stride``, ..., ``first + floor((last - first) / stride) * stride``);
+        ``ERR_ARG``, as MPICH checks them, for a zero stride, an end outside the group, or
+        a stride that leads away from *last* (first > last with a positive stride, first <
+        last with a negative one: a negative count of steps)."""
         self._not_null(call)
         n = len(self.members)
         ranks: list[int] = []
@@ -114,6 +117,9 @@ class Group(HandleValues):
                 raise _error(call, f"ranges[{i}] = {(first, last, stride)}: first and last "
                              f"must be ranks of the group (0..{n - 1}) and stride nonzero",
                              ERR_ARG)
+            if (last - first) * stride < 0:
+                raise _error(call, f"ranges[{i}] = {(first, last, stride)}: a stride of "
+                             f"{stride} does not lead from {first} to {last}", ERR_ARG)
             ranks.extend(range(first, last + (1 if stride > 0 else -1), stride))
         return ranks
 

@@ -30,7 +30,9 @@ from .engine.private_modules import PrivateModules
 from .engine.protocols import Protocol, build_protocol
 from .engine.rank_threads import cooperative_objects
 from .errors import DistributedError, LookaheadError
+from .machines import collective_spec, filesystem_spec, load_machine, naming_the_file, network_spec
 from .machines.flags import note_network_flags, noted_flags
+from .machines.layout import network_on_machine
 from .mpi.rc import Rc
 from .outputs.result import Result, compute_spec, recorded_arguments
 
@@ -274,9 +276,11 @@ def simulate(main: Callable[..., Any], ranks: int,
     see ``bsim list networks``; default :data:`DEFAULT_NETWORK`, or *machine*'s network);
     *machine* names a preset or TOML file, with ``:VARIANT`` for one of its
     ``[network_variants]`` (``"power5:p1024"``), whose network and collectives are used
-    where *network* and *collectives* are not given; it, *kernel_model* (where the compute
-    times came from) and the calibration flags of the fits the run takes from it
-    (warned of: ``bsim/machines/flags.py``) are recorded in the result.  *flops* (the
+    where *network* and *collectives* are not given (a *network* spec beside it gets its
+    ``cores_per_node`` as ``cores`` unless it says ``cores``, never more; more *ranks* than
+    its ``[hardware] nodes`` hold are refused: ``bsim.machines.layout``); it, *kernel_model*
+    (where the compute times came from) and the calibration flags of the fits the run takes
+    from it (warned of: ``bsim/machines/flags.py``) are recorded in the result.  *flops* (the
     run's floating-point operations, when the program knows them, or a function of every
     rank's return value giving them) gives the result its achieved rate; on a *machine*
     with a peak, a rate above ``ranks * peak_flops_per_rank`` raises
@@ -337,15 +341,9 @@ def simulate(main: Callable[..., Any], ranks: int,
         check_rank_memory(ranks)
     preset = None
     if machine is not None:
-        from .machines import (
-            collective_spec,
-            filesystem_spec,
-            load_machine,
-            naming_the_file,
-            network_spec,
-        )
         preset = load_machine(machine)
         machine = preset.recorded
+        network = network_on_machine(preset, network, ranks)
         with naming_the_file(preset, "network"):
             if network is None:
                 network = build_network(network_spec(preset))

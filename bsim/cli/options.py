@@ -4,7 +4,9 @@ Model options (:func:`add_model_options`): ``--machine``, ``--network``,
 ``--protocol``, ``--contention``, ``--collectives``, ``--collective OP=SPEC``.
 The network is ``--network`` if given, else the ``[network]`` table of
 ``--machine`` (a preset of ``bsim list machines`` or a TOML file), else
-:data:`DEFAULT_NETWORK`; the collective model likewise (:func:`collectives`).
+:data:`DEFAULT_NETWORK`; the collective model likewise (:func:`collectives`), so a
+``--network`` beside ``--machine`` keeps the machine's ``[collectives]``.  ``simulate``
+places a ``--network`` spec on the machine's nodes (``bsim.machines.layout``).
 
 Timeline and noise options of ``bsim run`` (:func:`add_timeline_options`):
 ``--trace``, ``--trace-ranks``, ``--trace-window``, ``--trace-max-events``,
@@ -41,7 +43,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="machine preset or file: its network, collectives, compute "
                              "times, peak and file system (bsim list machines)")
     parser.add_argument("--network", default=None,
-                        help=f"network model spec; overrides --machine (default: "
+                        help=f"network model spec; replaces only --machine's network, on "
+                             f"its nodes (cores = its cores_per_node unless given; its "
+                             f"collective fits stay: --collectives analytic) (default: "
                              f"{DEFAULT_NETWORK})")
     parser.add_argument("--protocol", default="bsim",
                         help="bsim (the BSIM paper's rules) or loggp")

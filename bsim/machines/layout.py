@@ -1,0 +1,67 @@
+"""A run's ranks on a machine's nodes: a network given beside ``--machine``, and the node count.
+
+A machine file's own network tables get ``cores = cores_per_node`` when they omit ``cores``
+and may not say more (``_with_cores``).  :func:`network_on_machine` does the same for a
+network given beside the machine (``bsim run --machine M --network SPEC``,
+``simulate(machine=M, network=SPEC)``), then refuses more ranks than the machine has places
+for: ``[hardware] nodes`` x the ranks the network puts on a node (``docs/machines.md``,
+"Nodes and cores")::
+
+    >>> from bsim.machines import load_machine
+    >>> network_on_machine(load_machine("bgp"), "torus:dims=2x2x1", 16)
+    'torus:dims=2x2x1,cores=4'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from netmodels.base import NetworkModel, NetworkSpecError
+from netmodels.spec import parse_spec
+
+from . import MachineError, _with_cores
+from .schema import RANKS_PER_NODE
+
+if TYPE_CHECKING:
+    from . import Machine
+
+__all__ = ["network_on_machine"]
+
+
+def network_on_machine(preset: Machine, network: str | NetworkModel | None,
+                       ranks: int) -> str | NetworkModel | None:
+    """*network* (a spec, a model or None: the machine's own) placed on *preset*'s nodes.
+
+    A spec of a model that takes ``cores`` gets ``,cores=<cores_per_node>`` unless it says
+    ``cores``; a spec or a model placing more ranks on a node than it has cores is refused
+    (a model built by the caller is taken as built).  With ``[hardware] nodes``, more
+    *ranks* than ``nodes`` x the ranks a node (the network's ``cores``, else the machine's
+    :attr:`~bsim.machines.Machine.ranks_per_node`) are refused.  Each refusal is one
+    :class:`MachineError` line naming the machine.
+    """
+    cpn = preset.cores_per_node
+    cores = getattr(network, "cores", None)
+    if isinstance(network, str):
+        model, items = parse_spec(network, "network spec", NetworkSpecError)
+        try:
+            cores = _with_cores(preset, {"model": model, **items}, None).get("cores")
+        except MachineError:   # above cores_per_node, or not an int: refused below
+            cores = items.get("cores", items.get(RANKS_PER_NODE))
+        if cores is not None and "cores" not in items:
+            network += f"{',' if ':' in network else ':'}cores={cores}"
+    if cores is not None and not (isinstance(cores, int) and 1 <= cores <= cpn):
+        spec = network.spec() if isinstance(network, NetworkModel) else network
+        raise MachineError(f"{preset.label} has {cpn} cores per node; network {spec!r} "
+                           f"places {cores!r} ranks on each node")
+    per_node = cores if isinstance(cores, int) else preset.ranks_per_node
+    nodes = preset.hardware.get("nodes")
+    if nodes is None:
+        return network
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+        raise MachineError(f"{preset.label}: [hardware] nodes = {nodes!r}: expected an int "
+                           f">= 1 (the machine's node count)")
+    if ranks > nodes * per_node:
+        what = "cores" if per_node == cpn else "places for ranks"
+        raise MachineError(f"{preset.label} has {nodes * per_node:,} {what} ({nodes:,} nodes "
+                           f"x {per_node}); {ranks:,} ranks do not fit")
+    return network

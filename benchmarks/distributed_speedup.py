@@ -22,9 +22,10 @@ Workloads (``--workload``, default ``all``):
 * ``halo2d``: the 2-D halo skeleton on ``--ranks-side`` squared virtual ranks
   (default 64 x 64 = 4,096), 20 iterations (``--halo-iterations``: its 2-second run
   has about 0.3 s of start-up, import and result, that K = 2 does not divide),
-  ``--machine es45`` (es40 until
-  2026-11-25: since the machine presets name every skeleton's compute model,
-  es40 has no memory bandwidth for halo2d's memory-bound update and refuses);
+  ``--machine dawn`` (es45 until 2026-11-27, when presets' node counts became
+  checked: es45 is the first part of ASCI Q, 512 nodes x 4 = 2,048 cores, too few
+  for 4,096 ranks; es40 before 2026-11-25, which has no memory bandwidth for
+  halo2d's memory-bound update);
 * ``milc_cg``: MILC's CG on the 32x32x32x32 lattice with ``nprocs=4096``
   (MILC's balanced 8x8x8x8 grid, 4^4 sites per rank), ``niters=30`` (about
   30 s on one host process; the skeleton's default 100 takes about 100 s),
@@ -87,7 +88,7 @@ Spec = tuple[str, dict[str, int], str, str]   # skeleton, parameters, machine, p
 def workloads(side: int, halo_iterations: int = 20) -> dict[str, Spec]:
     """Name -> (skeleton, parameters, machine preset, partition for K > 1)."""
     return {
-        "halo2d": ("halo2d", dict(px=side, py=side, iterations=halo_iterations), "es45",
+        "halo2d": ("halo2d", dict(px=side, py=side, iterations=halo_iterations), "dawn",
                    "block"),
         "milc_cg": ("milc_cg", dict(nx=32, ny=32, nz=32, nt=32, nprocs=4096, niters=30), "bgp",
                     "block"),

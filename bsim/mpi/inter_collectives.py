@@ -5,7 +5,8 @@ calls (bcast, gather, scatter, reduce) go from or to one process of one group
 (``root=MPI.ROOT`` there, ``MPI.PROC_NULL`` on its other members, the root's rank
 in the remote group on the other side); the others (allgather, alltoall,
 allreduce, reduce_scatter) give each group what the *other* group contributed.
-Scans are not defined on intercommunicators (``ERR_COMM``).
+Scans are not defined on intercommunicators: ``Intercomm`` has no scan method (an
+``AttributeError``, as in mpi4py).
 
 The functions are bound as methods of :class:`bsim.mpi.comm.Intercomm`; the buffer
 forms are in :mod:`bsim.mpi.inter_buffers`.  They are built as MPICH builds them,
@@ -31,7 +32,7 @@ import pickle
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..constants import ERR_COMM, PROC_NULL, ROOT
+from ..constants import PROC_NULL, ROOT
 from ..engine.collective_rules import FANIN, FANOUT
 from ..engine.matching import Message, post_receive
 from ..engine.rank import VirtualRank, current
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SizeOnly", "exchange", "local_comm", "root_role", "send", "recv", "local_gather",
            "local_bcast", "done_request", "persistent", "barrier", "bcast", "gather",
-           "scatter", "allgather", "alltoall", "reduce", "allreduce", "scan", "exscan", "ERR_ROOT"]
+           "scatter", "allgather", "alltoall", "reduce", "allreduce", "ERR_ROOT"]
 
 ERR_ROOT = 7   # MPICH's value (bsim/mpi/namespace.py)
 TAGS = {"exchange": 1, "bcast": 2, "gather": 3, "scatter": 4, "alltoall": 5, "reduce": 6,
@@ -371,11 +372,3 @@ def allreduce(ic: Intercomm, sendobj: Any, op: Any = SUM) -> Any:
                          lambda vals: dumps(fold(fn, [pickle.loads(v) for v in vals])))
     return pickle.loads(theirs)
 
-
-def _no_scan(ic: Intercomm, *args: Any, **kwargs: Any) -> Any:
-    vr = current()
-    raise MPIUsageError(f"rank {vr.rank}: scans are not defined on intercommunicators "
-                        f"({ic!r}; MPI 4.1, Sec. 6.2.2)", error_class=ERR_COMM)
-
-
-scan = exscan = _no_scan

@@ -29,7 +29,6 @@ from .engine.network_noise import NoisyNetwork
 from .engine.private_modules import PrivateModules
 from .engine.protocols import Protocol, build_protocol
 from .engine.rank_threads import cooperative_objects
-from .errors import DistributedError, LookaheadError
 from .machines import collective_spec, filesystem_spec, load_machine, naming_the_file, network_spec
 from .machines.flags import note_network_flags, noted_flags
 from .machines.layout import network_on_machine
@@ -432,7 +431,7 @@ def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: 
                           main: Any = None) -> Result:
     """:func:`simulate` over the host processes of *hosts* (``bsim.engine.distributed``)."""
     from .engine import distributed
-    check_distributable(engine)
+    distributed.check_distributable(engine)
     K = hosts.Get_size()
     host_of = distributed.partition(engine.nranks, K, partition, engine.network)
     distributed.setup(engine, host_of, hosts.Get_rank(), K)
@@ -446,30 +445,6 @@ def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: 
     result = collect(engine, name, params)
     result.distributed = stats.to_dict()
     return result
-
-
-def check_distributable(engine: Engine) -> None:
-    """Refuse, naming the cause, what cannot be split over host processes exactly."""
-    net, proto = engine.network, engine.protocol
-    if not engine.lookahead > 0.0:
-        raise LookaheadError(
-            f"network {net.spec()!r} under protocol {proto.name!r} has zero lookahead "
-            f"(no minimum message time: min_cost()/min_wire() is 0); a distributed run "
-            f"needs a positive one: run it in one process")
-    reason = getattr(net, "shared_state", "")
-    if reason:
-        raise DistributedError(f"network model {net.name!r} cannot be split over host "
-                               f"processes: {reason}; run it in one process")
-    if engine.fabric is not None:
-        raise DistributedError("contention 'fluid' shares the state of every link between "
-                               "all ranks and cannot be split over host processes; run it "
-                               "in one process")
-    if engine.tracer is not None:
-        raise DistributedError("tracing is not supported in distributed runs; run it in "
-                               "one process")
-    if engine.measure is not None:
-        raise DistributedError("compute='measure' times the host and is not reproducible "
-                               "across host processes; run it in one process")
 
 
 def _noise_spec(noise: Any) -> str:

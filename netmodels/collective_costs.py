@@ -51,6 +51,8 @@ from .collective_algorithms import (
     share,
 )
 from .collective_schedules import evaluate, schedule
+from .collective_table_io import FAR
+from .collective_table_io import far_outside as _far_outside
 from .collective_table_io import interp as _interp
 from .collective_table_io import read_csv as _read_csv
 from .registry import Registry
@@ -98,6 +100,12 @@ class CollectiveModel(ABC):
     @abstractmethod
     def spec(self) -> str:
         """The spec string that rebuilds this model."""
+
+    def lower_bound(self) -> tuple[float, str] | None:
+        """``(seconds, op)``: the least :meth:`time` of a call on ``P >= 2`` ranks, and the
+        op it prices; None when the model's times come from the network's messages (no
+        bound below the network's own)."""
+        return None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec()}>"
@@ -293,6 +301,13 @@ class CLog(CollectiveModel):
         c, d = self.coefficients(op)
         return c + d * math.log2(nprocs)
 
+    def lower_bound(self) -> tuple[float, str] | None:
+        """``c + d`` (``P = 2``) of the cheapest op it can price."""
+        ops = {"every op": (self.c, self.d)} | {
+            op: (own.get("c", self.c), own.get("d", self.d)) for op, own in self.per_op.items()}
+        pairs = [(c + d, op) for op, (c, d) in ops.items() if c is not None and d is not None]
+        return min(pairs) if pairs else None
+
     def spec(self) -> str:
         items = [f"{k}={v}" for k, v in (("c", self.c), ("d", self.d)) if v is not None]
         if self.machine:
@@ -314,8 +329,6 @@ def _float(model: str, key: str, text: str) -> float:
 
 
 _OUTSIDE = ("extrapolate", "clamp", "error")
-FAR = 2.0
-"""A table call this many times beyond the measured ranks or sizes warns (once per op)."""
 
 
 class ExtrapolationWarning(UserWarning):
@@ -451,17 +464,16 @@ class Table(CollectiveModel):
                         f"{name} nprocs")
         return max(value, 0.0)
 
+    def lower_bound(self) -> tuple[float, str] | None:
+        """The cheapest measured point (an extrapolation below it shows when it happens)."""
+        return min((min(t for _, times in rows for t in times), op)
+                   for op, (_, rows) in self._ops.items())
+
     def _warn_if_far(self, name: str, ps: list[int], rows: list[Any], nprocs: int,
                      nbytes: float) -> None:
         """Warn once per operation and direction when a call is more than ``FAR`` times
         outside the measured ranks or sizes (a straight-line extrapolation, not a fit)."""
-        sizes = [x for row in rows for x in row[0]]
-        far = []
-        if nprocs > FAR * ps[-1] or nprocs * FAR < ps[0]:
-            far.append(f"{nprocs} ranks (measured {ps[0]}..{ps[-1]})")
-        if sizes and max(sizes) > 0 and (nbytes > FAR * max(sizes)
-                                         or 0 < nbytes * FAR < min(sizes)):
-            far.append(f"{nbytes:g} bytes (measured {min(sizes):g}..{max(sizes):g})")
+        far = _far_outside(ps, rows, nprocs, nbytes)
         key = (name, tuple(f.split(" ")[1] for f in far))
         if far and key not in self._warned:
             self._warned.add(key)

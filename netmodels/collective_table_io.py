@@ -14,7 +14,23 @@ from pathlib import Path
 from .collective_algorithms import CollectiveSpecError
 from .input_files import note_input
 
-__all__ = ["interp", "read_csv"]
+__all__ = ["interp", "read_csv", "far_outside", "FAR"]
+
+FAR = 2.0
+"""A table call this many times beyond the measured ranks or sizes warns (once per op)."""
+
+
+def far_outside(ps: list[int], rows: list[tuple[list[float], list[float]]], nprocs: int,
+                nbytes: float) -> list[str]:
+    """What of a call (ranks, size) lies more than :data:`FAR` times beyond the measured
+    process counts *ps* and the sizes of *rows*: one phrase each, empty when none."""
+    sizes = [x for row in rows for x in row[0]]
+    far = []
+    if nprocs > FAR * ps[-1] or nprocs * FAR < ps[0]:
+        far.append(f"{nprocs} ranks (measured {ps[0]}..{ps[-1]})")
+    if sizes and max(sizes) > 0 and (nbytes > FAR * max(sizes) or 0 < nbytes * FAR < min(sizes)):
+        far.append(f"{nbytes:g} bytes (measured {min(sizes):g}..{max(sizes):g})")
+    return far
 
 
 def interp(xs: list[float], ys: list[float], x: float, outside: str, what: str) -> float:

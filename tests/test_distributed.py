@@ -253,21 +253,29 @@ def test_the_earliest_failure_wins_though_the_hosts_windows_end_apart() -> None:
 @needs_mpi
 def test_a_deadlock_across_hosts_is_reported_with_every_blocked_rank() -> None:
     """Rank 1 (host 0) waits for a message rank 7 (host 1) never sends; the others wait in
-    the second Barrier.  Both hosts report all 8 ranks, at the last event time: the first
-    Barrier's completion, max(arrivals) + lookahead = 0 + 1 us."""
+    the second Barrier.  Both hosts report all 8 ranks, at the time the last one blocked,
+    as one process does: the first Barrier (dissemination, 3 rounds of 1 us on 8 ranks)
+    ends at 3 us, and rank 6 blocks after 1 us more of add_time, at 4 us (the report said
+    1 us, the last event, before)."""
     code = _FAILING.format(deadlock=True, net=NET).replace("1 / 0", "pass")
     proc = _mpiexec(2, ["-c", code], timeout=120)
     assert proc.returncode != 0
     out = proc.stdout
     for host in (0, 1):
-        assert f"host {host}: DeadlockError: deadlock at t=1e-06: 8 of 8 ranks blocked" in out
+        assert f"host {host}: DeadlockError: deadlock at t=4e-06: 8 of 8 ranks blocked" in out
+    assert out.count("rank 6: barrier (collective) at <string>:15 (blocked since t=4e-06)") == 2
     assert out.count("rank 1: recv(source=world 7, tag=99)") == 2
     assert out.count("rank 7: barrier (collective)") == 2, out
 
 
 @needs_mpi
-def test_a_collective_faster_than_the_lookahead_is_refused_when_it_matters() -> None:
-    """A 1 ns barrier (T < lookahead 1 us) lets a rank send inside the current window."""
+def test_a_collective_faster_than_the_lookahead_is_refused_when_it_matters(tmp_path) -> None:
+    """A barrier extrapolated from a table to 0.5 us on 2 ranks (measured 1.5 us on 4,
+    3.5 us on 8: 0.5 us a rank; T < lookahead 1 us) lets a rank send inside the current
+    window: refused when it happens.  (The cheapest measured point, 1.5 us, passes the
+    check before the run.)"""
+    table = tmp_path / "t.csv"
+    table.write_text("op,nprocs,nbytes,seconds\nbarrier,4,0,1.5e-6\nbarrier,8,0,3.5e-6\n")
     code = """
 import sys
 from mpi4py import MPI as REAL
@@ -276,17 +284,19 @@ from bsim import MPI
 
 def main():
     comm = MPI.COMM_WORLD
-    comm.Barrier()
+    pair = comm.Split(comm.rank % 2, comm.rank)   # ranks 0, 2 and 1, 3: across the hosts
+    pair.Barrier()
     comm.send(1, dest=(comm.rank + 2) % 4)
     comm.recv(source=(comm.rank - 2) % 4)
 
 try:
     bsim.simulate(main, 4, network="hockney:latency=1e-6,bandwidth=1e9",
-                  collectives="clog:c=1e-9,d=0", hosts=REAL.COMM_WORLD)
+                  collectives={"default": "analytic", "barrier": "table:path=TABLE"},
+                  hosts=REAL.COMM_WORLD)
 except bsim.BsimError as exc:
     print(f"host {REAL.COMM_WORLD.rank}: {type(exc).__name__}: {exc}")
     sys.exit(3)
-"""
+""".replace("TABLE", str(table))
     proc = _mpiexec(2, ["-c", code], timeout=120)
     assert proc.returncode != 0
     assert proc.stdout.count("LookaheadError") == 2, proc.stdout + proc.stderr
@@ -305,6 +315,25 @@ class _FakeHosts:
 
 def _noop() -> None:
     pass
+
+
+def test_a_collective_model_cheaper_than_the_lookahead_is_refused_before_the_run() -> None:
+    """A collective priced below the lookahead (the least message time) would complete
+    inside a window another host has already run: refused before the run, naming the
+    model, the op, its time on 2 ranks (``c + d log2 2``) and the lookahead.  The power5
+    preset prices allreduce at ``0 + 3.65 us`` against 2o + L = 33.79 us of its LogGP
+    table (the MILC paper's): it stopped mid-run with an event 'inside the current
+    window'."""
+    with pytest.raises(LookaheadError, match=r"collective model 'clog:c=1e-09,d=0.0' prices "
+                                             r"every op on 2 ranks at 1e-09 s, below the "
+                                             r"lookahead 1e-06 s"):
+        simulate(_noop, 4, network="hockney:latency=1e-6,bandwidth=1e9",
+                 collectives="clog:c=1e-9,d=0", hosts=_FakeHosts())
+    with pytest.raises(LookaheadError, match=r"prices allreduce on 2 ranks at 3.65e-06 s, "
+                                             r"below the lookahead 3.37948e-05 s"):
+        simulate(_noop, 4, machine="power5", hosts=_FakeHosts())
+    simulate(_noop, 4, network="hockney:latency=1e-6,bandwidth=1e9",   # 1 us: not below
+             collectives="clog:c=5e-7,d=5e-7", hosts=None)
 
 
 def test_zero_lookahead_is_refused_naming_the_model() -> None:
@@ -560,3 +589,46 @@ def test_a_host_that_only_waits_or_fails_on_insert_ends_with_the_others(case: st
     for host in (0, 1):
         assert f"host {host}: {expected}" in proc.stdout, proc.stdout + proc.stderr
     assert time.perf_counter() - start < 30
+
+
+_RING_DEADLOCK = """
+import sys
+import bsim
+from bsim import MPI
+
+def main():
+    comm = MPI.COMM_WORLD
+    r, n = comm.rank, comm.size
+    bsim.add_time(1e-6 * r)
+    comm.Recv(bsim.buffer(4, MPI.BYTE), source=(r + 1) % n, tag=1)
+
+def run():
+    hosts = None
+    if len(sys.argv) > 1:
+        from mpi4py import MPI as REAL
+        hosts = REAL.COMM_WORLD
+    try:
+        bsim.simulate(main, 6, hosts=hosts)
+    except bsim.DeadlockError as exc:
+        if hosts is None or hosts.rank == 0:
+            print(exc)
+
+run()
+"""
+
+
+@needs_mpi
+def test_a_deadlock_across_hosts_says_when_each_rank_blocked() -> None:
+    """A ring of receives after add_time(1 us x r): every rank blocks at its own clock, the
+    last at 5 us.  Over 2 host processes the error is the one-process error: it said
+    't=0.0' (the last event) and dropped every '(blocked since t=...)' (an outside
+    review)."""
+    one = subprocess.run([sys.executable, "-c", _RING_DEADLOCK], capture_output=True,
+                         text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120,
+                         cwd=ROOT)
+    two = _mpiexec(2, ["-c", _RING_DEADLOCK, "hosts"], timeout=120)
+    assert one.stdout.startswith("deadlock at t=4.9999999999999996e-06: 6 of 6 ranks "), \
+        one.stdout + one.stderr
+    assert "rank 5: Recv(source=world 0, tag=1) at " in one.stdout
+    assert "(blocked since t=4.9999999999999996e-06)" in one.stdout
+    assert two.stdout == one.stdout, two.stdout + two.stderr

@@ -74,6 +74,14 @@ class CollectiveCosts:
         algorithm is chosen from, resolved to names only for the result
         (:meth:`algorithm_record`)."""
 
+    def lower_bound(self) -> tuple[float, str, str] | None:
+        """``(seconds, op, spec)``: the least time a priced (not expanded) collective on
+        two or more ranks can take, its op and its source's spec; None when every source
+        prices from the network's messages (``analytic``, ``algorithmic``)."""
+        found = [(*bound, model.spec()) for model in self._models.values()
+                 if model is not None and (bound := model.lower_bound()) is not None]
+        return min(found) if found else None
+
     def spec(self) -> str:
         """A readable form of the configuration."""
         if list(self.specs) == ["default"]:

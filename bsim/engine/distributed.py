@@ -37,7 +37,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
-from ..errors import BsimError, DeadlockError, RankError, SimulationError
+from ..errors import (
+    BsimError,
+    DeadlockError,
+    DistributedError,
+    LookaheadError,
+    RankError,
+    SimulationError,
+)
 from .collective_rules import arrival_info
 from .core import LIVELOCK_POLLS, Engine
 from .events import PRIO_NET
@@ -46,7 +53,8 @@ from .matching import Message
 from .rank import VirtualRank
 from .synchronous import SyncAck
 
-__all__ = ["partition", "run_distributed", "DistStats", "PARTITIONS", "host_processes"]
+__all__ = ["partition", "run_distributed", "DistStats", "PARTITIONS", "host_processes",
+           "check_distributable"]
 
 PARTITIONS = ("block", "cyclic", "node")
 CYCLIC_BLOCKS = 16      # blocks a host process gets under partition 'cyclic' by default
@@ -421,9 +429,12 @@ def _global_stop(engine: Engine, comm: Any, what: str, last: float) -> None:
 
 def _global_deadlock(engine: Engine, comm: Any, last: float) -> None:
     """Every host is idle and ranks are unfinished: report all blocked ranks."""
-    blocked = sorted(b for part in comm.allgather(engine.blocked_ranks()) for b in part)
+    mine = {vr.rank: vr.clock for vr in engine.local_ranks if not vr.finished}
+    parts = comm.allgather((engine.blocked_ranks(), mine))
+    blocked = sorted(b for part, _ in parts for b in part)
     engine._now = last
-    engine.deadlock_error(blocked, engine.nranks)
+    engine.deadlock_error(blocked, engine.nranks,
+                          {rank: clock for _, clocks in parts for rank, clock in clocks.items()})
 
 
 def gather_accounts(engine: Engine, comm: Any) -> None:
@@ -459,3 +470,35 @@ def gather_accounts(engine: Engine, comm: Any) -> None:
     engine.unreceived = dict(sorted(unreceived.items()))
     costs.calls = calls
     engine.calc_excess = excess
+
+
+def check_distributable(engine: Engine) -> None:
+    """Refuse, naming the cause, what cannot be split over host processes exactly."""
+    net, proto = engine.network, engine.protocol
+    if not engine.lookahead > 0.0:
+        raise LookaheadError(
+            f"network {net.spec()!r} under protocol {proto.name!r} has zero lookahead "
+            f"(no minimum message time: min_cost()/min_wire() is 0); a distributed run "
+            f"needs a positive one: run it in one process")
+    cheapest = engine.collective_costs.lower_bound()
+    if cheapest is not None and cheapest[0] < engine.lookahead:
+        seconds, op, spec = cheapest
+        raise LookaheadError(
+            f"collective model {spec!r} prices {op} on 2 ranks at {seconds:g} s, below the "
+            f"lookahead {engine.lookahead:g} s (the least message time of {net.spec()!r} "
+            f"under {proto.name!r}): a distributed run needs every collective to take at "
+            f"least that; run it in one process, or with --collectives analytic")
+    reason = getattr(net, "shared_state", "")
+    if reason:
+        raise DistributedError(f"network model {net.name!r} cannot be split over host "
+                               f"processes: {reason}; run it in one process")
+    if engine.fabric is not None:
+        raise DistributedError("contention 'fluid' shares the state of every link between "
+                               "all ranks and cannot be split over host processes; run it "
+                               "in one process")
+    if engine.tracer is not None:
+        raise DistributedError("tracing is not supported in distributed runs; run it in "
+                               "one process")
+    if engine.measure is not None:
+        raise DistributedError("compute='measure' times the host and is not reproducible "
+                               "across host processes; run it in one process")

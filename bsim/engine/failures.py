@@ -147,15 +147,19 @@ class FailureReports:
     def _deadlock(self) -> None:
         self.deadlock_error(self.blocked_ranks(), self.nranks)
 
-    def deadlock_error(self, blocked: list[tuple[int, str, str]], nranks: int) -> None:
-        """Tear down and raise :class:`DeadlockError` for *blocked*."""
+    def deadlock_error(self, blocked: list[tuple[int, str, str]], nranks: int,
+                       clocks: dict[int, float] | None = None) -> None:
+        """Tear down and raise :class:`DeadlockError` for *blocked*, each line with the
+        time its rank blocked (its clock: *clocks*, gathered from every host process in a
+        distributed run, else this engine's ranks') and the error with the last of them."""
         t = self._now
+        if clocks is None:   # one process (another host's ranks are not known here)
+            clocks = {vr.rank: vr.clock for vr in self.ranks
+                      if not vr.finished and self.host_of is None}
         since: dict[int, str] = {}
-        if self.host_of is None:   # one process: each rank's own clock says when it blocked
-            for vr in self.ranks:
-                if not vr.finished:
-                    since[vr.rank] = f" (blocked since t={vr.clock!r})"
-                    t = max(t, vr.clock)
+        for rank, clock in clocks.items():
+            since[rank] = f" (blocked since t={clock!r})"
+            t = max(t, clock)
         lines = [f"  rank {r}: {call} at {where}{since.get(r, '')}"
                  for r, call, where in blocked[:32]]
         if len(blocked) > 32:

@@ -430,8 +430,15 @@ def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: 
                           partition: str, name: str, params: dict[str, Any],
                           main: Any = None) -> Result:
     """:func:`simulate` over the host processes of *hosts* (``bsim.engine.distributed``)."""
-    from .engine import distributed
-    distributed.check_distributable(engine)
+    from .engine import distributed, host_checks
+    host_checks.check_same_run(hosts, {
+        "program": name, "parameters": repr(sorted(params.items())),
+        "ranks": str(engine.nranks), "network": engine.network.spec(),
+        "protocol": engine.protocol.spec(), "collectives": engine.collective_costs.spec(),
+        "contention": type(engine.fabric).__name__, "noise": _noise_spec(engine.noise),
+        "partition": partition, "limits": f"{engine.max_sim_time!r} s, "
+                                          f"{engine.max_events!r} events"})
+    host_checks.check_distributable(engine)
     K = hosts.Get_size()
     host_of = distributed.partition(engine.nranks, K, partition, engine.network)
     distributed.setup(engine, host_of, hosts.Get_rank(), K)

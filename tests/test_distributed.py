@@ -312,6 +312,9 @@ class _FakeHosts:
     def Get_rank(self) -> int:
         return 0
 
+    def allgather(self, mine: Any) -> list[Any]:
+        return [mine, mine]   # both host processes started alike
+
 
 def _noop() -> None:
     pass
@@ -334,6 +337,23 @@ def test_a_collective_model_cheaper_than_the_lookahead_is_refused_before_the_run
         simulate(_noop, 4, machine="power5", hosts=_FakeHosts())
     simulate(_noop, 4, network="hockney:latency=1e-6,bandwidth=1e9",   # 1 us: not below
              collectives="clog:c=5e-7,d=5e-7", hosts=None)
+
+
+class _OtherRun(_FakeHosts):
+    """Host process 1 of 2 was started with another rank count (``mpiexec -n 1 bsim run
+    p.py -n 8 : -n 1 bsim run p.py -n 9``)."""
+
+    def allgather(self, mine: dict[str, str]) -> list[dict[str, str]]:
+        return [mine, {**mine, "ranks": "9"}]
+
+
+def test_host_processes_started_with_different_runs_are_refused() -> None:
+    """An MPMD launch whose host processes run different rank counts, protocols or
+    programs: one line naming the first difference, on every host (it gave an IndexError
+    traceback, a result mixed from two protocols, or a deadlock: an outside review)."""
+    with pytest.raises(DistributedError, match=r"host processes 0 and 1 were started with "
+                                               r"different runs: ranks '4' against '9'"):
+        simulate(_noop, 4, hosts=_OtherRun())
 
 
 def test_zero_lookahead_is_refused_naming_the_model() -> None:
@@ -632,3 +652,34 @@ def test_a_deadlock_across_hosts_says_when_each_rank_blocked() -> None:
     assert "rank 5: Recv(source=world 0, tag=1) at " in one.stdout
     assert "(blocked since t=4.9999999999999996e-06)" in one.stdout
     assert two.stdout == one.stdout, two.stdout + two.stderr
+
+
+_LIVELOCK = """
+import bsim
+from bsim import MPI
+
+def main():
+    comm = MPI.COMM_WORLD
+    if comm.rank == comm.size - 1:   # polls for a message nobody sends
+        while not comm.Iprobe(source=0, tag=5):
+            bsim.add_time(1e-6)
+
+def run():
+    from mpi4py import MPI as REAL
+    try:
+        bsim.simulate(main, 4, hosts=REAL.COMM_WORLD)
+    except bsim.LivelockError as exc:
+        print(f"host {REAL.COMM_WORLD.rank}: {str(exc).splitlines()[0]}")
+
+run()
+"""
+
+
+@needs_mpi
+def test_more_host_processes_than_cores_still_end_a_livelock() -> None:
+    """Three host processes (more than this 2-core machine's cores) with one rank polling
+    forever: the livelock is found after 100,000 polls, about 40,000 windows.  The window
+    exchange busy-polled without giving up the core, so a window cost a scheduler slice
+    (about 6 ms): some 4 minutes; the waiting hosts now yield."""
+    proc = _mpiexec(3, ["-c", _LIVELOCK], timeout=150)
+    assert proc.stdout.count("livelock at t=") == 3, proc.stdout + proc.stderr

@@ -112,21 +112,23 @@ def test_intercomm_allreduce_expanded_matches_the_formula(source):
 
 @pytest.mark.parametrize("source", SOURCES)
 def test_intercomm_gather_leader_gathers_the_whole_group(source):
-    """One root against a group of 8, Gather of 100 kB a rank: the group's leader ends its
-    binomial gather of 800 kB at t(100k) + t(200k) + t(400k) = 703 us (it then sends to the
-    root; sends are free under ``bsim``).  Before, expanded: 90.5 us, a gather of 100 kB."""
+    """One root against a group of 8, Gather of 200 B a rank (1,600 B in all: below
+    MPICH's 2,048, so through the group's leader; from 2,048 B the gather is linear,
+    tests/test_inter_rooted_algorithms.py): the leader ends its binomial gather of
+    1,600 B at t(200) + t(400) + t(800) (it then sends to the root; sends are free under
+    ``bsim``).  Before, expanded, the leader gathered 200 B: a gather of one block."""
     def call(world):
         ic, local, color = _intercomm(world, 1)
         t0 = MPI.Wtime()
         if color == 0:
-            ic.Gather(None, np.zeros(12500 * 8), root=MPI.ROOT)
+            ic.Gather(None, np.zeros(25 * 8), root=MPI.ROOT)
         else:
-            ic.Gather(np.zeros(12500), None, root=0)
+            ic.Gather(np.zeros(25), None, root=0)
         return MPI.Wtime() - t0
 
     res = bsim.simulate(lambda: call(MPI.COMM_WORLD), ranks=9, network=NET,
                         collectives=source)
-    assert res.returns[1] == pytest.approx(t(1e5) + t(2e5) + t(4e5), rel=1e-12)
+    assert res.returns[1] == pytest.approx(t(200) + t(400) + t(800), rel=1e-12)
 
 
 # -- 3. intercommunicator collectives choose their algorithm by size ----------------------

@@ -2,10 +2,12 @@
 them do (``bsim/mpi/inter_collectives.py``).
 
 mpi4py runs ``Intercomm.bcast`` as two intercommunicator ``Bcast`` calls, the pickle's
-length (an ``MPI_Count``, 8 bytes) and then its bytes (``PyMPI_bcast``), and
+length (an ``MPI_Count``, 8 bytes) and then its bytes (``PyMPI_bcast``),
 ``Intercomm.scatter`` as a ``Scatter`` of the lengths and a ``Scatterv`` of the pickles
-(``PyMPI_scatter``). So each object form must take, to the last bit, the time of the
-buffer calls it is made of, under the formula and the expanded schedules alike.
+(``PyMPI_scatter``), and ``Intercomm.gather`` as a ``Gather`` of the lengths (not
+charged, as on an intracommunicator) and a ``Gatherv`` of the pickles.  So each object
+form must take, to the last bit, the time of the buffer calls it is made of, under the
+formula and the expanded schedules alike.
 
 Before, the remote group's members other than its leader sized their part of the local
 broadcast at 0 bytes: under ``--collectives algorithmic`` they forwarded nothing (a
@@ -74,6 +76,24 @@ def scatter_program(form: str, n: int) -> float:
     return MPI.Wtime() - t0
 
 
+def gather_program(form: str, n: int) -> float:
+    ic, root = _intercomm()
+    remote = ic.Get_remote_size()
+    mine = np.full(n, ic.Get_rank(), dtype=np.uint8)
+    t0 = MPI.Wtime()
+    if form == "object":
+        got = ic.gather(mine if root == 0 else None, root=root)
+        if root == MPI.ROOT:
+            assert [int(x[0]) for x in got] == list(range(remote))
+    else:   # mpi4py's Gatherv of the pickles (its Gather of the lengths is not charged)
+        count = len(pickle.dumps(mine, protocol=5))
+        big = root == MPI.ROOT
+        ic.Gatherv(None if big else np.zeros(count, np.uint8),
+                   [np.zeros(remote * count, np.uint8), [count] * remote] if big else None,
+                   root=root)
+    return MPI.Wtime() - t0
+
+
 def _times(program, form, n, collectives):
     return bsim.simulate(program, 16, network=NET, collectives=collectives,
                          kwargs=dict(form=form, n=n)).returns
@@ -82,7 +102,8 @@ def _times(program, form, n, collectives):
 @pytest.mark.parametrize("collectives", ["analytic", "algorithmic"])
 @pytest.mark.parametrize("program, n", [(bcast_program, 100), (bcast_program, 1 << 20),
                                         (scatter_program, 100),
-                                        (scatter_program, 1 << 18)])
+                                        (scatter_program, 1 << 18),
+                                        (gather_program, 100), (gather_program, 1 << 18)])
 def test_an_object_form_costs_the_buffer_calls_mpi4py_makes(program, n, collectives):
     """8 ranks to 8: every rank's time equals that of the buffer calls, bit for bit."""
     assert _times(program, "object", n, collectives) == \

@@ -37,6 +37,8 @@ from .block_checks import check_block
 from .buffers import BufInfoV, parse_buffer, parse_bufspecw, parse_vector_buffer
 from .collective_calls import same_shape, write_into
 from .inter_collectives import (
+    INTER_SHORT,
+    SSEND_MIN,
     SizeOnly,
     alltoall_raw,
     done_request,
@@ -44,8 +46,10 @@ from .inter_collectives import (
     local_bcast,
     local_gather,
     persistent,
+    recv,
     recv_from,
     root_role,
+    send,
     send_to,
 )
 from .ops import SUM, as_op, check_op_type, fold
@@ -117,15 +121,40 @@ def Bcast(ic: Intercomm, buf: Any, root: int = 0) -> None:
 
 
 def _gather(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+    """MPICH's intercommunicator gather: below :data:`INTER_SHORT` bytes in all, a local
+    gather to the remote group's rank 0, which sends the whole to the root
+    (``local_gather_remote_send``); else, and for ``Gatherv`` always, linear: each
+    remote rank sends its block to the root, which receives them in rank order (one
+    after the other for ``Gather``; all posted, then waited for, for ``Gatherv``)."""
     vr = current()
     root = root_role(ic, vr, root, call)
     if root == PROC_NULL:
         return
+    vform = call == "Gatherv"
     if root == ROOT:   # checks each remote rank's block as it places it: O(|R|)
-        rinfo = parse_vector_buffer(vr, recvbuf, ic.peer_size(vr), call)
-        _place(vr, call, rinfo, recv_from(vr, ic, 0, "gather", call))
+        rsize = ic.peer_size(vr)
+        rinfo = parse_vector_buffer(vr, recvbuf, rsize, call)
+        if not vform and rinfo.nbytes < INTER_SHORT:
+            _place(vr, call, rinfo, recv_from(vr, ic, 0, "gather", call))
+            return
+        ranks = [r for r in range(rsize) if not vform or rinfo.block(r)[1]]
+        got: list[bytes | SizeOnly] = [b""] * rsize
+        if vform:
+            reqs = [recv(vr, ic, r, "gather", call) for r in ranks]
+            vr.settle(reqs, call)
+            for r, req in zip(ranks, reqs, strict=True):
+                got[r] = req.payload
+        else:
+            for r in ranks:
+                got[r] = recv_from(vr, ic, r, "gather", call)
+        _place(vr, call, rinfo, got)
         return
     sinfo = parse_buffer(vr, sendbuf, call)
+    if vform or sinfo.nbytes * ic.size_of(vr) >= INTER_SHORT:
+        if sinfo.nbytes or not vform:
+            vr.settle([send(vr, ic, root, "gather", sinfo.nbytes, _block(sinfo), call,
+                            vform and ic.size_of(vr) >= SSEND_MIN)], call)
+        return
     values = local_gather(vr, ic, _block(sinfo), sinfo.nbytes)
     if values is not None:
         send_to(vr, ic, root, "gather", sum(map(_nbytes, values)), values, call)
@@ -142,15 +171,37 @@ def Gatherv(ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
 
 
 def _scatter(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
+    """MPICH's intercommunicator scatter: below :data:`INTER_SHORT` bytes in all, the root
+    sends the whole to the remote group's rank 0, which scatters it locally
+    (``remote_send_local_scatter``); else, and for ``Scatterv`` always, linear: the
+    root sends each remote rank its block (one send after the other for ``Scatter``;
+    all posted, then waited for, for ``Scatterv``)."""
     vr = current()
     root = root_role(ic, vr, root, call)
     if root == PROC_NULL:
         return
+    vform = call == "Scatterv"
     if root == ROOT:
-        sinfo = parse_vector_buffer(vr, sendbuf, ic.peer_size(vr), call)
-        send_to(vr, ic, 0, "scatter", sinfo.nbytes, _blocks(sinfo, ic.peer_size(vr)), call)
+        rsize = ic.peer_size(vr)
+        sinfo = parse_vector_buffer(vr, sendbuf, rsize, call)
+        blocks = _blocks(sinfo, rsize)
+        if not vform and sinfo.nbytes < INTER_SHORT:
+            send_to(vr, ic, 0, "scatter", sinfo.nbytes, blocks, call)
+        elif vform:
+            vr.settle([send(vr, ic, r, "scatter", _nbytes(b), b, call)
+                       for r, b in enumerate(blocks) if _nbytes(b)], call)
+        else:
+            for r, b in enumerate(blocks):
+                send_to(vr, ic, r, "scatter", _nbytes(b), b, call)
         return
     rinfo = parse_buffer(vr, recvbuf, call)
+    if vform or rinfo.nbytes * ic.size_of(vr) >= INTER_SHORT:
+        if rinfo.nbytes or not vform:
+            mine = recv_from(vr, ic, root, "scatter", call)
+            check_block(vr, call, _nbytes(mine), rinfo.nbytes, root)
+            if not isinstance(mine, SizeOnly):
+                write_into(rinfo, mine)
+        return
     got = recv_from(vr, ic, root, "scatter", call) if ic.rank_of(vr) == 0 else None
     size = ic.size_of(vr)
     blocks = local_bcast(vr, ic, got, rinfo.nbytes * size, "scatter")

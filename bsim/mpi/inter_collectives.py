@@ -17,9 +17,11 @@ collectives over each group's hidden local communicator (cost rules of
 ``bsim.engine.collective_rules``).  With ``L`` the local group, ``R`` the remote
 group and ``p2p(s)`` one message of ``s`` bytes:
 
-* bcast, scatter: ``p2p(root -> R[0], s) + T_bcast|scatter(|R|, s)``; the root pays
-  its send only, ``PROC_NULL`` ranks nothing;
-* gather, reduce: ``T_gather|reduce(|R|, s) + p2p(R[0] -> root, s)``;
+* bcast: ``p2p(root -> R[0], s) + T_bcast(|R|, s)``; the root pays its send only,
+  ``PROC_NULL`` ranks nothing; reduce: ``T_reduce(|R|, s) + p2p(R[0] -> root, s)``;
+* scatter, gather below :data:`INTER_SHORT` bytes in all: through ``R[0]``, as bcast
+  and reduce with ``T_scatter|gather``; at and above it, and the v forms always,
+  linearly: the root exchanges one message with each remote rank (MPICH's choice);
 * allgather, allreduce, barrier (and communicator creation, :func:`exchange`):
   ``T_gather|reduce(|L|) + p2p(L[0] <-> R[0]) + T_bcast(|L|)``;
 * alltoall: each rank sends one message to and receives one from every remote rank.
@@ -45,11 +47,20 @@ from .requests import DONE, RECV, SEND, Prequest, Request, hand_out
 if TYPE_CHECKING:
     from .comm import Comm, Intercomm
 
-__all__ = ["SizeOnly", "exchange", "local_comm", "root_role", "send", "recv", "local_gather",
-           "local_bcast", "done_request", "persistent", "barrier", "bcast", "gather",
-           "scatter", "allgather", "alltoall", "reduce", "allreduce", "ERR_ROOT"]
+__all__ = ["SizeOnly", "INTER_SHORT", "SSEND_MIN", "exchange", "local_comm", "root_role",
+           "send", "recv", "local_gather", "local_bcast", "done_request", "persistent",
+           "barrier", "bcast", "gather", "scatter", "allgather", "alltoall", "reduce",
+           "allreduce", "ERR_ROOT"]
 
 ERR_ROOT = 7   # MPICH's value (bsim/mpi/namespace.py)
+INTER_SHORT = 2048
+"""Bytes in all (the root's whole buffer) below which MPICH gathers and scatters on an
+intercommunicator through the remote group's rank 0 (``MPIR_CVAR_GATHER_INTER_SHORT_MSG_SIZE``,
+``MPIR_CVAR_SCATTER_INTER_SHORT_MSG_SIZE``); at and above, linearly: the root exchanges one
+message with each remote rank.  The v forms are always linear (``*_allcomm_linear``)."""
+SSEND_MIN = 32
+"""Remote group size from which MPICH's linear Gatherv on an intercommunicator sends with
+``Ssend`` (``MPIR_CVAR_GATHERV_INTER_SSEND_MIN_PROCS``)."""
 TAGS = {"exchange": 1, "bcast": 2, "gather": 3, "scatter": 4, "alltoall": 5, "reduce": 6,
         "reduce_scatter": 7}
 """Tags of the messages between the groups, on the intercommunicator's collective context."""
@@ -65,8 +76,9 @@ def _remote(ic: Intercomm, vr: VirtualRank) -> tuple[int, ...]:
 
 
 def send(vr: VirtualRank, ic: Intercomm, dest: int, op: str, nbytes: int, payload: Any,
-         call: str) -> Request:
-    """Post a message of *nbytes* carrying *payload* to remote rank *dest*."""
+         call: str, synchronous: bool = False) -> Request:
+    """Post a message of *nbytes* carrying *payload* to remote rank *dest* (*synchronous*:
+    complete when it is matched, as ``Ssend``)."""
     world = _remote(ic, vr)[dest]
     req = Request(vr, SEND, call)
     msg = Message((ic.context, "coll"), vr.rank, world, ic._index[vr.rank], TAGS[op], nbytes,
@@ -74,7 +86,7 @@ def send(vr: VirtualRank, ic: Intercomm, dest: int, op: str, nbytes: int, payloa
     vr.ops += 1
     vr.msgs += 1
     vr.nbytes += nbytes
-    vr.engine.protocol.send(vr, vr.engine.ranks[world], msg, req, False)
+    vr.engine.protocol.send(vr, vr.engine.ranks[world], msg, req, synchronous)
     return req
 
 
@@ -270,17 +282,23 @@ def bcast(ic: Intercomm, obj: Any = None, root: int = 0) -> Any:
 
 
 def gather(ic: Intercomm, sendobj: Any, root: int = 0) -> list[Any] | None:
-    """Gather the other group's Python objects to the root (a list in their rank order)."""
+    """Gather the other group's Python objects to the root (a list in their rank order).
+
+    As mpi4py does it (``PyMPI_gather``), a ``Gatherv`` of the pickles, which MPICH runs
+    linearly on an intercommunicator: each remote rank sends its pickle to the root,
+    which posts a receive from each (:data:`INTER_SHORT`).  mpi4py first gathers the
+    lengths, which bsim does not charge, as on an intracommunicator."""
     vr = current()
     root = root_role(ic, vr, root, "gather")
     if root == PROC_NULL:
         return None
     if root == ROOT:
-        return [pickle.loads(x) for x in recv_from(vr, ic, 0, "gather", "gather")]
+        reqs = [recv(vr, ic, r, "gather", "gather") for r in range(ic.peer_size(vr))]
+        vr.settle(reqs, "gather")
+        return [pickle.loads(req.payload) for req in reqs]
     payload = dumps(sendobj)
-    values = local_gather(vr, ic, payload, len(payload))
-    if values is not None:
-        send_to(vr, ic, root, "gather", _size(values), values, "gather")
+    vr.settle([send(vr, ic, root, "gather", len(payload), payload, "gather",
+                    ic.size_of(vr) >= SSEND_MIN)], "gather")
     return None
 
 
@@ -288,27 +306,32 @@ def scatter(ic: Intercomm, sendobj: Any = None, root: int = 0) -> Any:
     """Scatter the root's sequence of objects, one to each rank of the other group.
 
     As mpi4py does it (``PyMPI_scatter``): an intercommunicator ``Scatter`` of each
-    pickle's length (8 bytes a rank), then a ``Scatterv`` of the pickles, sized as the
-    buffer form sizes it (the root's total at the remote leader, ``|R|`` times its own
-    block at the other members)."""
+    pickle's length (8 bytes a rank), then a ``Scatterv`` of the pickles, each as MPICH
+    runs it (:data:`INTER_SHORT`): the lengths through the remote group's rank 0 below
+    2 KiB in all (else one to each rank), the pickles linearly, one to each rank."""
     vr = current()
     root = root_role(ic, vr, root, "scatter")
     if root == PROC_NULL:
         return None
     if root == ROOT:
-        items = per_rank_objects(vr, sendobj, ic.peer_size(vr), "scatter(root=ROOT)")
+        rsize = ic.peer_size(vr)
+        items = per_rank_objects(vr, sendobj, rsize, "scatter(root=ROOT)")
         payload = [dumps(x) for x in items]
-        counts = [len(p) for p in payload]
-        send_to(vr, ic, 0, "scatter", 8 * len(counts), counts, "scatter")
-        send_to(vr, ic, 0, "scatter", _size(payload), payload, "scatter")
+        if 8 * rsize < INTER_SHORT:
+            send_to(vr, ic, 0, "scatter", 8 * rsize, [len(p) for p in payload], "scatter")
+        else:
+            for r, p in enumerate(payload):
+                send_to(vr, ic, r, "scatter", 8, len(p), "scatter")
+        vr.settle([send(vr, ic, r, "scatter", len(p), p, "scatter")
+                   for r, p in enumerate(payload)], "scatter")
         return None
     me, size = ic.rank_of(vr), ic.size_of(vr)
-    got = recv_from(vr, ic, root, "scatter", "scatter") if me == 0 else None
-    counts = local_bcast(vr, ic, got, 8 * size, "scatter")
-    got = recv_from(vr, ic, root, "scatter", "scatter") if me == 0 else None
-    blocks = local_bcast(vr, ic, got, _size(got) if me == 0 else counts[me] * size,
-                         "scatter")
-    return pickle.loads(blocks[me])
+    if 8 * size < INTER_SHORT:
+        got = recv_from(vr, ic, root, "scatter", "scatter") if me == 0 else None
+        local_bcast(vr, ic, got, 8 * size, "scatter")
+    else:
+        recv_from(vr, ic, root, "scatter", "scatter")
+    return pickle.loads(recv_from(vr, ic, root, "scatter", "scatter"))
 
 
 def allgather(ic: Intercomm, sendobj: Any) -> list[Any]:

@@ -29,7 +29,7 @@ ANY_SOURCE = -2          # MPICH's values (mpi4py on MPICH: PROC_NULL -1, ANY_SO
 ANY_TAG = -1
 PROC_NULL = -1
 ROOT = -3
-TAG_UB = 2**31 - 1
+TAG_UB = 2**29 - 1       # MPICH's (536870911): a larger tag is ERR_TAG, as there
 UNDEFINED = -32766
 COLLECTIVE = -3          # the source of a collective's request, in reports
 

@@ -25,11 +25,13 @@ As MPICH does, the callbacks of an object's attributes run in the reverse order 
 setting (MPI leaves the order open; a replaced value keeps its place), and a duplicate keeps
 the order.
 
-Predefined communicator attributes: ``TAG_UB`` (2**31 - 1), ``HOST``
-(``PROC_NULL``), ``IO`` (``ANY_SOURCE``: every rank may do I/O),
-``WTIME_IS_GLOBAL`` (True: every rank's simulated clock starts at 0),
-``UNIVERSE_SIZE`` (the run's world size), ``APPNUM`` (0; a spawned rank's: which
-command of its ``Spawn_multiple``, ``spawn.py``) and ``LASTUSEDCODE``.
+Predefined communicator attributes (MPI 4.1 Sec. 9.1.1, 11.10.1), with MPICH's values
+under ``mpiexec``: ``TAG_UB`` (536870911, MPICH's 2**29 - 1, which bsim's tag checks
+use too), ``HOST`` (``PROC_NULL``), ``IO`` (``ANY_SOURCE``: every rank may do I/O),
+``WTIME_IS_GLOBAL`` (0, as MPICH answers, although every rank's simulated clock starts
+at 0), ``UNIVERSE_SIZE`` (None: MPICH's ``mpiexec`` does not set it), ``APPNUM`` (0; a
+spawned rank's: which command of its ``Spawn_multiple``, ``spawn.py``) and
+``LASTUSEDCODE``.
 """
 
 from __future__ import annotations
@@ -74,8 +76,8 @@ _STATE = "bsim.attributes"
 def _world_value(name: str) -> Callable[[Any], Any]:
     values: dict[str, Callable[[Any], Any]] = {
         "TAG_UB": lambda vr: TAG_UB, "HOST": lambda vr: PROC_NULL,
-        "IO": lambda vr: ANY_SOURCE, "WTIME_IS_GLOBAL": lambda vr: True,
-        "UNIVERSE_SIZE": lambda vr: vr.engine.nranks,
+        "IO": lambda vr: ANY_SOURCE, "WTIME_IS_GLOBAL": lambda vr: 0,
+        "UNIVERSE_SIZE": lambda vr: None,
         "APPNUM": lambda vr: 0 if vr.world is None else vr.world.appnum[vr.rank],
         "LASTUSEDCODE": lambda vr: last_used_code()}
     return values[name]

@@ -56,7 +56,7 @@ def main(nx: int = 256, ny: int = 256, nz: int = 256, px: int = 4, pz: int = 4,
     if nx % px or nz % pz or ny % px or ny % pz:   # the transposes split y over px and pz
         raise ValueError(f"dns3d: grid {nx}x{ny}x{nz} does not split into {px}x{pz} "
                          f"pencils (nx and ny over px={px}, nz and ny over pz={pz})")
-    iz, ix = divmod(rank, px)            # tasks allocated in Z, then X
+    iz, ix = divmod(rank, px)            # x fastest: rank = iz px + ix (T_shift slide)
     row = comm.Split(iz, ix)             # the px processors of a row: Y<->X transposes
     col = comm.Split(size + ix, iz)      # the pz processors of a column: Y<->Z transposes
     points = nx * ny * nz // size

@@ -81,6 +81,7 @@ def _one_send(nbytes):
         comm.Recv(buf, source=0)
 
 
+@pytest.mark.filterwarnings("ignore::bsim.machines.layout.FittedAtOtherCountWarning")
 @pytest.mark.parametrize("name,variant", list(_all_specs()))
 def test_every_preset_and_variant_runs(name, variant):
     """Each machine and variant ``bsim list machines`` shows runs a message (the

@@ -294,3 +294,23 @@ def test_cli_with_the_variant_equals_eq5_on_every_machine(machine, skeleton, tmp
         expected = model.total_time(kernels, m, model.MilcRun(niters=8), 16, c, d,
                                     extents=ext, grid=grid)
     assert result["elapsed"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_per_p_network_at_another_rank_count_is_warned_of():
+    """``bgp:p4096`` is the MILC paper's effective network observed at P = 4,096 (Sec. IV-A,
+    congestion included): run at 16 ranks it is warned of (it ran silently: an outside
+    review); ``bgp:p64`` at 64 ranks, or ``bgp`` (the ideal model), is not."""
+    import warnings
+
+    from bsim.machines.layout import FittedAtOtherCountWarning
+
+    def main():
+        bsim.MPI.COMM_WORLD.Barrier()
+
+    with pytest.warns(FittedAtOtherCountWarning, match=r"'p4096' was fitted at 4,096 "
+                                                       r"processes .*this run has 16 ranks"):
+        bsim.simulate(main, 16, machine="bgp:p4096")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FittedAtOtherCountWarning)
+        bsim.simulate(main, 64, machine="bgp:p64")
+        bsim.simulate(main, 16, machine="bgp")

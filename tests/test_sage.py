@@ -55,3 +55,15 @@ def test_machine_sets_the_cell_time():
     t = load_target("sage", {}, None, "bgp").params["t_cell"]
     assert t == pytest.approx(50e-6 * 2.0e9 / 3.4e9)
     assert math.isfinite(t)
+
+
+def test_z_neighbours_beyond_the_ranks_are_refused():
+    """E = 8 cells on P = 3: a processor holds (8 / (8 * 9))^(1/3) = 0.48 of a foil, so its
+    Z partners are PED = ceil((8 * 9 / 8)^(1/3)) = 3 ranks away: outside the 3 ranks.  The
+    skeleton exchanged no Z boundary while the model charged one (an outside review); both
+    now refuse.  E = 64 on P = 3: 0.96 of a foil, PED = ceil((72 / 64)^(1/3)) = 2 < 3, kept."""
+    with pytest.raises(ValueError, match=r"PED = 3 ranks away, outside the 3 ranks"):
+        model.slab_geometry(8, 3)
+    with pytest.raises(bsim.RankError, match=r"rank 0 raised ValueError: sage: cells=8 per "):
+        bsim.simulate(sage_main, 3, kwargs=dict(cells=8, cycles=1))
+    assert model.slab_geometry(64, 3).ped == 2

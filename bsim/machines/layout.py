@@ -14,18 +14,39 @@ for: ``[hardware] nodes`` x the ranks the network puts on a node (``docs/machine
 
 from __future__ import annotations
 
+import re
+import warnings
 from typing import TYPE_CHECKING
 
 from netmodels.base import NetworkModel, NetworkSpecError
 from netmodels.spec import parse_spec
 
 from . import MachineError, _with_cores
+from . import network_spec as machine_network
 from .schema import RANKS_PER_NODE
 
 if TYPE_CHECKING:
     from . import Machine
 
-__all__ = ["network_on_machine"]
+__all__ = ["network_on_machine", "FittedAtOtherCountWarning"]
+
+_FITTED_AT = re.compile(r"p(\d+)(_max)?")
+
+
+class FittedAtOtherCountWarning(UserWarning):
+    """A network variant fitted at one process count runs at another."""
+
+
+def _check_fitted_count(preset: Machine, ranks: int) -> None:
+    """Warn when a variant ``pN``/``pN_max`` (the MILC paper's effective network observed
+    at ``P = N``, congestion included: Sec. IV) runs at another rank count: its latency
+    and bandwidth describe that run, not this one."""
+    found = _FITTED_AT.fullmatch(preset.variant or "")
+    if found is not None and int(found.group(1)) != ranks:
+        warnings.warn(f"{preset.label}: the network variant {preset.variant!r} was fitted "
+                      f"at {int(found.group(1)):,} processes (the MILC paper, Sec. IV); this "
+                      f"run has {ranks:,} ranks, where it may not hold",
+                      FittedAtOtherCountWarning, stacklevel=3)
 
 
 def network_on_machine(preset: Machine, network: str | NetworkModel | None,
@@ -39,6 +60,8 @@ def network_on_machine(preset: Machine, network: str | NetworkModel | None,
     :attr:`~bsim.machines.Machine.ranks_per_node`) are refused.  Each refusal is one
     :class:`MachineError` line naming the machine.
     """
+    if network is None or network == machine_network(preset):   # the variant's own
+        _check_fitted_count(preset, ranks)
     cpn = preset.cores_per_node
     cores = getattr(network, "cores", None)
     if isinstance(network, str):

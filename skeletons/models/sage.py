@@ -65,7 +65,10 @@ def slab_geometry(cells: int, nprocs: int) -> SlabGeometry:
     """The tutorial's scaling analysis for ``E = cells`` per processor on ``P = nprocs``.
 
     Raises :class:`ValueError` unless both are ints >= 1 and ``cells >= 8``
-    (one 2 x 2 x 2 block).
+    (one 2 x 2 x 2 block), and when the Z partners ``PED`` ranks away fall outside the
+    ``P`` ranks (``PED >= P`` on more than one rank: the cube is thinner than the foils
+    it is cut into, and a model of an interior processor charges a Z exchange no rank
+    has).
     """
     for key, value in (("cells", cells), ("nprocs", nprocs)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -78,6 +81,11 @@ def slab_geometry(cells: int, nprocs: int) -> SlabGeometry:
         ped, z = 1, round(side * side)
     else:
         ped, z = math.ceil((8.0 * nprocs * nprocs / cells) ** (1.0 / 3.0) - 1e-12), cells // 2
+    if nprocs > 1 and ped >= nprocs:
+        raise ValueError(f"sage: cells={cells} per processor on {nprocs} ranks puts the Z "
+                         f"neighbours PED = {ped} ranks away, outside the {nprocs} ranks: no "
+                         f"rank would exchange Z boundaries; use more cells per processor "
+                         f"(the cube's side is {side:.3g} cells)")
     return SlabGeometry(side, foils, ped, 4, round(2 * side), z)
 
 

@@ -53,7 +53,7 @@ def test_error_classes_by_name():
         "group_null_size": "ERR_GROUP", "datatype_null_dup": "ERR_TYPE",
         "datatype_predefined_free": "ERR_TYPE", "status_null_type": "ERR_TYPE",
         "op_predefined_free": "ERR_OP", "request_null_free": "ERR_REQUEST",
-        "info_null_get": "ERR_INFO", "info_delete_missing": "ERR_INFO_NOKEY",
+        "info_null_get": "ERR_ARG", "info_delete_missing": "ERR_INFO_NOKEY",
         "errhandler_null_set": "ERR_ERRHANDLER"}
 
 

@@ -172,4 +172,4 @@ def Create_cart(comm: Comm, dims: Sequence[int], periods: Sequence[bool] | bool 
 def _as_cart(vr: VirtualRank, comm: Comm, dims: list[int], periods: list[bool]) -> Cartcomm:
     """The shared Cartcomm with *comm*'s context and group."""
     return comm.derive_cart(vr, ("cart", comm.context), comm.members(vr),
-                            f"{comm.Get_name()}.cart", dims, periods)
+                            f"{comm.label}.cart", dims, periods)

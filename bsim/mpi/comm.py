@@ -143,7 +143,8 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
         if kind == _NULL:
             raise on_null(vr)
         if self.freed_by and vr.rank in self.freed_by:
-            raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()")
+            raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()",
+                                error_class=ERR_COMM)   # a null handle now, in mpi4py
         try:
             return self._index[vr.rank]
         except KeyError:
@@ -159,7 +160,8 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
         if kind == _NULL:
             raise on_null(vr)
         if self.freed_by and vr.rank in self.freed_by:
-            raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()")
+            raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()",
+                                error_class=ERR_COMM)   # a null handle now, in mpi4py
         return len(self._group)
 
     group_p2p, peer_size = True, size_of   # p2p ranks index _group; valid p2p ranks
@@ -257,10 +259,6 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
         """Number of processes in the communicator."""
         return self.size_of(current())
 
-    def Get_name(self) -> str:
-        """The communicator's name."""
-        return self._name
-
     @classmethod
     def Get_parent(cls) -> Intercomm:
         """The intercommunicator with the group that spawned the calling rank
@@ -273,10 +271,6 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
         return dynamic.Join(COMM_SELF, fd)
 
     Disconnect = dynamic.Disconnect
-
-    def Set_name(self, name: str) -> None:
-        """Set the communicator's name."""
-        self._name = name
 
     def _not_null(self, call: str) -> None:
         """``ERR_COMM`` for a call on ``COMM_NULL``."""
@@ -396,7 +390,7 @@ class Intercomm(Comm):
     Create = intercomm.Create
 
     def Dup_with_info(self, info: Any) -> Any:
-        """Duplicate with hints (checked, then ignored)."""
+        """Duplicate with the hints of *info* (MPI 4.1 Sec. 7.4.2, ``comm_hints.py``)."""
         return intercomm.Dup(self, info)
 
     def Idup(self, info: Any = None) -> Any:

@@ -5,6 +5,13 @@ mirror the MPI calls (``name``, ``is_inter``, ``is_intra``, ``is_topo``, ``topol
 ``group``, ``info``), pickling as mpi4py does it (``COMM_NULL``, ``COMM_SELF`` and
 ``COMM_WORLD`` by name, copies of them to equal objects, any other communicator not
 at all: a handle of its process), (integer handles are ``bsim/mpi/handles.py``).
+
+Names (MPI 4.1 Sec. 7.8): ``Get_name`` gives what MPICH gives, ``MPI_COMM_WORLD``,
+``MPI_COMM_SELF`` and ``MPI_COMM_NULL`` for the predefined communicators and ``''`` for
+a new one (``Dup``, ``Split``, ``Create``, an intercommunicator ...), until the
+process names it with ``Set_name``: a name is local to the process that sets it.  bsim's
+own label (``WORLD.Dup``, ``WORLD.Split(0)``), which ``repr`` and error messages show,
+is kept apart (``_name``); ``Set_name`` renames it too.
 """
 
 from __future__ import annotations
@@ -12,11 +19,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ERR_COMM, UNDEFINED
+from ..constants import CommKind as Kind
+from ..engine.rank import current_or_none
 from ..errors import MPIUsageError
 
 __all__ = ["CommPythonAPI", "PICKLED_BY_NAME", "on_null"]
 
 PICKLED_BY_NAME: dict[str, Any] = {}
+_NAMES = "bsim.comm.names"   # engine.user_state: {(world rank, context): name}
+_PREDEFINED_NAMES = {Kind.WORLD: "MPI_COMM_WORLD", Kind.SELF: "MPI_COMM_SELF",
+                     Kind.NULL: "MPI_COMM_NULL"}
 """The predefined communicators by name (filled by ``bsim/mpi/comm.py``)."""
 
 
@@ -26,20 +38,46 @@ class CommPythonAPI:
     __slots__ = ()
     _name: str
     _handle: object
+    context: Any
+    kind: Kind
 
     if TYPE_CHECKING:
         def _null_here(self) -> bool: ...
         def _copy_from(self, other: Any) -> None: ...
         def Free(self) -> None: ...
 
+    def Get_name(self) -> str:
+        """The name the calling process gave the communicator with ``Set_name``, else
+        MPICH's: ``MPI_COMM_WORLD``, ``MPI_COMM_SELF``, ``MPI_COMM_NULL``, and ``''`` for
+        any other (MPI 4.1 Sec. 7.8: a new communicator has an empty name)."""
+        vr = current_or_none()
+        names = vr.engine.user_state.get(_NAMES, {}) if vr is not None else {}
+        default = _PREDEFINED_NAMES.get(self.kind, "")
+        return names.get((vr.rank, self.context), default) if vr is not None else default
+
+    def Set_name(self, name: str) -> None:
+        """Name the communicator on the calling process (MPI 4.1 Sec. 7.8); bsim's label
+        in ``repr`` and error messages becomes *name* too."""
+        if not isinstance(name, str):
+            raise TypeError(f"Set_name: expected a str, got {type(name).__name__}")
+        vr = current_or_none()
+        if vr is not None:
+            vr.engine.user_state.setdefault(_NAMES, {})[(vr.rank, self.context)] = name
+        self._name = name  # type: ignore[misc]  # a slot of Comm, which mixes this in
+
+    @property
+    def label(self) -> str:
+        """bsim's label of the communicator (``WORLD.Dup``), for messages and ``repr``."""
+        return self._name
+
     @property
     def name(self) -> str:
-        """The communicator's name."""
-        return self._name
+        """``Get_name()``."""
+        return self.Get_name()
 
     @name.setter
     def name(self, name: str) -> None:
-        self._name = name  # type: ignore[misc]  # a slot of Comm, which mixes this in
+        self.Set_name(name)
 
     is_inter = property(lambda self: self.Is_inter(), doc="``Is_inter()``")
     is_intra = property(lambda self: self.Is_intra(), doc="``Is_intra()``")

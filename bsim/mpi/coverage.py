@@ -35,11 +35,13 @@ DIFFERENCES = {
     "Finalize": "marks the calling rank finalized: its later MPI calls are errors",
     "Comm.Idup": "the duplicate is made at the call (its collective cost charged there); "
                  "the request is complete",
-    "Comm.Idup_with_info": "as Idup (hints change no simulated time)",
+    "Comm.Idup_with_info": "as Idup, with the hints kept as MPICH keeps them (they change "
+                           "no simulated time)",
     "Win.Sync": "a poll (the protocol's poll_time): the memory model is unified and shared",
     "Win.Get_info": "a new empty info: window hints change no simulated time and are not kept",
-    "Comm.Get_info": "a new empty info: communicator hints change no simulated time and are "
-                     "not kept",
+    "Comm.Get_info": "MPICH's twelve communicator hints, at their defaults or as the "
+                     "process set them (bsim/mpi/comm_hints.py); they change no simulated "
+                     "time",
     "Info.Get": "INFO_ENV's keys are read when asked: the program's command line, the run's "
                 "world size (maxprocs), the rank's simulated node (host)",
     "Win.Allocate_shared": "each rank's memory is its own allocation (as with "

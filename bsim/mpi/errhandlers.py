@@ -77,10 +77,13 @@ class Errhandler(IntHandle):
         raise ValueError(f"cannot serialize {self!r}: a user error handler holds a function")
 
     def Free(self) -> None:
-        """Free this handle: it equals ``ERRHANDLER_NULL`` afterwards."""
-        if self is _PREDEFINED.get(self._id) or not self:
-            raise MPIUsageError(f"rank {current().rank}: Errhandler.Free(): cannot free the "
-                                f"predefined {_NAMES[self._id]}", error_class=ERR_ERRHANDLER)
+        """Free this handle: it equals ``ERRHANDLER_NULL`` afterwards (MPI 4.1 Sec. 9.3.4).
+        Freeing a predefined handler itself is a no-op, as in MPICH + mpi4py."""
+        if self is _PREDEFINED.get(self._id):
+            return
+        if not self:
+            raise MPIUsageError(f"rank {current().rank}: Errhandler.Free(): cannot free "
+                                f"{_NAMES[self._id]}", error_class=ERR_ERRHANDLER)
         if self._id in _USER and not any(h._id == self._id for h in _live_handles()):
             del _USER[self._id]
         self._id = 0

@@ -114,7 +114,7 @@ def _agreement_comm(comm: Comm) -> Comm:
     ctx = ("agree", comm.coll_context(vr))
     sides = getattr(comm, "sides", None)
     members = tuple(sides[0]) + tuple(sides[1]) if sides else comm.members(vr)
-    return comm.derive(vr, ctx, members, f"{comm.Get_name()}.agree")
+    return comm.derive(vr, ctx, members, f"{comm.label}.agree")
 
 
 def Agree(comm: Comm, flag: int) -> int:

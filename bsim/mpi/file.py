@@ -180,7 +180,7 @@ class File:
             except OSError as exc:
                 st = exc
             else:
-                private = comm.derive(vr, key, members, f"{comm.Get_name()}.File")
+                private = comm.derive(vr, key, members, f"{comm.label}.File")
                 st = FileState(path, fd, amode, private, members)
                 vr.engine.user_state.setdefault("bsim.at_finish", []).append(st.close_fd)
                 if isinstance(info, Info) and info:

@@ -19,7 +19,8 @@ program that builds, passes, copies and frees info objects behaves as under real
 
 Errors are MPI's (``MPI.Exception``): a key longer than ``MAX_INFO_KEY`` (255) or a value
 longer than ``MAX_INFO_VAL`` (1024) characters, ``Delete`` of a missing key,
-``Get_nthkey`` out of range, or a call on a freed or null info.
+``Get_nthkey`` out of range; a call on a freed or null info is ``ERR_ARG``, as MPICH
+gives it (MPI 4.1 Sec. 10: the handle is ``INFO_NULL`` once freed).
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ class Info(IntHandle):
             return _environment()
         items = _CONTENTS.get(self._id)
         if items is None:
-            raise _error(call, "the info object is null or freed (INFO_NULL)")
+            raise _error(call, "the info object is null or freed (INFO_NULL)", ERR_ARG)
         return items
 
     def Free(self) -> None:

@@ -42,11 +42,13 @@ from ..constants import (
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
 from .attributes import copy_attrs
+from .comm_hints import set_hints
 from .errhandlers import inherit_errhandler
 from .groups import Group
 from .info import check_info
 from .inter_collectives import exchange
 from .management import Compare as intra_compare
+from .management import c_int
 
 if TYPE_CHECKING:
     from .comm import Comm, Intercomm
@@ -65,7 +67,8 @@ def _side(ic: Intercomm, vr: VirtualRank) -> int:
         raise MPIUsageError(f"rank {vr.rank}: operation on the null intercommunicator",
                             error_class=ERR_COMM)
     if ic.freed_by and vr.rank in ic.freed_by:
-        raise MPIUsageError(f"rank {vr.rank}: operation on {ic!r} after its Free()")
+        raise MPIUsageError(f"rank {vr.rank}: operation on {ic!r} after its Free()",
+                            error_class=ERR_COMM)   # a null handle now, in mpi4py
     try:
         return ic.side_of[vr.rank]
     except KeyError:
@@ -130,11 +133,13 @@ def Get_remote_group(ic: Intercomm) -> Group:
 
 
 def _int(vr: VirtualRank, value: Any, call: str, what: str) -> int:
+    """*value* as a C int: ``OverflowError`` outside its range, as mpi4py converts it."""
     try:
-        return operator.index(value)
+        value = operator.index(value)
     except TypeError:
         raise MPIUsageError(f"rank {vr.rank}: {call}: {what} must be an int, got "
                             f"{value!r}") from None
+    return c_int(value, f"{call}: {what}")
 
 
 def Create_intercomm(local: Comm, local_leader: int, peer_comm: Comm, remote_leader: int,
@@ -161,6 +166,10 @@ def Create_intercomm(local: Comm, local_leader: int, peer_comm: Comm, remote_lea
             raise MPIUsageError(f"rank {vr.rank}: {call}(remote_leader={remote_leader}): not "
                                 f"a rank of {peer_comm!r} (valid: 0..{psize - 1})",
                                 error_class=ERR_RANK)
+        if not peer_comm.Is_inter() and remote_leader == peer_comm.rank_of(vr):
+            raise MPIUsageError(f"rank {vr.rank}: {call}(remote_leader={remote_leader}): "
+                                f"the remote leader is the calling process (a rank of the "
+                                f"local group)", error_class=ERR_RANK)   # as MPICH
         theirs = peer_comm.sendrecv(mine, remote_leader, tag, None, remote_leader, tag)
     theirs = local.bcast(theirs, root=local_leader)
     remote_group = tuple(theirs[0])
@@ -219,11 +228,12 @@ def _exchanged(ic: Intercomm, vr: VirtualRank, value: Any, what: str, call: str
 def _same_groups(ic: Intercomm, vr: VirtualRank, what: str, call: str) -> Intercomm:
     """A new intercommunicator of *ic*'s groups (one creation exchange)."""
     base = _exchanged(ic, vr, None, what, call)[2]
-    return ic.derive_inter(vr, base, ic.sides, f"{ic.Get_name()}.{call}")
+    return ic.derive_inter(vr, base, ic.sides, f"{ic.label}.{call}")
 
 
 def Dup(ic: Intercomm, info: Any = None) -> Intercomm:
-    """Duplicate: same groups, new context (collective over both groups)."""
+    """Duplicate: same groups, new context (collective over both groups); the hints of
+    *info* (MPI 4.1 Sec. 7.4.2, ``comm_hints.py``), none without it."""
     ic._not_null("Dup")
     vr = current()
     if info is not None:
@@ -231,6 +241,8 @@ def Dup(ic: Intercomm, info: Any = None) -> Intercomm:
     new = _same_groups(ic, vr, "idup", "Dup")
     copy_attrs(ic, new)
     inherit_errhandler(ic, new)
+    if info is not None:
+        set_hints(new, info, "Dup")
     if not type(ic).__module__.startswith("bsim."):
         return type(ic)(new)   # a subclass (pkl5) stays one
     return new
@@ -259,7 +271,7 @@ def Split(ic: Intercomm, color: int = 0, key: int = 0) -> Intercomm | Comm:
     if not remote:
         return ic.derive(vr, None, None, "")
     sides = (local, remote) if side == 0 else (remote, local)
-    return ic.derive_inter(vr, (base, color), sides, f"{ic.Get_name()}.Split({color})")
+    return ic.derive_inter(vr, (base, color), sides, f"{ic.label}.Split({color})")
 
 
 def Split_type(ic: Intercomm, split_type: int, key: int = 0, info: Any = None) -> Any:
@@ -287,7 +299,7 @@ def Create(ic: Intercomm, group: Group) -> Any:
     if vr.rank not in local or not remote:
         return ic.derive(vr, None, None, "")
     sides = (local, remote) if ic.side_of[vr.rank] == 0 else (remote, local)
-    return ic.derive_inter(vr, base, sides, f"{ic.Get_name()}.Create")
+    return ic.derive_inter(vr, base, sides, f"{ic.label}.Create")
 
 
 def Merge(ic: Intercomm, high: bool = False) -> Comm:
@@ -304,7 +316,7 @@ def Merge(ic: Intercomm, high: bool = False) -> Comm:
     else:
         first = not mine_high
     group = local + remote if first else remote + local
-    return ic.derive(vr, base, group, f"{ic.Get_name()}.Merge")
+    return ic.derive(vr, base, group, f"{ic.label}.Merge")
 
 
 def Compare(this: Comm, comm: Comm) -> int:

@@ -31,6 +31,7 @@ from ..engine.collective_rules import ALL, CollInstance, arrive, finalize
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError, SimulationError
 from .attributes import copy_attrs, drop_attrs
+from .comm_hints import get_info, set_hints
 from .errhandlers import inherit_errhandler
 from .groups import Group
 from .info import Info, check_info
@@ -62,41 +63,55 @@ def Get_group(comm: Comm) -> Group:
 
 
 def Dup(comm: Comm, info: Any = None) -> Intracomm:
-    """Duplicate: same group, new context (collective)."""
+    """Duplicate: same group, new context (collective; MPI 4.1 Sec. 7.4.2); the hints of
+    *info* (``comm_hints.py``), none without it."""
     vr = current()
     inst, me, seq = _collective_create(comm, vr, "Dup", None, "allreduce", 8)
     ctx = ("dup", comm.coll_context(vr), seq)
-    name = f"{comm.Get_name()}.Dup"
+    name = f"{comm.label}.Dup"
     copy_topology = getattr(comm, "derive_copy", None)   # a topology keeps it (MPI 4.1, 7.4.2)
     new = (copy_topology(vr, ctx, name) if copy_topology is not None
            else comm.derive(vr, ctx, comm.members(vr), name))
     finalize(vr, comm, inst)
     copy_attrs(comm, new)
     inherit_errhandler(comm, new)
+    if info is not None:
+        set_hints(new, info, "Dup")
     if not type(comm).__module__.startswith("bsim."):
         return cast("Intracomm", type(comm)(new))   # a subclass (pkl5.Intracomm) stays one
     return new
 
 
 def Dup_with_info(comm: Comm, info: Info) -> Intracomm:
-    """Duplicate with hints: as :func:`Dup` (hints change no simulated time)."""
+    """Duplicate with the hints of *info* (MPI 4.1 Sec. 7.4.2; kept as MPICH keeps them,
+    ``comm_hints.py``; they change no simulated time)."""
     check_info(info, "Dup_with_info")
-    return Dup(comm)
+    return Dup(comm, info)
 
 
 def Get_info(comm: Comm) -> Info:
-    """The hints in use: a new, empty info (bsim keeps none; the caller frees it)."""
-    return Info.Create()
+    """The hints in use: a new info with MPICH's communicator hints (MPI 4.1 Sec. 7.4.4,
+    ``comm_hints.py``; the caller frees it)."""
+    return get_info(comm)
 
 
 def Set_info(comm: Comm, info: Info) -> None:
-    """Set hints: checked, then ignored (they change no simulated time)."""
-    check_info(info, "Set_info")
+    """Set the hints of *info* that MPICH knows (MPI 4.1 Sec. 7.4.4, ``comm_hints.py``;
+    they change no simulated time)."""
+    set_hints(comm, info, "Set_info")
 
 
 def Clone(comm: Comm) -> Intracomm:
     """Same as Dup."""
     return Dup(comm)
+
+
+def c_int(value: int, what: str) -> int:
+    """*value* if a C ``int`` holds it; else ``OverflowError``, as mpi4py raises it when
+    it converts an argument (e.g. ``Split(0, 2**31)``)."""
+    if not -2**31 <= value < 2**31:
+        raise OverflowError(f"{what}: value {value} too large to convert to a C int")
+    return value
 
 
 def Split(comm: Comm, color: int = 0, key: int = 0) -> Intracomm:
@@ -107,6 +122,7 @@ def Split(comm: Comm, color: int = 0, key: int = 0) -> Intracomm:
     except TypeError:
         raise MPIUsageError(f"rank {vr.rank}: Split(color={color!r}, key={key!r}): color and "
                             f"key must be integers") from None
+    c_int(color, "Split: color"), c_int(key, "Split: key")   # OverflowError, as mpi4py
     if color < 0 and color != UNDEFINED:
         raise MPIUsageError(f"rank {vr.rank}: Split(color={color!r}): color must be an "
                             f"int >= 0 or UNDEFINED")
@@ -123,7 +139,7 @@ def Split(comm: Comm, color: int = 0, key: int = 0) -> Intracomm:
         inst.result = {c: tuple(members[r] for _, r in sorted(v)) for c, v in parts.items()}
     group = inst.result[color]
     ctx = ("split", comm.coll_context(vr), seq, color)
-    new = comm.derive(vr, ctx, group, f"{comm.Get_name()}.Split({color})")
+    new = comm.derive(vr, ctx, group, f"{comm.label}.Split({color})")
     finalize(vr, comm, inst)
     return new
 
@@ -184,7 +200,7 @@ def Create(comm: Comm, group: Group) -> Intracomm:
     finalize(vr, comm, inst)
     if group.Get_rank() == UNDEFINED:   # the caller is not in the group
         return comm.derive(vr, None, None, "")   # COMM_NULL
-    return comm.derive(vr, ctx, group.members, f"{comm.Get_name()}.Create")
+    return comm.derive(vr, ctx, group.members, f"{comm.label}.Create")
 
 
 def Create_group(comm: Comm, group: Group, tag: int = 0) -> Intracomm:
@@ -211,7 +227,7 @@ def _from_group(comm: Comm, vr: VirtualRank, group: Group, base: Any, call: str)
         raise MPIUsageError(f"rank {vr.rank}: {call}: the caller is not in the group")
     scratch = comm.derive(vr, base, group.members, call)   # the group's collective
     inst, me, seq = _collective_create(scratch, vr, call, None, "allreduce", 8)
-    new = comm.derive(vr, ("cg", base, seq), group.members, f"{comm.Get_name()}.{call}")
+    new = comm.derive(vr, ("cg", base, seq), group.members, f"{comm.label}.{call}")
     finalize(vr, scratch, inst)
     return new
 
@@ -240,16 +256,16 @@ def Idup(comm: Comm, info: Info | None = None) -> tuple[Intracomm, Request]:
     vr = current()
     if info is not None:
         check_info(info, "Idup")
-    new = Dup(comm)
+    new = Dup(comm, info)
     req = Request(vr, SEND, "Idup")
     req.resolve(vr.clock, 0.0, vr.clock)
     return new, hand_out(req)
 
 
 def Idup_with_info(comm: Comm, info: Info) -> tuple[Intracomm, Request]:
-    """:func:`Idup` with hints (checked, then ignored)."""
+    """:func:`Idup` with the hints of *info* (MPI 4.1 Sec. 7.4.2, ``comm_hints.py``)."""
     check_info(info, "Idup_with_info")
-    return Idup(comm)
+    return Idup(comm, info)
 
 
 def Compare(this: Comm, comm: Comm) -> int:

@@ -260,9 +260,14 @@ class Request(RequestSets, HandleValues):
         """Whether complete (fills *status* if so) without completing it.
 
         As ``Test`` without the completion: a request not yet complete is a poll
-        (``poll_time`` of wait), so ``while not req.Get_status(): pass`` ends.
+        (``poll_time`` of wait), so ``while not req.Get_status(): pass`` ends.  A
+        receive that completed in error (truncated: ``ERR_TRUNCATE``) raises its error
+        after filling *status*, and stays active, as in MPICH (MPI 4.1 Sec. 3.7.3, 3.2.5).
         """
-        return _polled([self], self._peek(status), "Get_status")
+        done = self._peek(status)
+        if done and self.kind != DONE and self.error is not None:
+            raise self.error   # a truncated receive: ERR_TRUNCATE, as MPICH (and Wait) gives
+        return _polled([self], done, "Get_status")
 
     get_status = Get_status
 

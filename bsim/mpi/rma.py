@@ -227,7 +227,7 @@ class Win(np.ndarray):
         st = table.get(key)
         if st is None:
             members = comm.members(vr)
-            private = comm.derive(vr, key, members, f"{comm.Get_name()}.Win")
+            private = comm.derive(vr, key, members, f"{comm.label}.Win")
             st = table[key] = WinState(private, members, flavor)
             for g, (win, m, u, n) in enumerate(inst.values):
                 st.wins[g], st.mems[g], st.units[g], st.sizes[g] = win, m, u, n

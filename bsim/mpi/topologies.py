@@ -135,7 +135,7 @@ def Create_graph(comm: Comm, index: Sequence[int], edges: Sequence[int],
         new.graph_index, new.graph_edges = tuple(idx), tuple(edg)
 
     return cast("Graphcomm", sub.derive_topo(vr, ctx, sub.members(vr),
-                                             f"{comm.Get_name()}.graph", GRAPH, setup))
+                                             f"{comm.label}.graph", GRAPH, setup))
 
 
 def _dist_graph(comm: Comm, call: str) -> tuple[Any, Distgraphcomm]:
@@ -144,7 +144,7 @@ def _dist_graph(comm: Comm, call: str) -> tuple[Any, Distgraphcomm]:
     me = comm.rank_of(vr)
     sub = management.Split(comm, 0, me)
     new = sub.derive_topo(vr, ("distgraph", sub.context), sub.members(vr),
-                          f"{comm.Get_name()}.dist_graph", DIST_GRAPH,
+                          f"{comm.label}.dist_graph", DIST_GRAPH,
                           lambda c: setattr(c, "dist_adj", {}))
     return sub, cast("Distgraphcomm", new)
 

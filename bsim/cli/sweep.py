@@ -54,6 +54,7 @@ from typing import Any
 from netmodels.input_files import recording_inputs
 
 from ..outputs.scaling import add_efficiency, write_csv, write_json
+from .sweep_modes import check_mode, rank_parameters
 
 __all__ = ["add_parser", "command", "parse_param_lists", "points", "prepare_point",
            "check_points", "rank_parameters", "check_mode", "run_point", "run_sweep",
@@ -154,7 +155,8 @@ def prepare_point(target_name: str, params: dict[str, str],
     params = dict(params)
     text = params.pop("ranks", None)
     nranks = _ranks_value(text) if text is not None else None
-    target = load_target(target_name, params, [], opts.get("machine"), nranks)
+    target = load_target(target_name, params, [], opts.get("machine"), nranks,
+                         quiet=bool(opts.get("quiet")))   # --quiet: a skeleton's verbose off
     if nranks is not None and target.ranks is not None and nranks != target.ranks:
         raise ValueError(f"{target.name} with these parameters runs on {target.ranks} ranks, "
                          f"not ranks={nranks}")
@@ -185,75 +187,6 @@ def check_points(target_name: str, pts: list[dict[str, str]],
             raise ValueError(f"sweep: point {i + 1}/{len(pts)} ({_describe(params)}): "
                              f"{user_message(exc)}") from exc
     return ranks
-
-
-def _skeleton(target_name: str) -> Any:
-    """The registered skeleton *target_name* names, or None for a program file."""
-    if target_name.endswith(".py") or os.sep in target_name or Path(target_name).is_file():
-        return None
-    from skeletons import registry
-    return registry.get(target_name)
-
-
-def rank_parameters(target_name: str, pts: list[dict[str, str]]) -> set[str]:
-    """The parameters of *pts* that set the rank count, not the problem.
-
-    ``ranks``; for a skeleton, the parameters its ``scale`` rule sets (its process
-    grid: halo2d's ``px``, ``py``) and any swept parameter that, put in place of
-    its value at some point, changes the skeleton's rank rule's count there
-    (MILC's ``px``..``pt`` beside ``nprocs``).  The other parameters are the problem.
-    """
-    names = {"ranks"}
-    skel = _skeleton(target_name)
-    if skel is None or skel.ranks is None:
-        return names
-    if skel.scale is not None:
-        names |= set(skel.scale(1))
-
-    def count(params: dict[str, str]) -> int | None:
-        try:
-            return int(skel.ranks(skel.resolve(params)))
-        except (ValueError, KeyError, TypeError, ZeroDivisionError):
-            return None
-
-    for key in {k for p in pts for k in p} - names:
-        values = {p[key] for p in pts if key in p}
-        for p in (pts if len(values) > 1 else []):
-            own = {k: v for k, v in p.items() if k != "ranks"}
-            n = count(own)
-            if n is not None and any(count({**own, key: v}) not in (None, n) for v in values):
-                names.add(key)
-                break
-    return names
-
-
-def check_mode(target_name: str, pts: list[dict[str, str]], ranks: list[int],
-               mode: str) -> None:
-    """Refuse a sweep whose parameters contradict *mode* (``ranks``: each point's count).
-
-    Strong: the problem (the parameters other than :func:`rank_parameters`) must
-    stay fixed while the ranks change.  Weak: for a skeleton with a process-grid
-    rule (``scale``, so its other parameters are the whole problem) the problem
-    must change with the ranks.  Raises ValueError saying which parameter.
-    """
-    if mode == "grid" or len(set(ranks)) < 2:
-        return
-    fixed = rank_parameters(target_name, pts)
-    keys = list(dict.fromkeys(k for p in pts for k in p if k not in fixed))
-    varying = [k for k in keys if len({p.get(k) for p in pts}) > 1]
-    on = ", ".join(map(str, ranks))
-    if mode == "strong" and varying:
-        k = varying[0]
-        raise ValueError(f"sweep --mode strong: the problem must stay fixed as the ranks "
-                         f"change, but {k} changes with them ({', '.join(p[k] for p in pts)} "
-                         f"on {on} ranks): use --mode weak for a problem grown with the ranks, "
-                         f"or --mode grid (a baseline per problem)")
-    skel = _skeleton(target_name)
-    if mode == "weak" and not varying and skel is not None and skel.scale is not None:
-        what = f"{', '.join(keys)} stay" if keys else f"{skel.name}'s problem stays"
-        raise ValueError(f"sweep --mode weak: the problem must grow with the ranks, but "
-                         f"{what} fixed on {on} ranks (strong scaling): use --mode strong, "
-                         f"or sweep the problem size with the ranks")
 
 
 def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any]:
@@ -347,19 +280,21 @@ def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs
               network: str = "hockney", protocol: str = "bsim",
               collectives: str | dict[str, str] | None = None, contention: str | None = None,
               log: Any = None, machine: str | None = None,
-              filesystem: str | None = None) -> list[dict[str, Any]]:
+              filesystem: str | None = None, quiet: bool = False) -> list[dict[str, Any]]:
     """Run every point of the sweep (over *jobs* processes); return rows in point order.
 
     Every point's parameters are checked first (:func:`check_points`).  *log*
     (a text stream, e.g. stderr) gets one line per finished point.  A point
     that fails while it runs stops the sweep: :class:`SweepPointError` names
-    it and carries the rows of the points that had finished.
+    it and carries the rows of the points that had finished.  *quiet* silences a
+    skeleton's own ``verbose`` output at every point, as ``bsim run --quiet`` does.
     """
     if isinstance(jobs, bool) or int(jobs) < 1:
         raise ValueError(f"sweep: --jobs must be a positive integer, got {jobs}")
     pts = points(lists, mode)
     opts = {"network": network, "protocol": protocol, "collectives": collectives,
-            "contention": contention, "machine": machine, "filesystem": filesystem}
+            "contention": contention, "machine": machine, "filesystem": filesystem,
+            "quiet": quiet}
     check_mode(target, pts, check_points(target, pts, opts), mode)
     rank_params = rank_parameters(target, pts)
     tasks = [(i, target, p, opts) for i, p in enumerate(pts)]
@@ -424,7 +359,8 @@ def add_parser(subparsers: Any) -> None:
     sw.add_argument("-o", "--output", default=None, metavar="PREFIX",
                     help="write PREFIX.csv and PREFIX.json (default: sweep_TARGET)")
     sw.add_argument("--plot", metavar="FILE.png", help="also plot time and efficiency vs ranks")
-    sw.add_argument("--quiet", action="store_true", help="no per-point log, no table")
+    sw.add_argument("--quiet", action="store_true", help="no per-point log, no table, no "
+                    "skeleton output (its verbose parameter off, as bsim run --quiet)")
     sw.set_defaults(handler=command)
 
 
@@ -489,7 +425,8 @@ def command(ns: argparse.Namespace) -> int:
         rows = run_sweep(ns.target, lists, mode=ns.mode, jobs=ns.jobs, network=network,
                          protocol=ns.protocol, contention=ns.contention,
                          collectives=collectives, filesystem=ns.filesystem,
-                         log=None if ns.quiet else sys.stderr, machine=ns.machine)
+                         log=None if ns.quiet else sys.stderr, machine=ns.machine,
+                         quiet=ns.quiet)
     except SweepPointError as err:
         raise _partial(err, prefix, ns, meta, len(points(lists, ns.mode))) from err
     except KeyboardInterrupt as stop:

@@ -24,8 +24,8 @@ from typing import Any
 
 from .files import atomic_write_bytes
 
-__all__ = ["breakdown", "timeline", "scaling", "save", "read_trace_spans", "COLORS",
-           "check_figure_path", "FORMATS"]
+__all__ = ["breakdown", "timeline", "scaling", "scaling_lines", "save", "read_trace_spans",
+           "COLORS", "check_figure_path", "FORMATS"]
 
 #: file formats matplotlib's Agg backend writes, by suffix (``Figure.savefig``)
 FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp",
@@ -193,9 +193,51 @@ def timeline(source: Any, ranks: Iterable[int] | str | None = None,
     return fig
 
 
+def scaling_lines(rows: list[dict[str, Any]], mode: str = "grid") -> list[dict[str, Any]]:
+    """The lines :func:`scaling` draws from sweep *rows*: one per problem.
+
+    Rows that record the same baseline (``baseline_point``, ``bsim/outputs/scaling.py``)
+    are one problem (a grid over two ``nx`` has two); rows without one (an older sweep)
+    are one problem together.  Each line: ``label`` (the problem's parameters that differ
+    between problems; ``"predicted"`` for a single problem), ``ranks`` (sorted), ``time_ms``
+    and ``efficiency`` of the problem's fastest row at each rank count, and ``ideal_ms``
+    (``T0 P0 / P`` from the first point, flat in weak mode).
+    """
+    from .scaling import COLUMNS, add_efficiency
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    recorded = all(r.get("baseline_point") not in (None, "") for r in rows)
+    for r in rows:
+        groups.setdefault(r["baseline_point"] if recorded else None, []).append(r)
+    members = list(groups.values())
+    names = {k for r in rows for k in r} - set(COLUMNS) - {"settings"}
+    # a problem's own parameters: one value within each problem, several across them
+    own = [k for k in dict.fromkeys(k for r in rows for k in r if k in names)
+           if all(len({str(r.get(k)) for r in g}) == 1 for g in members)
+           and len({str(g[0].get(k)) for g in members}) > 1]
+    lines = []
+    for group in members:
+        if any(r.get("efficiency") in ("", None) for r in group):
+            group = [dict(r) for r in group]   # one problem: every other key a rank key
+            add_efficiency(group, mode, rank_params={k for r in group for k in r})
+        best: dict[int, dict[str, Any]] = {}
+        for r in group:   # several points per rank count (a grid): keep the fastest
+            p = int(r["ranks"])
+            if p not in best or r["elapsed"] < best[p]["elapsed"]:
+                best[p] = r
+        ps = sorted(best)
+        ts = [best[p]["elapsed"] * 1e3 for p in ps]
+        label = ", ".join(f"{k}={group[0].get(k)}" for k in own) or "predicted"
+        ideal = [ts[0]] * len(ps) if mode == "weak" else [ts[0] * ps[0] / p for p in ps]
+        lines.append({"label": label, "ranks": ps, "time_ms": ts, "ideal_ms": ideal,
+                      "efficiency": [best[p]["efficiency"] for p in ps],
+                      "points": len(group)})
+    return lines
+
+
 def scaling(source: Any, out: str | Path | None = None, title: str | None = None) -> Any:
-    """Time vs ranks (log-log, ideal line) and efficiency vs ranks from sweep rows or a file."""
-    from .scaling import add_efficiency, read_rows
+    """Time vs ranks (log-log, ideal line) and efficiency vs ranks from sweep rows or a
+    file: one line, and one ideal line, per problem (:func:`scaling_lines`)."""
+    from .scaling import read_rows
     meta: dict[str, Any] = {}
     if isinstance(source, (str, Path)):
         rows, meta = read_rows(source)
@@ -204,27 +246,23 @@ def scaling(source: Any, out: str | Path | None = None, title: str | None = None
     if not rows:
         raise ValueError("scaling plot: the sweep has no rows")
     mode = meta.get("mode", "grid")
-    if "efficiency" not in rows[0] or rows[0].get("efficiency") in ("", None):
-        add_efficiency(rows, mode)
-    best: dict[int, dict[str, Any]] = {}
-    for r in rows:   # several points per rank count (a grid): keep the fastest
-        p = int(r["ranks"])
-        if p not in best or r["elapsed"] < best[p]["elapsed"]:
-            best[p] = r
-    ps = sorted(best)
-    ts = [best[p]["elapsed"] * 1e3 for p in ps]
-    eff = [best[p]["efficiency"] for p in ps]
+    lines = scaling_lines(rows, mode)
+    ps = sorted({p for line in lines for p in line["ranks"]})
     fig = _figure(10.0, 4.0)
     ax1, ax2 = fig.subplots(1, 2)
-    if len(best) < len(rows):
+    if sum(len(line["ranks"]) for line in lines) < len(rows):
         ax1.scatter([int(r["ranks"]) for r in rows], [r["elapsed"] * 1e3 for r in rows],
                     s=12, color="grey", label="all points")
-    ax1.plot(ps, ts, "o-", color=COLORS["comm"], label="predicted")
-    if mode != "weak":
-        ax1.plot(ps, [ts[0] * ps[0] / p for p in ps], "--", color="grey",
-                 label="ideal (T ∝ 1/P)")
-    else:
-        ax1.plot(ps, [ts[0]] * len(ps), "--", color="grey", label="ideal (constant)")
+    single = len(lines) == 1
+    ideal = "ideal (constant)" if mode == "weak" else "ideal (T ∝ 1/P)"
+    for i, line in enumerate(lines):
+        color = COLORS["comm"] if single else f"C{i % 10}"
+        ax1.plot(line["ranks"], line["time_ms"], "o-", color=color, label=line["label"])
+        ax1.plot(line["ranks"], line["ideal_ms"], "--", color="grey" if single else color,
+                 linewidth=1.0 if single else 0.8,
+                 label=ideal if single else f"{ideal}, {line['label']}")
+        ax2.plot(line["ranks"], line["efficiency"], "o-",
+                 color=COLORS["calc"] if single else color, label=line["label"])
     ax1.set_xscale("log", base=2)
     ax1.set_yscale("log")
     ax1.set_xlabel("ranks")
@@ -232,14 +270,16 @@ def scaling(source: Any, out: str | Path | None = None, title: str | None = None
     ax1.set_title("time vs ranks")
     ax1.legend(fontsize="small")
     _plain_ticks(ax1, ps, y=True)
-    ax2.plot(ps, eff, "o-", color=COLORS["calc"])
     ax2.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
     ax2.set_xscale("log", base=2)
     _plain_ticks(ax2, ps, y=False)
+    eff = [e for line in lines for e in line["efficiency"]]
     ax2.set_ylim(0, max(1.05, max(eff) * 1.05))
     ax2.set_xlabel("ranks")
     ax2.set_ylabel(f"{'weak' if mode == 'weak' else 'strong'}-scaling efficiency")
     ax2.set_title("parallel efficiency")
+    if not single:
+        ax2.legend(fontsize="small")
     target = meta.get("target", "")
     fig.suptitle(title or f"scaling{' of ' + target if target else ''} ({mode} mode)")
     if out is not None:

@@ -24,6 +24,7 @@ from .engine.collective_rules import CollectiveCosts
 from .engine.core import Engine
 from .engine.fabric import build_fabric
 from .engine.hooks import measure_compute
+from .engine.host_checks import fails_together
 from .engine.matching import unreceived_messages
 from .engine.network_noise import NoisyNetwork
 from .engine.private_modules import PrivateModules
@@ -254,6 +255,7 @@ def _plain_call(main: Callable[..., Any], args: tuple[Any, ...], kw: dict[str, A
 
 
 @records_inputs
+@fails_together   # an error before the host processes meet reaches them all
 def simulate(main: Callable[..., Any], ranks: int,
              network: str | NetworkModel | None = None,
              protocol: str | Protocol = "bsim",

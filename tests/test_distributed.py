@@ -683,3 +683,36 @@ def test_more_host_processes_than_cores_still_end_a_livelock() -> None:
     (about 6 ms): some 4 minutes; the waiting hosts now yield."""
     proc = _mpiexec(3, ["-c", _LIVELOCK], timeout=150)
     assert proc.stdout.count("livelock at t=") == 3, proc.stdout + proc.stderr
+
+
+_EARLY_FAILURE = """
+import bsim
+from bsim import MPI
+
+def main():
+    MPI.COMM_WORLD.Barrier()
+
+def run():
+    from mpi4py import MPI as REAL
+    hosts = REAL.COMM_WORLD
+    net = "hockney:latency=1e-6,bandwidth=1e9" if hosts.rank == 0 else "hockney:latency=-1"
+    try:
+        bsim.simulate(main, 4, network=net, hosts=hosts)
+    except Exception as exc:
+        print(f"host {hosts.rank}: {type(exc).__name__}: {exc}", flush=True)
+
+run()
+"""
+
+
+@needs_mpi
+def test_an_error_on_one_host_before_the_run_reaches_the_others() -> None:
+    """Host process 1 cannot build its network (a file or value only it has wrong): it
+    raises its own error and host 0 raises one naming host 1's, at once.  Host 0 waited
+    for host 1 at the first exchange: 120 s (BSIM_HOST_TIMEOUT) and an abort, or forever
+    in an MPI collective (an outside review)."""
+    proc = _mpiexec(2, ["-c", _EARLY_FAILURE], timeout=60)
+    assert "host 1: NetworkSpecError: hockney: latency must be a finite number >= 0" \
+        in proc.stdout, proc.stdout + proc.stderr
+    assert ("host 0: DistributedError: host process 1 failed before the run: "
+            "NetworkSpecError: hockney: latency must be") in proc.stdout

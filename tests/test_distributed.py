@@ -312,8 +312,30 @@ class _FakeHosts:
     def Get_rank(self) -> int:
         return 0
 
-    def allgather(self, mine: Any) -> list[Any]:
-        return [mine, mine]   # both host processes started alike
+    # the meeting before the run (bsim/engine/host_checks.py): host 1 answers what
+    # host 0 sent (both started alike), through the window exchange's calls
+    def isend(self, blob: bytes, dest: int, tag: int) -> Any:
+        self.sent = blob
+        return _Done()
+
+    def improbe(self, source: int, tag: int) -> Any:
+        return _Received(self.reply(self.sent))
+
+    def reply(self, blob: bytes) -> bytes:
+        return blob
+
+
+class _Done:
+    def Test(self) -> bool:
+        return True
+
+
+class _Received:
+    def __init__(self, blob: bytes) -> None:
+        self.blob = blob
+
+    def recv(self) -> bytes:
+        return self.blob
 
 
 def _noop() -> None:
@@ -343,8 +365,10 @@ class _OtherRun(_FakeHosts):
     """Host process 1 of 2 was started with another rank count (``mpiexec -n 1 bsim run
     p.py -n 8 : -n 1 bsim run p.py -n 9``)."""
 
-    def allgather(self, mine: dict[str, str]) -> list[dict[str, str]]:
-        return [mine, {**mine, "ranks": "9"}]
+    def reply(self, blob: bytes) -> bytes:
+        import pickle
+        kind, settings = pickle.loads(blob)
+        return pickle.dumps((kind, {**settings, "ranks": "9"}))
 
 
 def test_host_processes_started_with_different_runs_are_refused() -> None:

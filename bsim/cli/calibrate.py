@@ -12,7 +12,6 @@ same commands without the main CLI.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -240,29 +239,13 @@ def run(ns: argparse.Namespace) -> int:
         return 2
 
 
-# the launchers' rank of this process: MPICH's Hydra and Intel MPI, PMIx (Open MPI 5),
-# Open MPI, MVAPICH, Slurm's srun
-_RANK_VARIABLES = ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK",
-                   "SLURM_PROCID")
-
-
 def _first_process() -> bool:
-    """False only in a process of an MPI job that is not its rank 0 (``COMM_WORLD``'s rank
-    once mpi4py has initialized MPI, else the launcher's variable): a calibration error is
-    raised by every process (they check the same options and sizes, and only rank 0 fits
-    and writes), so rank 0 alone reports it while every process exits with status 2."""
-    mpi = sys.modules.get("mpi4py.MPI")
-    if mpi is not None and getattr(mpi, "Is_initialized", None) is not None:
-        try:
-            if mpi.Is_initialized() and not mpi.Is_finalized():
-                return int(mpi.COMM_WORLD.Get_rank()) == 0
-        except Exception:   # noqa: BLE001 - a broken MPI must not hide the error line
-            pass
-    for name in _RANK_VARIABLES:
-        value = os.environ.get(name, "").strip()
-        if value.isdigit():
-            return int(value) == 0
-    return True
+    """False only in a process of an MPI job that is not its rank 0
+    (:func:`bsim.cli.hosts.first_process`): a calibration error is raised by every process
+    (they check the same options and sizes, and only rank 0 fits and writes), so rank 0
+    alone reports it while every process exits with status 2."""
+    from .hosts import first_process
+    return first_process()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,18 +17,29 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from typing import Any
+from typing import Any, NoReturn
 
 from ..version import __version__
-from . import calibrate, compare, failures, listing, plot, run, sweep
+from . import calibrate, compare, failures, hosts, listing, plot, run, sweep
 
 __all__ = ["main", "build_parser"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage error is printed by host process 0 only under
+    ``mpiexec -n K`` (every host process parses the same command line), while every
+    process exits with status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        if hosts.first_process():
+            super().error(message)
+        self.exit(failures.EXIT_USAGE)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``bsim`` command."""
-    p = argparse.ArgumentParser(prog="bsim", description="Predict MPI application performance "
-                                "by simulating skeletons (BSIM method).")
+    p = _Parser(prog="bsim", description="Predict MPI application performance "
+                "by simulating skeletons (BSIM method).")
     p.add_argument("--version", action="version", version=f"bsim {__version__}")
     p.add_argument("--debug", action="store_true",
                    help="show full tracebacks (also BSIM_DEBUG=1)")
@@ -63,5 +74,6 @@ def main(argv: list[str] | None = None) -> int:
     except BaseException as exc:   # user-side failures: one line; anything else re-raised
         if isinstance(exc, SystemExit):
             raise
-        # in a distributed run every host raises the same error: host 0 reports it
-        return failures.report(exc, ns, quiet=bool(run.HOST["rank"]))
+        if run.HOST["size"] > 1:   # a distributed run: one host process reports it
+            return hosts.report(exc, ns, run.HOST)
+        return failures.report(exc, ns)

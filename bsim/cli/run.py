@@ -31,7 +31,8 @@ from . import options
 
 __all__ = ["add_parser", "command", "HOST"]
 
-HOST = {"rank": 0}   # this process's rank among mpiexec's host processes
+# this process's rank among mpiexec's host processes, their number, their communicator
+HOST: dict[str, Any] = {"rank": 0, "size": 1, "comm": None}
 
 
 def add_parser(subparsers: Any) -> None:
@@ -187,8 +188,8 @@ def _keep_partial_trace(ns: argparse.Namespace, exc: BaseException) -> None:
     if state.get("progress") is not None:
         state["progress"].close()
     tracer = state.get("tracer")
-    if tracer is None or not state.get("started") or HOST["rank"]:
-        return
+    if tracer is None or not state.get("started") or HOST["size"] > 1:
+        return   # (a distributed run refuses --trace: its own error says so)
     ctrl_c = isinstance(exc, KeyboardInterrupt) and program_interrupt(exc) is None
     what = "interrupted" if ctrl_c else "failed"
     if not tracer.recorded:   # said when the engine ran (not for a check before it)
@@ -219,7 +220,7 @@ def _simulate(ns: argparse.Namespace, scale: float) -> Any:
     from ..engine.distributed import host_processes
     hosts = host_processes()   # under mpiexec -n K > 1: a distributed run
     if hosts is not None:
-        HOST["rank"] = hosts.Get_rank()
+        HOST.update(rank=hosts.Get_rank(), size=hosts.Get_size(), comm=hosts)
         if HOST["rank"]:
             ns.quiet = True    # host process 0 prints and writes the outputs
             # and warns of the machine file's flagged fits, which every host reads alike

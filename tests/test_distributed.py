@@ -740,3 +740,18 @@ def test_an_error_on_one_host_before_the_run_reaches_the_others() -> None:
         in proc.stdout, proc.stdout + proc.stderr
     assert ("host 0: DistributedError: host process 1 failed before the run: "
             "NetworkSpecError: hockney: latency must be") in proc.stdout
+
+
+@needs_mpi
+def test_a_target_one_host_process_cannot_load_stops_every_host(tmp_path) -> None:
+    """``mpiexec -n 1 bsim run p.py : -n 1 bsim run p.py --machine missing.toml``: host 1
+    cannot load its machine file; host 0 reports it in one line at once, and both exit
+    with status 2 (host 0 waited 120 s for host 1 at the first window exchange)."""
+    (tmp_path / "p.py").write_text("from mpi4py import MPI\nMPI.COMM_WORLD.Barrier()\n")
+    run = [sys.executable, "-m", "bsim", "run", "p.py", "-n", "8"]
+    proc = subprocess.run([str(MPIEXEC), "-n", "1", *run, ":", "-n", "1", *run,
+                           "--machine", "missing.toml"], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == ("bsim: error: host process 1 failed before the run: "
+                                   "MachineError: machine file 'missing.toml' does not exist")

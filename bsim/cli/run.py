@@ -228,7 +228,15 @@ def _simulate(ns: argparse.Namespace, scale: float) -> Any:
             from ..machines.flags import CalibrationFlagWarning
             warnings.filterwarnings("ignore", category=CalibrationFlagWarning)
     with recording_inputs():   # the program and machine files, then simulate()'s
-        return _load_and_simulate(ns, hosts, scale)
+        if hosts is None:
+            return _load_and_simulate(ns, hosts, scale)
+        from ..engine.host_checks import fail_together, start_of_run
+        start_of_run(hosts)
+        try:   # a target one host process cannot load: the others hear of it at once
+            return _load_and_simulate(ns, hosts, scale)
+        except BaseException as exc:
+            fail_together(hosts, exc)
+            raise
 
 
 def _load_and_simulate(ns: argparse.Namespace, hosts: Any, scale: float) -> Any:

@@ -465,9 +465,15 @@ class Table(CollectiveModel):
         return max(value, 0.0)
 
     def lower_bound(self) -> tuple[float, str] | None:
-        """The cheapest measured point (an extrapolation below it shows when it happens)."""
-        return min((min(t for _, times in rows for t in times), op)
-                   for op, (_, rows) in self._ops.items())
+        """The cheapest measured point on 2 or more ranks, or interpolated to 2 from a row
+        of 1 (an extrapolation below it shows when it happens)."""
+        found = []
+        for op, (ps, rows) in self._ops.items():
+            found += [(t, op) for p, (_, times) in zip(ps, rows, strict=True) if p >= 2
+                      for t in times]
+            if ps[0] < 2:
+                found += [(self.time(op, 2, s), op) for s in rows[0][0]]
+        return min(found)
 
     def _warn_if_far(self, name: str, ps: list[int], rows: list[Any], nprocs: int,
                      nbytes: float) -> None:

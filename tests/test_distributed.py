@@ -350,12 +350,12 @@ def test_a_collective_model_cheaper_than_the_lookahead_is_refused_before_the_run
     table (the MILC paper's): it stopped mid-run with an event 'inside the current
     window'."""
     with pytest.raises(LookaheadError, match=r"collective model 'clog:c=1e-09,d=0.0' prices "
-                                             r"every op on 2 ranks at 1e-09 s, below the "
-                                             r"lookahead 1e-06 s"):
+                                             r"every op at 1e-09 s on 2 ranks or more, "
+                                             r"below the lookahead 1e-06 s"):
         simulate(_noop, 4, network="hockney:latency=1e-6,bandwidth=1e9",
                  collectives="clog:c=1e-9,d=0", hosts=_FakeHosts())
-    with pytest.raises(LookaheadError, match=r"prices allreduce on 2 ranks at 3.65e-06 s, "
-                                             r"below the lookahead 3.37948e-05 s"):
+    with pytest.raises(LookaheadError, match=r"prices allreduce at 3.65e-06 s on 2 ranks or "
+                                             r"more, below the lookahead 3.37948e-05 s"):
         simulate(_noop, 4, machine="power5", hosts=_FakeHosts())
     simulate(_noop, 4, network="hockney:latency=1e-6,bandwidth=1e9",   # 1 us: not below
              collectives="clog:c=5e-7,d=5e-7", hosts=None)
@@ -755,3 +755,38 @@ def test_a_target_one_host_process_cannot_load_stops_every_host(tmp_path) -> Non
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == ("bsim: error: host process 1 failed before the run: "
                                    "MachineError: machine file 'missing.toml' does not exist")
+
+
+def test_a_table_s_one_rank_row_does_not_refuse_a_distributed_run(tmp_path) -> None:
+    """A table measured at 1, 2 and 8 ranks: the 1-rank allreduce (0.1 us) never crosses
+    hosts; its cheapest call on 2 ranks or more, 20 us, is above the 1 us lookahead, so
+    the run goes on (it was refused, naming the 1-rank price as the 2-rank one: an outside
+    review).  With rows at 1 and 8 ranks only, 2 ranks interpolate to 0.1 + (6 - 0.1) / 7
+    = 0.943 us at 8 B: below the lookahead, refused."""
+    table = tmp_path / "t.csv"
+    table.write_text("op,nprocs,nbytes,seconds\nallreduce,1,8,1e-7\nallreduce,1,8192,2e-7\n"
+                     "allreduce,2,8,2e-5\nallreduce,2,8192,4e-5\n"
+                     "allreduce,8,8,6e-5\nallreduce,8,8192,9e-5\n")
+    net = "hockney:latency=1e-6,bandwidth=1e9"
+    from bsim.engine.host_checks import check_distributable
+    engine = _engine_for(net, f"table:path={table}")
+    check_distributable(engine)   # refuses nothing
+    table.write_text("op,nprocs,nbytes,seconds\nallreduce,1,8,1e-7\nallreduce,1,8192,2e-7\n"
+                     "allreduce,8,8,6e-6\nallreduce,8,8192,9e-6\n")
+    with pytest.raises(LookaheadError, match=r"prices allreduce at 9.42857e-07 s on 2 ranks"):
+        check_distributable(_engine_for(net, f"table:path={table}"))
+
+
+def _engine_for(network: str, collectives: str) -> Any:
+    """An engine with *network* and *collectives*, as simulate() builds it (its lookahead
+    the protocol's)."""
+    from bsim.engine.collective_costs import CollectiveCosts
+    from bsim.engine.core import Engine
+    from bsim.engine.protocols import build_protocol
+    from netmodels import build_network
+    net = build_network(network)
+    proto = build_protocol("bsim")
+    engine = Engine(4, net, proto)
+    engine.collective_costs = CollectiveCosts(collectives)
+    engine.lookahead = proto.lookahead(net)
+    return engine

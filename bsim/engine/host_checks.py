@@ -99,10 +99,11 @@ def check_distributable(engine: Engine) -> None:
     if cheapest is not None and cheapest[0] < engine.lookahead:
         seconds, op, spec = cheapest
         raise LookaheadError(
-            f"collective model {spec!r} prices {op} on 2 ranks at {seconds:g} s, below the "
-            f"lookahead {engine.lookahead:g} s (the least message time of {net.spec()!r} "
-            f"under {proto.name!r}): a distributed run needs every collective to take at "
-            f"least that; run it in one process, or with --collectives analytic")
+            f"collective model {spec!r} prices {op} at {seconds:g} s on 2 ranks or more, "
+            f"below the lookahead {engine.lookahead:g} s (the least message time of "
+            f"{net.spec()!r} under {proto.name!r}): a distributed run needs every "
+            f"collective to take at least that; run it in one process, or with "
+            f"--collectives analytic")
     reason = getattr(net, "shared_state", "")
     if reason:
         raise DistributedError(f"network model {net.name!r} cannot be split over host "

@@ -120,6 +120,12 @@ def Bcast(ic: Intercomm, buf: Any, root: int = 0) -> None:
     write_into(info, local_bcast(vr, ic, got, info.nbytes, sized=True))
 
 
+def _v_form(call: str) -> bool:
+    """Whether *call* is a v form, under any of its names (``Gatherv``, ``Igatherv``,
+    ``Gatherv_init``): MPICH runs those linearly at every size."""
+    return call.removesuffix("_init").endswith("v")
+
+
 def _gather(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
     """MPICH's intercommunicator gather: below :data:`INTER_SHORT` bytes in all, a local
     gather to the remote group's rank 0, which sends the whole to the root
@@ -130,7 +136,7 @@ def _gather(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0)
     root = root_role(ic, vr, root, call)
     if root == PROC_NULL:
         return
-    vform = call == "Gatherv"
+    vform = _v_form(call)
     if root == ROOT:   # checks each remote rank's block as it places it: O(|R|)
         rsize = ic.peer_size(vr)
         rinfo = parse_vector_buffer(vr, recvbuf, rsize, call)
@@ -180,7 +186,7 @@ def _scatter(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0
     root = root_role(ic, vr, root, call)
     if root == PROC_NULL:
         return
-    vform = call == "Scatterv"
+    vform = _v_form(call)
     if root == ROOT:
         rsize = ic.peer_size(vr)
         sinfo = parse_vector_buffer(vr, sendbuf, rsize, call)

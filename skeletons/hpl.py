@@ -462,7 +462,8 @@ SKELETON = register(Skeleton(
     },
     ranks=lambda prm: prm["p"] * prm["q"],
     machine_kernel=MachineKernel(param="kernel", table="hpl_blas", keys=KERNELS,
-                                 fit_units=FIT_UNITS, generic=generic_kernel),
+                                 fit_units=FIT_UNITS, generic=generic_kernel,
+                                 spec_kinds=("flat", "table")),
     flops=lambda prm, _returns: hpl_flops(prm["n"]),
     scale=lambda n: grid(n, 2, "q", "p"),   # HPL: P <= Q
 ))

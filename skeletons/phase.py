@@ -398,7 +398,8 @@ SKELETON = register(Skeleton(
     },
     ranks=lambda prm: prm["pb"] * prm["pf"],
     machine_kernel=MachineKernel(param="kernel", table="hpl_blas", keys=KERNELS,
-                                 fit_units=FIT_UNITS, generic=generic_kernel),
+                                 fit_units=FIT_UNITS, generic=generic_kernel,
+                                 spec_kinds=("flat", "table")),
     flops=lambda prm, returns: sum(float(r["flops"]) for r in returns if isinstance(r, dict)),
     scale=lambda n: grid(n, 2, "pf", "pb"),
 ))

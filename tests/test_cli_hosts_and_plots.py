@@ -144,7 +144,9 @@ def test_ctrl_c_under_mpiexec_gives_the_simulated_time(tmp_path):
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("bsim:")]
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("bsim: interrupted at simulated t="), proc.stderr
-    assert "(host process 0's clock), nothing written" in lines[0]
+    # host process 0 prints it, or, when mpiexec's own handling of the signal kept it from
+    # telling the others within 2 s (a loaded machine), the host process that waited
+    assert re.search(r"\(host process \d's clock\), nothing written$", lines[0]), lines[0]
     assert proc.returncode == 130, proc.stderr
 
 

@@ -234,3 +234,5 @@ def test_a_misspelt_machine_in_a_skeleton_parameter_is_refused_before_the_run(sk
         load_target(skeleton, {param: "bgq"}, None, None)
     assert load_target("hpl", {"kernel": "flat:rate=1e9"}, None, None).params["kernel"] == \
         "flat:rate=1e9"
+    # a kind of spec the skeleton reads is its own to judge, even without parameters
+    assert load_target("hpl", {"kernel": "flat"}, None, None).params["kernel"] == "flat"

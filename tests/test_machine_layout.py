@@ -138,3 +138,28 @@ def test_network_beside_a_machine_keeps_its_collective_fits():
     res = bsim.simulate(lambda: None, 2, machine="xt5",
                         network="hockney:latency=8.4e-7,bandwidth=2.79e9")
     assert "clog" in str(res.collectives)
+
+
+@pytest.mark.parametrize("cores", ["0", "abc", "4.0"])
+def test_a_cores_value_that_is_no_count_is_named_as_such(cores):
+    """``cores=0`` beside the 4-core BG/P said 'bgp has 4 cores per node; network places 0
+    ranks on each node', as if 0 were too many (an outside review)."""
+    with pytest.raises(MachineError, match=rf"cores = '?{cores}'?: expected a whole number "
+                                           r"of ranks a node, 1 to 4"):
+        bsim.simulate(lambda: None, 4, machine="bgp",
+                      network=f"torus:dims=2x2x1,cores={cores}")
+
+
+def test_a_sweep_checks_the_machine_s_nodes_before_the_first_point(tmp_path, capsys):
+    """Lobo holds 4,352 ranks (272 nodes x 16): a halo2d sweep whose second point has
+    5,000 is refused before the first runs (it ran the first, then failed: an outside
+    review), nothing written."""
+    out = tmp_path / "sw"
+    status = cli(["sweep", "halo2d", "--machine", "lobo", "--mode", "grid", "--param",
+                  "px=2,100", "--param", "py=2,50", "--param", "nx=400", "--param", "ny=400",
+                  "--param", "iterations=1", "-j", "1", "-o", str(out)])
+    err = capsys.readouterr()
+    assert status == 2
+    assert "machine 'lobo' has 4,352 cores (272 nodes x 16); 5,000 ranks do not fit" \
+        in err.err
+    assert "[1/" not in err.out + err.err and not list(tmp_path.iterdir())

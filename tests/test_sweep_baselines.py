@@ -152,3 +152,17 @@ def test_rows_carry_flops_peak_and_fraction_of_peak(tmp_path):
     with open(tmp_path / "sw.csv") as fh:
         header = next(csv.reader(fh))
     assert "flops" not in header and "peak_fraction" not in header
+
+
+def test_a_strong_sweep_of_a_per_rank_size_is_one_problem():
+    """SAGE's cells are per processor: 16,000 cells in all on 1, 4, 16 ranks is
+    cells = 16000, 4000, 1000, a strong sweep (it was refused as 'cells changes with
+    them', and each point became its own problem with efficiency 1: an outside review).
+    One baseline, the 1-rank run: E(P) = T0 / (P T(P))."""
+    rows = run_sweep("sage", parse_param_lists(["ranks=1,4,16", "cells=16000,4000,1000",
+                                                "cycles=1"]), "strong", network=NET)
+    t0 = rows[0]["elapsed"]
+    assert [r["baseline_ranks"] for r in rows] == [1, 1, 1]
+    for r in rows:
+        assert r["efficiency"] == pytest.approx(t0 / (r["ranks"] * r["elapsed"]), rel=1e-12)
+    assert rows[2]["efficiency"] < 1.0

@@ -223,10 +223,12 @@ def _simulate(ns: argparse.Namespace, scale: float) -> Any:
         HOST.update(rank=hosts.Get_rank(), size=hosts.Get_size(), comm=hosts)
         if HOST["rank"]:
             ns.quiet = True    # host process 0 prints and writes the outputs
-            # and warns of the machine file's flagged fits, which every host reads alike
-            # (main() restores the filters after the command)
+            # and warns of what every host finds alike in the machine file: flagged fits,
+            # a variant fitted at another rank count (main() restores the filters after)
             from ..machines.flags import CalibrationFlagWarning
+            from ..machines.layout import FittedAtOtherCountWarning
             warnings.filterwarnings("ignore", category=CalibrationFlagWarning)
+            warnings.filterwarnings("ignore", category=FittedAtOtherCountWarning)
     with recording_inputs():   # the program and machine files, then simulate()'s
         if hosts is None:
             return _load_and_simulate(ns, hosts, scale)

@@ -163,9 +163,23 @@ def prepare_point(target_name: str, params: dict[str, str],
     ranks = nranks if nranks is not None else target.ranks
     if ranks is None:
         raise ValueError(f"{target_name} has no rank rule; add --param ranks=...")
+    if opts.get("machine") is not None:   # the machine's cores and nodes hold the ranks
+        _check_on_machine(opts["machine"], opts.get("network"), ranks)
     # a skeleton's layout sets the rank mapping
     network = target.network_for(opts.get("network") or "hockney")
     return target, ranks, network
+
+
+def _check_on_machine(machine: str, network: str | None, ranks: int) -> None:
+    """Refuse, before any point runs, *ranks* the machine cannot hold on *network*
+    (``bsim.machines.layout.network_on_machine``; its warnings come when the point runs)."""
+    import warnings
+
+    from ..machines import load_machine
+    from ..machines.layout import network_on_machine
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        network_on_machine(load_machine(machine, record=False), network, ranks)
 
 
 def check_points(target_name: str, pts: list[dict[str, str]],

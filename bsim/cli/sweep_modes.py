@@ -59,12 +59,15 @@ def check_mode(target_name: str, pts: list[dict[str, str]], ranks: list[int],
                mode: str) -> None:
     """Refuse a sweep whose parameters contradict *mode* (``ranks``: each point's count).
 
-    Strong: the problem (the parameters other than :func:`rank_parameters`) must
-    stay fixed while the ranks change.  Weak: for a skeleton with a process-grid
-    rule (``scale``, so its other parameters are the whole problem) the problem
-    must change with the ranks.  Raises ValueError saying which parameter.
+    Only for a skeleton with a process-grid rule (``scale``), whose other parameters
+    are the whole problem: strong, the problem (the parameters other than
+    :func:`rank_parameters`) must stay fixed while the ranks change; weak, it must
+    change with them.  A program file's or SAGE's parameters may size each rank's share
+    (SAGE's ``cells`` per processor: a strong sweep shrinks it as the ranks grow), so
+    they are not judged.  Raises ValueError saying which parameter.
     """
-    if mode == "grid" or len(set(ranks)) < 2:
+    skel = _skeleton(target_name)
+    if mode == "grid" or len(set(ranks)) < 2 or skel is None or skel.scale is None:
         return
     fixed = rank_parameters(target_name, pts)
     keys = list(dict.fromkeys(k for p in pts for k in p if k not in fixed))
@@ -76,8 +79,7 @@ def check_mode(target_name: str, pts: list[dict[str, str]], ranks: list[int],
                          f"change, but {k} changes with them ({', '.join(p[k] for p in pts)} "
                          f"on {on} ranks): use --mode weak for a problem grown with the ranks, "
                          f"or --mode grid (a baseline per problem)")
-    skel = _skeleton(target_name)
-    if mode == "weak" and not varying and skel is not None and skel.scale is not None:
+    if mode == "weak" and not varying:
         what = f"{', '.join(keys)} stay" if keys else f"{skel.name}'s problem stays"
         raise ValueError(f"sweep --mode weak: the problem must grow with the ranks, but "
                          f"{what} fixed on {on} ranks (strong scaling): use --mode strong, "

@@ -242,7 +242,7 @@ def _given_table(kernel: MachineKernel, value: Any) -> str:
         return account
     base = str(split_variant(value)[0])
     if base.lower() not in list_machines() and not Path(base).is_file():
-        if "=" not in value:
+        if "=" not in value and value.partition(":")[0] not in kernel.spec_kinds:
             try:
                 load_machine(value)   # raises, naming the valid machines
             except MachineError as exc:

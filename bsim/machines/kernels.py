@@ -72,6 +72,9 @@ class MachineKernel:
     or the user's own ``param`` (the same what-if either way), unless the user set it."""
     keys: tuple[str, ...] = ()
     """Without ``key``: the entries of the table the skeleton reads itself."""
+    spec_kinds: tuple[str, ...] = ()
+    """Without ``key``: the other kinds of value the parameter takes besides a machine
+    (HPL's ``flat:rate=R``, ``table:path=F``), which ``bsim run`` leaves to the skeleton."""
     fit_units: tuple[str, ...] = ()
     """The work columns of ``bsim fit kernel`` (``cells``, ``flops``, ``sites``...) whose
     fits the parameter takes, the first one named in errors (:func:`check_fit_unit`);

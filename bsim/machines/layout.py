@@ -74,6 +74,9 @@ def network_on_machine(preset: Machine, network: str | NetworkModel | None,
             network += f"{',' if ':' in network else ':'}cores={cores}"
     if cores is not None and not (isinstance(cores, int) and 1 <= cores <= cpn):
         spec = network.spec() if isinstance(network, NetworkModel) else network
+        if isinstance(cores, bool) or not isinstance(cores, int) or cores < 1:
+            raise MachineError(f"network {spec!r} on {preset.label}: cores = {cores!r}: "
+                               f"expected a whole number of ranks a node, 1 to {cpn}")
         raise MachineError(f"{preset.label} has {cpn} cores per node; network {spec!r} "
                            f"places {cores!r} ranks on each node")
     per_node = cores if isinstance(cores, int) else preset.ranks_per_node

@@ -54,16 +54,17 @@ def add_efficiency(rows: list[dict[str, Any]], mode: str,
                    rank_params: Collection[str] = ("ranks",)) -> None:
     """Fill ``speedup``, ``efficiency`` and the ``baseline_*`` columns of *rows* (in place).
 
-    Each row is measured against its problem's baseline: strong and grid modes group
-    rows by :func:`problem_key` (a grid of two problem sizes has two baselines); weak
-    mode takes the whole sweep as one problem grown with the ranks.  A group's baseline
-    is its fastest row among its fewest ranks ``P0`` (time ``T0``).  Strong/grid:
-    ``S(P) = T0 / T(P)``, ``E(P) = S(P) * P0 / P``; weak: ``E(P) = T0 / T(P)``,
+    Each row is measured against its problem's baseline: grid mode groups rows by
+    :func:`problem_key` (a grid of two problem sizes has two baselines); strong and weak
+    modes take the whole sweep as one problem, fixed or grown with the ranks (a strong
+    sweep of a per-rank size, SAGE's ``cells``, changes that parameter with the ranks).
+    A group's baseline is its fastest row among its fewest ranks ``P0`` (time ``T0``).
+    Strong/grid: ``S(P) = T0 / T(P)``, ``E(P) = S(P) * P0 / P``; weak: ``E(P) = T0 / T(P)``,
     ``S(P) = E(P) * P / P0`` (the scaled speedup).  ``T(P) = 0`` gives NaN.
     """
     groups: dict[Any, list[int]] = {}
     for i, r in enumerate(rows):
-        key = () if mode == "weak" else problem_key(r, rank_params)
+        key = () if mode in ("strong", "weak") else problem_key(r, rank_params)
         groups.setdefault(key, []).append(i)
     for members in groups.values():
         p0 = min(rows[i]["ranks"] for i in members)

@@ -22,7 +22,6 @@ written in :mod:`netmodels.collective_algorithms`.
 from __future__ import annotations
 
 import math
-import warnings
 from abc import ABC, abstractmethod
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
@@ -51,7 +50,7 @@ from .collective_algorithms import (
     share,
 )
 from .collective_schedules import evaluate, schedule
-from .collective_table_io import FAR
+from .collective_table_io import ExtrapolationWarning, warn_far
 from .collective_table_io import far_outside as _far_outside
 from .collective_table_io import interp as _interp
 from .collective_table_io import read_csv as _read_csv
@@ -64,6 +63,7 @@ __all__ = [
     "canonical_op", "as_p2p", "ceil_log2", "floor_pow2", "is_pow2", "share", "bruck_blocks",
     "resolve_algorithm", "default_algorithm", "critical_path", "chain",
     "build_collective_model", "describe_collective_models", "P2P", "Steps",
+    "ExtrapolationWarning",
 ]
 
 
@@ -331,10 +331,6 @@ def _float(model: str, key: str, text: str) -> float:
 _OUTSIDE = ("extrapolate", "clamp", "error")
 
 
-class ExtrapolationWarning(UserWarning):
-    """A collective table is used far outside what it measured."""
-
-
 @register_collective
 class Table(CollectiveModel):
     """Measured collective times, interpolated linearly in size and in P (BSIM paper, Sec. 3.C).
@@ -483,10 +479,7 @@ class Table(CollectiveModel):
         key = (name, tuple(f.split(" ")[1] for f in far))
         if far and key not in self._warned:
             self._warned.add(key)
-            warnings.warn(f"collective table {self.path or 'points'}: {name} at "
-                          f"{' and '.join(far)} is extrapolated more than {FAR:g}x beyond "
-                          f"what was measured (outside=extrapolate); measure there or use "
-                          f"outside=clamp|error", ExtrapolationWarning, stacklevel=2)
+            warn_far(self.path or "points", name, far)
 
     def spec(self) -> str:
         if self.path is None:

@@ -8,16 +8,29 @@ decides what happens beyond them (``extrapolate``, ``clamp``, ``error``).
 from __future__ import annotations
 
 import csv
+import warnings
 from bisect import bisect_right
 from pathlib import Path
 
 from .collective_algorithms import CollectiveSpecError
 from .input_files import note_input
 
-__all__ = ["interp", "read_csv", "far_outside", "FAR"]
+__all__ = ["interp", "read_csv", "far_outside", "warn_far", "FAR", "ExtrapolationWarning"]
 
 FAR = 2.0
 """A table call this many times beyond the measured ranks or sizes warns (once per op)."""
+
+
+class ExtrapolationWarning(UserWarning):
+    """A collective table is used far outside what it measured."""
+
+
+def warn_far(where: str, name: str, far: list[str]) -> None:
+    """Warn that a call of *name* lies *far* (:func:`far_outside`) beyond table *where*."""
+    warnings.warn(f"collective table {where}: {name} at {' and '.join(far)} is extrapolated "
+                  f"more than {FAR:g}x beyond what was measured (outside=extrapolate); "
+                  f"measure there or use outside=clamp|error", ExtrapolationWarning,
+                  stacklevel=4)
 
 
 def far_outside(ps: list[int], rows: list[tuple[list[float], list[float]]], nprocs: int,

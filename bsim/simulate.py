@@ -437,7 +437,7 @@ def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: 
         "program": name, "parameters": repr(sorted(params.items())),
         "ranks": str(engine.nranks), "network": engine.network.spec(),
         "protocol": engine.protocol.spec(), "collectives": engine.collective_costs.spec(),
-        "contention": type(engine.fabric).__name__, "noise": _noise_spec(engine.noise),
+        "contention": type(engine.fabric).__name__, "noise": _same_everywhere(engine.noise),
         "partition": partition, "limits": f"{engine.max_sim_time!r} s, "
                                           f"{engine.max_events!r} events"})
     host_checks.check_distributable(engine)
@@ -454,6 +454,13 @@ def _simulate_distributed(engine: Engine, program: Callable[[Any], Any], hosts: 
     result = collect(engine, name, params)
     result.distributed = stats.to_dict()
     return result
+
+
+def _same_everywhere(noise: Any) -> str:
+    """A compute-noise model as host processes can compare it: its spec, or its type (a
+    model of the user's own has no spec; its repr may hold an address)."""
+    return _noise_spec(noise) if noise is None or callable(getattr(noise, "spec", None)) \
+        else type(noise).__name__
 
 
 def _noise_spec(noise: Any) -> str:

@@ -496,12 +496,44 @@ def test_waitany_takes_the_first_request_complete_at_the_call(protocol):
     assert returns == [[0, [0, 1], 0, 1], None]
 
 
+PERSISTENT_CHECKS = '''
+from mpi4py import MPI
+import numpy as np
+
+
+def main():
+    comm = MPI.COMM_WORLD
+    other = 1 - comm.rank
+    buf = np.zeros(1, "i")
+    out = []
+    for fn in (lambda: comm.Send_init(buf, other, tag=-5),
+               lambda: comm.Ssend_init(buf, other, tag=2**29),
+               lambda: comm.Rsend_init(buf, other, tag=2**29),
+               lambda: comm.Recv_init(buf, other, tag=2**29),
+               lambda: comm.Send_init(buf, 5, tag=0),
+               lambda: comm.Recv_init(buf, 7, tag=0)):
+        try:
+            fn().Free()
+            out.append("ok")
+        except MPI.Exception as exc:
+            out.append(exc.Get_error_class())
+    return out
+'''
+
+
+def test_persistent_calls_check_their_peer_and_tag_at_the_call():
+    """A bad tag (ERR_TAG 4: -5, or 2^29, one above MPICH's TAG_UB) or peer (ERR_RANK 6)
+    is refused by Send_init, Ssend_init, Rsend_init and Recv_init themselves, as MPICH
+    refuses them; bsim returned a request and refused it at Start (an outside review)."""
+    assert simulated_returns(2, PERSISTENT_CHECKS) == [[4, 4, 4, 4, 6, 6]] * 2
+
+
 # programs whose every rank's return must be the same under bsim and real mpiexec -n N
 SAME_AS_REAL = {"intercomm-reductions": (INTER_OPS, 2),
                 "intercomm-reduce-scatter-counts": (INTER_RSB_COUNTS, 3),
                 "constants": (CONSTANTS, 2), "predefined-attributes": (PREDEFINED_ATTRS, 2),
                 "truncated-receive": (TRUNCATED, 2), "compute-dims": (COMPUTE_DIMS, 1),
-                "waitany": (WAITANY, 2)}
+                "waitany": (WAITANY, 2), "persistent-checks": (PERSISTENT_CHECKS, 2)}
 
 
 @needs_mpiexec

@@ -109,15 +109,23 @@ def finish_all(requests: list[Request], array: list[Status] | None, call: str,
 
 
 def wait_all(requests: list[Request], statuses: Any, call: str,
-             stop_at_error: bool) -> list[Any]:
+             stop_at_error: bool, results: bool = True) -> list[Any]:
     """``Waitall``/``Testall`` once every active request can complete: settle them on the
     owner's clock, complete them (:func:`finish_all`) and copy the statuses to the
-    caller's *statuses* (also when a request failed, as mpi4py does)."""
+    caller's *statuses* (also when a request failed, as mpi4py does).  Without statuses
+    nor *results* (``Waitall(requests)``, a halo's call) and with no request that may
+    fail, they are completed in a plain loop (the same outcome, none of its lists)."""
     pending = active(requests, call, unique=True)
     if pending:
         owner = check_owner(pending[0], call)
         owner.ops += 1
         owner.settle(pending, call)
+    if statuses is None and not results and \
+            all(r.error is None and r.post is None for r in pending):
+        for r in pending:
+            if r.kind != DONE:   # (not completed by an earlier one's finish)
+                r.finish(None)
+        return []
     if statuses is None:
         return finish_all(requests, None, call, stop_at_error)
     array = [Status() for _ in requests]   # empty: what an inactive request gives

@@ -335,7 +335,7 @@ class Request(RequestSets, HandleValues):
     def Waitall(cls, requests: list[Request], statuses: list[Status] | None = None) -> bool:
         """Wait for all requests.  One that fails: ``ERR_IN_STATUS``, and with *statuses*
         the later ones stay active (``request_sets.finish_all``, MPI 4.1 Sec. 3.7.5)."""
-        wait_all(requests, statuses, "Waitall", statuses is not None)
+        wait_all(requests, statuses, "Waitall", statuses is not None, results=False)
         return True
 
     @classmethod

@@ -46,7 +46,8 @@ from .matching import Message
 from .rank import VirtualRank
 from .synchronous import SyncAck
 
-__all__ = ["partition", "run_distributed", "DistStats", "PARTITIONS", "host_processes"]
+__all__ = ["partition", "run_distributed", "DistStats", "PARTITIONS", "host_processes",
+           "exchange_blobs"]
 
 PARTITIONS = ("block", "cyclic", "node")
 CYCLIC_BLOCKS = 16      # blocks a host process gets under partition 'cyclic' by default
@@ -237,7 +238,7 @@ def _loop(engine: Engine, comm: Any, hosts: int, me: int, window: float,
                 break
         engine.outbox = [[] for _ in range(hosts)]
         clock = time.perf_counter()
-        received = _exchange(comm, blobs, hosts, me, timeout)
+        received = exchange_blobs(comm, blobs, hosts, me, timeout)
         waited[0] += time.perf_counter() - clock
         statuses = []
         incoming = []
@@ -310,7 +311,7 @@ def window_ends(nexts: list[float], lookahead: float, limit: float) -> list[floa
                 limit) for h in range(len(nexts))]
 
 
-def _exchange(comm: Any, blobs: list[bytes], hosts: int, me: int,
+def exchange_blobs(comm: Any, blobs: list[bytes], hosts: int, me: int,
               timeout: float) -> list[bytes]:
     """Every host sends ``blobs[h]`` to host h and receives one blob from each (an alltoall).
 

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from ..errors import DistributedError, LookaheadError
 from .core import Engine
-from .distributed import _exchange, host_timeout
+from .distributed import exchange_blobs, host_timeout
 
 __all__ = ["check_distributable", "check_same_run", "fail_together", "start_of_run",
            "fails_together"]
@@ -37,7 +37,7 @@ def _meet(hosts: Any, kind: str, value: Any) -> list[tuple[str, Any]]:
     _met.add(id(hosts))
     blob = pickle.dumps((kind, value))
     size = hosts.Get_size()
-    return [pickle.loads(b) for b in _exchange(hosts, [blob] * size, size, hosts.Get_rank(),
+    return [pickle.loads(b) for b in exchange_blobs(hosts, [blob] * size, size, hosts.Get_rank(),
                                                host_timeout())]
 
 

@@ -141,8 +141,10 @@ def inline_commands(page: Path) -> list[Shown]:
     text = re.sub(r"^```.*?^```", lambda m: "\n" * m.group(0).count("\n"), text,
                   flags=re.S | re.M)   # fenced blocks are sh_blocks' (or not commands)
     found = []
-    for m in re.finditer(r"`([^`\n]+)`", text):
-        span = m.group(1).strip()
+    for m in re.finditer(r"`([^`]+)`", text):
+        if "\n\n" in m.group(1):
+            continue
+        span = " ".join(m.group(1).split())
         if not _is_command_start(span) or _PLACEHOLDER.search(span.replace("\\|", "|")):
             continue
         words = shlex.split(span)

@@ -303,10 +303,13 @@ def _check_python(args: list[str], shown: Shown) -> None:
 
 
 def _check_options(command: list[str], args: list[str], shown: Shown) -> None:
-    """Every ``--option`` of *args* is one that *command*'s ``--help`` lists."""
+    """Every ``--option`` of *args* is one that *command*'s ``--help`` lists (asked after
+    the words before the first option, so that a subcommand's own options are listed)."""
     wanted = {a.split("=", 1)[0] for a in args if a.startswith("--")}
     if not wanted:
         return
+    lead = next((i for i, a in enumerate(args) if a.startswith("-")), len(args))
+    command = command + args[:lead]
     key = " ".join(command)
     if key not in _HELP:
         env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -28,14 +28,17 @@ Anything else is an unknown command, and the check fails.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib.util
+import io
 import os
 import re
 import shlex
 import subprocess
 import sys
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,6 +192,7 @@ def _strip_launcher(words: list[str]) -> list[str]:
 
 
 def is_setup(shown: Shown) -> bool:
+    """Whether *shown* sets up the environment (a venv, an install, the tests, a folder)."""
     text = shown.text.removeprefix(".venv/bin/")
     return text.startswith(SETUP)
 
@@ -208,33 +212,21 @@ def check(shown: Shown, folder: Path) -> None:
         raise AssertionError(f"unknown command {words[0]!r}: {shown.text}")
 
 
-def parse_bsim(args: list[str]):   # -> argparse.Namespace
+def parse_bsim(args: list[str]) -> argparse.Namespace:
     """bsim's parser on *args* (as ``bsim.cli.main.main`` splits them at ``--``)."""
     from bsim.cli.main import build_parser
     program_args: list[str] = []
     if "--" in args:
         cut = args.index("--")
         args, program_args = args[:cut], args[cut + 1:]
-    err = _Capture()
+    err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err):
             ns = build_parser().parse_args(args)
     except SystemExit as exc:
-        raise AssertionError(f"bsim {' '.join(args)}: {err.text.strip()}") from exc
+        raise AssertionError(f"bsim {' '.join(args)}: {err.getvalue().strip()}") from exc
     ns.program_args = program_args
     return ns
-
-
-class _Capture:
-    def __init__(self) -> None:
-        self.text = ""
-
-    def write(self, s: str) -> int:
-        self.text += s
-        return len(s)
-
-    def flush(self) -> None:
-        pass
 
 
 def _program(target: str, folder: Path) -> str | None:
@@ -262,11 +254,12 @@ def check_bsim(args: list[str], folder: Path) -> int | None:
         from bsim.cli import options, sweep, targets
         from netmodels import build_network
         network = options.network_spec(ns)
-        if ns.command == "sweep":
-            lists = sweep.parse_param_lists(ns.param)
-            opts = {"machine": ns.machine, "network": ns.network or
-                    (network if ns.machine is None else None)}
-            return max(sweep.check_points(target, sweep.points(lists, ns.mode), opts))
+        if ns.command == "sweep":   # as bsim.cli.sweep.run_sweep checks before any point
+            pts = sweep.points(sweep.parse_param_lists(ns.param), ns.mode)
+            opts = {"network": network, "machine": ns.machine, "quiet": True}
+            ranks = sweep.check_points(target, pts, opts)
+            sweep.check_mode(target, pts, ranks, ns.mode)
+            return max(ranks)
         loaded = targets.load_target(target, dict(ns.param), ns.program_args, ns.machine,
                                      ns.ranks, quiet=True)
         ranks = ns.ranks if ns.ranks is not None else loaded.ranks
@@ -278,7 +271,7 @@ def check_bsim(args: list[str], folder: Path) -> int | None:
 
 
 @contextlib.contextmanager
-def _in(folder: Path):
+def _in(folder: Path) -> Iterator[None]:
     here = os.getcwd()
     os.chdir(folder)
     try:

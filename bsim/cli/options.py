@@ -25,7 +25,8 @@ from typing import Any
 from ..simulate import DEFAULT_NETWORK  # one default for the CLI and Python
 
 __all__ = ["DEFAULT_NETWORK", "param_pair", "add_model_options", "network_spec", "collectives",
-           "add_timeline_options", "apply_run_options", "finish_run_options"]
+           "add_timeline_options", "apply_run_options", "finish_run_options",
+           "trace_written"]
 
 
 def param_pair(text: str) -> tuple[str, str]:
@@ -197,19 +198,31 @@ def apply_run_options(ns: argparse.Namespace, stream: Any = None) -> dict[str, A
     return kwargs
 
 
-def finish_run_options(ns: argparse.Namespace, result: Any = None) -> None:
-    """After the run: erase the progress line and write the trace file."""
+def finish_run_options(ns: argparse.Namespace, result: Any = None,
+                       outputs: Any = None) -> None:
+    """After the run: erase the progress line and write the trace file (or, given an
+    :class:`~bsim.outputs.output_set.OutputSet`, add it there, to be written with the
+    run's other outputs; :func:`trace_written` then says where it is)."""
     state = getattr(ns, "run_state", None) or {}
     if state.get("progress") is not None:
         state["progress"].close()
     tracer = state.get("tracer")
     if tracer is not None:
-        path = tracer.write(ns.trace)
-        if not getattr(ns, "quiet", False):
-            note = f" ({tracer.warning()})" if tracer.truncated_at is not None else ""
-            print(f"trace: {path} ({len(tracer.spans):,} spans, {len(tracer.messages):,} "
-                  f"messages){note}", file=sys.stderr)
+        if outputs is not None:
+            outputs.add("--trace", ns.trace, tracer.text())
+        else:
+            tracer.write(ns.trace)
+            trace_written(ns)
         window = tracer.window
         if window is not None and result is not None and window[0] >= result.elapsed:
             print(f"bsim: warning: the trace window starts at {window[0]:g} s, after the "
                   f"run ended at {result.elapsed:g} s: nothing in it", file=sys.stderr)
+
+
+def trace_written(ns: argparse.Namespace) -> None:
+    """Say on standard error where the trace went (unless ``--quiet``)."""
+    tracer = (getattr(ns, "run_state", None) or {}).get("tracer")
+    if tracer is not None and not getattr(ns, "quiet", False):
+        note = f" ({tracer.warning()})" if tracer.truncated_at is not None else ""
+        print(f"trace: {ns.trace} ({len(tracer.spans):,} spans, {len(tracer.messages):,} "
+              f"messages){note}", file=sys.stderr)

@@ -22,6 +22,7 @@ import signal
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .files import _fd_number, _stat, _umask, atomic_write_bytes
 
@@ -133,6 +134,7 @@ class OutputSet:
                     tmp, target = staged[0]
                     os.replace(tmp, target)
                     staged.pop(0)
+                self.written = not direct   # (before a held signal is acted on)
             finally:
                 _release_signals(held)
         finally:
@@ -148,14 +150,35 @@ class OutputSet:
         self.written = True
 
 
-def _hold_signals() -> set[int] | None:
-    """Block the interrupt signals in this thread; the mask before (None: not possible)."""
-    if not hasattr(signal, "pthread_sigmask"):   # pragma: no cover - not POSIX
+def _hold_signals() -> tuple[dict[int, Any], list[int]] | None:
+    """Record, instead of acting on, the interrupt signals (main thread only; None
+    elsewhere): the handlers before and the list the signals that come are kept in.
+    (A handler of Python's own, not the thread's signal mask: a signal delivered to
+    another thread would still interrupt the main thread at once.)"""
+    saved: dict[int, Any] = {}
+    pending: list[int] = []
+    try:
+        for signum in HELD_SIGNALS:
+            handler = signal.getsignal(signum)
+            if handler not in (signal.SIG_IGN, None):
+                saved[signum] = signal.signal(signum, lambda n, _f: pending.append(n))
+    except ValueError:   # not the main thread: signals go to the main thread anyway
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
         return None
-    return set(signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS))
+    return saved, pending
 
 
-def _release_signals(held: set[int] | None) -> None:
-    """Restore the mask :func:`_hold_signals` saved (a signal held back is acted on now)."""
-    if held is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+def _release_signals(held: tuple[dict[int, Any], list[int]] | None) -> None:
+    """Put the handlers back and act on the first signal that came meanwhile."""
+    if held is None:
+        return
+    saved, pending = held
+    for signum, handler in saved.items():
+        signal.signal(signum, handler)
+    if pending:
+        handler = saved[pending[0]]
+        if callable(handler):
+            handler(pending[0], None)     # raises KeyboardInterrupt or Terminated
+        elif handler == signal.SIG_DFL:
+            os.kill(os.getpid(), pending[0])

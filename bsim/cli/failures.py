@@ -33,6 +33,7 @@ import sys
 import traceback
 
 from ..engine.failures import program_interrupt
+from ..engine.host_memory import TRY
 from ..errors import BsimError
 from ..outputs.files import OutputPathError, check_writable
 from .signals import exit_status, what_happened
@@ -89,7 +90,11 @@ def user_message(exc: BaseException) -> str | None:
         return str(exc.args[0])
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         return f"{exc.filename}: {exc.strerror}"
-    return str(exc)
+    if str(exc):
+        return str(exc)
+    if isinstance(exc, MemoryError):   # never "bsim: error:" alone
+        return f"out of memory (MemoryError); {TRY}"
+    return f"{type(exc).__name__} (with no message)"
 
 
 def report(exc: BaseException, ns: argparse.Namespace | None = None, quiet: bool = False) -> int:

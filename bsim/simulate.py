@@ -440,6 +440,19 @@ def _noise_spec(noise: Any) -> str:
     return str(spec()) if callable(spec) else repr(noise)
 
 
+def _first_unreceived(engine: Engine) -> str:
+    """``rank 1 from rank 0, tag 7, 8 bytes, sent at t=1e-06 s``: the first message left
+    in a mailbox of this process's ranks ("" when none is)."""
+    for vr in engine.ranks:
+        box = vr.box
+        if box is not None and box.unexpected:
+            msg = min(box.unexpected, key=lambda m: m.t_send)
+            kind = "lowercase send (pickled object)" if msg.lower else "send"
+            return (f"rank {vr.rank} never received a {kind} from world rank {msg.src}, tag "
+                    f"{msg.tag}, {msg.nbytes:,} bytes, sent at t={msg.t_send!r} s")
+    return ""
+
+
 def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
     """Gather the per-rank accounts of a finished engine into a :class:`Result`."""
     rs = engine.ranks
@@ -459,7 +472,7 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         returns=[r.retval for r in rs], noise=_noise_spec(engine.noise),
         filesystem=engine.filesystem.spec() if engine.filesystem is not None else "",
         pending_requests={r.rank: r.open_requests for r in rs if r.open_requests},
-        unreceived=unreceived_messages(engine),
+        unreceived=unreceived_messages(engine), unreceived_first=_first_unreceived(engine),
         spawned=len(rs) - engine.nranks, calibration_flags=noted_flags(),   # machines/flags.py
         formula_collectives=engine.formula_collectives
         if engine.fabric is not None or isinstance(engine.network, NoisyNetwork) else 0,

@@ -171,7 +171,9 @@ def command(ns: argparse.Namespace) -> int:
     # the result is shown before any file is written: a file that cannot be written
     # (a full disk, a file-size limit) loses nothing that was printed
     if not ns.quiet:   # on stderr when a result file goes to standard output
-        (sys.stderr if to_stdout else sys.stdout).write(result.summary())
+        (sys.stderr if to_stdout else sys.stdout).write(result.summary(warnings=False))
+    for line in result.warning_lines():   # what the program left undone: even --quiet
+        print(f"bsim: warning: {line}", file=sys.stderr)
     if ns.json == "-":
         sys.stdout.write(result.json_text())
     elif ns.json:
@@ -290,8 +292,8 @@ def _simulate(ns: argparse.Namespace, scale: float) -> Any:
 def _load_and_simulate(ns: argparse.Namespace, hosts: Any, scale: float) -> Any:
     from ..simulate import simulate
     from .targets import load_target
-    target = load_target(ns.target, dict(ns.param), ns.program_args, ns.machine, ns.ranks,
-                         quiet=bool(ns.quiet))
+    target = load_target(ns.target, options.param_dict(ns.param), ns.program_args, ns.machine,
+                         ns.ranks, quiet=bool(ns.quiet))
     ranks = ns.ranks if ns.ranks is not None else target.ranks
     if ranks is None:
         raise ValueError(f"bsim run: {ns.target} needs -n RANKS")

@@ -470,6 +470,7 @@ class Engine(FailureReports, simpy.Environment):
                 where = user_location_of_traceback(exc)
                 raise RankError(f"rank {vr.rank} called sys.exit({exc.code!r}){where}",
                                 vr.rank) from None
+            self.exit_guard.left(vr, exc)   # a deadlock report names a rank that left
         if self.thread_support.threads:   # the interpreter's exit: wait for threads
             self.thread_support.rank_exit(vr)
         if self.measure is not None:

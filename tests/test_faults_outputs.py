@@ -17,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from bsim.outputs.output_set import OutputSet, OutputWriteError
-
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = """\
 from mpi4py import MPI
@@ -157,6 +155,7 @@ def test_under_mpiexec_a_full_disk_names_the_option(full_disk, prog):
 def test_output_set_writes_all_temporaries_before_renaming(tmp_path):
     """OutputSet: when the second file cannot be written, the first is not replaced
     either (the directory of the second is a file: no temporary can be made there)."""
+    from bsim.outputs.output_set import OutputSet, OutputWriteError
     (tmp_path / "a.json").write_text("old a\n")
     (tmp_path / "blocker").write_text("a file, not a folder\n")
     out = OutputSet()

@@ -14,10 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from bsim.cli import signals
-from bsim.outputs import output_set
-from bsim.outputs.output_set import OutputSet
-
 ROOT = Path(__file__).resolve().parents[1]
 LONG = """\
 import sys
@@ -117,6 +113,9 @@ def test_no_signal_strikes_between_two_renames(tmp_path, monkeypatch):
     """A SIGINT that arrives while the files are renamed is acted on after the last:
     both files are new, and the KeyboardInterrupt comes after (before: Ctrl-C between
     the JSON and the CSV left a new JSON, an old CSV and said 'nothing written')."""
+    from bsim.cli import signals
+    from bsim.outputs import output_set
+    from bsim.outputs.output_set import OutputSet
     for name in ("a.json", "b.csv"):
         (tmp_path / name).write_text("old\n")
     real_replace = os.replace
@@ -143,6 +142,9 @@ def test_no_signal_strikes_between_two_renames(tmp_path, monkeypatch):
 def test_sigterm_while_temporaries_are_written_removes_them(tmp_path, monkeypatch):
     """SIGTERM (bsim's handler) while the second temporary is written: both temporaries
     removed, both old files intact."""
+    from bsim.cli import signals
+    from bsim.outputs import output_set
+    from bsim.outputs.output_set import OutputSet
     for name in ("a.json", "b.csv"):
         (tmp_path / name).write_text("old\n")
     real_fsync = os.fsync
@@ -174,6 +176,9 @@ def test_sigterm_while_temporaries_are_written_removes_them(tmp_path, monkeypatc
 
 def test_exit_statuses_follow_the_shell():
     """128 + the signal's number, as a shell reports a process a signal ended."""
+    from bsim.cli import signals
+    from bsim.outputs import output_set
+    from bsim.outputs.output_set import OutputSet
     assert signals.exit_status(KeyboardInterrupt()) == 130
     assert signals.exit_status(signals.Terminated(signal.SIGTERM)) == 143
     assert signals.exit_status(signals.Terminated(signal.SIGHUP)) == 129

@@ -1,4 +1,4 @@
-"""A rank's ``os._exit``: one line naming the rank instead of a silent end of everything.
+"""What a rank does to the host process: ``os._exit``, ``os.fork``, a thread that dies.
 
 ``os._exit(n)`` ends the calling OS process at once, without ``finally`` blocks, ``atexit``
 handlers or ``MPI_Finalize``.  In a real MPI job that is one process gone without
@@ -10,10 +10,13 @@ While a run is going, :class:`ExitGuard` puts a function in ``os._exit``'s place
 called from a rank (or one of its threads), raises :class:`~bsim.errors.RankError` naming
 the rank, the exit code and the user's ``file:line``, whatever the code (0 included: the
 process would still not have finalized).  Called from anything else (the host's own code, a
-host thread, a child process a rank forked, as ``multiprocessing`` ends its children) it
+host thread, a child process ``multiprocessing`` forked for a rank, as it ends its children) it
 is the real ``os._exit``.  ``sys.exit`` is a different matter: it raises
 ``SystemExit`` in the rank, which ends the rank (code 0) or is a ``RankError``
-(:meth:`bsim.engine.core.Engine.run_rank`).
+(:meth:`bsim.engine.core.Engine.run_rank`); where a rank ended with ``sys.exit(0)`` is
+kept, for a deadlock report of the ranks still waiting for it.  ``os.fork`` from a rank
+(:meth:`ExitGuard._arm_fork`) and an exception that ends a rank's Python thread
+(:meth:`ExitGuard._arm_threads`) are errors too.
 """
 
 from __future__ import annotations

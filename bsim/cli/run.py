@@ -219,7 +219,9 @@ def _keep_partial_trace(ns: argparse.Namespace, exc: BaseException) -> None:
     the caller prints unchanged, as its exit status."""
     from ..engine.failures import program_interrupt
     from ..errors import SimulationError
+    from ..outputs.trace import TraceDeadline
     from .failures import user_message
+    from .signals import what_happened
     state = getattr(ns, "run_state", None) or {}
     if state.get("progress") is not None:
         state["progress"].close()
@@ -234,14 +236,15 @@ def _keep_partial_trace(ns: argparse.Namespace, exc: BaseException) -> None:
         print(f"bsim: the run {what} before anything was traced: no trace written to "
               f"{ns.trace}", file=sys.stderr)
         return
-    error = "interrupted (Ctrl-C)" if ctrl_c else \
+    said = "interrupted (Ctrl-C)" if not hasattr(exc, "signum") else what_happened(exc)
+    error = said if ctrl_c else \
         (user_message(exc) or f"{type(exc).__name__}: {exc}").splitlines()[0]
     tracer.mark_incomplete(error, getattr(exc, "sim_time", None))
-    if isinstance(exc, KeyboardInterrupt):   # a signal: the command ends within a second
+    if ctrl_c:   # a signal: the command ends within a second
         tracer.deadline = time.monotonic() + SIGNAL_TRACE_SECONDS
     try:
         path = tracer.write(ns.trace)
-    except TimeoutError:
+    except TraceDeadline:
         line = (f"the partial trace ({len(tracer.spans):,} spans, {len(tracer.messages):,} "
                 f"messages) was not written: more than can be written within a second of "
                 f"the signal (record less: --trace-ranks, --trace-window, "

@@ -50,7 +50,8 @@ from typing import Any, TextIO
 
 from .files import atomic_write_text
 
-__all__ = ["ChromeTracer", "parse_ranks", "parse_window", "FORMAT", "DEFAULT_MAX_EVENTS"]
+__all__ = ["ChromeTracer", "TraceDeadline", "parse_ranks", "parse_window", "FORMAT",
+           "DEFAULT_MAX_EVENTS"]
 
 FORMAT = "bsim-trace/1"          # otherData.format: marks a trace written by bsim
 DEFAULT_MAX_EVENTS = 1_000_000   # about 120 MB of JSON
@@ -101,6 +102,10 @@ def parse_window(text: str | tuple[float, float] | None) -> tuple[float, float] 
     if not t0 < t1:
         raise ValueError(f"time window ({t0!r}, {t1!r}): START must be < END")
     return t0, t1
+
+
+class TraceDeadline(Exception):
+    """The trace's text was not done by :attr:`ChromeTracer.deadline` (nothing written)."""
 
 
 class ChromeTracer:
@@ -315,10 +320,10 @@ class ChromeTracer:
         return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": other}
 
     def _check_deadline(self) -> None:
-        """Raise :class:`TimeoutError` once ``time.monotonic()`` passes ``self.deadline``
+        """Raise :class:`TraceDeadline` once ``time.monotonic()`` passes ``self.deadline``
         (set for the partial trace written after a signal: the command must end soon)."""
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise TimeoutError("the trace could not be written before the deadline")
+            raise TraceDeadline("the trace could not be written before the deadline")
 
     def write(self, path: str | Path) -> Path:
         """Write the trace JSON to *path* atomically; return the path."""

@@ -26,6 +26,7 @@ from .engine.fabric import build_fabric
 from .engine.hooks import measure_compute
 from .engine.host_memory import KIB_PER_RANK, check_rank_memory, reports_out_of_memory
 from .engine.host_checks import fails_together
+from .engine.leftovers import first_pending, first_unreceived
 from .engine.matching import unreceived_messages
 from .engine.network_noise import NoisyNetwork
 from .engine.private_modules import PrivateModules
@@ -35,6 +36,7 @@ from .machines import collective_spec, filesystem_spec, load_machine, naming_the
 from .machines.flags import note_network_flags, noted_flags
 from .machines.layout import network_on_machine
 from .mpi.rc import Rc
+from .mpi.requests import Request
 from .outputs.result import Result, compute_spec, recorded_arguments
 
 __all__ = ["simulate", "mpi4py_shim", "check_rank_memory", "KIB_PER_RANK", "DEFAULT_NETWORK"]
@@ -440,19 +442,6 @@ def _noise_spec(noise: Any) -> str:
     return str(spec()) if callable(spec) else repr(noise)
 
 
-def _first_unreceived(engine: Engine) -> str:
-    """``rank 1 from rank 0, tag 7, 8 bytes, sent at t=1e-06 s``: the first message left
-    in a mailbox of this process's ranks ("" when none is)."""
-    for vr in engine.ranks:
-        box = vr.box
-        if box is not None and box.unexpected:
-            msg = min(box.unexpected, key=lambda m: m.t_send)
-            kind = "lowercase send (pickled object)" if msg.lower else "send"
-            return (f"rank {vr.rank} never received a {kind} from world rank {msg.src}, tag "
-                    f"{msg.tag}, {msg.nbytes:,} bytes, sent at t={msg.t_send!r} s")
-    return ""
-
-
 def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
     """Gather the per-rank accounts of a finished engine into a :class:`Result`."""
     rs = engine.ranks
@@ -472,7 +461,8 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         returns=[r.retval for r in rs], noise=_noise_spec(engine.noise),
         filesystem=engine.filesystem.spec() if engine.filesystem is not None else "",
         pending_requests={r.rank: r.open_requests for r in rs if r.open_requests},
-        unreceived=unreceived_messages(engine), unreceived_first=_first_unreceived(engine),
+        unreceived=unreceived_messages(engine), unreceived_first=first_unreceived(engine),
+        pending_first=first_pending(engine, Request),
         spawned=len(rs) - engine.nranks, calibration_flags=noted_flags(),   # machines/flags.py
         formula_collectives=engine.formula_collectives
         if engine.fabric is not None or isinstance(engine.network, NoisyNetwork) else 0,

@@ -124,15 +124,17 @@ if comm.Get_rank() == 0:
 
 def test_what_a_program_left_undone_is_warned_of_under_quiet(tmp_path):
     """A message never received and a request never completed: a warning on stderr even
-    with --quiet, naming the receiver, the sender, tag and size (before: only in the
-    summary, which --quiet hides)."""
+    with --quiet, naming the request's rank, call, source and tag, and the message's
+    receiver, sender, tag and size (before: only counts, in the summary, which --quiet
+    hides)."""
     prog = _program(tmp_path, UNDONE)
     res = _bsim(["run", prog, "-n", "2", "--protocol", "bsim", "--quiet"], tmp_path)
     assert res.returncode == 0
     assert res.stdout == ""
     lines = res.stderr.splitlines()
     assert lines[0] == ("bsim: warning: 1 nonblocking requests never completed (Wait/Test) "
-                        "nor freed, on rank(s) 0 (1)")
+                        "nor freed, on rank(s) 0 (1) (e.g. rank 0's Irecv(source=world 1, "
+                        "tag=3))")
     assert lines[1].startswith("bsim: warning: 1 messages sent were never received, by "
                                "rank(s) 1 (1)")
     assert lines[1].endswith("(the first: rank 1 never received a send from world rank 0, "

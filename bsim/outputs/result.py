@@ -64,6 +64,8 @@ class Result:
     unreceived: dict[int, int] = field(default_factory=dict)
     """World rank -> messages sent to it that it never received (a send under the ``bsim``
     protocol completes without its receive: the run ends with them in the mailbox)."""
+    pending_first: str = ""
+    """One request never completed that the program still held: its rank, call and peer."""
     unreceived_first: str = ""
     """The first message never received (lowest receiving rank, earliest sent): its
     receiver, sender, tag, size and send time, for the warning."""
@@ -216,8 +218,9 @@ class Result:
     def pending_warning(self) -> str:
         """One line: how many requests were left pending, on which ranks (first 8)."""
         total, ranks = _per_rank_counts(self.pending_requests)
+        first = f" (e.g. {self.pending_first})" if self.pending_first else ""
         return (f"{total:,} nonblocking requests never completed (Wait/Test) nor freed, on "
-                f"rank(s) {ranks}")
+                f"rank(s) {ranks}{first}")
 
     # -- serialisation --------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

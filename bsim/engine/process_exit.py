@@ -99,8 +99,8 @@ class ExitGuard:
                 where = called_from()[1]
                 raise RankError(f"rank {vr.rank} called os.{name}() (at {where}): under bsim "
                                 f"every rank shares one host process, so the child would be "
-                                f"a copy of the whole simulation; run programs with "
-                                f"subprocess, or use multiprocessing's 'spawn' context",
+                                f"a copy of the whole simulation; start processes with "
+                                f"subprocess or multiprocessing instead",
                                 vr.rank)
             setattr(rank_fork, "__wrapped__", real)   # noqa: B010
             self.forks[name] = real

@@ -24,7 +24,9 @@ from .engine.collective_rules import CollectiveCosts
 from .engine.core import Engine
 from .engine.fabric import build_fabric
 from .engine.hooks import measure_compute
+from .engine.host_memory import KIB_PER_RANK, check_rank_memory, reports_out_of_memory
 from .engine.host_checks import fails_together
+from .engine.leftovers import first_pending, first_unreceived
 from .engine.matching import unreceived_messages
 from .engine.network_noise import NoisyNetwork
 from .engine.private_modules import PrivateModules
@@ -34,6 +36,7 @@ from .machines import collective_spec, filesystem_spec, load_machine, naming_the
 from .machines.flags import note_network_flags, noted_flags
 from .machines.layout import network_on_machine
 from .mpi.rc import Rc
+from .mpi.requests import Request
 from .outputs.result import Result, compute_spec, recorded_arguments
 
 __all__ = ["simulate", "mpi4py_shim", "check_rank_memory", "KIB_PER_RANK", "DEFAULT_NETWORK"]
@@ -41,39 +44,6 @@ __all__ = ["simulate", "mpi4py_shim", "check_rank_memory", "KIB_PER_RANK", "DEFA
 DEFAULT_NETWORK = "hockney:latency=1e-06,bandwidth=1000000000.0"
 """The network of a run that names none (``simulate`` and ``bsim run`` alike): Hockney,
 1 us and 1 GB/s, a generic modern interconnect.  The papers' machines: ``--machine``."""
-
-# memory of one idle virtual rank, with margin: 7.3-8.9 KiB measured by
-# benchmarks/engine_speed.py (docs/benchmarks.md) plus the program's own frames
-KIB_PER_RANK = 12
-
-
-def available_memory() -> int | None:
-    """Bytes of memory available to this process (Linux ``MemAvailable``), or None."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def check_rank_memory(ranks: int) -> None:
-    """Refuse *ranks* virtual ranks when their estimated memory exceeds what is available.
-
-    Raises :class:`MemoryError` with the estimate and the limit; pass
-    ``check_memory=False`` to :func:`simulate` (``bsim run --no-memory-check``)
-    to try anyway.
-    """
-    avail = available_memory()
-    need = ranks * KIB_PER_RANK * 1024
-    if avail is not None and need > avail:
-        raise MemoryError(f"{ranks:,} virtual ranks need about {need / 2**30:,.1f} GiB "
-                          f"({KIB_PER_RANK} KiB each) but {avail / 2**30:,.1f} GiB is available; "
-                          f"use fewer ranks or more host processes (docs/distributed.md), or "
-                          f"check_memory=False (bsim run --no-memory-check) to try anyway")
-
 
 class _Mpi4pyShim(types.ModuleType):
     """The ``mpi4py`` package as a simulated program sees it."""
@@ -256,6 +226,7 @@ def _plain_call(main: Callable[..., Any], args: tuple[Any, ...], kw: dict[str, A
 
 @records_inputs
 @fails_together   # an error before the host processes meet reaches them all
+@reports_out_of_memory
 def simulate(main: Callable[..., Any], ranks: int,
              network: str | NetworkModel | None = None,
              protocol: str | Protocol = "bsim",
@@ -490,7 +461,8 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         returns=[r.retval for r in rs], noise=_noise_spec(engine.noise),
         filesystem=engine.filesystem.spec() if engine.filesystem is not None else "",
         pending_requests={r.rank: r.open_requests for r in rs if r.open_requests},
-        unreceived=unreceived_messages(engine),
+        unreceived=unreceived_messages(engine), unreceived_first=first_unreceived(engine),
+        pending_first=first_pending(engine, Request),
         spawned=len(rs) - engine.nranks, calibration_flags=noted_flags(),   # machines/flags.py
         formula_collectives=engine.formula_collectives
         if engine.fabric is not None or isinstance(engine.network, NoisyNetwork) else 0,

@@ -13,6 +13,10 @@ a syntax error in the program file             Python's own message (file, line,
 a missing optional package                     which extra to install                  2
 Ctrl-C                                         ``bsim: interrupted ..., nothing         130
                                                written``
+``SIGTERM``, ``SIGHUP`` (:mod:`.signals`)      ``bsim: terminated by SIGTERM ...``      143, 129
+an output file that cannot be written after    ``bsim: error: --json X: cannot write    2
+the run (full disk, file-size limit)           the file (...); no output file was
+                                               changed`` (the summary printed before)
 ``raise KeyboardInterrupt`` in a rank          ``bsim: error: rank R raised            2
                                                KeyboardInterrupt (at file:line) ...``
 a closed pipe (``bsim run ... | head``)        nothing                                 0
@@ -29,8 +33,10 @@ import sys
 import traceback
 
 from ..engine.failures import program_interrupt
+from ..engine.host_memory import TRY
 from ..errors import BsimError
 from ..outputs.files import OutputPathError, check_writable
+from .signals import exit_status, what_happened
 
 __all__ = ["check_outputs", "report", "user_message", "debug_enabled", "EXTRAS", "EXIT_USAGE",
            "EXIT_INTERRUPTED"]
@@ -84,7 +90,11 @@ def user_message(exc: BaseException) -> str | None:
         return str(exc.args[0])
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         return f"{exc.filename}: {exc.strerror}"
-    return str(exc)
+    if str(exc):
+        return str(exc)
+    if isinstance(exc, MemoryError):   # never "bsim: error:" alone
+        return f"out of memory (MemoryError); {TRY}"
+    return f"{type(exc).__name__} (with no message)"
 
 
 def report(exc: BaseException, ns: argparse.Namespace | None = None, quiet: bool = False) -> int:
@@ -107,8 +117,9 @@ def report(exc: BaseException, ns: argparse.Namespace | None = None, quiet: bool
     elif isinstance(exc, KeyboardInterrupt):
         when = getattr(exc, "sim_time", None)
         at = f" at simulated t={when!r} s" if when is not None else ""
-        message = f"bsim: interrupted{at}, {getattr(exc, 'written', None) or 'nothing written'}"
-        status = EXIT_INTERRUPTED
+        written = getattr(exc, "written", None) or "nothing written"
+        message = f"bsim: {what_happened(exc)}{at}, {written}"
+        status = exit_status(exc)
     elif isinstance(exc, SyntaxError):
         message = "".join(traceback.format_exception_only(exc)).rstrip()   # Python's own
         status = EXIT_USAGE

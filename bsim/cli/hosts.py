@@ -37,7 +37,7 @@ RANK_VARIABLES = ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WOR
 NOTICE_TAG = 0x5B53    # host process 0 -> the others: "the interrupt is reported"
 NOTICE_WAIT = 2.0      # seconds a host process waits for that notice before it speaks
 # the failure another host process reports when a Ctrl-C stopped its window
-_REMOTE_CTRL_C = re.compile(r"^host process (\d+) failed: KeyboardInterrupt\b")
+_REMOTE_CTRL_C = re.compile(r"^host process (\d+) failed: (?:KeyboardInterrupt|Terminated)\b")
 
 
 def first_process() -> bool:
@@ -110,7 +110,8 @@ def report(exc: BaseException, ns: argparse.Namespace, host: dict[str, Any]) -> 
     """The end of a distributed run that failed with *exc* on host process
     ``host["rank"]`` of ``host["size"]`` (communicator ``host["comm"]``): one line from
     one host process, the same exit status on all (:mod:`bsim.cli.failures`)."""
-    from .failures import EXIT_INTERRUPTED, debug_enabled
+    from .failures import debug_enabled
+    from .signals import exit_status, what_happened
     from .failures import report as report_once
     me = int(host["rank"])
     ctrl_c, remote = _ctrl_c(exc)
@@ -122,7 +123,7 @@ def report(exc: BaseException, ns: argparse.Namespace, host: dict[str, Any]) -> 
     at = (f" at simulated t={when!r} s (host process {me}'s clock)" if when is not None
           else " (simulated time unknown: not in the simulation)" if started
           else " before the simulation started")
-    line = f"bsim: interrupted{who}{at}, nothing written"
+    line = f"bsim: {what_happened(exc)}{who}{at}, nothing written"
     comm = host.get("comm")
     if me == 0:
         print(line, file=sys.stderr, flush=True)
@@ -134,5 +135,5 @@ def report(exc: BaseException, ns: argparse.Namespace, host: dict[str, Any]) -> 
         for stream in (sys.stdout, sys.stderr):   # processes still at a window exchange
             with contextlib.suppress(ValueError, OSError):
                 stream.flush()
-        os._exit(EXIT_INTERRUPTED)   # (the launcher then ends the others)
-    return EXIT_INTERRUPTED
+        os._exit(exit_status(exc))   # (the launcher then ends the others)
+    return exit_status(exc)

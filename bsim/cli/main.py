@@ -15,12 +15,14 @@ failure into one line on stderr and an exit status (:mod:`bsim.cli.failures`).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import warnings
 from typing import Any, NoReturn
 
 from ..version import __version__
-from . import calibrate, compare, failures, hosts, listing, plot, run, sweep
+from . import calibrate, compare, failures, hosts, listing, plot, run, signals, sweep
 
 __all__ = ["main", "build_parser"]
 
@@ -58,6 +60,8 @@ def _one_line_warning(message: Any, category: Any, filename: str, lineno: int,
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bsim`` console script."""
+    signals.install()   # SIGTERM and SIGHUP end a run as Ctrl-C does
+    argv_given = argv
     argv = list(sys.argv[1:] if argv is None else argv)
     program_args: list[str] = []
     if "--" in argv:   # everything after -- goes to the simulated program's sys.argv
@@ -76,4 +80,12 @@ def main(argv: list[str] | None = None) -> int:
             raise
         if run.HOST["size"] > 1:   # a distributed run: one host process reports it
             return hosts.report(exc, ns, run.HOST)
-        return failures.report(exc, ns)
+        status = failures.report(exc, ns)
+        if argv_given is None and isinstance(exc, KeyboardInterrupt) and status > 128:
+            # the bsim command stopped by a signal: end now, without the interpreter's
+            # teardown of the run's objects (0.4 s after a traced 1,024-rank run)
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(ValueError, OSError):
+                    stream.flush()
+            os._exit(status)
+        return status

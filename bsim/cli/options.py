@@ -24,8 +24,9 @@ from typing import Any
 
 from ..simulate import DEFAULT_NETWORK  # one default for the CLI and Python
 
-__all__ = ["DEFAULT_NETWORK", "param_pair", "add_model_options", "network_spec", "collectives",
-           "add_timeline_options", "apply_run_options", "finish_run_options"]
+__all__ = ["DEFAULT_NETWORK", "param_pair", "param_dict", "add_model_options", "network_spec",
+           "collectives", "add_timeline_options", "apply_run_options", "finish_run_options",
+           "trace_written"]
 
 
 def param_pair(text: str) -> tuple[str, str]:
@@ -34,6 +35,18 @@ def param_pair(text: str) -> tuple[str, str]:
     if not eq or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     return key.strip(), value.strip()
+
+
+def param_dict(pairs: list[tuple[str, str]], option: str = "--param") -> dict[str, str]:
+    """The ``(key, value)`` pairs of a repeated *option* as a dict; a key given twice
+    (``--param px=2 --param px=4``) is refused, naming both values."""
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"{option} {key}={out[key]} and {option} {key}={value}: "
+                             f"{key} is given twice; give it once")
+        out[key] = value
+    return out
 
 
 # -- the models of a run ------------------------------------------------------------------
@@ -184,6 +197,11 @@ def apply_run_options(ns: argparse.Namespace, stream: Any = None) -> dict[str, A
         raise ValueError("--trace-ranks, --trace-window and --trace-max-events need "
                          "--trace FILE")
     noise = getattr(ns, "noise", None) or None
+    for item in noise or ():   # an empty spec would run without noise, silently
+        if isinstance(item, str) and not item.replace(";", "").strip():
+            raise ValueError(f"--noise {item!r}: an empty noise spec; give a model, e.g. "
+                             f"--noise periodic:period=1e-3,duration=2.5e-5 (or leave "
+                             f"--noise out for no noise)")
     # checked now, except what the run's layout decides (core=K, ranks_per_node,
     # layout=network): simulate() builds the noise on the machine's cores and the
     # network's placement and checks those
@@ -197,19 +215,31 @@ def apply_run_options(ns: argparse.Namespace, stream: Any = None) -> dict[str, A
     return kwargs
 
 
-def finish_run_options(ns: argparse.Namespace, result: Any = None) -> None:
-    """After the run: erase the progress line and write the trace file."""
+def finish_run_options(ns: argparse.Namespace, result: Any = None,
+                       outputs: Any = None) -> None:
+    """After the run: erase the progress line and write the trace file (or, given an
+    :class:`~bsim.outputs.output_set.OutputSet`, add it there, to be written with the
+    run's other outputs; :func:`trace_written` then says where it is)."""
     state = getattr(ns, "run_state", None) or {}
     if state.get("progress") is not None:
         state["progress"].close()
     tracer = state.get("tracer")
     if tracer is not None:
-        path = tracer.write(ns.trace)
-        if not getattr(ns, "quiet", False):
-            note = f" ({tracer.warning()})" if tracer.truncated_at is not None else ""
-            print(f"trace: {path} ({len(tracer.spans):,} spans, {len(tracer.messages):,} "
-                  f"messages){note}", file=sys.stderr)
+        if outputs is not None:
+            outputs.add("--trace", ns.trace, tracer.text())
+        else:
+            tracer.write(ns.trace)
+            trace_written(ns)
         window = tracer.window
         if window is not None and result is not None and window[0] >= result.elapsed:
             print(f"bsim: warning: the trace window starts at {window[0]:g} s, after the "
                   f"run ended at {result.elapsed:g} s: nothing in it", file=sys.stderr)
+
+
+def trace_written(ns: argparse.Namespace) -> None:
+    """Say on standard error where the trace went (unless ``--quiet``)."""
+    tracer = (getattr(ns, "run_state", None) or {}).get("tracer")
+    if tracer is not None and not getattr(ns, "quiet", False):
+        note = f" ({tracer.warning()})" if tracer.truncated_at is not None else ""
+        print(f"trace: {ns.trace} ({len(tracer.spans):,} spans, {len(tracer.messages):,} "
+              f"messages){note}", file=sys.stderr)

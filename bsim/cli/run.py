@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import os
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any, cast
@@ -29,7 +30,11 @@ from netmodels.input_files import recording_inputs
 
 from . import options
 
-__all__ = ["add_parser", "command", "HOST"]
+__all__ = ["add_parser", "command", "HOST", "SIGNAL_TRACE_SECONDS"]
+
+# after Ctrl-C, SIGTERM or SIGHUP the partial trace is written only if that takes no
+# longer than this (the teardown before it takes the rest of the second)
+SIGNAL_TRACE_SECONDS = 0.5
 
 # this process's rank among mpiexec's host processes, their number, their communicator
 HOST: dict[str, Any] = {"rank": 0, "size": 1, "comm": None}
@@ -157,21 +162,52 @@ def command(ns: argparse.Namespace) -> int:
     except BaseException as exc:      # a failed or interrupted run keeps its trace
         _keep_partial_trace(ns, exc)
         raise
-    options.finish_run_options(ns, result)   # the trace: after standard output is back
+    from ..outputs.output_set import OutputSet
+    outputs = OutputSet()
+    options.finish_run_options(ns, result, outputs)   # the trace: after stdout is back
     result.compute = compute_spec(ns.compute, scale)
     if HOST["rank"]:
         return 0
+    # the result is shown before any file is written: a file that cannot be written
+    # (a full disk, a file-size limit) loses nothing that was printed
     if not ns.quiet:   # on stderr when a result file goes to standard output
-        (sys.stderr if to_stdout else sys.stdout).write(result.summary())
+        (sys.stderr if to_stdout else sys.stdout).write(result.summary(warnings=False))
+    for line in result.warning_lines():   # what the program left undone: even --quiet
+        print(f"bsim: warning: {line}", file=sys.stderr)
     if ns.json == "-":
         sys.stdout.write(result.json_text())
     elif ns.json:
-        result.to_json(ns.json)
+        outputs.add("--json", ns.json, result.json_text())
     if ns.csv == "-":
         sys.stdout.write(result.csv_text())
     elif ns.csv:
-        result.to_csv(ns.csv)
+        outputs.add("--csv", ns.csv, result.csv_text())
+    sys.stdout.flush()
+    _commit(ns, outputs, result, to_stdout)
+    options.trace_written(ns)
     return 0
+
+
+def _commit(ns: argparse.Namespace, outputs: Any, result: Any, to_stdout: bool) -> None:
+    """Write the run's output files together (:mod:`bsim.outputs.output_set`).
+
+    When one cannot be written, none is changed; the JSON result then goes to standard
+    output (unless standard output already carries a result) so that it is not lost,
+    and the error names the option and the path.  An interrupt after the files are in
+    place says they were written."""
+    from ..outputs.output_set import OutputWriteError
+    try:
+        outputs.commit()
+    except OutputWriteError as exc:
+        if ns.json and ns.json != "-" and not to_stdout:
+            sys.stdout.write(result.json_text())
+            sys.stdout.flush()
+            exc.args = (f"{exc.args[0]}; the JSON result is on standard output above",)
+        raise
+    except KeyboardInterrupt as exc:
+        if outputs.written:
+            cast(Any, exc).written = f"the outputs were written ({', '.join(outputs.paths())})"
+        raise
 
 
 def _keep_partial_trace(ns: argparse.Namespace, exc: BaseException) -> None:
@@ -183,7 +219,9 @@ def _keep_partial_trace(ns: argparse.Namespace, exc: BaseException) -> None:
     the caller prints unchanged, as its exit status."""
     from ..engine.failures import program_interrupt
     from ..errors import SimulationError
+    from ..outputs.trace import TraceDeadline
     from .failures import user_message
+    from .signals import what_happened
     state = getattr(ns, "run_state", None) or {}
     if state.get("progress") is not None:
         state["progress"].close()
@@ -198,11 +236,24 @@ def _keep_partial_trace(ns: argparse.Namespace, exc: BaseException) -> None:
         print(f"bsim: the run {what} before anything was traced: no trace written to "
               f"{ns.trace}", file=sys.stderr)
         return
-    error = "interrupted (Ctrl-C)" if ctrl_c else \
+    said = "interrupted (Ctrl-C)" if not hasattr(exc, "signum") else what_happened(exc)
+    error = said if ctrl_c else \
         (user_message(exc) or f"{type(exc).__name__}: {exc}").splitlines()[0]
     tracer.mark_incomplete(error, getattr(exc, "sim_time", None))
+    if ctrl_c:   # a signal: the command ends within a second
+        tracer.deadline = time.monotonic() + SIGNAL_TRACE_SECONDS
     try:
         path = tracer.write(ns.trace)
+    except TraceDeadline:
+        line = (f"the partial trace ({len(tracer.spans):,} spans, {len(tracer.messages):,} "
+                f"messages) was not written: more than can be written within a second of "
+                f"the signal (record less: --trace-ranks, --trace-window, "
+                f"--trace-max-events); {ns.trace} is unchanged")
+        if ctrl_c:
+            cast(Any, exc).written = line
+        else:
+            print(f"bsim: {line}", file=sys.stderr)
+        return
     except OSError as err:
         print(f"bsim: --trace {ns.trace}: the partial trace could not be written: "
               f"{err.strerror or err}", file=sys.stderr)
@@ -244,8 +295,8 @@ def _simulate(ns: argparse.Namespace, scale: float) -> Any:
 def _load_and_simulate(ns: argparse.Namespace, hosts: Any, scale: float) -> Any:
     from ..simulate import simulate
     from .targets import load_target
-    target = load_target(ns.target, dict(ns.param), ns.program_args, ns.machine, ns.ranks,
-                         quiet=bool(ns.quiet))
+    target = load_target(ns.target, options.param_dict(ns.param), ns.program_args, ns.machine,
+                         ns.ranks, quiet=bool(ns.quiet))
     ranks = ns.ranks if ns.ranks is not None else target.ranks
     if ranks is None:
         raise ValueError(f"bsim run: {ns.target} needs -n RANKS")

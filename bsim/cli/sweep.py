@@ -53,7 +53,7 @@ from typing import Any
 
 from netmodels.input_files import recording_inputs
 
-from ..outputs.scaling import add_efficiency, write_csv, write_json
+from ..outputs.scaling import add_efficiency, csv_text, json_text
 from .sweep_modes import check_mode, rank_parameters
 
 __all__ = ["add_parser", "command", "parse_param_lists", "points", "prepare_point",
@@ -379,12 +379,16 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _write(rows: list[dict[str, Any]], prefix: str, ns: argparse.Namespace,
-           meta: dict[str, Any]) -> tuple[Any, Any]:
-    """Write PREFIX.csv (numbers only) and PREFIX.json (with *meta* and each row's settings)."""
+           meta: dict[str, Any]) -> tuple[str, str]:
+    """Write PREFIX.csv (numbers only) and PREFIX.json (with *meta* and each row's
+    settings), together: both replaced or neither (:mod:`bsim.outputs.output_set`)."""
+    from ..outputs.output_set import OutputSet
     csv_rows = [{k: v for k, v in r.items() if k != "settings"} for r in rows]
-    csv_path = write_csv(csv_rows, f"{prefix}.csv")
-    json_path = write_json(rows, f"{prefix}.json", **meta)
-    return csv_path, json_path
+    outputs = OutputSet()
+    outputs.add("-o", f"{prefix}.csv", csv_text(csv_rows))
+    outputs.add("-o", f"{prefix}.json", json_text(rows, **meta))
+    outputs.commit()
+    return f"{prefix}.csv", f"{prefix}.json"
 
 
 def _metadata(ns: argparse.Namespace, network: str, lists: dict[str, list[str]],
@@ -453,15 +457,16 @@ def command(ns: argparse.Namespace) -> int:
             setattr(stop, "written", f"the {len(done)} of {total} points that "  # noqa: B010
                     f"finished are in {csv_path} and {json_path}")
         raise
-    csv_path, json_path = _write(rows, prefix, ns, meta)
-    if not ns.quiet:
+    if not ns.quiet:   # the table first: a file that cannot be written loses nothing
         keys = [k for k in lists if k != "ranks"]   # ranks has its own column
         print("  ".join(f"{k:>8}" for k in keys) + f"{'ranks':>8}{'elapsed (s)':>14}"
               f"{'calc':>12}{'wait':>12}{'comm':>12}{'eff.':>7}")
         for r in rows:
             print("  ".join(f"{r.get(k, '')!s:>8}" for k in keys) +
                   f"{r['ranks']:>8}{r['elapsed']:>14.6g}{r['calc']:>12.4g}{r['wait']:>12.4g}"
-                  f"{r['comm']:>12.4g}{r['efficiency']:>7.3f}")
+                  f"{r['comm']:>12.4g}{r['efficiency']:>7.3f}", flush=True)
+    csv_path, json_path = _write(rows, prefix, ns, meta)
+    if not ns.quiet:
         print(f"wrote {csv_path} and {json_path}")
     if ns.plot:
         from ..outputs.plots import scaling

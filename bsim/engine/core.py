@@ -470,6 +470,7 @@ class Engine(FailureReports, simpy.Environment):
                 where = user_location_of_traceback(exc)
                 raise RankError(f"rank {vr.rank} called sys.exit({exc.code!r}){where}",
                                 vr.rank) from None
+            self.exit_guard.left(vr, exc)   # a deadlock report names a rank that left
         if self.thread_support.threads:   # the interpreter's exit: wait for threads
             self.thread_support.rank_exit(vr)
         if self.measure is not None:
@@ -511,10 +512,9 @@ class Engine(FailureReports, simpy.Environment):
                 and isinstance(exc.args[0], str) and " (at " not in exc.args[0]):
             # a usage error of this rank's call: point at the user's line, as other errors do
             exc.args = (exc.args[0] + user_location_of_traceback(exc),) + exc.args[1:]
-        if isinstance(exc, (BsimError, KeyboardInterrupt, SystemExit, EmptySchedule)):
-            raise exc
-        if vr is None:
-            raise exc
+        if vr is None or isinstance(exc, (BsimError, KeyboardInterrupt, SystemExit,
+                                          EmptySchedule, MemoryError)):
+            raise exc   # (a MemoryError is the host's, not the rank's: simulate() says so)
         where = user_location_of_traceback(exc)
         raise RankError(f"rank {vr.rank} raised {type(exc).__name__}: {exc}{where}",
                         vr.rank) from exc

@@ -164,6 +164,9 @@ class FailureReports:
                  for r, call, where in blocked[:32]]
         if len(blocked) > 32:
             lines.append(f"  ... and {len(blocked) - 32} more")
+        exits = getattr(getattr(self, "exit_guard", None), "exits", {})
+        lines += [f"  rank {r} had ended early with {how}: the others may wait for it"
+                  for r, how in sorted(exits.items())[:8]]
         self._teardown()
         raise DeadlockError(
             f"deadlock at t={t!r}: {len({r for r, _, _ in blocked})} of {nranks} ranks "

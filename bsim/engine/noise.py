@@ -173,7 +173,22 @@ def parse_noise(spec: str) -> tuple[str, dict[str, Any]]:
                         + "; ".join(f"{k}:{v}" for k, v in NOISE_KINDS.items()))
     if "cores" in kw:
         kw["cores_per_node"] = kw.pop("cores")
+    for key, value in kw.items():   # a word where a number belongs: name the key
+        number = _NUMBERS.get(key)
+        if number is not None and (isinstance(value, bool) or not isinstance(value, number)):
+            if not (key == "phase" and value == "random"):
+                kind_of = "an integer" if number is int else "a number"
+                raise SpecError(f"noise spec {spec!r} (--noise): {key} must be {kind_of}, "
+                                f"got {value!r}")
     return kind, kw
+
+
+# the noise parameters that are numbers, and their type (float: int or float)
+_NUMBERS: dict[str, Any] = {
+    "period": (int, float), "duration": (int, float), "phase": (int, float),
+    "rate": (int, float), "mean": (int, float), "prob": (int, float),
+    "interval": (int, float), "seed": int, "cores_per_node": (int, float), "core": int,
+    "ranks_per_node": int}
 
 
 def build_noise(specs: str | list[str] | None, cores_per_node: int | None = None,

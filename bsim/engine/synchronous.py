@@ -15,7 +15,12 @@ receive is posted.  With ``c(a, b) = cost(a, b, 0)`` of the run's network:
   ``tp`` is wait (the receiver was late), the rest comm.
 
 The receiver is charged as for any ``bsim`` receive (``max(tp, ts) + cost``):
-only the sender's completion moves.  The acknowledgement is an event at
+only the sender's completion moves.
+
+A rank's message **to itself** of more than :data:`SELF_EAGER_LIMIT` bytes is sent as a
+synchronous one, whatever the call's mode and the protocol (``bsim/mpi/p2p.py``): MPICH moves a large message to the same process only
+once its receive is posted, so a blocking ``Send`` to itself before its ``Recv`` is a
+deadlock there, and is reported as one here (an ``Isend``/``Recv``/``Wait`` is fine).  The acknowledgement is an event at
 least the network's lookahead after the match (``c >= min_cost()``), so a run
 over several host processes gives the same result.
 """
@@ -31,7 +36,15 @@ if TYPE_CHECKING:
     from .core import Engine
     from .matching import Message
 
-__all__ = ["SyncAck", "acknowledge"]
+__all__ = ["SyncAck", "acknowledge", "SELF_EAGER_LIMIT"]
+
+SELF_EAGER_LIMIT = 8000
+"""Bytes above which a message to the sender itself waits for its receive.  Measured
+with the ``mpich`` wheel (MPICH 5.0.2, ``mpiexec -n 2``, one blocking ``Send`` of a
+float64 array to itself, then its ``Recv``, under ``timeout``): 8,000 and 8,032 bytes
+complete, 8,064 and 8,096 complete on some runs only, 8,128 bytes and more (8 KiB,
+64 KiB, 1 MiB, 8 MiB) never; a one-process job (``mpiexec -n 1``) deadlocks at any
+size, even 8 bytes (docs/protocols.md)."""
 
 
 def acknowledge(engine: Engine, net: Any, req: Request, msg: Message) -> None:

@@ -298,6 +298,27 @@ def _with_cores(m: Machine, table: dict[str, Any], variant: str | None) -> dict[
     return {**table, "cores": m.cores_per_node}
 
 
+def _no_model(label: str, table: dict[str, Any]) -> MachineError:
+    """The error of a ``[collectives]`` table without a string ``model``: a misspelt key
+    (``modl``) named, with the known keys (``model`` and the models' parameters)."""
+    import difflib
+
+    from netmodels.collective_costs import COLLECTIVE_MODELS
+    params = sorted({k for cls in COLLECTIVE_MODELS.values()
+                     for k in getattr(cls, "parameters", {})})
+    known = ["model", *params]
+    names = ", ".join(repr(n) for n in sorted(COLLECTIVE_MODELS))
+    if "model" in table:
+        return MachineError(f"{label}: [collectives] model must be a string (one of {names}), "
+                            f"found {table['model']!r}")
+    unknown = [k for k in table if k not in known and not isinstance(table[k], dict)]
+    near = [(k, difflib.get_close_matches(k, known, n=1)) for k in unknown]
+    said = "; ".join(f"unknown key {k!r}" + (f" (did you mean {n[0]!r}?)" if n else "")
+                     for k, n in near)
+    return MachineError(f"{label}: [collectives] has no 'model' key" + (f"; {said}" if said
+                        else "") + f"; known keys: {', '.join(known)} (model: one of {names})")
+
+
 def collective_spec(machine: Machine | str | Path) -> str | dict[str, str] | None:
     """The collective-cost spec of a machine's ``[collectives]``, or None if absent.
 
@@ -315,7 +336,7 @@ def collective_spec(machine: Machine | str | Path) -> str | dict[str, str] | Non
         return None
     model = table.get("model")
     if not isinstance(model, str):
-        raise MachineError(f"{m.label}: [collectives] needs a string 'model'")
+        raise _no_model(m.label, table)
     args: list[str] = []
     per_op: dict[str, str] = {}
     for key, value in table.items():

@@ -28,6 +28,9 @@ RANKS_PER_NODE = "ranks_per_node"
 """A network table's layout key, not passed to the model: ranks per node for a model
 without ``cores`` (``petascale_torus:flat``'s one rank per node), at most ``cores_per_node``."""
 
+MAX_CORES_PER_NODE = 1 << 20
+"""The most ``cores_per_node`` a machine file may say: far above any node built (a few
+hundred cores), far below what overflows a count of cores in a run."""
 REQUIRED = {"name": str, "description": str, "source": str, "cores_per_node": int,
             "network": dict}
 OPTIONAL_TABLES = ("collectives", "kernels", "network_variants", "hardware", "filesystem")
@@ -127,8 +130,9 @@ def check_machine_file(data: dict[str, Any], path: Path) -> None:
         if not isinstance(value, kind) or isinstance(value, bool):
             raise MachineError(f"{where}: {key!r} must be {_kind(kind())}, found "
                                f"{_kind(value)} {value!r}")
-    if data["cores_per_node"] < 1:
-        raise MachineError(f"{where}: cores_per_node must be >= 1, found "
+    if not 1 <= data["cores_per_node"] <= MAX_CORES_PER_NODE:
+        raise MachineError(f"{where}: cores_per_node must be an integer from 1 to "
+                           f"{MAX_CORES_PER_NODE:,} (cores of one node), found "
                            f"{data['cores_per_node']}")
     for key in OPTIONAL_TABLES:
         if key in data and not isinstance(data[key], dict):

@@ -135,8 +135,8 @@ def _as_datatype(datatype: Any) -> Datatype:
 def _raw(buf: Any, typed: bool = True) -> tuple[memoryview | None, int, Datatype]:
     """(byte view or None, element count, datatype) of a bare buffer object.
 
-    *typed*: the datatype comes from the buffer itself (no datatype in the spec), so
-    a numpy array of non-native byte order is refused (``BufferError``, as mpi4py).
+    *typed*: the datatype comes from the buffer itself (no datatype in the spec), so a numpy
+    array of non-native byte order is refused (``BufferError``); one of objects always.
     """
     if buf is None or buf is BOTTOM:   # None or MPI.BOTTOM: no data
         return None, 0, _BYTE
@@ -148,9 +148,9 @@ def _raw(buf: Any, typed: bool = True) -> tuple[memoryview | None, int, Datatype
         if typed and not buf.dtype.isnative:
             raise BufferError(f"buffer of non-native byte order ({buf.dtype.str}): give "
                               f"the datatype explicitly")
-        if typed and buf.dtype.fields is not None:   # mpi4py maps no struct format
-            raise KeyError(f"cannot map {buf.data.format!r} to MPI datatype (give "
-                           f"a struct datatype: [buf, datatype])")
+        if buf.dtype.hasobject or (typed and buf.dtype.fields is not None):   # as mpi4py
+            hint = "use comm.send for objects" if buf.dtype.hasobject else "give [buf, datatype]"
+            raise KeyError(f"cannot map {buf.data.format!r} to MPI datatype ({hint})")
         view = buf.reshape(-1, order="A").data   # the memory in its own order
         dt = from_numpy(buf.dtype) if typed or buf.dtype.isnative else _BYTE
         return view.cast("B") if buf.nbytes else None, buf.size, dt

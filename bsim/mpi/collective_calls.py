@@ -33,7 +33,8 @@ from ..engine.collective_rules import (
     finalize,
 )
 from ..engine.rank import VirtualRank, current
-from ..errors import MPIUsageError
+from ..engine.failures import called_from
+from ..errors import CollectiveMismatchError, MPIUsageError
 from .buffers import BufInfo, BufInfoV, MPIUsageBufferError, parse_buffer
 from .ops import SUM, Op, as_op, check_op_type, element_dtype, fold, fold_in_layout
 from .pickling import _comm_lock
@@ -285,8 +286,25 @@ def _reduce_raw(fn: Op, values: list[Any]) -> np.ndarray | None:
         return np.frombuffer(fold_in_layout(fn, dt, count, [v[0] for v in values]),
                              dtype=np.uint8)
     arrays = [a for a in (as_array(v[0], v[1]) for v in values) if a is not None]
+    _same_signature(arrays)
     # logical ops give bools: cast back to the buffer's type before writing bytes
     return np.asarray(fold(fn, arrays)).astype(arrays[0].dtype, copy=False)
+
+
+def _same_signature(arrays: list[np.ndarray]) -> None:
+    """The members of a reduction pass the same type signature (MPI 4.1 Sec. 6.9.1: the
+    same count of the same datatype), else :class:`CollectiveMismatchError` naming two
+    members, what each passed, the call and the line (the same bytes in two types would
+    otherwise meet in numpy as a broadcast error, or reduce bytes of one as the other)."""
+    first = arrays[0] if arrays else None
+    for member, a in enumerate(arrays):
+        if first is not None and (a.dtype != first.dtype or a.size != first.size):
+            call, where = called_from()
+            raise CollectiveMismatchError(
+                f"rank {current().rank}: {call or 'reduction'}: collective mismatch: "
+                f"member 0 passed {first.size} x {first.dtype}, member {member} passed "
+                f"{a.size} x {a.dtype} (every member must pass the same count of the same "
+                f"datatype) (at {where})")
 
 
 def _Reduce(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, root: int, blocking: bool) -> Any:

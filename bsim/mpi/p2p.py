@@ -30,6 +30,7 @@ from greenlet import getcurrent
 from ..constants import ANY_SOURCE, ANY_TAG, ERR_RANK, ERR_TAG, PROC_NULL, TAG_UB, CommKind
 from ..engine.matching import Message, find_unexpected, mailbox, post_receive
 from ..engine.rank import RankGreenlet, VirtualRank, current
+from ..engine.synchronous import SELF_EAGER_LIMIT
 from ..errors import MPIUsageError
 from .buffers import Buffer, BufInfo, MPIUsageBufferError, parse_buffer
 from .message import MESSAGE_NO_PROC, MatchedMessage
@@ -98,7 +99,9 @@ def _isend(comm: Comm, vr: VirtualRank, nbytes: int, payload: Any, lower: bool, 
     msg = Message(comm.context, vr.rank, dst.rank, comm.rank_of(vr), tag, nbytes, payload, lower)
     vr.msgs += 1
     vr.nbytes += nbytes
-    vr.engine.protocol.send(vr, dst, msg, req, synchronous)
+    # to itself, a large message waits for its receive, as MPICH (engine/synchronous.py)
+    vr.engine.protocol.send(vr, dst, msg, req,
+                            synchronous or (dst is vr and nbytes > SELF_EAGER_LIMIT))
     return req
 
 
@@ -185,7 +188,8 @@ def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind
         msg = Message(comm.context, vr.rank, wpeer, me, tag, nbytes, None, False)
         vr.msgs += 1
         vr.nbytes += nbytes
-        eng.protocol.send(vr, eng.ranks[wpeer], msg, req, False)
+        eng.protocol.send(vr, eng.ranks[wpeer], msg, req,
+                          wpeer == vr.rank and nbytes > SELF_EAGER_LIMIT)
     else:
         req.ctx = comm.context
         req.src = wpeer

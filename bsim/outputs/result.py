@@ -64,6 +64,11 @@ class Result:
     unreceived: dict[int, int] = field(default_factory=dict)
     """World rank -> messages sent to it that it never received (a send under the ``bsim``
     protocol completes without its receive: the run ends with them in the mailbox)."""
+    pending_first: str = ""
+    """One request never completed that the program still held: its rank, call and peer."""
+    unreceived_first: str = ""
+    """The first message never received (lowest receiving rank, earliest sent): its
+    receiver, sender, tag, size and send time, for the warning."""
     inert: list[str] = field(default_factory=list)
     """Network settings that could not act in this run, each with why (``g`` without the
     ``loggp`` protocol, ``nics`` without fluid contention): warned of, not ignored."""
@@ -120,8 +125,10 @@ class Result:
         """Simulated operations per host second."""
         return self.total_ops / self.host_seconds if self.host_seconds > 0 else 0.0
 
-    def summary(self) -> str:
-        """A human-readable table: elapsed time and the calc/wait/comm breakdown."""
+    def summary(self, warnings: bool = True) -> str:
+        """A human-readable table: elapsed time and the calc/wait/comm breakdown, then the
+        :meth:`warning_lines` (unless *warnings* is False: ``bsim run`` prints those on
+        standard error, where ``--quiet`` does not hide them)."""
         out = io.StringIO()
         spawned = (f" ({self.ranks - self.spawned} launched, {self.spawned} spawned)"
                    if self.spawned else "")
@@ -171,10 +178,8 @@ class Result:
             d = self.distributed
             out.write(f"  host processes {d['processes']} ({d['partition']})   windows "
                       f"{d['windows']:,}   events shipped {d['shipped']:,}\n")
-        if self.pending_requests:
-            out.write(f"  warning: {self.pending_warning()}\n")
-        if self.unreceived:
-            out.write(f"  warning: {self.unreceived_warning()}\n")
+        for line in self.warning_lines() if warnings else ():
+            out.write(f"  warning: {line}\n")
         if self.formula_collectives:
             out.write(f"  warning: {self.formula_warning()}\n")
         if self.inert:
@@ -197,17 +202,25 @@ class Result:
                 f"algorithmic sends blocking collectives' messages through the network; "
                 f"nonblocking ones stay formulas)")
 
+    def warning_lines(self) -> list[str]:
+        """What the program left undone, one line each: requests never completed,
+        messages never received (empty when nothing was)."""
+        return ([self.pending_warning()] if self.pending_requests else []) + \
+            ([self.unreceived_warning()] if self.unreceived else [])
+
     def unreceived_warning(self) -> str:
         """One line: how many messages were never received, by which ranks (first 8)."""
         total, ranks = _per_rank_counts(self.unreceived)
+        first = f" (the first: {self.unreceived_first})" if self.unreceived_first else ""
         return (f"{total:,} messages sent were never received, by rank(s) {ranks}: their "
-                f"sends completed, their receives are missing")
+                f"sends completed, their receives are missing{first}")
 
     def pending_warning(self) -> str:
         """One line: how many requests were left pending, on which ranks (first 8)."""
         total, ranks = _per_rank_counts(self.pending_requests)
+        first = f" (e.g. {self.pending_first})" if self.pending_first else ""
         return (f"{total:,} nonblocking requests never completed (Wait/Test) nor freed, on "
-                f"rank(s) {ranks}")
+                f"rank(s) {ranks}{first}")
 
     # -- serialisation --------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from netmodels.spec import parse_value
 from .files import atomic_write_text
 
 __all__ = ["FORMAT", "COLUMNS", "OPTIONAL", "problem_key", "add_efficiency", "write_csv",
-           "write_json", "read_rows"]
+           "csv_text", "write_json", "json_text", "read_rows"]
 
 FORMAT = "bsim-sweep/1"
 COLUMNS = ["ranks", "elapsed", "calc", "wait", "comm", "host_seconds", "events", "ops",
@@ -93,19 +93,28 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
 def write_csv(rows: list[dict[str, Any]], path: str | Path) -> Path:
     """One row per point: parameters first, then :data:`COLUMNS` (floats exact); nested
     records (a sweep row's ``settings``) belong to the JSON and are left out."""
+    return atomic_write_text(path, csv_text(rows))
+
+
+def csv_text(rows: list[dict[str, Any]]) -> str:
+    """The CSV document :func:`write_csv` writes."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     cols = [c for c in _columns(rows) if not any(isinstance(r.get(c), dict) for r in rows)]
     w.writerow(cols)
     for r in rows:
         w.writerow([repr(r[c]) if isinstance(r.get(c), float) else r.get(c, "") for c in cols])
-    return atomic_write_text(path, buf.getvalue())
+    return buf.getvalue()
 
 
 def write_json(rows: list[dict[str, Any]], path: str | Path, **meta: Any) -> Path:
     """``{"format": "bsim-sweep/1", ...meta, "rows": [...]}`` written atomically."""
-    data = {"format": FORMAT, **meta, "rows": rows}
-    return atomic_write_text(path, json.dumps(data, indent=1) + "\n")
+    return atomic_write_text(path, json_text(rows, **meta))
+
+
+def json_text(rows: list[dict[str, Any]], **meta: Any) -> str:
+    """The JSON document :func:`write_json` writes."""
+    return json.dumps({"format": FORMAT, **meta, "rows": rows}, indent=1) + "\n"
 
 
 def read_rows(path: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterable
 from operator import itemgetter
 from pathlib import Path
@@ -49,7 +50,8 @@ from typing import Any, TextIO
 
 from .files import atomic_write_text
 
-__all__ = ["ChromeTracer", "parse_ranks", "parse_window", "FORMAT", "DEFAULT_MAX_EVENTS"]
+__all__ = ["ChromeTracer", "TraceDeadline", "parse_ranks", "parse_window", "FORMAT",
+           "DEFAULT_MAX_EVENTS"]
 
 FORMAT = "bsim-trace/1"          # otherData.format: marks a trace written by bsim
 DEFAULT_MAX_EVENTS = 1_000_000   # about 120 MB of JSON
@@ -102,6 +104,10 @@ def parse_window(text: str | tuple[float, float] | None) -> tuple[float, float] 
     return t0, t1
 
 
+class TraceDeadline(Exception):
+    """The trace's text was not done by :attr:`ChromeTracer.deadline` (nothing written)."""
+
+
 class ChromeTracer:
     """A :class:`~bsim.engine.hooks.Tracer` that writes a Chrome Trace Event JSON file.
 
@@ -139,6 +145,7 @@ class ChromeTracer:
         self.truncated_at: float | None = None
         self.dropped = 0
         self.incomplete: dict[str, Any] | None = None   # set when the run failed
+        self.deadline: float | None = None   # time.monotonic() by which text() must end
 
     @property
     def recorded(self) -> bool:
@@ -256,7 +263,9 @@ class ChromeTracer:
             out.append({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": rank,
                         "args": {"sort_index": rank}})
         timed: list[tuple[float, int, dict[str, Any]]] = []
-        for rank, kind, name, start, end, merged in self.spans:
+        for i, (rank, kind, name, start, end, merged) in enumerate(self.spans):
+            if not i & 8191:
+                self._check_deadline()
             ts = _us(start)
             ev = {"name": name, "cat": kind, "ph": "X", "ts": ts,
                   "dur": round(_us(end) - ts, 6), "pid": self._pid(rank), "tid": rank,
@@ -264,7 +273,9 @@ class ChromeTracer:
             if merged > 1:
                 ev["args"] = {"merged": merged}
             timed.append((start, 0, ev))
-        for fid, src, dst, nbytes, tag, sent, received in self.messages:
+        for i, (fid, src, dst, nbytes, tag, sent, received) in enumerate(self.messages):
+            if not i & 4095:
+                self._check_deadline()
             args = {"src": src, "dst": dst, "nbytes": nbytes, "tag": tag}
             ps, pd = self._pid(src), self._pid(dst)
             # order at equal times: a receive's end before spans starting then (keys
@@ -308,15 +319,30 @@ class ChromeTracer:
             other["incomplete"] = self.incomplete
         return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": other}
 
+    def _check_deadline(self) -> None:
+        """Raise :class:`TraceDeadline` once ``time.monotonic()`` passes ``self.deadline``
+        (set for the partial trace written after a signal: the command must end soon)."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise TraceDeadline("the trace could not be written before the deadline")
+
     def write(self, path: str | Path) -> Path:
         """Write the trace JSON to *path* atomically; return the path."""
+        return atomic_write_text(path, self.text())
+
+    def text(self) -> str:
+        """The trace JSON :meth:`write` writes."""
         data = self.to_dict()
         # one event per line: diff-able and still valid JSON
         encode = json.JSONEncoder(separators=(",", ":")).encode
-        body = ",\n".join(map(encode, data["traceEvents"]))
+        events = data["traceEvents"]
+        parts = []
+        for at in range(0, len(events), 8192):
+            self._check_deadline()
+            parts.append(",\n".join(map(encode, events[at:at + 8192])))
+        body = ",\n".join(parts)
         text = ('{"traceEvents":[\n' + body + '\n],\n"displayTimeUnit":"ns",\n"otherData":'
                 + json.dumps(data["otherData"]) + "}\n")
-        return atomic_write_text(path, text)
+        return text
 
     def __repr__(self) -> str:
         state = f"truncated at {self.truncated_at!r}" if self.truncated_at is not None else "ok"

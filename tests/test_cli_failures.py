@@ -67,6 +67,22 @@ def test_broken_pipe_exits_quietly():
     assert proc.stderr == ""
 
 
+def _wait_until_bsim_handles_signals(pid: int, timeout: float = 120) -> None:
+    """Until the ``bsim`` command in process *pid* has started (its imports done): its
+    ``main`` catches SIGTERM (``bsim/cli/signals.py``), which ``/proc/PID/status`` shows
+    in the ``SigCgt`` mask. A SIGINT before then is a KeyboardInterrupt in an import,
+    outside the command, and kills the process as the signal's default action does."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = Path(f"/proc/{pid}/status").read_text()
+        caught = int(next(line for line in status.splitlines()
+                          if line.startswith("SigCgt:")).split()[1], 16)
+        if caught >> (signal.SIGTERM - 1) & 1:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"bsim did not start within {timeout} s")
+
+
 def test_ctrl_c_exits_130_and_writes_nothing(tmp_path):
     """SIGINT during a run: one line, status 130, an earlier output left intact."""
     out = tmp_path / "r.json"
@@ -78,7 +94,8 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path):
                           "iterations=200", "--json", str(out)], cwd=ROOT, text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(2.0)
+    _wait_until_bsim_handles_signals(p.pid)   # a loaded machine imports for seconds
+    time.sleep(1.0)
     p.send_signal(signal.SIGINT)
     stdout, stderr = p.communicate(timeout=60)
     assert p.returncode == 130

@@ -21,6 +21,11 @@ platform.  :class:`Platform` describes a network once and gives both sides:
   split-duplex (``lat``, ``bw``), d-mod-k up routing.  bsim: ``fattree:k=,n=``
   with ``latency = hop_latency = lat`` (a route through ``2L - 1`` switches
   crosses ``2L`` links), ``link_bandwidth = bw``.
+* ``dragonfly``: ``dims = (G, C, R, N)`` and ``links = (group, chassis, router)``
+  link counts, SimGrid ``<cluster topology="DRAGONFLY" topo_parameters="G,g;C,c;R,r;N">``,
+  every link split-duplex (``lat``, ``bw`` times its count).  bsim: ``dragonfly`` with
+  ``latency = 0``, ``hop_latency = global_latency = lat`` and every bandwidth ``bw``
+  (a route's links each pay ``lat``), ``arrangement=simgrid``, minimal routing.
 
 SMPI runs with its correction factors and extras off so that both model the
 same physics: ``network/model:CM02`` (pure max-min with latency, no
@@ -84,13 +89,14 @@ def available() -> bool:
 
 @dataclass(frozen=True)
 class Platform:
-    """A network both simulators can build: ``kind`` star, torus or fattree."""
+    """A network both simulators can build: ``kind`` star, torus, fattree or dragonfly."""
 
     kind: str
     nodes: int
     lat: float = 1e-6           # seconds per link
     bw: float = 1e9             # bytes/second per link and direction
-    dims: tuple[int, ...] = ()  # torus: ring sizes; fattree: (k, n)
+    dims: tuple[int, ...] = ()  # torus: ring sizes; fattree: (k, n); dragonfly: (G, C, R, N)
+    links: tuple[int, int, int] = (1, 1, 1)   # dragonfly: group, chassis, router link counts
 
     def xml(self) -> str:
         """The SimGrid platform file."""
@@ -102,8 +108,12 @@ class Platform:
             down, up, count = ",".join([str(k)] * n), ",".join(["1"] + [str(k)] * (n - 1)), \
                 ",".join(["1"] * n)
             topo = f' topology="FAT_TREE" topo_parameters="{n};{down};{up};{count}"'
+        elif self.kind == "dragonfly":
+            (g, c, r, n), (gl, cl, rl) = self.dims, self.links
+            topo = f' topology="DRAGONFLY" topo_parameters="{g},{gl};{c},{cl};{r},{rl};{n}"'
         elif self.kind != "star":
-            raise ValueError(f"platform kind must be star, torus or fattree, got {self.kind!r}")
+            raise ValueError(f"platform kind must be star, torus, fattree or dragonfly, "
+                             f"got {self.kind!r}")
         return ("<?xml version='1.0'?>\n"
                 '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
                 '<platform version="4.1">\n'
@@ -120,6 +130,14 @@ class Platform:
             k, n = self.dims
             return (f"fattree:k={k},n={n},link_bandwidth={self.bw!r},latency={self.lat!r},"
                     f"hop_latency={self.lat!r},cores=1")
+        if self.kind == "dragonfly":
+            (g, c, r, n), (gl, cl, rl) = self.dims, self.links
+            return (f"dragonfly:groups={g},chassis={c},routers={r},terminals={n},"
+                    f"group_links={gl},chassis_links={cl},router_links={rl},"
+                    f"terminal_bandwidth={self.bw!r},local_bandwidth={self.bw!r},"
+                    f"global_bandwidth={self.bw!r},hop_latency={self.lat!r},"
+                    f"global_latency={self.lat!r},latency=0,arrangement=simgrid,"
+                    f"routing=minimal,cores=1")
         return (f"torus:dims={'x'.join(map(str, self.dims))},link_bandwidth={self.bw!r},"
                 f"latency=0,hop_latency={self.lat!r},tie=simgrid,cores=1")
 

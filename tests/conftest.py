@@ -150,6 +150,8 @@ SLOW_TESTS = (
     "test_distributed.py::test_a_host_that_stops_answering_ends_the_run_within_the_timeout",
     "test_distributed.py::test_the_earliest_failure_wins_though_the_hosts_windows_end_apart",
     "test_distributed.py::test_a_deadlock_across_hosts_says_when_each_rank_blocked",
+    "test_smpi_dragonfly.py::*large_dragonflies*",
+    "test_smpi_dragonfly.py::*[[]df64*",
     "test_golden.py::test_golden_distributed*",
     "test_invariants.py::test_contention_and_size_only_ever_add_time*",
     "test_trace.py::test_a_trace_window_after_the_run_is_warned_of",

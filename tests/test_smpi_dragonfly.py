@@ -11,14 +11,12 @@ route when a group is one chassis (``C = 1``) and ``G <= R``.  With ``C > 1`` Si
 route inside a group that starts from a chassis other than 0 and changes blade is not a
 walk over its links (one link more or less than the minimal route): target 1% there.
 
-The 16- and 64-rank cases run always (about 90 s); the 256- and 1,024-rank cases run in
-CI (``BSIM_REQUIRE_SMPI=1``) or with ``BSIM_SMPI_LARGE=1`` (about 3 minutes).
+The 16-rank cases are in the default test run; the 64-, 256- and 1,024-rank cases are
+slow (``SLOW_TESTS`` in ``tests/conftest.py``: ``pytest -m slow``, about 4 minutes).
 Skipped when SimGrid is missing unless ``BSIM_REQUIRE_SMPI=1``.
 """
 
 from __future__ import annotations
-
-import os
 
 import pytest
 from conftest import require_smpi
@@ -26,11 +24,6 @@ from conftest import require_smpi
 from bsim.validation.smpi import Platform, run_bsim, run_smpi
 
 require_smpi()
-
-LARGE_ENABLED = os.environ.get("BSIM_REQUIRE_SMPI") == "1" or \
-    os.environ.get("BSIM_SMPI_LARGE") == "1"
-large = pytest.mark.skipif(not LARGE_ENABLED, reason="256- and 1,024-rank dragonfly cases: "
-                           "set BSIM_SMPI_LARGE=1 (CI runs them)")
 
 FULL = ("network/optim:Full",)
 PLATFORMS = {   # name: (platform, ranks); C = 1, G <= R: SimGrid's routes are bsim's
@@ -82,14 +75,12 @@ def test_allreduce_agrees_with_smpi_on_a_dragonfly(platform, algorithm):
           collectives=f"algorithmic:allreduce={algorithm}")
 
 
-@large
 @pytest.mark.parametrize("case", LARGE_CASES, ids=lambda c: f"{c[0]}-{c[1]}")
 @pytest.mark.parametrize("platform", sorted(LARGE))
 def test_bsim_agrees_with_smpi_on_large_dragonflies(platform, case):
     check(*LARGE[platform], case)
 
 
-@large
 @pytest.mark.parametrize("platform", sorted(LARGE))
 def test_allreduce_agrees_with_smpi_on_large_dragonflies(platform):
     """Recursive doubling (10 steps at 1,024 ranks; SimGrid's full update takes over 10

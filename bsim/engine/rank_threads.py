@@ -37,6 +37,7 @@ run are the host's.
 from __future__ import annotations
 
 import _thread
+import sys
 import threading
 import time
 import weakref
@@ -119,9 +120,43 @@ def _sleep(seconds: float) -> None:
     vr.sync("time.sleep")
 
 
+_BOOTSTRAP = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+
+
+def _importing() -> bool:
+    """Whether the calling context is executing an ``import`` (a frame of
+    ``importlib._bootstrap`` on its stack): the module is half made and the
+    interpreter's module lock is held, so no other context may run meanwhile."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename in _BOOTSTRAP:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _may_yield(vr: VirtualRank) -> bool:
+    """Whether a lock operation of *vr* first lets the contexts behind it in time act.
+
+    A lock belongs to one process, so only the other thread contexts of the same rank
+    can contend for it: a rank without live threads never yields in a lock (another
+    rank must not run while this one holds a lock the interpreter takes internally:
+    an import's, ``logging``'s, a cache's).  Nor does a context that is importing."""
+    if _TEARDOWN:
+        return False
+    support = vr.engine.thread_support
+    if not support.threads or not support.company(vr):
+        return False
+    return not _importing()
+
+
 class CooperativeLock:
     """``threading.Lock`` while the engine runs: a host lock whose contended
-    ``acquire`` from a rank or thread context waits in simulated time."""
+    ``acquire`` from a rank or thread context waits in simulated time.
+
+    A free lock is taken at once; when the rank has other thread contexts (and is
+    not importing), the contexts behind this one in simulated time act first, so
+    that the lock goes to the earliest."""
 
     __slots__ = ("_real", "_waiters", "__weakref__")
 
@@ -131,7 +166,7 @@ class CooperativeLock:
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         vr = _context()
-        if vr is not None and not _TEARDOWN:
+        if vr is not None and _may_yield(vr):
             vr.sync("Lock.acquire")   # the contexts behind this one in time act first
         if self._real.acquire(False):
             return True
@@ -148,7 +183,7 @@ class CooperativeLock:
 
     def release(self) -> None:
         vr = _context()
-        if vr is not None and not _TEARDOWN:
+        if vr is not None and _may_yield(vr):
             vr.sync("Lock.release")   # held until this context's clock
         self._real.release()
         if self._waiters:
@@ -287,6 +322,13 @@ class ThreadSupport:
         if self.saved_sleep is not None:
             setattr(time, "sleep", self.saved_sleep)   # noqa: B010
             self.saved_sleep = None
+
+    def company(self, vr: VirtualRank) -> bool:
+        """Whether *vr* is a thread context or its rank has a live thread context."""
+        if vr in self.threads:
+            return True
+        rank = vr.rank
+        return any(ctx.rank == rank and not ctx.finished for ctx in self.threads)
 
     def start_new_thread(self, function: Callable[..., Any], args: tuple[Any, ...],
                          kwargs: dict[str, Any] | None = None) -> int:

@@ -395,8 +395,9 @@ class Engine(FailureReports, simpy.Environment):
                                 resume()
                         except BaseException as exc:
                             self._abort(vr, exc)
-                        if private is not None and len(modules) != private.count:
-                            private.leave(vr.rank)   # the rank imported something
+                        if private is not None and (len(modules) != private.count or
+                                                    modules.get("__main__") is not private.main_now):
+                            private.leave(vr.rank)   # the rank imported, or replaced __main__
                         if vr.finished:
                             self.unfinished -= 1
                     continue

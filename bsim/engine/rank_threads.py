@@ -15,7 +15,9 @@ semantics with one call at a time).
 
 The host-level synchronisation a thread needs is cooperative while the engine runs:
 ``threading.Lock`` (and everything ``threading`` builds on it: ``RLock``,
-``Condition``, ``Event``, ``Semaphore``, ``Barrier``, ``queue.Queue``, ``Thread.join``)
+``Condition``, ``Event``, ``Semaphore``, ``Barrier``, ``queue.Queue``, ``Thread.join``;
+``queue.SimpleQueue`` is the standard library's pure-Python one, on a ``Semaphore``, so
+``concurrent.futures.ThreadPoolExecutor``'s workers wait cooperatively)
 created during the run is a :class:`CooperativeLock`: a context that would block waits
 in simulated time (a ``wait`` account, like an MPI wait) until the holder releases it,
 at the holder's clock; a timeout is in simulated seconds.  ``threading.get_ident`` and
@@ -37,6 +39,7 @@ run are the host's.
 from __future__ import annotations
 
 import _thread
+import queue
 import sys
 import threading
 import time
@@ -61,6 +64,7 @@ _HOST_SLEEP = time.sleep
 _TEARDOWN = False      # the run is ending its thread contexts: no more waiting
 THREAD_KEYS = 1 << 61   # event keys of thread contexts start here (below SimPy's 1 << 62)
 _IDENT_BASE = 1 << 48   # threading.get_ident() of thread contexts
+SPIN_ACQUIRES = 10      # locks taken in a row at one clock before a context counts as polling
 
 
 def _context() -> VirtualRank | None:
@@ -168,6 +172,7 @@ class CooperativeLock:
         vr = _context()
         if vr is not None and _may_yield(vr):
             vr.sync("Lock.acquire")   # the contexts behind this one in time act first
+            vr.engine.thread_support.count_spin(vr)
         if self._real.acquire(False):
             return True
         if not blocking:
@@ -283,6 +288,8 @@ class ThreadSupport:
         self.atexits: dict[int, list[tuple[Callable[..., Any], tuple[Any, ...],
                                            dict[str, Any]]]] = {}
         self.saved_sleep: Callable[..., None] | None = None
+        self.saved_queue: type | None = None
+        self.spins: dict[VirtualRank, list[Any]] = {}     # context -> [clock, acquires]
         self._next = count()
 
     def arm(self) -> None:
@@ -314,6 +321,11 @@ class ThreadSupport:
             setattr(threading, name, value)
         self.saved_sleep = time.sleep
         setattr(time, "sleep", _sleep)   # noqa: B010 - time.sleep's stub type is narrower
+        # queue.SimpleQueue is C and blocks the host thread in get(): the standard
+        # library's pure-Python one waits on a threading.Semaphore (cooperative here);
+        # concurrent.futures.ThreadPoolExecutor's workers wait on one
+        self.saved_queue = queue.SimpleQueue
+        setattr(queue, "SimpleQueue", queue._PySimpleQueue)   # noqa: B010
 
     def disarm(self) -> None:
         for name, value in self.saved.items():
@@ -322,6 +334,24 @@ class ThreadSupport:
         if self.saved_sleep is not None:
             setattr(time, "sleep", self.saved_sleep)   # noqa: B010
             self.saved_sleep = None
+        if self.saved_queue is not None:
+            setattr(queue, "SimpleQueue", self.saved_queue)   # noqa: B010
+            self.saved_queue = None
+
+    def count_spin(self, vr: VirtualRank) -> None:
+        """A lock taken by *vr* at the clock of its previous ones: after
+        :data:`SPIN_ACQUIRES` in a row the context is spinning (``while not
+        future.done(): pass``, whose ``done`` takes the future's lock), so it polls as
+        ``while not req.Test()`` does: ``poll_time`` of wait, and the other contexts run
+        (the engine's livelock check names a spin that nothing can end)."""
+        spin = self.spins.get(vr)
+        if spin is None or spin[0] != vr.clock:
+            self.spins[vr] = [vr.clock, 1]
+            return
+        spin[1] += 1
+        if spin[1] >= SPIN_ACQUIRES:
+            del self.spins[vr]
+            self.engine.protocol.poll(vr, "Lock.acquire (spinning)")
 
     def company(self, vr: VirtualRank) -> bool:
         """Whether *vr* is a thread context or its rank has a live thread context."""
@@ -417,5 +447,6 @@ class ThreadSupport:
         for lock in self.sentinels.values():
             shutdown.discard(lock)   # the interpreter's exit would wait for them
         self.threads.clear()
+        self.spins.clear()
         self.idents.clear()
         self.sentinels.clear()

@@ -290,6 +290,7 @@ class ThreadSupport:
         self.saved_sleep: Callable[..., None] | None = None
         self.saved_queue: type | None = None
         self.spins: dict[VirtualRank, list[Any]] = {}     # context -> [clock, acquires]
+        self.live: dict[int, int] = {}                     # rank -> its running threads
         self._next = count()
 
     def arm(self) -> None:
@@ -357,8 +358,7 @@ class ThreadSupport:
         """Whether *vr* is a thread context or its rank has a live thread context."""
         if vr in self.threads:
             return True
-        rank = vr.rank
-        return any(ctx.rank == rank and not ctx.finished for ctx in self.threads)
+        return self.live.get(vr.rank, 0) > 0
 
     def start_new_thread(self, function: Callable[..., Any], args: tuple[Any, ...],
                          kwargs: dict[str, Any] | None = None) -> int:
@@ -384,6 +384,7 @@ class ThreadSupport:
         self.idents[g] = _IDENT_BASE + k
         self.threads[ctx] = getattr(function, "__self__", None)   # Thread._bootstrap's
         engine.unfinished += 1
+        self.live[parent.rank] = self.live.get(parent.rank, 0) + 1
         ctx.wake(parent.clock)
         return _IDENT_BASE + k
 
@@ -398,6 +399,7 @@ class ThreadSupport:
             root.nbytes += ctx.nbytes
             root.open_requests += ctx.open_requests
             ctx.ops = ctx.msgs = ctx.nbytes = ctx.open_requests = 0
+            self.live[ctx.rank] -= 1
             sentinel = self.sentinels.pop(greenlet.getcurrent(), None)
             if sentinel is not None and sentinel.locked():
                 sentinel.release()   # Thread.join / is_alive see the end
@@ -447,6 +449,7 @@ class ThreadSupport:
         for lock in self.sentinels.values():
             shutdown.discard(lock)   # the interpreter's exit would wait for them
         self.threads.clear()
+        self.live.clear()
         self.spins.clear()
         self.idents.clear()
         self.sentinels.clear()

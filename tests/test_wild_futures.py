@@ -118,3 +118,32 @@ def test_python_m_mpi4py(tmp_path, capsys) -> None:
     runpy refused it).  allreduce(rank + 1) over 2 ranks = 3."""
     assert _run(tmp_path, capsys, PLAIN, "-m", "mpi4py", "PROG", "-n", "2") == [
         "0 3", "1 3"]
+
+
+EVENT_SPIN = """
+import threading
+import time
+from mpi4py import MPI
+
+ev = threading.Event()
+
+
+def setter():
+    time.sleep(0.001)
+    ev.set()
+
+
+t = threading.Thread(target=setter)
+t.start()
+while not ev.is_set():
+    pass
+t.join()
+print(MPI.COMM_WORLD.rank, "set", MPI.Wtime() >= 0.001)
+"""
+
+
+def test_spinning_on_event_is_set_advances(tmp_path, capsys) -> None:
+    """``while not event.is_set(): pass`` (no lock taken) polls as well, so the thread that
+    sets the event after 1 ms of simulated sleep runs; before it never ended."""
+    assert _run(tmp_path, capsys, EVENT_SPIN, "PROG", "-n", "2") == ["0 set True",
+                                                                     "1 set True"]

@@ -154,6 +154,19 @@ def _may_yield(vr: VirtualRank) -> bool:
     return not _importing()
 
 
+def _spinning_is_set(is_set: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """``Event.is_set`` during a run: an unset event asked from a context whose rank has
+    threads counts as a spin (it takes no lock: ``while not event.is_set(): pass``)."""
+    def spinning_is_set(event: Any) -> bool:
+        flag = is_set(event)
+        if not flag:
+            vr = _context()
+            if vr is not None and _may_yield(vr):
+                vr.engine.thread_support.count_spin(vr)
+        return flag
+    return spinning_is_set
+
+
 class CooperativeLock:
     """``threading.Lock`` while the engine runs: a host lock whose contended
     ``acquire`` from a rank or thread context waits in simulated time.
@@ -289,6 +302,7 @@ class ThreadSupport:
                                            dict[str, Any]]]] = {}
         self.saved_sleep: Callable[..., None] | None = None
         self.saved_queue: type | None = None
+        self.saved_is_set: Callable[[Any], bool] | None = None
         self.spins: dict[VirtualRank, list[Any]] = {}     # context -> [clock, acquires]
         self.live: dict[int, int] = {}                     # rank -> its running threads
         self._next = count()
@@ -325,6 +339,8 @@ class ThreadSupport:
         # queue.SimpleQueue is C and blocks the host thread in get(): the standard
         # library's pure-Python one waits on a threading.Semaphore (cooperative here);
         # concurrent.futures.ThreadPoolExecutor's workers wait on one
+        self.saved_is_set = threading.Event.is_set
+        setattr(threading.Event, "is_set", _spinning_is_set(self.saved_is_set))   # noqa: B010
         self.saved_queue = queue.SimpleQueue
         setattr(queue, "SimpleQueue", queue._PySimpleQueue)   # noqa: B010
 
@@ -335,6 +351,9 @@ class ThreadSupport:
         if self.saved_sleep is not None:
             setattr(time, "sleep", self.saved_sleep)   # noqa: B010
             self.saved_sleep = None
+        if self.saved_is_set is not None:
+            setattr(threading.Event, "is_set", self.saved_is_set)   # noqa: B010
+            self.saved_is_set = None
         if self.saved_queue is not None:
             setattr(queue, "SimpleQueue", self.saved_queue)   # noqa: B010
             self.saved_queue = None

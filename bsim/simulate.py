@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import os
@@ -165,6 +166,8 @@ def mpi4py_shim(program: Any = None) -> Iterator[None]:
     pkg.__path__ = (list(outer.__path__) if isinstance(outer, _Mpi4pyShim)   # mpi4py.util,
                     else _real_package_path(outer))                       # on bsim's MPI
     pkg.MPI = MPI
+    pkg.__spec__ = importlib.machinery.ModuleSpec("mpi4py", None, is_package=True)
+    pkg.__spec__.submodule_search_locations = list(pkg.__path__)   # python -m mpi4py
     init = next((os.path.join(p, "__init__.py") for p in pkg.__path__
                  if os.path.isfile(os.path.join(p, "__init__.py"))), None)
     if init is not None:

@@ -43,7 +43,12 @@ HOST: dict[str, Any] = {"rank": 0, "size": 1, "comm": None}
 def add_parser(subparsers: Any) -> None:
     """Register ``run`` on the ``bsim`` subparsers."""
     run = subparsers.add_parser("run", help="simulate a skeleton or an mpi4py program")
-    run.add_argument("target", help="skeleton name or path to a Python file")
+    run.add_argument("target", nargs="?", default=None,
+                     help="skeleton name or path to a Python file (with -m: the module's "
+                          "first argument, e.g. the script of -m mpi4py.futures)")
+    run.add_argument("-m", dest="module", metavar="MODULE", default=None,
+                     help="run a Python module on every rank, as python -m MODULE: "
+                          "bsim run -m mpi4py.futures prog.py -n 4")
     run.add_argument("-n", "--ranks", type=int, default=None,
                      help="virtual ranks (default: the skeleton's own count)")
     options.add_model_options(run)
@@ -296,7 +301,7 @@ def _load_and_simulate(ns: argparse.Namespace, hosts: Any, scale: float) -> Any:
     from ..simulate import simulate
     from .targets import load_target
     target = load_target(ns.target, options.param_dict(ns.param), ns.program_args, ns.machine,
-                         ns.ranks, quiet=bool(ns.quiet))
+                         ns.ranks, quiet=bool(ns.quiet), module=ns.module)
     ranks = ns.ranks if ns.ranks is not None else target.ranks
     if ranks is None:
         raise ValueError(f"bsim run: {ns.target} needs -n RANKS")

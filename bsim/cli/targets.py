@@ -256,9 +256,25 @@ def _given_table(kernel: MachineKernel, value: Any) -> str:
         else account
 
 
-def load_target(target: str, params: dict[str, Any], argv: list[str] | None = None,
+def _module_program(module: str, argv: list[str]) -> Callable[[], None]:
+    """The program ``python -m MODULE *argv*``: each call (each rank) runs *module* as
+    ``__main__`` (``runpy.run_module``, which sets ``sys.argv[0]`` to its file), as
+    ``mpiexec -n N python -m mpi4py.futures prog.py`` runs it on every process."""
+    import runpy
+
+    def run_module() -> None:
+        saved = sys.argv
+        sys.argv = [module, *argv]
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        finally:
+            sys.argv = saved
+    return run_module
+
+
+def load_target(target: str | None, params: dict[str, Any], argv: list[str] | None = None,
                 machine: str | None = None, ranks: int | None = None,
-                quiet: bool = False) -> Target:
+                quiet: bool = False, module: str | None = None) -> Target:
     """Resolve *target* (skeleton name or ``.py`` path) with *params* (``--param k=v``).
 
     A file's *params* become ``--k=v`` arguments before *argv* (:func:`file_arguments`);
@@ -272,6 +288,20 @@ def load_target(target: str, params: dict[str, Any], argv: list[str] | None = No
     skeleton that declares ``scale`` gets the process grid for that many ranks
     unless the user set one of its parameters.
     """
+    if module is not None:   # bsim run -m MODULE [ARGS]: python -m MODULE ARGS per rank
+        command_line = ([target] if target else []) + file_arguments(params) + list(argv or [])
+        recorded = dict(params, module=module)
+        if command_line:
+            recorded["argv"] = " ".join(command_line)
+        if target and os.path.isfile(target):
+            note_input("program", Path(target).name, Path(target).read_text(encoding="utf-8"))
+            folder = str(Path(target).resolve().parent)
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+        return Target(f"-m {module}", _module_program(module, command_line), recorded, None,
+                      is_file=True)
+    if target is None:
+        raise ValueError("bsim run needs a skeleton name, a Python file or -m MODULE")
     path = Path(target)
     if target.endswith(".py") or os.sep in target or path.is_file():
         if path.is_dir():

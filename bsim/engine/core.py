@@ -39,12 +39,7 @@ import greenlet
 import simpy
 from simpy.core import EmptySchedule
 
-from ..errors import (
-    BsimError,
-    LookaheadError,
-    MPIUsageError,
-    RankError,
-)
+from ..errors import BsimError, LookaheadError, MPIUsageError, RankError
 from .events import PRIO_NET, PRIO_RANK, SIMPY_KEYS, Call, Deliveries, NetEvent, Wakeups
 from .failures import FailureReports, program_interrupt, user_location_of_traceback
 from .hooks import PROGRESS_EVERY
@@ -54,6 +49,7 @@ from .matching import Message, deliver
 from .private_modules import PrivateModules
 from .process_exit import ExitGuard
 from .rank import RankGreenlet, VirtualRank, charge_host_compute
+from .rank_generators import RankGenerators
 from .rank_threads import ThreadSupport
 
 if TYPE_CHECKING:
@@ -132,6 +128,7 @@ class Engine(FailureReports, simpy.Environment):
         self.watchdog = HostBlockWatchdog()   # a rank blocked in the host OS (socket, ...)
         self.sockets = CooperativeSockets()   # ... except on a socket: it polls
         self.exit_guard = ExitGuard()         # os._exit in a rank: an error, not silence
+        self.generators = RankGenerators()    # random's, numpy.random's: one per rank
         self.thread_support = ThreadSupport(self)   # Python threads of ranks (rank_threads.py)
         self.user_state: dict[str, Any] = {}   # objects shared by the ranks (simpy_bridge.shared)
         self.filesystem: Any = None   # MPI-IO cost model (netmodels.filesystem): simulate()
@@ -286,6 +283,7 @@ class Engine(FailureReports, simpy.Environment):
         self.sockets.arm()
         self.thread_support.arm()
         self.exit_guard.arm()
+        self.generators.arm()
         gc.freeze()
 
     def finish(self) -> None:
@@ -293,6 +291,7 @@ class Engine(FailureReports, simpy.Environment):
         run the callables the run registered in ``user_state["bsim.at_finish"]``."""
         self.watchdog.disarm()
         self.exit_guard.disarm()
+        self.generators.disarm()
         self.sockets.disarm()
         self.thread_support.teardown()   # daemon threads left at their ranks' exit
         self.thread_support.disarm()
@@ -396,8 +395,9 @@ class Engine(FailureReports, simpy.Environment):
                                 resume()
                         except BaseException as exc:
                             self._abort(vr, exc)
-                        if private is not None and len(modules) != private.count:
-                            private.leave(vr.rank)   # the rank imported something
+                        if private is not None and (len(modules) != private.count or
+                                                    modules.get("__main__") is not private.main_now):
+                            private.leave(vr.rank)   # the rank imported, or replaced __main__
                         if vr.finished:
                             self.unfinished -= 1
                     continue

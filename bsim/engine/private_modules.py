@@ -25,7 +25,9 @@ rank, registered with :meth:`PrivateModules.set_main`, so a class or function
 it defines pickles by reference (``__main__.Particle``) on the sender and
 unpickles as the receiver's own, as under ``mpiexec``.  With shared modules
 (``programs=False``) only ``__main__`` (and ``__worker__``, mpi4py.futures'
-copy of it in a worker) is still swapped per rank.  The run's
+copy of it in a worker) is still swapped per rank.  mpi4py's pure-Python modules that a
+rank imports during the run (``mpi4py.futures``, ``mpi4py.util``) are private in either
+case: their globals are per-process state (``mpi4py.futures``' shared pool).  The run's
 own ``__main__`` (bsim's, or the script that called :func:`bsim.simulate`) is
 back in ``sys.modules`` at each switch to a rank without one and after the run.
 """
@@ -43,6 +45,13 @@ from typing import Any
 __all__ = ["PrivateModules"]
 
 _WORKER = "__worker__"   # mpi4py.futures' copy of the main module in a worker: per rank
+
+
+def _mpi4py_python(name: str) -> bool:
+    """mpi4py's pure-Python modules (``mpi4py.futures``, ``mpi4py.util.pkl5``, ...) as a
+    run loads them on bsim's MPI: per rank, as each process has its own (their globals
+    hold per-process state: mpi4py.futures' shared pool, its executors' registry)."""
+    return name.startswith("mpi4py.") and name not in ("mpi4py.MPI", "mpi4py.rc")
 
 
 def _shared_roots() -> tuple[str, ...]:
@@ -107,7 +116,8 @@ class PrivateModules:
         self.shared: set[str] = set(sys.modules)   # everything imported before the run
         self.names: set[str] = set()               # private module names seen so far
         self.by_rank: dict[int, dict[str, types.ModuleType]] = {}
-        self.count = len(sys.modules)
+        self.count = len(sys.modules)   # with main_now: leave() when either changes
+        self.main_now = sys.modules.get("__main__")   # (runpy replaces __main__ in a rank)
         self._roots = _shared_roots()
         self._compiled = _CompiledOnce()
         self._synced = False
@@ -140,6 +150,7 @@ class PrivateModules:
         self._synced = True
         self.shared.update(name for name in sys.modules if name not in self.names)
         self.count = len(sys.modules)
+        self.main_now = sys.modules.get("__main__")
         self.main = sys.modules.get("__main__")
 
     def set_main(self, rank: int, module: types.ModuleType) -> None:
@@ -171,6 +182,7 @@ class PrivateModules:
             else:
                 modules[name] = module
         self.count = len(modules)
+        self.main_now = modules.get("__main__")
         if self.argv:
             sys.argv = self.argv.get(rank, self.main_argv)
 
@@ -186,7 +198,8 @@ class PrivateModules:
         for name, module in list(modules.items()):
             if name in self.shared or mine.get(name) is module:
                 continue
-            if module is not None and (name == _WORKER or self.is_private(module)):
+            if module is not None and (name == _WORKER or _mpi4py_python(name)
+                                       or self.is_private(module)):
                 mine[name] = module
                 if name not in self.names:
                     self.names.add(name)
@@ -199,6 +212,7 @@ class PrivateModules:
         if not mine:
             del self.by_rank[rank]
         self.count = len(modules)
+        self.main_now = modules.get("__main__")
 
     def close(self) -> None:
         """Remove every private module from ``sys.modules`` (they belong to this run)."""
@@ -211,3 +225,4 @@ class PrivateModules:
         if self._compiled in sys.meta_path:
             sys.meta_path.remove(self._compiled)
         self.count = len(sys.modules)
+        self.main_now = sys.modules.get("__main__")

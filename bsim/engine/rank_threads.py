@@ -15,7 +15,9 @@ semantics with one call at a time).
 
 The host-level synchronisation a thread needs is cooperative while the engine runs:
 ``threading.Lock`` (and everything ``threading`` builds on it: ``RLock``,
-``Condition``, ``Event``, ``Semaphore``, ``Barrier``, ``queue.Queue``, ``Thread.join``)
+``Condition``, ``Event``, ``Semaphore``, ``Barrier``, ``queue.Queue``, ``Thread.join``;
+``queue.SimpleQueue`` is the standard library's pure-Python one, on a ``Semaphore``, so
+``concurrent.futures.ThreadPoolExecutor``'s workers wait cooperatively)
 created during the run is a :class:`CooperativeLock`: a context that would block waits
 in simulated time (a ``wait`` account, like an MPI wait) until the holder releases it,
 at the holder's clock; a timeout is in simulated seconds.  ``threading.get_ident`` and
@@ -37,6 +39,8 @@ run are the host's.
 from __future__ import annotations
 
 import _thread
+import queue
+import sys
 import threading
 import time
 import weakref
@@ -60,6 +64,7 @@ _HOST_SLEEP = time.sleep
 _TEARDOWN = False      # the run is ending its thread contexts: no more waiting
 THREAD_KEYS = 1 << 61   # event keys of thread contexts start here (below SimPy's 1 << 62)
 _IDENT_BASE = 1 << 48   # threading.get_ident() of thread contexts
+SPIN_ACQUIRES = 10      # locks taken in a row at one clock before a context counts as polling
 
 
 def _context() -> VirtualRank | None:
@@ -119,9 +124,56 @@ def _sleep(seconds: float) -> None:
     vr.sync("time.sleep")
 
 
+_BOOTSTRAP = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+
+
+def _importing() -> bool:
+    """Whether the calling context is executing an ``import`` (a frame of
+    ``importlib._bootstrap`` on its stack): the module is half made and the
+    interpreter's module lock is held, so no other context may run meanwhile."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename in _BOOTSTRAP:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _may_yield(vr: VirtualRank) -> bool:
+    """Whether a lock operation of *vr* first lets the contexts behind it in time act.
+
+    A lock belongs to one process, so only the other thread contexts of the same rank
+    can contend for it: a rank without live threads never yields in a lock (another
+    rank must not run while this one holds a lock the interpreter takes internally:
+    an import's, ``logging``'s, a cache's).  Nor does a context that is importing."""
+    if _TEARDOWN:
+        return False
+    support = vr.engine.thread_support
+    if not support.threads or not support.company(vr):
+        return False
+    return not _importing()
+
+
+def _spinning_is_set(is_set: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """``Event.is_set`` during a run: an unset event asked from a context whose rank has
+    threads counts as a spin (it takes no lock: ``while not event.is_set(): pass``)."""
+    def spinning_is_set(event: Any) -> bool:
+        flag = is_set(event)
+        if not flag:
+            vr = _context()
+            if vr is not None and _may_yield(vr):
+                vr.engine.thread_support.count_spin(vr)
+        return flag
+    return spinning_is_set
+
+
 class CooperativeLock:
     """``threading.Lock`` while the engine runs: a host lock whose contended
-    ``acquire`` from a rank or thread context waits in simulated time."""
+    ``acquire`` from a rank or thread context waits in simulated time.
+
+    A free lock is taken at once; when the rank has other thread contexts (and is
+    not importing), the contexts behind this one in simulated time act first, so
+    that the lock goes to the earliest."""
 
     __slots__ = ("_real", "_waiters", "__weakref__")
 
@@ -131,8 +183,9 @@ class CooperativeLock:
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         vr = _context()
-        if vr is not None and not _TEARDOWN:
+        if vr is not None and _may_yield(vr):
             vr.sync("Lock.acquire")   # the contexts behind this one in time act first
+            vr.engine.thread_support.count_spin(vr)
         if self._real.acquire(False):
             return True
         if not blocking:
@@ -148,7 +201,7 @@ class CooperativeLock:
 
     def release(self) -> None:
         vr = _context()
-        if vr is not None and not _TEARDOWN:
+        if vr is not None and _may_yield(vr):
             vr.sync("Lock.release")   # held until this context's clock
         self._real.release()
         if self._waiters:
@@ -248,6 +301,10 @@ class ThreadSupport:
         self.atexits: dict[int, list[tuple[Callable[..., Any], tuple[Any, ...],
                                            dict[str, Any]]]] = {}
         self.saved_sleep: Callable[..., None] | None = None
+        self.saved_queue: type | None = None
+        self.saved_is_set: Callable[[Any], bool] | None = None
+        self.spins: dict[VirtualRank, list[Any]] = {}     # context -> [clock, acquires]
+        self.live: dict[int, int] = {}                     # rank -> its running threads
         self._next = count()
 
     def arm(self) -> None:
@@ -279,6 +336,13 @@ class ThreadSupport:
             setattr(threading, name, value)
         self.saved_sleep = time.sleep
         setattr(time, "sleep", _sleep)   # noqa: B010 - time.sleep's stub type is narrower
+        # queue.SimpleQueue is C and blocks the host thread in get(): the standard
+        # library's pure-Python one waits on a threading.Semaphore (cooperative here);
+        # concurrent.futures.ThreadPoolExecutor's workers wait on one
+        self.saved_is_set = threading.Event.is_set
+        setattr(threading.Event, "is_set", _spinning_is_set(self.saved_is_set))   # noqa: B010
+        self.saved_queue = queue.SimpleQueue
+        setattr(queue, "SimpleQueue", queue._PySimpleQueue)   # noqa: B010
 
     def disarm(self) -> None:
         for name, value in self.saved.items():
@@ -287,6 +351,33 @@ class ThreadSupport:
         if self.saved_sleep is not None:
             setattr(time, "sleep", self.saved_sleep)   # noqa: B010
             self.saved_sleep = None
+        if self.saved_is_set is not None:
+            setattr(threading.Event, "is_set", self.saved_is_set)   # noqa: B010
+            self.saved_is_set = None
+        if self.saved_queue is not None:
+            setattr(queue, "SimpleQueue", self.saved_queue)   # noqa: B010
+            self.saved_queue = None
+
+    def count_spin(self, vr: VirtualRank) -> None:
+        """A lock taken by *vr* at the clock of its previous ones: after
+        :data:`SPIN_ACQUIRES` in a row the context is spinning (``while not
+        future.done(): pass``, whose ``done`` takes the future's lock), so it polls as
+        ``while not req.Test()`` does: ``poll_time`` of wait, and the other contexts run
+        (the engine's livelock check names a spin that nothing can end)."""
+        spin = self.spins.get(vr)
+        if spin is None or spin[0] != vr.clock:
+            self.spins[vr] = [vr.clock, 1]
+            return
+        spin[1] += 1
+        if spin[1] >= SPIN_ACQUIRES:
+            del self.spins[vr]
+            self.engine.protocol.poll(vr, "Lock.acquire (spinning)")
+
+    def company(self, vr: VirtualRank) -> bool:
+        """Whether *vr* is a thread context or its rank has a live thread context."""
+        if vr in self.threads:
+            return True
+        return self.live.get(vr.rank, 0) > 0
 
     def start_new_thread(self, function: Callable[..., Any], args: tuple[Any, ...],
                          kwargs: dict[str, Any] | None = None) -> int:
@@ -312,6 +403,7 @@ class ThreadSupport:
         self.idents[g] = _IDENT_BASE + k
         self.threads[ctx] = getattr(function, "__self__", None)   # Thread._bootstrap's
         engine.unfinished += 1
+        self.live[parent.rank] = self.live.get(parent.rank, 0) + 1
         ctx.wake(parent.clock)
         return _IDENT_BASE + k
 
@@ -326,6 +418,7 @@ class ThreadSupport:
             root.nbytes += ctx.nbytes
             root.open_requests += ctx.open_requests
             ctx.ops = ctx.msgs = ctx.nbytes = ctx.open_requests = 0
+            self.live[ctx.rank] -= 1
             sentinel = self.sentinels.pop(greenlet.getcurrent(), None)
             if sentinel is not None and sentinel.locked():
                 sentinel.release()   # Thread.join / is_alive see the end
@@ -375,5 +468,7 @@ class ThreadSupport:
         for lock in self.sentinels.values():
             shutdown.discard(lock)   # the interpreter's exit would wait for them
         self.threads.clear()
+        self.live.clear()
+        self.spins.clear()
         self.idents.clear()
         self.sentinels.clear()

@@ -10,6 +10,13 @@ the receive side's size: either way the prediction would be silently wrong, so a
 mismatch is an :class:`~bsim.errors.MPIUsageError` of class ``ERR_TRUNCATE`` whose one
 line names the rank, the call, the sender (when it is another rank) and both sizes.
 
+The receive blocks of one v or w collective must not overlap: MPI 4.1 Sec. 6.6 (and
+6.7, 6.8 for ``Allgatherv``, ``Alltoallv``, ``Alltoallw``): "The specification of
+counts, types, and displacements should not cause any location on the root to be
+written more than once.  Such a call is erroneous."  MPICH does not check, and writes
+the blocks in whatever order its algorithm delivers them; :func:`check_disjoint` names
+the two blocks and the byte they share (``ERR_ARG``), at the call.
+
 Used by :mod:`bsim.mpi.collective_exchanges` (``Gather`` ... ``Alltoallw``),
 :mod:`bsim.mpi.neighbor_vectors` (``Neighbor_allgather`` ... ``Neighbor_alltoallw``)
 and :mod:`bsim.mpi.inter_buffers` (the same calls on an intercommunicator).  Each
@@ -21,11 +28,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import MPIUsageError
 
-__all__ = ["ERR_TRUNCATE", "check_block"]
+__all__ = ["ERR_TRUNCATE", "check_block", "check_disjoint"]
 
 ERR_TRUNCATE = 14   # MPI_ERR_TRUNCATE (bsim/mpi/error_codes.py)
+ERR_ARG = 12        # MPI_ERR_ARG
 
 
 def check_block(vr: Any, call: str, sent: int, block: int, source: int | None = None) -> None:
@@ -42,3 +52,38 @@ def check_block(vr: Any, call: str, sent: int, block: int, source: int | None = 
         raise MPIUsageError(f"rank {vr.rank}: {call}: {who} {sent} bytes but its receive block "
                             f"holds {block} bytes (send and receive counts must match{why})",
                             error_class=ERR_TRUNCATE)
+
+
+def check_disjoint(vr: Any, call: str, info: Any, nblocks: int) -> None:
+    """Refuse receive blocks of *info* (a ``BufInfoV`` with real memory) that write one
+    memory location twice (MPI 4.1 Sec. 6.6: erroneous).  Blocks are compared where they
+    land in the user's memory: through a derived datatype's layout when the buffer is
+    seen through one (``GatherView``), so a resized type's interleaved blocks are fine."""
+    mem = info.mem
+    if mem is None or info.counts is None or nblocks < 2:
+        return
+    spans = [info.block(r) for r in range(nblocks)]
+    index = getattr(mem, "_index", None)
+    if index is None:   # plain bytes: intervals [off, off + n)
+        live = sorted((off, off + n, r) for r, (off, n) in enumerate(spans) if n > 0)
+        for (a0, a1, ra), (b0, _, rb) in zip(live, live[1:]):
+            if b0 < a1:
+                _overlap(vr, call, min(ra, rb), max(ra, rb), b0)
+        return
+    parts = [index[off:off + n] for off, n in spans]
+    where = np.concatenate(parts) if parts else np.empty(0, dtype=np.intp)
+    if where.size < 2:
+        return
+    order = np.sort(where, kind="stable")
+    dup = np.flatnonzero(order[1:] == order[:-1])
+    if dup.size:
+        byte = int(order[dup[0]])
+        owners = [r for r, part in enumerate(parts) if np.any(part == byte)]
+        _overlap(vr, call, owners[0], owners[1], byte)
+
+
+def _overlap(vr: Any, call: str, a: int, b: int, byte: int) -> None:
+    raise MPIUsageError(f"rank {vr.rank}: {call}: receive blocks {a} and {b} overlap (both "
+                        f"write byte {byte} of the receive buffer; MPI forbids writing a "
+                        f"location twice: check the counts and displacements)",
+                        error_class=ERR_ARG)

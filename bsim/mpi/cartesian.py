@@ -102,9 +102,11 @@ def Sub(cart: Cartcomm, remain_dims: Sequence[bool]) -> Cartcomm:
     return _as_cart(vr, sub, dims, periods)
 
 
-def Get_topo(cart: Cartcomm) -> tuple[list[int], list[bool], list[int]]:
-    """``(dims, periods, coords)`` of the calling rank."""
-    return list(cart.cart_dims), list(cart.cart_periods), coords_of(cart, cart.rank_of(current()))
+def Get_topo(cart: Cartcomm) -> tuple[list[int], list[int], list[int]]:
+    """``(dims, periods, coords)`` of the calling rank; periods as 0/1 ints, as MPI_Cart_get
+    fills them and mpi4py returns them."""
+    return (list(cart.cart_dims), [int(p) for p in cart.cart_periods],
+            coords_of(cart, cart.rank_of(current())))
 
 
 def Get_dim(cart: Cartcomm) -> int:
@@ -122,9 +124,9 @@ def dims(cart: Cartcomm) -> list[int]:
     return list(cart.cart_dims)
 
 
-def periods(cart: Cartcomm) -> list[bool]:
+def periods(cart: Cartcomm) -> list[int]:
     """Periodicity per dimension."""
-    return list(cart.cart_periods)
+    return [int(p) for p in cart.cart_periods]   # 0/1, as mpi4py returns them
 
 
 def coords(cart: Cartcomm) -> list[int]:

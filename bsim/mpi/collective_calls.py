@@ -36,6 +36,7 @@ from ..engine.rank import VirtualRank, current
 from ..engine.failures import called_from
 from ..errors import CollectiveMismatchError, MPIUsageError
 from .buffers import BufInfo, BufInfoV, MPIUsageBufferError, parse_buffer
+from .integers import integral
 from .ops import SUM, Op, as_op, check_op_type, element_dtype, fold, fold_in_layout
 from .pickling import _comm_lock
 from .requests import Request, hand_out
@@ -99,6 +100,7 @@ def place_blocks(info: BufInfoV, blocks: list[Any]) -> None:
 def check_root(comm: Comm, vr: VirtualRank, root: Any, call: str) -> int:
     """*root* as an int rank of *comm*; :class:`MPIUsageError` when it is not one."""
     size = comm.size_of(vr)
+    root = integral(root)   # size / 2 == 2.0 is rank 2, as mpi4py converts it
     if not isinstance(root, (int, np.integer)) or not 0 <= root < size:
         raise MPIUsageError(f"rank {vr.rank}: {call}(root={root!r}): invalid root for "
                             f"{comm!r} (valid: 0..{size - 1})", error_class=ERR_ROOT)

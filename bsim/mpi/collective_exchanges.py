@@ -15,7 +15,7 @@ from ..constants import IN_PLACE
 from ..engine.collective_rules import ALL, FANIN, FANOUT, LARGEST
 from ..engine.rank import current
 from ..errors import MPIUsageError
-from .block_checks import check_block
+from .block_checks import check_block, check_disjoint
 from .buffers import parse_buffer, parse_bufspecw, parse_vector_buffer
 from .collective_calls import (
     check_root,
@@ -151,6 +151,8 @@ def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
     rinfo = None
     if me == root and recvbuf is not None:
         rinfo = parse_vector_buffer(vr, recvbuf, size, call, not vector)
+        if vector:
+            check_disjoint(vr, call, rinfo, size)
     if sendbuf is IN_PLACE or (sendbuf is None and rinfo is not None):   # mpi4py: None too
         if rinfo is None:
             raise MPIUsageError(f"rank {vr.rank}: {call}: IN_PLACE only at the root")
@@ -255,6 +257,8 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
     size = comm.size_of(vr)
     me = comm.rank_of(vr)
     rinfo = parse_vector_buffer(vr, recvbuf, size, call, not vector)
+    if vector:
+        check_disjoint(vr, call, rinfo, size)
     if sendbuf is IN_PLACE or sendbuf is None:   # mpi4py takes None as IN_PLACE
         off, n = rinfo.block(me)
         raw = bytes(rinfo.mem[off:off + n]) if rinfo.mem is not None else None
@@ -311,6 +315,8 @@ def _Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bo
             else parse_vector_buffer(vr, sendbuf, size, call, not vector)
         if not vector:   # equal blocks: every rank's block for me has my send block's size
             check_block(vr, call, sinfo.block(0)[1], rinfo.block(0)[1])
+    if vector:
+        check_disjoint(vr, call, rinfo, size)
     data = None
     if sinfo.mem is not None:
         data = []

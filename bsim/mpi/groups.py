@@ -27,6 +27,7 @@ from ..constants import (
 from ..engine.rank import current, current_or_none
 from ..errors import MPIUsageError
 from .handles import HandleValues
+from .integers import integral
 
 __all__ = ["Group", "GROUP_EMPTY", "GROUP_NULL"]
 
@@ -112,7 +113,11 @@ class Group(HandleValues):
         self._not_null(call)
         n = len(self.members)
         ranks: list[int] = []
-        for i, (first, last, stride) in enumerate(ranges):
+        for i, triple in enumerate(ranges):
+            first, last, stride = (integral(v) for v in triple)   # 2.0 is 2, as in mpi4py
+            if not all(isinstance(v, int) for v in (first, last, stride)):
+                raise _error(call, f"ranges[{i}] = {tuple(triple)}: first, last and stride "
+                             f"must be integers", ERR_ARG)
             if stride == 0 or not (0 <= first < n and 0 <= last < n):
                 raise _error(call, f"ranges[{i}] = {(first, last, stride)}: first and last "
                              f"must be ranks of the group (0..{n - 1}) and stride nonzero",

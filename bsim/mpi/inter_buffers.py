@@ -33,7 +33,7 @@ import numpy as np
 from ..constants import PROC_NULL, ROOT
 from ..engine.rank import VirtualRank, current
 from ..errors import MPIUsageError
-from .block_checks import check_block
+from .block_checks import check_block, check_disjoint
 from .buffers import BufInfoV, parse_buffer, parse_bufspecw, parse_vector_buffer
 from .collective_calls import same_shape, write_into
 from .inter_collectives import (
@@ -140,6 +140,7 @@ def _gather(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0)
     if root == ROOT:   # checks each remote rank's block as it places it: O(|R|)
         rsize = ic.peer_size(vr)
         rinfo = parse_vector_buffer(vr, recvbuf, rsize, call)
+        check_disjoint(vr, call, rinfo, rsize)
         if not vform and rinfo.nbytes < INTER_SHORT:
             _place(vr, call, rinfo, recv_from(vr, ic, 0, "gather", call))
             return
@@ -230,6 +231,7 @@ def Scatterv(ic: Intercomm, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:
 def _allgather(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any) -> None:
     vr = current()
     rinfo = parse_vector_buffer(vr, recvbuf, ic.peer_size(vr), call)
+    check_disjoint(vr, call, rinfo, ic.peer_size(vr))
     sinfo = parse_buffer(vr, sendbuf, call)
     _, theirs = exchange(ic, vr, _block(sinfo), call, sinfo.nbytes, known=rinfo.nbytes)
     if rinfo.mem is not None or ic.rank_of(vr) == 0:
@@ -262,6 +264,7 @@ def _alltoall(call: str, ic: Intercomm, sendbuf: Any, recvbuf: Any,
     else:
         rinfo = parse_vector_buffer(vr, recvbuf, rsize, call)
         sinfo = parse_vector_buffer(vr, sendbuf, rsize, call)
+    check_disjoint(vr, call, rinfo, rsize)
     got = alltoall_raw(vr, ic, _blocks(sinfo, rsize),
                        [sinfo.block(r)[1] for r in range(rsize)], call)
     _place(vr, call, rinfo, got)   # one check per message received

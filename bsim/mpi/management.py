@@ -35,6 +35,7 @@ from .comm_hints import get_info, set_hints
 from .errhandlers import inherit_errhandler
 from .groups import Group
 from .info import Info, check_info
+from .integers import integral
 from .requests import SEND, Request, hand_out
 
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ def Split(comm: Comm, color: int = 0, key: int = 0) -> Intracomm:
     """Split by *color*, ordering each part by (*key*, old rank) (collective)."""
     vr = current()
     try:   # numpy integers are ints here, as in mpi4py
-        color, key = operator.index(color), operator.index(key)
+        color, key = operator.index(integral(color)), operator.index(integral(key))
     except TypeError:
         raise MPIUsageError(f"rank {vr.rank}: Split(color={color!r}, key={key!r}): color and "
                             f"key must be integers") from None

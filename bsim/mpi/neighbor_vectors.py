@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..constants import BOTTOM, IN_PLACE
 from ..engine.rank import current
 from ..errors import MPIUsageError
-from .block_checks import check_block
+from .block_checks import check_block, check_disjoint
 from .buffers import BufInfoV, parse_bufspec, parse_bufspecw
 from .neighbor import (
     Outgoing,
@@ -118,6 +118,7 @@ def _prepare(vr: VirtualRank, comm: Comm, form: str, sendbuf: Any, recvbuf: Any,
                 send = _Blocks(vector_spec(sendbuf, nout), nout)
     except (TypeError, ValueError, BufferError, KeyError) as exc:
         raise MPIUsageError(f"rank {vr.rank}: {call}: bad buffer: {exc}") from None
+    check_disjoint(vr, call, recv.info, nin)   # no location written twice (MPI 4.1 Sec. 8.6)
     if send is not None:
         outgoing = [(send.size(k), send.read(k)) for k in range(nout)]
 

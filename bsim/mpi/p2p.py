@@ -33,6 +33,7 @@ from ..engine.rank import RankGreenlet, VirtualRank, current
 from ..engine.synchronous import SELF_EAGER_LIMIT
 from ..errors import MPIUsageError
 from .buffers import Buffer, BufInfo, MPIUsageBufferError, parse_buffer
+from .integers import integral
 from .message import MESSAGE_NO_PROC, MatchedMessage
 from .rc import IRECV_BUFSZ
 from .requests import RECV, SEND, Prequest, Request, Status, hand_out
@@ -488,9 +489,9 @@ def Improbe(comm: Comm, source: int = ANY_SOURCE, tag: int = ANY_TAG,
 
 
 def _as_int(value: Any) -> Any:
-    """*value* as a Python int if it is integral (numpy ints included), else unchanged."""
-    if value.__class__ is int or isinstance(value, bool):
-        return value
+    """*value* as a Python int if it is integral (numpy ints and integral floats included,
+    as mpi4py converts them: :mod:`bsim.mpi.integers`), else unchanged."""
+    return integral(value)
     try:
         return operator.index(value)
     except TypeError:

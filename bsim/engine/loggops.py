@@ -21,8 +21,10 @@ written out with a hand-derived case each in ``docs/protocols.md``.  With ``s`` 
   ``g = gap(src, 1)`` and the overheads ``o`` (``pair_send_overhead``,
   ``pair_recv_overhead``): on ``--network loggp:L=..,o=..,g=..,G=..`` exactly LogGOPS's
   parameters.  Between two ranks of one node (and to oneself) no NIC is used.
-* **Contention** (``--contention fluid``): the bytes are a flow from ``start + o``; the
-  first byte is taken to arrive ``delay`` later than alone (``delay``: what sharing added).
+* **Contention** (``--contention fluid``): the bytes are a flow from ``start + o`` (no
+  earlier than the lookahead before the engine's time, when the rank's clock trails it);
+  the first byte is taken to arrive ``delay`` later than alone (``delay``: what sharing
+  added).
 
 Where bsim departs from LogGOPSim: a message is handled when its receive is waited for, not
 as soon as the CPU idles while waiting for another message (they agree when the receives
@@ -142,7 +144,11 @@ class LogGOPSProtocol(Protocol):
             msg.rendezvous = True
             msg.sreq = req
         if self.fabric is not None and nic:
-            self.fabric.start_flow(start + o, src, to, s, self._on_flow, (msg, lat, per_byte),
+            # a rank's clock may trail the engine after a wait whose messages' first bytes
+            # came before their flows ended: the flow enters no earlier than the fabric
+            # accepts (the lookahead before now)
+            begin = max(start + o, eng._now - eng.lookahead)
+            self.fabric.start_flow(begin, src, to, s, self._on_flow, (msg, lat, per_byte),
                                    ordered=True)
             return
         self._deliver(vr, to, msg, start + o + lat, start + o + lat)

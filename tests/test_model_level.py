@@ -57,3 +57,16 @@ def test_a_run_records_and_prints_what_it_means(tmp_path):
     report = compare(res, other)
     assert "model paper rules (bsim), no contention" in report
     assert "model LogGOPS, no contention" in report
+
+
+def test_phase_on_a_machine_says_its_ffts_take_an_assumed_time():
+    """PHASE's FFT flop time is no machine's: a --machine run says it stays assumed."""
+    from bsim.cli.targets import load_target
+    small = {"ne": 32, "nf": 1024, "pb": 2, "pf": 4}
+    account = load_target("phase", small, machine="petascale_torus").kernel_model
+    assert "[kernels.hpl_blas]" in account
+    assert "FFTs: fft_flop_time = 1e-09 (ASSUMED" in account
+    given = load_target("phase", {**small, "fft_flop_time": 2e-9},
+                        machine="petascale_torus").kernel_model
+    assert "ASSUMED" not in given
+    assert load_target("phase", small).kernel_model == ""

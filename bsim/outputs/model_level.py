@@ -66,7 +66,7 @@ def nearest_per_p_variant(name: str, variants: list[str], variant: str | None,
     listed = ", ".join(counts[p] for p in sorted(counts))
     return (f"{name} has per-P variants ({listed}), each a paper's model at that process "
             f"count; this run takes its [network] (the preset's ideal network); the nearest "
-            f"to {ranks} ranks is {name}:{counts[near]}")
+            f"to {ranks:,} rank{'s' if ranks != 1 else ''} is {name}:{counts[near]}")
 
 
 def compute_source(kernel_model: str, compute: str) -> str:

@@ -9,6 +9,7 @@ import inspect
 import os
 import sys
 import types
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ from .machines.flags import note_network_flags, noted_flags
 from .machines.layout import network_on_machine
 from .mpi.rc import Rc
 from .mpi.requests import Request
+from .outputs.model_level import nearest_per_p_variant
 from .outputs.result import Result, compute_spec, recorded_arguments
 
 __all__ = ["simulate", "mpi4py_shim", "check_rank_memory", "KIB_PER_RANK", "DEFAULT_NETWORK"]
@@ -315,8 +317,13 @@ def simulate(main: Callable[..., Any], ranks: int,
     if check_memory:
         check_rank_memory(ranks)
     preset = None
+    p_note = ""
     if machine is not None:
         preset = load_machine(machine)
+        if network is None or (isinstance(network, str)   # the preset's own network (the
+                               and network.startswith(network_spec(preset))):   # CLI's spec)
+            p_note = nearest_per_p_variant(preset.name, list(preset.network_variants),
+                                           preset.variant, ranks)
         machine = preset.recorded
         network = network_on_machine(preset, network, ranks)
         with naming_the_file(preset, "network"):
@@ -382,6 +389,9 @@ def simulate(main: Callable[..., Any], ranks: int,
             engine.run_program(program)
         result = collect(engine, label, params)
     result.machine, result.kernel_model = machine or "", kernel_model
+    if p_note:
+        warnings.warn(p_note, stacklevel=2)
+        result.notes.append(p_note)
     result.compute = compute_spec(compute, compute_scale)
     if flops is not None:
         from .machines.peak import check_peak

@@ -371,6 +371,7 @@ class _SCF:
 SKELETON = register(Skeleton(
     name="phase",
     main=main,
+    assumed={"fft_flop_time": "FFTs"},
     description="PHASE (DFT): 3-D FFTs with transposes, pseudo-potential zgemm + allreduce, "
                 "Gram-Schmidt (BSIM paper Fig. 2/3) over bands x wavenumbers",
     params={

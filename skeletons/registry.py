@@ -99,6 +99,10 @@ class Skeleton:
     """Under ``mpiexec -n K``, how its ranks are best spread over the host processes when
     the user does not say (``--partition``): ``"cyclic"`` for pipelines, whose wavefront
     would otherwise cross one host at a time (``docs/distributed.md``); None: ``block``."""
+    assumed: dict[str, str] = field(default_factory=dict)
+    """Parameter -> the compute it times, for compute times that stay an ASSUMED constant
+    whatever the machine (PHASE's FFT flop time): ``--machine`` runs say so in the
+    result's kernel model when the user did not set them."""
     defaults: dict[str, Any] = field(init=False, default_factory=dict)
     """Parameter -> default: ``main``'s keyword defaults (or the ``Param``'s own)."""
 

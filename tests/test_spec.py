@@ -53,7 +53,7 @@ def test_semicolons_only_where_allowed():
     (build_network, "nosuch", NetworkSpecError, r"unknown network model 'nosuch'; valid: "),
     (build_network, "hockney:lat=1", NetworkSpecError,
      r"network model 'hockney': unknown parameter\(s\) lat; valid: latency"),
-    (build_protocol, "nosuch", SpecError, r"unknown protocol 'nosuch'; valid: bsim, loggp"),
+    (build_protocol, "nosuch", SpecError, r"unknown protocol 'nosuch'; valid: bsim, loggops, loggp"),
     (build_protocol, "loggp:eager=1", SpecError,
      r"protocol 'loggp': unknown parameter\(s\) eager; valid: eager_limit"),
     (build_collective_model, "nosuch", CollectiveSpecError,

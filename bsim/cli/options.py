@@ -61,7 +61,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                              f"collective fits stay: --collectives analytic) (default: "
                              f"{DEFAULT_NETWORK})")
     parser.add_argument("--protocol", default="bsim",
-                        help="bsim (the BSIM paper's rules) or loggp")
+                        help="bsim (the BSIM paper's rules), loggp or loggops[:O=..,S=..] "
+                             "(docs/protocols.md)")
     parser.add_argument("--contention", type=contention_spec, default="none",
                         metavar="none|fluid[:share=equal|latency,start=send|after_latency]",
                         help="fluid: messages in flight share link bandwidth max-min fairly "

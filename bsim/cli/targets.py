@@ -343,6 +343,11 @@ def load_target(target: str | None, params: dict[str, Any], argv: list[str] | No
                 account += (f"; {', '.join(scaled)} scaled with {kernel.param} "
                             f"(x{ratio:.4g} of the default)")
     resolved = skel.resolve(params)
+    if machine is not None:   # compute no machine times: say it stays an assumed constant
+        for key, what in skel.assumed.items():
+            if key not in params:
+                account += (f"{'; ' if account else ''}{what}: {key} = {resolved[key]!r} "
+                            f"(ASSUMED, the same on every machine)")
     ranks = skel.ranks(resolved) if skel.ranks is not None else None
     mapping = skel.mapping(resolved) if skel.mapping is not None else None
     flops = None

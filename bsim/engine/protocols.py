@@ -1,6 +1,8 @@
 """Point-to-point protocols: when a message is visible, and what each side is charged.
 
-Two protocols, selected per run; their formulas are written out in ``docs/protocols.md``.
+Two protocols here, selected per run (the third, ``loggops``, is :mod:`bsim.engine.loggops`;
+the interface, :class:`Protocol`, is :mod:`bsim.engine.protocol_base`); their formulas are
+written out in ``docs/protocols.md``.
 
 ``bsim`` (BSIM paper, Sec. 2.C and 3.C): sends are asynchronous and cost
 ``send_cost`` (default 0); a synchronous send completes on the receiver's
@@ -39,17 +41,17 @@ arrives at ``start + wire(s) + delay``.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from heapq import heappush
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING
 
 from netmodels.registry import Registry
 from netmodels.spec import SpecError, parse_spec
 
-from .envelope import Enveloped
 from .events import PRIO_NET, Deliveries
+from .loggops import LogGOPSProtocol
 from .loggp_events import ClearToSend, DataArrival
 from .matching import Message, transfer_payload
+from .protocol_base import DEFERRED, Protocol
 from .synchronous import acknowledge
 
 if TYPE_CHECKING:
@@ -60,109 +62,8 @@ if TYPE_CHECKING:
     from .fabric import ContentionLayer
     from .rank import VirtualRank
 
-__all__ = ["Protocol", "BsimProtocol", "LogGPProtocol", "build_protocol", "PROTOCOLS",
-           "DEFERRED"]
-
-#: ``Request.cost`` of a receive whose bytes move only when the receiver handles it
-#: (``bsim`` protocol with contention): ``settle`` asks the protocol to ``transfer`` it.
-DEFERRED = -1.0
-
-
-class Protocol(ABC):
-    """Base class: subclasses implement :meth:`send` and :meth:`matched`."""
-
-    name: ClassVar[str] = ""
-    overlaps: ClassVar[bool] = False   # nonblocking calls run while the rank computes
-    parameters: ClassVar[dict[str, str]] = {}
-
-    def __init__(self, poll_time: float = 1e-6, envelope: int = 0) -> None:
-        if isinstance(poll_time, bool) or not isinstance(poll_time, (int, float)) \
-                or not 0 < poll_time < float("inf"):
-            raise ValueError(f"{self.name} protocol: poll_time must be seconds > 0 (a Test "
-                             f"or Iprobe that finds nothing must let simulated time pass, or "
-                             f"a polling loop never ends), got {poll_time!r}")
-        self.poll_time = float(poll_time)
-        if isinstance(envelope, bool) or not isinstance(envelope, int) or envelope < 0:
-            raise ValueError(f"{self.name} protocol: envelope must be an int >= 0 (bytes), "
-                             f"got {envelope!r}")
-        self.envelope = envelope
-        self.credits: dict[Message, float] = {}   # probed messages (see probed)
-        # set by bind(): a protocol is used only once bound to its engine
-        self.engine: Engine
-        self.net: NetworkModel
-        self.fabric: ContentionLayer | None = None
-
-    def bind(self, engine: Engine) -> None:
-        """Attach to an engine (its network model and ranks)."""
-        self.engine = engine
-        self.net = Enveloped(engine.network, self.envelope) if self.envelope else engine.network
-        self.fabric = engine.fabric
-
-    @abstractmethod
-    def lookahead(self, net: NetworkModel) -> float:
-        """The least delay between an event and any effect it has on another rank."""
-
-    @abstractmethod
-    def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
-             synchronous: bool) -> None:
-        """Start sending *msg* from *vr*; resolve or arrange to resolve *req*."""
-
-    @abstractmethod
-    def matched(self, req: Request, msg: Message) -> None:
-        """*msg* matched the posted receive *req*; arrange to resolve *req*."""
-
-    def message_time(self, net: NetworkModel, src: int, dst: int, nbytes: int) -> float:
-        """A lone message's time from the send to the receive's completion (the receive
-        posted in time, nothing else in the network), as :meth:`send` and
-        :meth:`matched` charge it on *net*: the price of one message of a collective
-        formula (``bsim.engine.collective_costs``).  Here ``cost(src, dst, s + envelope)``
-        (the BSIM paper's rule: the whole cost at the receiver)."""
-        return float(net.cost(src, dst, nbytes + self.envelope))
-
-    def transfer(self, vr: VirtualRank, req: Request, start: float, call: str) -> float:
-        """Move a receive's bytes from *start*, now that the receiver handles it; return the
-        end (protocols that resolve receives with ``cost = DEFERRED``)."""
-        raise NotImplementedError(f"the {self.name} protocol does not defer transfers")
-
-    def probed(self, msg: Message, t_probe: float) -> None:
-        """A blocking probe posted at *t_probe* waited for *msg* and returns now, at
-        ``msg.visible``.  Protocols whose receive charges the message's cost from when
-        it is posted credit that wait to the receive (:class:`BsimProtocol`)."""
-
-    def _credit(self, msg: Message, credit: float) -> None:
-        """Keep the largest of the credits of the probes that waited for *msg*."""
-        if credit > self.credits.get(msg, 0.0):
-            self.credits[msg] = credit
-
-    def poll(self, vr: VirtualRank, call: str) -> None:
-        """A test or iprobe found nothing: charge ``poll_time`` of wait and yield.
-
-        Without this a ``while not req.Test(): pass`` loop would never let
-        simulated time advance.
-        """
-        t = vr.clock
-        vr.wait += self.poll_time
-        vr.clock = t + self.poll_time
-        if vr.engine.tracer is not None:
-            vr.engine.tracer.span(vr.rank, "wait", call, t, vr.clock)
-        vr.polled = True   # for the engine's livelock check (Engine.run_until)
-        vr.sleep_until(vr.clock, call)
-
-    def params(self) -> dict[str, Any]:
-        """Parameters by name."""
-        return {k: getattr(self, k) for k in self.parameters}
-
-    #: options written into the spec only when they differ from these defaults
-    #: (the physics knobs added later: older records stay the same strings)
-    quiet_defaults: ClassVar[dict[str, Any]] = {"envelope": 0, "injection": "serial",
-                                                "data": "inject"}
-
-    def spec(self) -> str:
-        """Spec string that rebuilds this protocol."""
-        args = ",".join(f"{k}={v}" for k, v in self.params().items()
-                        if self.quiet_defaults.get(k, self) != v)
-        return f"{self.name}:{args}" if args else self.name
-
+__all__ = ["Protocol", "BsimProtocol", "LogGPProtocol", "LogGOPSProtocol", "build_protocol",
+           "PROTOCOLS", "DEFERRED"]
 
 class BsimProtocol(Protocol):
     """The BSIM paper's rules: asynchronous sends, whole message cost charged at the receiver."""
@@ -507,7 +408,8 @@ class LogGPProtocol(Protocol):
 
 
 PROTOCOLS: Registry[type[Protocol]] = Registry("protocol", SpecError,
-                                            (BsimProtocol, LogGPProtocol))
+                                            (BsimProtocol, LogGPProtocol,
+                                             LogGOPSProtocol))
 
 
 def build_protocol(spec: str | Protocol) -> Protocol:

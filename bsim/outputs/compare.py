@@ -90,7 +90,8 @@ def compare(a: Result | str, b: Result | str, groups: int = 8, top: int = 5,
     for label, r, src in ((na, ra, sources[0]), (nb, rb, sources[1])):
         where = f" ({src})" if isinstance(src, str) else ""
         w(f"  {label}: {r.program or 'program'} on {r.ranks} ranks, network {r.network or '?'}, "
-          f"protocol {r.protocol or '?'}{where}\n")
+          f"protocol {r.protocol or '?'}{where}\n"
+          f"     model {r.model_level or '?'}; calc from {r.compute_source}\n")
     if ra.params != rb.params:
         keys = sorted(set(ra.params) | set(rb.params))
         diff = [f"{k}: {ra.params.get(k)!r} -> {rb.params.get(k)!r}" for k in keys

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..version import __version__
 from .files import atomic_write_text
+from .model_level import compute_source, model_level
 
 __all__ = ["Result", "compute_spec"]
 
@@ -69,6 +70,9 @@ class Result:
     unreceived_first: str = ""
     """The first message never received (lowest receiving rank, earliest sent): its
     receiver, sender, tag, size and send time, for the warning."""
+    notes: list[str] = field(default_factory=list)
+    """What the user should know to read the prediction (a machine run without its per-P
+    variant: ``bsim.outputs.model_level.nearest_per_p_variant``)."""
     inert: list[str] = field(default_factory=list)
     """Network settings that could not act in this run, each with why (``g`` without the
     ``loggp`` protocol, ``nics`` without fluid contention): warned of, not ignored."""
@@ -125,6 +129,16 @@ class Result:
         """Simulated operations per host second."""
         return self.total_ops / self.host_seconds if self.host_seconds > 0 else 0.0
 
+    @property
+    def model_level(self) -> str:
+        """The point-to-point rules and link sharing of the run (``model_level``)."""
+        return model_level(self.protocol, self.contention) if self.protocol else ""
+
+    @property
+    def compute_source(self) -> str:
+        """Where the run's compute times came from (``compute_source``)."""
+        return compute_source(self.kernel_model, self.compute)
+
     def summary(self, warnings: bool = True) -> str:
         """A human-readable table: elapsed time and the calc/wait/comm breakdown, then the
         :meth:`warning_lines` (unless *warnings* is False: ``bsim run`` prints those on
@@ -134,8 +148,14 @@ class Result:
                    if self.spawned else "")
         out.write(f"bsim prediction: {self.program or 'program'} on {self.ranks} ranks"
                   f"{spawned}\n")
+        if self.model_level:
+            out.write(f"  model     {self.model_level}\n")
+        if not self.kernel_model:
+            out.write(f"  calc from {self.compute_source}\n")
         if self.machine:
             out.write(f"  machine   {self.machine}\n")
+        for note in self.notes:
+            out.write(f"  note      {note}\n")
         if self.kernel_model:
             out.write(f"  kernels   {self.kernel_model}\n")
         if self.compute:
@@ -237,6 +257,7 @@ class Result:
             **({"formula_collectives": self.formula_collectives}
                if self.formula_collectives else {}),
             **({"inert_settings": list(self.inert)} if self.inert else {}),
+            **({"notes": list(self.notes)} if self.notes else {}),
             **({"collective_algorithms": self.collective_algorithms}
                if self.collective_algorithms else {}),
             **({"modules": self.modules} if self.modules else {}),
@@ -245,6 +266,8 @@ class Result:
                else {}),
             "network": self.network,
             "protocol": self.protocol,
+            **({"model_level": self.model_level} if self.protocol else {}),
+            "compute_source": self.compute_source,
             "collectives": self.collectives,
             "contention": self.contention,
             "params": self.params,
@@ -351,7 +374,7 @@ class Result:
             distributed=host.get("distributed", {}), noise=data.get("noise", ""),
             filesystem=data.get("filesystem", ""),
             machine=data.get("machine", ""), kernel_model=data.get("kernel_model", ""),
-            compute=data.get("compute", ""),
+            compute=data.get("compute", ""), notes=list(data.get("notes", [])),
             flops=data.get("flops", 0.0), peak_flops=data.get("peak_flops", 0.0),
             version=data.get("bsim_version", ""),
             pending_requests={int(r): n for r, n in data.get("pending_requests", {}).items()},

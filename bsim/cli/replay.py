@@ -39,7 +39,7 @@ def add_parser(subparsers: Any) -> None:
 
 def command(ns: argparse.Namespace) -> int:
     """Replay the trace; print the summary and the measured wall time beside it."""
-    from ..traces.model import load_trace
+    from ..traces.load import load_trace
     from ..traces.replay import replay
     from ..traces.ti import read_ti
     trace = load_trace(ns.target)
@@ -50,7 +50,7 @@ def command(ns: argparse.Namespace) -> int:
                     network=ns.network if ns.network is not None or ns.machine is not None
                     else None, protocol=ns.protocol, collectives=options.collectives(ns),
                     contention=None if ns.contention == "none" else ns.contention,
-                    host_peak=ns.host_peak, compute_scale=ns.compute_scale,
+                    host_peak=ns.host_peak, compute_scale=ns.compute_scale, label=ns.target,
                     filesystem=ns.filesystem, **kwargs)
     options.finish_run_options(ns, result)
     if not ns.quiet:

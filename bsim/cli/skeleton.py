@@ -20,7 +20,7 @@ def add_parser(subparsers: Any) -> None:
 
 def command(ns: argparse.Namespace) -> int:
     """Write the skeleton; say how to run it."""
-    from ..traces.model import load_trace
+    from ..traces.load import load_trace
     from ..traces.skeleton import write_skeleton
     trace = load_trace(ns.target)
     info = write_skeleton(trace, ns.output)

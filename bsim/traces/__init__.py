@@ -11,7 +11,8 @@ machine, and turn them into an editable skeleton.
 
 from __future__ import annotations
 
-from .model import Trace, load_trace
+from .load import load_trace
+from .model import Trace
 from .record import record, write_trace
 from .replay import replay
 

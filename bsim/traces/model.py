@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Trace", "Action", "P2P_SEND", "COLLECTIVES", "ROOTED", "load_trace"]
+__all__ = ["Trace", "Action", "P2P_SEND", "COLLECTIVES", "ROOTED"]
 
 Action = tuple[Any, ...]
 
@@ -95,30 +95,3 @@ def _tuple(a: Iterable[Any]) -> Action:
     """A JSON list back into an action (the wait's request list into a tuple)."""
     out = tuple(tuple(x) if isinstance(x, list) else x for x in a)
     return out
-
-
-def load_trace(path: str | Path) -> Trace:
-    """Read a trace of any supported kind: an OTF2 archive (``*.otf2`` or its directory),
-    a SimGrid time-independent trace (its index file or one rank's file), a directory of
-    ``bsim record``'s raw ``rank-N.bin`` files, or bsim's JSON trace."""
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{path}: no such trace file or directory")
-    if p.is_dir():
-        if any(p.glob("rank-*.bin")):
-            from .rawlog import read_raw
-            return read_raw(p)
-        anchors = sorted(p.glob("*.otf2"))
-        if anchors:
-            from .otf2io import read_otf2
-            return read_otf2(anchors[0])
-        raise ValueError(f"{path}: a directory with neither rank-N.bin files nor an .otf2 "
-                         "anchor file")
-    if p.suffix == ".otf2":
-        from .otf2io import read_otf2
-        return read_otf2(p)
-    head = p.read_bytes()[:64]
-    if head.lstrip().startswith(b"{"):
-        return Trace.from_json(p)
-    from .ti import read_ti
-    return read_ti(p)

@@ -107,10 +107,18 @@ def write_otf2(trace: Trace, path: str | Path) -> Path:
     if anchor.suffix != ".otf2":
         raise ValueError(f"{path}: an OTF2 anchor file ends in .otf2")
     anchor.parent.mkdir(parents=True, exist_ok=True)
-    for old in (anchor, anchor.with_suffix(".def")):   # OTF2 will not overwrite an archive
+    folder = anchor.with_suffix("")
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{path}: OTF2 keeps the events in a folder {folder.name!r} beside "
+                         f"the anchor file, and a file of that name exists (the program?); "
+                         f"name the trace otherwise, e.g. {folder.name}-trace.otf2")
+    if folder.is_dir():   # OTF2 will not overwrite an archive: remove an earlier one
+        if any(f.suffix not in (".evt", ".def") for f in folder.iterdir()):
+            raise ValueError(f"{path}: the folder {folder.name!r} beside it holds files that "
+                             "are not OTF2 events; name the trace otherwise")
+        shutil.rmtree(folder)
+    for old in (anchor, anchor.with_suffix(".def")):
         old.unlink(missing_ok=True)
-    if anchor.with_suffix("").is_dir():
-        shutil.rmtree(anchor.with_suffix(""))
     keys = comm_keys(trace.ranks)
     members: dict[Any, list[tuple[int, int]]] = {}
     for r, acts in enumerate(trace.ranks):

@@ -38,6 +38,8 @@ class _Rank:
         self.enter = 0.0
         self.region = ""
         self.inside: list[Any] = []
+        self.started = float("nan")          # MPI_Init's leave
+        self.ended = float("nan")            # MPI_Finalize's enter
 
 
 def _comm_id(st: _Rank, comm: Any) -> int:
@@ -139,11 +141,18 @@ def read_archive(otf2: Any, anchor: Path) -> Trace:
                 if st.last is not None and t - st.last > MIN_COMPUTE:
                     st.acts.append(("compute", t - st.last))
                 st.enter, st.region, st.inside = t, e.region.name, []
+                if st.region == "MPI_Finalize":
+                    st.ended = t
             elif kind == "Leave":
+                if st.region == "MPI_Init":
+                    st.started = t
                 _close(st, t, locations)
                 st.last = t
             else:
                 st.inside.append(e)
     ranks = [states[loc] for loc in locations]
-    return Trace([s.acts for s in ranks], "otf2", {"archive": str(anchor)},
-                 [s.times for s in ranks])
+    measured: dict[str, Any] = {"archive": str(anchor)}
+    starts, ends = [s.started for s in ranks], [s.ended for s in ranks]
+    if ranks and all(x == x for x in starts + ends):
+        measured["wall"] = max(ends) - min(starts)
+    return Trace([s.acts for s in ranks], "otf2", measured, [s.times for s in ranks])

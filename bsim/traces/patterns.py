@@ -3,11 +3,12 @@ the value a recorded action had (a peer, a root, a split's colour or key).
 
 A value seen at one position of the code on ranks ``r`` of a communicator of size ``P``
 is written, in this order of preference, as a constant (``0``, ``size - 1``, ``3``); a
-ring shift ``(rank + d) % size``; a butterfly ``rank ^ k`` (recursive doubling); a
-Cartesian shift ``cart(rank, dx, dy)`` on a ``PX x (size // PX)`` grid (row-major, periodic,
-``MPI_Cart_shift``'s neighbours); a tree link ``(rank - 1) // 2`` or ``2 * rank + 1 + j``;
-or, when nothing regular fits, a table indexed by rank (which does not extend to other
-rank counts; the skeleton says so).
+ring shift ``(rank + d) % size``; a Cartesian shift to a grid neighbour,
+``cart(rank, size, dx, dy)`` with ``|dx|, |dy| <= 1`` on the periodic row-major
+``PX x (size // PX)`` grid, ``PX`` the most square (``MPI_Cart_shift``'s neighbours); a
+butterfly ``rank ^ k`` (recursive doubling); a longer Cartesian shift; a tree link
+``(rank - 1) // 2`` or ``2 * rank + 1 + j``; or, when nothing regular fits, a table
+indexed by rank (which does not extend to other rank counts; the skeleton says so).
 """
 
 from __future__ import annotations
@@ -29,9 +30,14 @@ def cart_dims(size: int) -> int:
     return px
 
 
-def peer_expression(values: Mapping[int, int], size: int, px: int) -> str | None:
-    """An expression in ``rank``, ``size`` (and ``PX``) giving ``values[r]`` for every
-    rank ``r`` listed, or None.  ``-1`` values (no peer) are never regular."""
+def peer_expression(values: Mapping[int, int], size: int, px: int,
+                    receive: bool = False) -> str | None:
+    """An expression in ``rank`` and ``size`` giving ``values[r]`` for every rank ``r``
+    listed, or None.
+
+    A shift by exactly half a ring (``d == size - d``, as any shift on 2 ranks) is
+    ambiguous: it is written ``+d`` for a send and ``-d`` for a *receive*, so that at
+    larger rank counts every receive still faces the send that feeds it."""
     vals = set(values.values())
     if len(vals) == 1:
         (c,) = vals
@@ -43,19 +49,17 @@ def peer_expression(values: Mapping[int, int], size: int, px: int) -> str | None
     shifts = {(q - r) % size for r, q in values.items()}
     if len(shifts) == 1:
         (d,) = shifts
-        return f"(rank + {d}) % size" if d <= size // 2 else f"(rank - {size - d}) % size"
+        if d < size - d or (d == size - d and not receive):
+            return f"(rank + {d}) % size"
+        return f"(rank - {size - d}) % size"
+    cart = _cart(values, size, px, receive)
+    if cart is not None and all(abs(v) <= 1 for v in cart):   # a neighbour on the grid
+        return f"cart(rank, size, {cart[0]}, {cart[1]})"
     xors = {q ^ r for r, q in values.items()}
     if len(xors) == 1:
         return f"rank ^ {xors.pop()}"
-    if 1 < px < size and size % px == 0:
-        py = size // px
-        dx = {((q % px) - (r % px)) % px for r, q in values.items()}
-        dy = {((q // px) - (r // px)) % py for r, q in values.items()}
-        if len(dx) == 1 and len(dy) == 1:
-            x, y = dx.pop(), dy.pop()
-            x = x if x <= px // 2 else x - px
-            y = y if y <= py // 2 else y - py
-            return f"cart(rank, size, {x}, {y})"
+    if cart is not None:
+        return f"cart(rank, size, {cart[0]}, {cart[1]})"
     if all(q == (r - 1) // 2 for r, q in values.items()):
         return "(rank - 1) // 2"
     for j in (0, 1):
@@ -103,3 +107,20 @@ def order_expression(values: Mapping[int, int], colours: Mapping[int, int],
         if size % m == 0 and orders(lambda r, m=m: r % m):
             return f"rank % {m}"
     return None
+
+
+def _cart(values: Mapping[int, int], size: int, px: int,
+          receive: bool) -> tuple[int, int] | None:
+    """The one (dx, dy) shift on the periodic ``px x (size // px)`` grid that maps every
+    rank to its value, or None."""
+    if not (1 < px < size and size % px == 0):
+        return None
+    py = size // px
+    dx = {((q % px) - (r % px)) % px for r, q in values.items()}
+    dy = {((q // px) - (r // px)) % py for r, q in values.items()}
+    if len(dx) != 1 or len(dy) != 1:
+        return None
+    x, y = dx.pop(), dy.pop()
+    x = x if x < px - x or (x == px - x and not receive) else x - px
+    y = y if y < py - y or (y == py - y and not receive) else y - py
+    return x, y

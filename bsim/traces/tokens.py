@@ -99,8 +99,8 @@ class _Abstractor:
         same = same and all(self.comm_size(r, cid) == size for r in ranks)
         expr = None
         if same:
-            if kind == "peer":
-                expr = peer_expression(local, size, cart_dims(size))
+            if kind in ("peer", "source"):
+                expr = peer_expression(local, size, cart_dims(size), kind == "source")
             elif len(set(values.values())) == 1:
                 expr = str(next(iter(values.values())))
         if expr is None and len(set(values.values())) == 1:
@@ -110,7 +110,9 @@ class _Abstractor:
         table = f"T{len(g.tables)}"
         g.tables[table] = dict(values)
         g.irregular.append(f"{table}: {name} ({kind}) has no rank arithmetic")
-        return f"{table}[rank]" if kind == "peer" else f"{table}[rank % {len(values)}]"
+        if kind in ("peer", "source"):
+            return f"{table}[rank]"
+        return f"{table}[rank % {len(values)}]"
 
     def nbytes(self, g: Group, values: dict[int, int]) -> str:
         """A size parameter for *values* (one value: its named parameter)."""
@@ -150,12 +152,13 @@ class _Abstractor:
         cid = a0[1]
         col = lambda i: {r: a[i] for r, a in column.items()}   # noqa: E731
         if op in ("send", "ssend", "recv", "isend", "issend", "irecv"):
-            return (op, cid, self.value(g, name, cid, col(2), "peer"),
+            side = "source" if op in ("recv", "irecv") else "peer"
+            return (op, cid, self.value(g, name, cid, col(2), side),
                     self.value(g, name, cid, col(3), "tag"), self.nbytes(g, col(4)))
         if op == "sendrecv":
             return (op, cid, self.value(g, name, cid, col(2), "peer"),
                     self.value(g, name, cid, col(3), "tag"), self.nbytes(g, col(4)),
-                    self.value(g, name, cid, col(5), "peer"),
+                    self.value(g, name, cid, col(5), "source"),
                     self.value(g, name, cid, col(6), "tag"), self.nbytes(g, col(7)))
         if op in ("bcast", "reduce", "gather", "scatter"):
             return (op, cid, self.nbytes(g, col(2)), self.value(g, name, cid, col(3), "root"))

@@ -1,7 +1,8 @@
 """``bsim record``'s raw per-rank files (``rank-N.bin``) into a :class:`~.model.Trace`.
 
-``c/bsim_record.c`` writes a 16-byte header (magic ``BSIM``, version 1, world rank, world
-size) and then one 64-byte record per MPI call (``RECORD`` below).  This module turns the
+``c/bsim_record.c`` writes a 16-byte header (magic ``BSIM``, version 2, world rank, world
+size) and then one 64-byte record per MPI call (``RECORD`` below), time-stamped with the
+time-stamp counter on x86-64 and converted to seconds here (:func:`_in_seconds`).  This module turns the
 records into actions:
 
 * the time between one call's leave and the next call's enter is a ``compute`` action
@@ -12,7 +13,8 @@ records into actions:
   once, retires them in the order they started);
 * a receive posted with ``MPI_ANY_SOURCE`` takes the source its status reported (the
   completion record), so the replay matches what the run matched;
-* a test that completed nothing leaves no action (its time joins the compute around it).
+* a test that completed nothing leaves no action (its time joins the compute around it);
+* a receive that was cancelled or never completed leaves no action either.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ OPS = ("init", "finalize", "send", "ssend", "rsend", "bsend", "recv", "isend", "
        "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv", "alltoall",
        "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan", "comm_dup",
        "comm_split", "comm_create", "cart_create", "cart_sub", "done", "ibsend", "irsend",
-       "comm_split_type")
+       "comm_split_type", "clock")
 MIN_COMPUTE = 1e-8
 _DONE = OPS.index("done") + 1
 
@@ -57,19 +59,43 @@ def _read_rank(path: Path) -> tuple[int, int, np.ndarray]:
     if len(data) < HEADER.itemsize:
         raise ValueError(f"{path}: too short for a bsim record file")
     head = np.frombuffer(data[:HEADER.itemsize], HEADER)[0]
-    if int(head["magic"]) != MAGIC or int(head["version"]) != 1:
-        raise ValueError(f"{path}: not a bsim record file (bad magic or version)")
+    if int(head["magic"]) != MAGIC or int(head["version"]) != 2:
+        raise ValueError(f"{path}: not a bsim record file of this bsim (bad magic or "
+                         "version: record it again)")
     body = data[HEADER.itemsize:]
     usable = len(body) - len(body) % RECORD.itemsize   # a run killed mid-write: whole records
-    return int(head["rank"]), int(head["size"]), np.frombuffer(body[:usable], RECORD)
+    recs = np.frombuffer(body[:usable], RECORD)
+    return int(head["rank"]), int(head["size"]), _in_seconds(recs, path)
+
+
+def _in_seconds(recs: np.ndarray, path: Path) -> np.ndarray:
+    """Records with their times in seconds.  The library stamps x86-64 records with the
+    time-stamp counter and writes (counter, CLOCK_MONOTONIC) pairs at MPI_Init and
+    MPI_Finalize (``clock`` records, ``req`` = 1); seconds are the line through them."""
+    clock = recs["op"] == OPS.index("clock") + 1
+    pairs = recs[clock]
+    recs = recs[~clock].copy()
+    if len(pairs) == 0 or int(pairs[0]["req"]) == 0:
+        return recs                      # already CLOCK_MONOTONIC seconds
+    if len(pairs) < 2:
+        raise ValueError(f"{path}: the run did not reach MPI_Finalize on this rank (no "
+                         "second clock record): its times cannot be converted")
+    c0, s0 = float(pairs[0]["t0"]), float(pairs[0]["t1"])
+    c1, s1 = float(pairs[-1]["t0"]), float(pairs[-1]["t1"])
+    rate = (c1 - c0) / (s1 - s0) if s1 > s0 else float("nan")
+    if not rate > 0:
+        raise ValueError(f"{path}: the time-stamp counter did not advance with the clock")
+    for f in ("t0", "t1"):
+        recs[f] = s0 + (recs[f] - c0) / rate
+    return recs
 
 
 def _actions(recs: np.ndarray, where: str) -> tuple[list[Action], list[tuple[float, float]],
                                                    float, float]:
     """The actions of one rank, the (enter, leave) times of those that are not compute, and
     its init-leave and finalize-enter times."""
-    acts: list[Action] = []
-    times: list[tuple[float, float]] = []
+    acts: list[Action | None] = []
+    stamps: list[tuple[float, float] | None] = []   # aligned with acts (None: compute)
     live: dict[int, list[int]] = {}   # request handle -> identities (MPICH hands one
     #                                   builtin handle to every send completed at once)
     pending: dict[int, int] = {}      # identity -> index of its Irecv action
@@ -86,6 +112,7 @@ def _actions(recs: np.ndarray, where: str) -> tuple[list[Action], list[tuple[flo
             continue                  # read with its wait below
         if last is not None and t0 - last > MIN_COMPUTE:
             acts.append(("compute", t0 - last))
+            stamps.append(None)
         last = t1
         act: Action | None = None
         if op == "init":
@@ -111,11 +138,15 @@ def _actions(recs: np.ndarray, where: str) -> tuple[list[Action], list[tuple[flo
                 if not idents:
                     continue          # a request bsim did not see start (persistent, ...)
                 ident = idents.pop(0)
-                done.append(ident)
                 k = pending.pop(ident, None)
-                if k is not None and src >= 0:   # the matched source, tag and size
+                if k is not None:
                     a = acts[k]
-                    acts[k] = (a[0], a[1], src, dtag, dbytes, a[5])
+                    assert a is not None
+                    if src < 0:               # cancelled: no message, nothing to replay
+                        acts[k] = None
+                        continue
+                    acts[k] = (a[0], a[1], src, dtag, dbytes, a[5])   # as matched
+                done.append(ident)
             if done:
                 act = ("wait", tuple(done))
         elif op in ("sendrecv", "sendrecv_replace"):
@@ -137,8 +168,17 @@ def _actions(recs: np.ndarray, where: str) -> tuple[list[Action], list[tuple[flo
             raise ValueError(f"{where}: unknown record op code {op_code}")
         if act is not None:
             acts.append(act)
-            times.append((t0, t1))
-    return acts, times, start, end
+            stamps.append((t0, t1))
+    for k in pending.values():            # receives never completed (cancelled, freed)
+        acts[k] = None
+    kept = [(a, t) for a, t in zip(acts, stamps) if a is not None]
+    merged: list[Action] = []
+    for a, _ in kept:                     # a removed call leaves two computes side by side
+        if a[0] == "compute" and merged and merged[-1][0] == "compute":
+            merged[-1] = ("compute", merged[-1][1] + a[1])
+        else:
+            merged.append(a)
+    return merged, [t for a, t in kept if t is not None], start, end
 
 
 def comm_keys(ranks: list[list[Action]]) -> list[dict[int, Any]]:

@@ -5,10 +5,11 @@
  * below calls its PMPI_ twin and appends one fixed-size record (struct rec, 64 bytes) to
  * $BSIM_TRACE_DIR/rank-<world rank>.bin: the operation, the communicator (a small id, 0 is
  * MPI_COMM_WORLD), the peer (a rank of that communicator), tag, bytes (count x
- * MPI_Type_size), root, the request handle, and the call's enter and leave times
- * (CLOCK_MONOTONIC, seconds; one clock for all ranks of a node).  A wait or test call is
+ * MPI_Type_size), root, the request handle, and the call's enter and leave times (see
+ * now() below; one clock for all ranks of a node).  A wait or test call is
  * followed by one OP_DONE record per request it completed (handle, source, tag, bytes
- * from its status).  A communicator's creation records the new id, the world rank of its
+ * from its status); a test that completed nothing writes no record (a polling loop's time
+ * stays compute, and its file stays small).  A communicator's creation records the new id, the world rank of its
  * rank 0 (the colour of an equivalent MPI_Comm_split) and the caller's rank in it (the key).
  * bsim.traces.rawlog reads the files; bsim.traces.otf2io turns them into OTF2. */
 #include <mpi.h>
@@ -25,7 +26,7 @@ enum {
   OP_REDUCE, OP_ALLREDUCE, OP_GATHER, OP_GATHERV, OP_SCATTER, OP_SCATTERV, OP_ALLGATHER,
   OP_ALLGATHERV, OP_ALLTOALL, OP_ALLTOALLV, OP_REDUCE_SCATTER, OP_REDUCE_SCATTER_BLOCK,
   OP_SCAN, OP_EXSCAN, OP_COMM_DUP, OP_COMM_SPLIT, OP_COMM_CREATE, OP_CART_CREATE,
-  OP_CART_SUB, OP_DONE, OP_IBSEND, OP_IRSEND, OP_COMM_SPLIT_TYPE
+  OP_CART_SUB, OP_DONE, OP_IBSEND, OP_IRSEND, OP_COMM_SPLIT_TYPE, OP_CLOCK
 };
 
 struct rec {              /* 64 bytes, little-endian on the machines bsim runs on */
@@ -42,11 +43,24 @@ static int world_rank = -1;
 static MPI_Comm comms[MAXCOMM];
 static int ncomms;
 
-static double now(void) {
+static double wall(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+/* The time stamp of a record.  On x86-64 the time-stamp counter (tens of nanoseconds;
+ * clock_gettime can cost a system call, 0.6 us on a virtual machine), converted to seconds
+ * by bsim.traces.rawlog from two OP_CLOCK records (counter, CLOCK_MONOTONIC) written at
+ * MPI_Init and MPI_Finalize; elsewhere CLOCK_MONOTONIC itself. */
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#define CLOCK_KIND 1
+static double now(void) { return (double)__rdtsc(); }
+#else
+#define CLOCK_KIND 0
+static double now(void) { return wall(); }
+#endif
 
 static int comm_id(MPI_Comm c) {
   for (int i = 0; i < ncomms; i++) if (comms[i] == c) return i;
@@ -67,6 +81,8 @@ static void emit(double t0, int op, MPI_Comm c, int peer, int tag, int64_t b, in
   fwrite(&r, sizeof r, 1, out);
 }
 
+static void clock_pair(void);
+
 static void open_log(void) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   int size;
@@ -79,8 +95,16 @@ static void open_log(void) {
   out = fopen(path, "wb");
   if (!out) { fprintf(stderr, "bsim record: cannot write %s\n", path); return; }
   setvbuf(out, NULL, _IOFBF, 1 << 20);
-  int32_t head[4] = {0x4d495342 /* "BSIM" */, 1 /* version */, world_rank, size};
+  int32_t head[4] = {0x4d495342 /* "BSIM" */, 2 /* version */, world_rank, size};
   fwrite(head, sizeof head, 1, out);
+  clock_pair();
+}
+
+/* one (counter, seconds) pair: the clock's calibration point */
+static void clock_pair(void) {
+  if (!out) return;
+  struct rec r = {now(), wall(), OP_CLOCK, 0, -1, 0, 0, 0, CLOCK_KIND, 0, 0};
+  fwrite(&r, sizeof r, 1, out);
 }
 
 static void new_comm(double t0, int op, MPI_Comm parent, MPI_Comm *made) {
@@ -127,6 +151,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 
 int MPI_Finalize(void) {
   emit(now(), OP_FINALIZE, MPI_COMM_WORLD, -1, 0, 0, 0, 0, 0, 0);
+  clock_pair();
   if (out) { fclose(out); out = NULL; }
   return PMPI_Finalize();
 }
@@ -217,8 +242,9 @@ int MPI_Test(MPI_Request *r, int *flag, MPI_Status *st) {
   MPI_Request before = *r;
   double t0 = now();
   int rc = PMPI_Test(r, flag, s);
+  if (!*flag) return rc;   /* a poll that completed nothing: its time stays compute */
   emit(t0, OP_TEST, MPI_COMM_WORLD, -1, 0, 0, 0, 1, 0, *flag);
-  if (*flag && before != MPI_REQUEST_NULL) done(&before, 0, s, 0);
+  if (before != MPI_REQUEST_NULL) done(&before, 0, s, 0);
   return rc;
 }
 
@@ -245,9 +271,10 @@ int MPI_Testall(int n, MPI_Request r[], int *flag, MPI_Status st[]) {
   MPI_Status *s = st == MPI_STATUSES_IGNORE ? malloc(sizeof *s * (n > 0 ? n : 1)) : st;
   double t0 = now();
   int rc = PMPI_Testall(n, r, flag, s);
-  emit(t0, OP_TESTALL, MPI_COMM_WORLD, -1, 0, 0, 0, n, 0, *flag);
-  if (*flag)
+  if (*flag) {
+    emit(t0, OP_TESTALL, MPI_COMM_WORLD, -1, 0, 0, 0, n, 0, *flag);
     for (int i = 0; i < n; i++) if (before[i] != MPI_REQUEST_NULL) done(before, i, &s[i], 0);
+  }
   if (s != st) free(s);
   free(before);
   return rc;
@@ -271,8 +298,10 @@ int MPI_Testany(int n, MPI_Request r[], int *index, int *flag, MPI_Status *st) {
   MPI_Status *s = st == MPI_STATUS_IGNORE ? &mine : st;
   double t0 = now();
   int rc = PMPI_Testany(n, r, index, flag, s);
-  emit(t0, OP_TESTANY, MPI_COMM_WORLD, -1, 0, 0, 0, n, 0, *flag);
-  if (*flag && *index != MPI_UNDEFINED) done(before, *index, s, 0);
+  if (*flag && *index != MPI_UNDEFINED) {
+    emit(t0, OP_TESTANY, MPI_COMM_WORLD, -1, 0, 0, 0, n, 0, *flag);
+    done(before, *index, s, 0);
+  }
   free(before);
   return rc;
 }
@@ -283,9 +312,10 @@ static int some(int op, int n, MPI_Request r[], int *outcount, int idx[], MPI_St
   MPI_Status *s = st == MPI_STATUSES_IGNORE ? malloc(sizeof *s * (n > 0 ? n : 1)) : st;
   double t0 = now();
   int rc = test ? PMPI_Testsome(n, r, outcount, idx, s) : PMPI_Waitsome(n, r, outcount, idx, s);
-  emit(t0, op, MPI_COMM_WORLD, -1, 0, 0, 0, n, 0, *outcount);
-  if (*outcount != MPI_UNDEFINED)
+  if (*outcount != MPI_UNDEFINED && *outcount > 0) {
+    emit(t0, op, MPI_COMM_WORLD, -1, 0, 0, 0, n, 0, *outcount);
     for (int k = 0; k < *outcount; k++) done(before, idx[k], &s[k], 0);
+  }
   if (s != st) free(s);
   free(before);
   return rc;

@@ -1,4 +1,4 @@
-"""``bsim record`` on a tiny C MPI program built here (tests/programs/traces_app.c) with the
+"""``bsim record`` on a tiny C MPI program built here (benchmarks/apps/traces_app.c) with the
 ``mpicc`` of the MPI that runs it (the mpich wheel's, beside ``mpiexec``): what the trace
 holds is checked against the program's source, and OTF2 and JSON give it back unchanged.
 
@@ -33,7 +33,7 @@ ITERS, NBYTES, MICROSECONDS = 12, 4096, 300
 def app(tmp_path_factory) -> Path:
     """The test program, compiled with the MPI's own wrapper."""
     out = tmp_path_factory.mktemp("app") / "traces_app"
-    subprocess.run([str(MPICC), "-O1", str(ROOT / "tests/programs/traces_app.c"), "-o",
+    subprocess.run([str(MPICC), "-O1", str(ROOT / "benchmarks/apps/traces_app.c"), "-o",
                     str(out)], check=True, capture_output=True, text=True)
     return out
 

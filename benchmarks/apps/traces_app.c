@@ -1,6 +1,7 @@
-/* A tiny MPI application for the trace tests: a ring exchange (Sendrecv), a nonblocking
- * exchange with both ring neighbours (Irecv, Isend, Waitall), a busy compute block, an
- * Allreduce, a Bcast from rank 0, and an Allreduce on an even/odd sub-communicator.
+/* A tiny MPI application (tests/test_traces_record.py, docs/tutorial.md part 2): a ring
+ * exchange (Sendrecv), a nonblocking exchange with both ring neighbours (Irecv, Isend,
+ * Waitall), a busy compute block, an Allreduce, a Bcast from rank 0, and an Allreduce on
+ * an even/odd sub-communicator.
  * argv: iterations bytes compute_microseconds. */
 #include <mpi.h>
 #include <stdio.h>

@@ -43,17 +43,31 @@ class Loop:
         return f"Loop({self.count}, {self.body!r})"
 
 
+def _same(t: list[Any], a: int, b: int, p: int) -> bool:
+    """``t[a:a+p] == t[b:b+p]``, stopping at the first difference (no slices copied)."""
+    for k in range(p):
+        if t[a + k] != t[b + k]:
+            return False
+    return True
+
+
 def fold(tokens: list[Any]) -> list[Any]:
     """*tokens* with consecutive repeats as :class:`Loop` s (nested)."""
+    ids: dict[Any, int] = {}
+    t = [ids.setdefault(x, len(ids)) for x in tokens]   # small ints compare fastest
+    return _fold(tokens, t, 0, len(t))
+
+
+def _fold(tokens: list[Any], t: list[int], lo: int, hi: int) -> list[Any]:
     out: list[Any] = []
-    i, n = 0, len(tokens)
-    while i < n:
+    i = lo
+    while i < hi:
         best, best_gain = None, 0
-        for p in range(1, min(MAX_PERIOD, (n - i) // 2) + 1):
-            if tokens[i] != tokens[i + p] or tokens[i:i + p] != tokens[i + p:i + 2 * p]:
+        for p in range(1, min(MAX_PERIOD, (hi - i) // 2) + 1):
+            if t[i] != t[i + p] or not _same(t, i, i + p, p):
                 continue
             k = 2
-            while i + (k + 1) * p <= n and tokens[i:i + p] == tokens[i + k * p:i + (k + 1) * p]:
+            while i + (k + 1) * p <= hi and _same(t, i, i + k * p, p):
                 k += 1
             if p * (k - 1) > best_gain:
                 best, best_gain = (p, k), p * (k - 1)
@@ -62,7 +76,7 @@ def fold(tokens: list[Any]) -> list[Any]:
             i += 1
         else:
             p, k = best
-            out.append(Loop(k, fold(tokens[i:i + p])))
+            out.append(Loop(k, _fold(tokens, t, i, i + p)))
             i += p * k
     return out
 

@@ -108,7 +108,11 @@ def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str])
     targets = ([("this host", ["--machine", profile])] if profile else []) + \
         [(m, ["--machine", m]) for m in presets]
     for label, opts in targets:
-        r = bsim_json(["replay", f"{app}.json", *opts], where)
+        try:
+            r = bsim_json(["replay", f"{app}.json", *opts], where)
+        except subprocess.CalledProcessError as exc:
+            print(f"  replay on {label}: failed: {exc.stderr.strip().splitlines()[-3:]}")
+            return
         calc = statistics.fmean(r["per_rank"]["calc"])
         print(f"  replay on {label}: {r['elapsed']:.3f} s (calc {calc:.3f}, "
               f"{r['elapsed'] / meas['wall']:.3f} x measured)")

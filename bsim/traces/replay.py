@@ -87,7 +87,11 @@ def _do(a: Action, comms: dict[int, Any], reqs: dict[int, Any], buf: Callable[[i
     if op == "wait":
         MPI.Request.Waitall([reqs.pop(r) for r in a[1] if r in reqs])
         return
-    c = comms[a[1]]
+    c = comms.get(a[1])
+    if c is None:
+        raise ValueError(f"replay: {op} on communicator {a[1]}, which the recording did not "
+                         "see made (made by a call bsim record does not wrap: "
+                         "docs/traces.md)")
     if op == "isend":
         reqs[a[5]] = c.Isend(buf(a[4]), a[2], a[3])
     elif op == "irecv":

@@ -62,7 +62,8 @@ static double now(void) { return (double)__rdtsc(); }
 static double now(void) { return wall(); }
 #endif
 
-static int comm_id(MPI_Comm c) {
+static int comm_id(MPI_Comm c) {   /* -1: a communicator made by a call not wrapped here */
+  if (c == MPI_COMM_NULL) return -1;
   for (int i = 0; i < ncomms; i++) if (comms[i] == c) return i;
   return -1;
 }
@@ -110,6 +111,8 @@ static void clock_pair(void) {
 static void new_comm(double t0, int op, MPI_Comm parent, MPI_Comm *made) {
   int id = -1, colour = -1, key = -1;
   if (*made != MPI_COMM_NULL && ncomms < MAXCOMM) {
+    for (int i = 2; i < ncomms; i++)   /* a freed communicator's handle, given again */
+      if (comms[i] == *made) comms[i] = MPI_COMM_NULL;
     id = ncomms; comms[ncomms++] = *made;
     MPI_Group g, wg;
     int zero = 0;
@@ -454,6 +457,12 @@ int MPI_Alltoallv(const void *sb, const int scounts[], const int sd[], MPI_Datat
   emit(t0, OP_ALLTOALLV, c, -1, 0, sum_counts(scounts, st, n), sum_counts(rcounts, rt, n), 0,
        0, 0);
   return rc;
+}
+
+int MPI_Comm_free(MPI_Comm *c) {
+  int id = comm_id(*c);
+  if (id > 1) comms[id] = MPI_COMM_NULL;   /* its handle may come back for another */
+  return PMPI_Comm_free(c);
 }
 
 int MPI_Comm_dup(MPI_Comm c, MPI_Comm *made) {

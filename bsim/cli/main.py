@@ -21,8 +21,19 @@ import warnings
 from typing import Any, NoReturn
 
 from ..version import __version__
-from . import calibrate, compare, failures, hosts, listing, plot, run, sweep
-from . import record, replay, skeleton
+from . import (
+    calibrate,
+    compare,
+    failures,
+    hosts,
+    listing,
+    plot,
+    record,
+    replay,
+    run,
+    skeleton,
+    sweep,
+)
 
 __all__ = ["main", "build_parser"]
 

@@ -2,8 +2,8 @@
 
 ``c/bsim_record.c`` writes a 16-byte header (magic ``BSIM``, version 2, world rank, world
 size) and then one 64-byte record per MPI call (``RECORD`` below), time-stamped with the
-time-stamp counter on x86-64 and converted to seconds here (:func:`_in_seconds`).  This module turns the
-records into actions:
+time-stamp counter on x86-64 and converted to seconds here (:func:`_in_seconds`).  This
+module turns the records into actions:
 
 * the time between one call's leave and the next call's enter is a ``compute`` action
   (intervals below :data:`MIN_COMPUTE`, 10 ns, the timer's own noise, are dropped);

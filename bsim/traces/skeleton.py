@@ -278,7 +278,7 @@ def write_skeleton(trace: Trace, out: str | Path) -> dict[str, Any]:
         lines += [ln[4:] for ln in bodies[0][2]]
     else:
         order = [b for b in bodies if b[0] != biggest] + [bodies[biggest]]
-        for k, (gid, g, code) in enumerate(order):
+        for k, (_gid, g, code) in enumerate(order):
             if k == len(order) - 1:
                 lines.append("    else:")
             else:

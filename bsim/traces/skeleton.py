@@ -225,7 +225,10 @@ def write_skeleton(trace: Trace, out: str | Path) -> dict[str, Any]:
     series: dict[int, dict[str, list[float]]] = {}
     pooled: dict[str, list[float]] = {}
     bodies, tables, sizes, irregular, loops = [], {}, {}, [], 0
-    biggest = max(range(len(groups)), key=lambda i: len(groups[i].ranks))
+    # the branch every other rank takes: the largest group, not rank 0's on a tie (rank 0
+    # is the one that is usually special)
+    biggest = max(range(len(groups)), key=lambda i: (len(groups[i].ranks),
+                                                     0 not in groups[i].ranks))
     for gid, g in enumerate(groups):
         tree = fold(g.tokens)
         w = _Writer(g, gid)

@@ -110,3 +110,24 @@ def test_halo_skeleton_reproduces_replay_and_scales(tmp_path):
     want = replay(trace, network=HOCKNEY, protocol="bsim").elapsed
     assert _run(out, 6).elapsed == pytest.approx(want, rel=1e-9)
     assert _run(out, 24).elapsed > 0
+
+
+def test_split_in_a_program_with_several_groups_keeps_its_parts(tmp_path):
+    """Rank 0 sends to rank 1 first (so ranks 0, 1 and {2, 3} run different code), then
+    all split into {0, 2} and {1, 3} and allreduce there after unequal compute: the
+    skeleton must make the same two communicators (each group's colours are the recorded
+    ones, not labels of its own that collide with another group's)."""
+    ranks = []
+    for r in range(4):
+        acts = [("send", 0, 1, 5, 64)] if r == 0 else [("recv", 0, 0, 5, 64)] if r == 1 \
+            else []
+        acts += [("split", 0, 2, r % 2, r // 2), ("compute", 1e-3 * (r + 1)),
+                 ("allreduce", 2, 8), ("compute", 1e-4)]
+        ranks.append(acts)
+    trace = Trace(ranks, "synthetic")
+    out = tmp_path / "groups_skel.py"
+    info = write_skeleton(trace, out)
+    assert info["groups"] == 3
+    want = replay(trace, network=HOCKNEY, protocol="bsim")
+    got = _run(out, 4)
+    assert list(got.finish) == pytest.approx(list(want.finish), rel=1e-12)

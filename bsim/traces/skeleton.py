@@ -11,13 +11,15 @@ arithmetic :mod:`.patterns` found.
 The per-rank, per-iteration compute series go to ``FILE.compute.json`` beside the
 skeleton: at the recorded rank count the skeleton charges them (so it reproduces the
 replay of the trace), at any other count, or with ``recorded=False``, the means.  Tables
-(``T0[rank]``) stand where no arithmetic fits; a peer table does not extend to other
-rank counts, which the skeleton's docstring lists.
+stand where no arithmetic fits (``T0[rank]`` for a peer, which does not extend to other
+rank counts, and the skeleton's docstring lists; ``pick(T0, rank)`` for a size, tag,
+colour or key, the recorded values in turn at other counts).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
 from typing import Any
@@ -189,6 +191,11 @@ def cart(rank, size, dx, dy):
     return (rank % px + dx) % px + ((rank // px + dy) % py) * px
 
 
+def pick(table, rank):
+    """*rank*'s recorded value; at other rank counts the recorded values in turn."""
+    return table[rank] if rank in table else list(table.values())[rank % len(table)]
+
+
 def wait(pending, slots):
     """Complete the outstanding requests at *slots* (all of them: MPI_Waitall)."""
     MPI.Request.Waitall([pending[i] for i in slots])
@@ -245,7 +252,7 @@ def write_skeleton(trace: Trace, out: str | Path) -> dict[str, Any]:
         irregular += [f"group {gid}: {x}" for x in g.irregular]
         code = list(w.lines)
         for t in g.tables:
-            code = [ln.replace(f"{t}[", f"{t}_{gid}[") for ln in code]
+            code = [re.sub(rf"\b{t}\b", f"{t}_{gid}", ln) for ln in code]
         bodies.append((gid, g, code or ["        pass"]))
     lines = [_HEAD.format(source=trace.source or "trace", nranks=trace.nranks,
                           series=path.stem + ".compute.json", script=path.name,

@@ -72,7 +72,8 @@ def _shape(a: Action) -> tuple[Any, ...]:
 class _Abstractor:
     """Turns the values one position takes on a group's ranks into expressions."""
 
-    def __init__(self, trace: Trace) -> None:
+    def __init__(self, trace: Trace, spmd: bool) -> None:
+        self.spmd = spmd
         self.keys = comm_keys(trace.ranks)
         self.size: dict[Any, int] = {}
         for mine in self.keys:
@@ -110,9 +111,7 @@ class _Abstractor:
         table = f"T{len(g.tables)}"
         g.tables[table] = dict(values)
         g.irregular.append(f"{table}: {name} ({kind}) has no rank arithmetic")
-        if kind in ("peer", "source"):
-            return f"{table}[rank]"
-        return f"{table}[rank % {len(values)}]"
+        return f"{table}[rank]" if kind in ("peer", "source") else f"pick({table}, rank)"
 
     def nbytes(self, g: Group, values: dict[int, int]) -> str:
         """A size parameter for *values* (one value: its named parameter)."""
@@ -122,7 +121,7 @@ class _Abstractor:
             return g.sizes.setdefault(n, f"B{n}")
         table = f"T{len(g.tables)}"
         g.tables[table] = dict(values)
-        return f"{table}[rank % {len(values)}]"
+        return f"pick({table}, rank)"
 
     def split(self, g: Group, pos: int, column: dict[int, Action]) -> Token:
         parent, new = next(iter(column.values()))[1:3]
@@ -131,8 +130,21 @@ class _Abstractor:
         size = self.comm_size(next(iter(column)), parent)
         local_c = {self.crank[r][parent]: c for r, c in colours.items()}
         local_k = {self.crank[r][parent]: k for r, k in keys.items()}
-        colour = partition_expression(local_c, size) if -1 not in colours.values() else None
-        key = order_expression(local_k, local_c, size) if colour else None
+        # one group: any labels that make the same parts and order; several: each group's
+        # labels and keys must agree with the others', so the recorded ones (the new rank
+        # 0's world rank; the caller's rank in the new communicator)
+        colour = None
+        if -1 not in colours.values():
+            if not self.spmd and len(set(colours.values())) == 1:
+                colour = str(next(iter(colours.values())))
+            elif self.spmd:
+                colour = partition_expression(local_c, size)
+        key = None
+        if colour is not None:
+            if self.spmd:
+                key = order_expression(local_k, local_c, size)
+            elif len(set(keys.values())) == 1:
+                key = str(next(iter(keys.values())))
         if colour is None or key is None:
             colour = self.value(g, f"split {pos} colour", parent, colours, "colour")
             key = self.value(g, f"split {pos} key", parent, keys, "key")
@@ -171,7 +183,7 @@ def group_ranks(trace: Trace) -> list[Group]:
     by_shape: dict[tuple[Any, ...], list[int]] = {}
     for r, acts in enumerate(norm):
         by_shape.setdefault(tuple(_shape(a) for a in acts), []).append(r)
-    ab = _Abstractor(trace)
+    ab = _Abstractor(trace, len(by_shape) == 1)
     groups = []
     for ranks in sorted(by_shape.values()):
         g = Group(ranks, [], {r: [] for r in ranks})

@@ -42,9 +42,16 @@ def app(tmp_path_factory) -> Path:
 def recorded(app, tmp_path_factory):
     """A 2-rank run recorded as JSON (the cache in a temporary folder)."""
     where = tmp_path_factory.mktemp("rec")
+    before = os.environ.get("BSIM_CACHE")
     os.environ["BSIM_CACHE"] = str(where / "cache")
-    trace = record([MPIEXEC, "-n", "2", str(app), str(ITERS), str(NBYTES), str(MICROSECONDS)],
-                   where / "t.json", timeout=300)
+    try:
+        trace = record([MPIEXEC, "-n", "2", str(app), str(ITERS), str(NBYTES),
+                        str(MICROSECONDS)], where / "t.json", timeout=300)
+    finally:   # the other tests keep their cache
+        if before is None:
+            del os.environ["BSIM_CACHE"]
+        else:
+            os.environ["BSIM_CACHE"] = before
     return trace, where
 
 

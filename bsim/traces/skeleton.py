@@ -31,6 +31,7 @@ __all__ = ["fold", "write_skeleton", "Loop", "MAX_PERIOD"]
 
 MAX_PERIOD = 400   # the longest loop body looked for (calls and compute blocks)
 _NONBLOCKING = {"isend": "Isend", "issend": "Issend", "irecv": "Irecv"}
+_TABLE = re.compile(r"\bT\d+\b")
 
 
 class Loop:
@@ -251,8 +252,8 @@ def write_skeleton(trace: Trace, out: str | Path) -> dict[str, Any]:
         sizes.update({v: n for n, v in g.sizes.items()})
         irregular += [f"group {gid}: {x}" for x in g.irregular]
         code = list(w.lines)
-        for t in g.tables:
-            code = [re.sub(rf"\b{t}\b", f"{t}_{gid}", ln) for ln in code]
+        if g.tables:   # one pass: a table per call of a long trace made this quadratic
+            code = [_TABLE.sub(rf"\g<0>_{gid}", ln) for ln in code]
         bodies.append((gid, g, code or ["        pass"]))
     lines = [_HEAD.format(source=trace.source or "trace", nranks=trace.nranks,
                           series=path.stem + ".compute.json", script=path.name,

@@ -113,9 +113,14 @@ class _Abstractor:
         g.irregular.append(f"{table}: {name} ({kind}) has no rank arithmetic")
         return f"{table}[rank]" if kind in ("peer", "source") else f"pick({table}, rank)"
 
-    def nbytes(self, g: Group, values: dict[int, int]) -> str:
-        """A size parameter for *values* (one value: its named parameter)."""
+    def nbytes(self, g: Group, values: dict[int, int], receive: bool = False) -> str:
+        """A size parameter for *values* (one value: its named parameter).  A receive
+        takes the largest recorded size: the sender's size is what moves, and a receive
+        buffer may be larger than the message, so the replay's time is kept and no
+        receive truncates at another rank count."""
         vals = set(values.values())
+        if receive:
+            vals = {max(vals)}
         if len(vals) == 1:
             n = vals.pop()
             return g.sizes.setdefault(n, f"B{n}")
@@ -166,12 +171,13 @@ class _Abstractor:
         if op in ("send", "ssend", "recv", "isend", "issend", "irecv"):
             side = "source" if op in ("recv", "irecv") else "peer"
             return (op, cid, self.value(g, name, cid, col(2), side),
-                    self.value(g, name, cid, col(3), "tag"), self.nbytes(g, col(4)))
+                    self.value(g, name, cid, col(3), "tag"),
+                    self.nbytes(g, col(4), side == "source"))
         if op == "sendrecv":
             return (op, cid, self.value(g, name, cid, col(2), "peer"),
                     self.value(g, name, cid, col(3), "tag"), self.nbytes(g, col(4)),
                     self.value(g, name, cid, col(5), "source"),
-                    self.value(g, name, cid, col(6), "tag"), self.nbytes(g, col(7)))
+                    self.value(g, name, cid, col(6), "tag"), self.nbytes(g, col(7), True))
         if op in ("bcast", "reduce", "gather", "scatter"):
             return (op, cid, self.nbytes(g, col(2)), self.value(g, name, cid, col(3), "root"))
         return (op, cid, self.nbytes(g, col(2)))

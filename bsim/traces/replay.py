@@ -137,18 +137,18 @@ def _do(a: Action, comms: dict[int, Any], reqs: dict[int, Any], buf: Callable[[i
 
 
 def replay(trace: Trace | str | Path, machine: str | None = None, network: str | None = None,
-           protocol: str = "bsim", collectives: str | None = None,
+           protocol: str | None = None, collectives: str | None = None,
            contention: str | None = None, host_peak: float | None = None,
            compute_scale: float | None = None, label: str | None = None,
            **kwargs: Any) -> Result:
-    """Replay *trace* (a :class:`Trace` or a path :func:`~.model.load_trace` reads) on
+    """Replay *trace* (a :class:`Trace` or a path :func:`~.load.load_trace` reads) on
     ``trace.nranks`` virtual ranks; return the :class:`~bsim.Result`.
 
-    *machine*, *network*, *protocol*, *collectives* and *contention* are
-    :func:`bsim.simulate`'s; *host_peak* (flop/s per core of the recording host) and
-    *compute_scale* set the compute rule (:func:`compute_rule`, recorded in the result's
-    ``kernel_model``); *label* names the trace in the result (default: its path); other
-    keywords go to :func:`bsim.simulate`.
+    *machine*, *network*, *protocol* (None: :func:`bsim.simulate`'s default),
+    *collectives* and *contention* are :func:`bsim.simulate`'s; *host_peak* (flop/s per
+    core of the recording host) and *compute_scale* set the compute rule
+    (:func:`compute_rule`, recorded in the result's ``kernel_model``); *label* names the
+    trace in the result (default: its path); other keywords go to :func:`bsim.simulate`.
     """
     tr = trace if isinstance(trace, Trace) else load_trace(trace)
     source = label or (str(trace) if not isinstance(trace, Trace) else tr.source)
@@ -157,6 +157,8 @@ def replay(trace: Trace | str | Path, machine: str | None = None, network: str |
     if "wall" in tr.measured:
         params["measured_wall"] = tr.measured["wall"]
     kwargs.setdefault("name", f"replay of {Path(source).name}")
-    return simulate(replay_program(tr, scale), tr.nranks, network=network, protocol=protocol,
-                    machine=machine, collectives=collectives, contention=contention,
-                    kernel_model=rule, params=params, **kwargs)
+    if protocol is not None:
+        kwargs["protocol"] = protocol
+    return simulate(replay_program(tr, scale), tr.nranks, network=network, machine=machine,
+                    collectives=collectives, contention=contention, kernel_model=rule,
+                    params=params, **kwargs)

@@ -22,7 +22,8 @@ def blocks() -> list[str]:
 def test_the_tutorial_has_its_steps():
     text = "\n".join(blocks())
     for step in ("mpiexec -n 4", "--compute measure", "--time-kernel", "bsim fit kernel",
-                 "calibrate network", "bsim.simulate", "bsim compare", "bsim plot", "--trace"):
+                 "calibrate network", "bsim.simulate", "bsim compare", "bsim plot", "--trace",
+                 "bsim record", "bsim replay", "bsim skeleton"):
         assert step in text, step
 
 
@@ -40,7 +41,8 @@ def test_every_command_of_the_tutorial_runs(tmp_path: Path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     out = tmp_path / "tutorial-out"
     for name in ("unmodified.json", "step.csv", "here.toml", "bgp.json", "xt5.json",
-                 "bgp.png", "jacobi.trace.json"):
+                 "bgp.png", "jacobi.trace.json", "app-trace.otf2", "app-here.json",
+                 "app-xt5.json", "app_skel.py", "app-skel2.json", "app-skel64.json"):
         assert (out / name).stat().st_size > 0, name
     assert re.search(r"bgp: [\d.]+ ms for 20 iterations", proc.stdout)
     assert "machine differ: bgp -> xt5" in proc.stdout

@@ -6,6 +6,7 @@
     bsim plot FILE -o FILE.png      bsim.cli.plot
     bsim compare A.json B.json      bsim.cli.compare
     bsim calibrate | fit ...        bsim.cli.calibrate
+    bsim record | replay | skeleton bsim.cli.record, .replay, .skeleton (bsim/traces)
 
 Each module's ``add_parser(subparsers)`` registers its subcommand and sets
 ``handler``; :func:`main` parses, calls the handler and turns a user-side
@@ -22,7 +23,20 @@ import warnings
 from typing import Any, NoReturn
 
 from ..version import __version__
-from . import calibrate, compare, failures, hosts, listing, plot, run, signals, sweep
+from . import (
+    calibrate,
+    compare,
+    failures,
+    hosts,
+    listing,
+    plot,
+    record,
+    replay,
+    run,
+    signals,
+    skeleton,
+    sweep,
+)
 
 __all__ = ["main", "build_parser"]
 
@@ -46,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true",
                    help="show full tracebacks (also BSIM_DEBUG=1)")
     sub = p.add_subparsers(dest="command", required=True)
-    for module in (run, listing, sweep, plot, compare):
+    for module in (run, listing, sweep, plot, compare, record, replay, skeleton):
         module.add_parser(sub)
     calibrate.add_parsers(sub)
     return p

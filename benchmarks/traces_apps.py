@@ -1,0 +1,168 @@
+"""Real C/Fortran MPI applications recorded, replayed and skeletonized (docs/traces.md).
+
+For each application and rank count: run it plainly REPEAT times (the spread of the
+machine), record one run with ``bsim record``, replay the trace on this host's own
+calibration (``--profile``: a ``bsim calibrate network`` file) and on two presets, write
+its skeleton and run that at the recorded ranks and at 4x.  Prints one block per case.
+
+    python benchmarks/traces_apps.py --apps hpcc --ranks 2 4 --profile here.toml
+
+Debian's applications link Debian's MPI (Open MPI); ``bsim record`` builds its library
+with the ``mpicc`` beside the launcher given (``/usr/bin/mpiexec`` -> Open MPI's).
+Also ``--overhead``: the recording library's cost per call (1-rank MPI_Allreduce loop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+HPCC_INPUT = Path("/usr/share/doc/hpcc/examples/_hpccinf.txt")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+BSIM = [sys.executable, "-m", "bsim"]
+
+
+def _grid(n: int) -> tuple[int, int]:
+    p = max(d for d in range(1, int(n ** 0.5) + 1) if n % d == 0)
+    return p, n // p
+
+
+def prepare(app: str, n: int, where: Path) -> list[str]:
+    """The command line of *app* at *n* ranks (its input files written into *where*)."""
+    launcher = ["/usr/bin/mpiexec", "--oversubscribe", "-n", str(n)]
+    if app == "hpcc":
+        p, q = _grid(n)
+        text = HPCC_INPUT.read_text().splitlines()
+        text[10], text[11] = f"{p}            Ps", f"{q}            Qs"
+        (where / "hpccinf.txt").write_text("\n".join(text) + "\n")
+        return [*launcher, "hpcc"]
+    if app == "lammps":
+        src = Path("/usr/share/doc/lammps/examples/melt/in.melt")
+        if not src.exists():
+            src = next(Path("/usr/share").glob("**/examples/melt/in.melt"))
+        shutil.copy(src, where / "in.melt")
+        return [*launcher, "lmp", "-in", "in.melt", "-log", "none"]
+    if app == "qe":
+        (where / "pw.in").write_text(QE_INPUT)
+        return [*launcher, "pw.x", "-in", "pw.in"]
+    raise ValueError(f"unknown application {app!r}")
+
+
+QE_INPUT = """&control
+  calculation = 'scf', pseudo_dir = '/usr/share/espresso/pseudo', outdir = './tmp'
+/
+&system
+  ibrav = 2, celldm(1) = 10.2, nat = 2, ntyp = 1, ecutwfc = 18.0
+/
+&electrons
+/
+ATOMIC_SPECIES
+ Si 28.086 Si.pz-vbc.UPF
+ATOMIC_POSITIONS alat
+ Si 0.00 0.00 0.00
+ Si 0.25 0.25 0.25
+K_POINTS automatic
+ 4 4 4 1 1 1
+"""
+
+
+def wall(cmd: list[str], cwd: Path) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, env=ENV, check=True, capture_output=True, timeout=3600)
+    return time.perf_counter() - t0
+
+
+def bsim_json(args: list[str], cwd: Path) -> dict:
+    out = cwd / "r.json"
+    subprocess.run([*BSIM, *args, "--json", str(out), "--quiet"], cwd=cwd, env=ENV,
+                   check=True, capture_output=True, text=True, timeout=3600)
+    return json.loads(out.read_text())
+
+
+def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str]) -> None:
+    where = Path(tempfile.mkdtemp(prefix=f"bsim-{app}{n}-"))
+    cmd = prepare(app, n, where)
+    walls = [wall(cmd, where) for _ in range(repeat)]
+    t0 = time.perf_counter()
+    subprocess.run([*BSIM, "record", "-o", f"{app}.json", "--", *cmd], cwd=where, env=ENV,
+                   check=True, capture_output=True, timeout=3600)
+    rec_time = time.perf_counter() - t0
+    trace = json.loads((where / f"{app}.json").read_text())
+    meas = trace["measured"]
+    calls = sum(1 for acts in trace["ranks"] for a in acts if a[0] != "compute")
+    print(f"\n== {app}, {n} ranks ({where})")
+    print(f"  plain runs (command wall, s): {', '.join(f'{w:.2f}' for w in walls)}; "
+          f"mean {statistics.fmean(walls):.2f}, spread (max-min)/mean "
+          f"{(max(walls) - min(walls)) / statistics.fmean(walls):.1%}")
+    print(f"  recorded run: command {meas['command_wall']:.2f} s, MPI_Init..MPI_Finalize "
+          f"{meas['wall']:.3f} s, {calls:,} calls; record + convert {rec_time:.1f} s")
+    targets = ([("this host", ["--machine", profile])] if profile else []) + \
+        [(m, ["--machine", m]) for m in presets]
+    for label, opts in targets:
+        try:
+            r = bsim_json(["replay", f"{app}.json", *opts], where)
+        except subprocess.CalledProcessError as exc:
+            print(f"  replay on {label}: failed: {exc.stderr.strip().splitlines()[-3:]}")
+            return
+        calc = statistics.fmean(r["per_rank"]["calc"])
+        print(f"  replay on {label}: {r['elapsed']:.3f} s (calc {calc:.3f}, "
+              f"{r['elapsed'] / meas['wall']:.3f} x measured)")
+    subprocess.run([*BSIM, "skeleton", f"{app}.json", "-o", "skel.py"], cwd=where, env=ENV,
+                   check=True, capture_output=True, timeout=3600)
+    net = ["--machine", profile] if profile else []
+    same = bsim_json(["run", "skel.py", "-n", str(n), *net], where)
+    base = bsim_json(["replay", f"{app}.json", *net], where)
+    print(f"  skeleton at {n}: {same['elapsed']:.4f} s vs replay {base['elapsed']:.4f} s "
+          f"({(same['elapsed'] - base['elapsed']) / base['elapsed']:+.2%})")
+    try:
+        big = bsim_json(["run", "skel.py", "-n", str(4 * n), *net], where)
+        print(f"  skeleton at {4 * n}: {big['elapsed']:.4f} s")
+    except subprocess.CalledProcessError as exc:
+        print(f"  skeleton at {4 * n}: failed: {exc.stderr.strip().splitlines()[-1:]}")
+
+
+def overhead(calls: int = 200000) -> None:
+    """ns per intercepted call: a 1-rank MPI_Allreduce loop with and without the library."""
+    src = HERE / "traces_overhead.c"
+    from bsim.traces.build import build_library, find_mpicc
+    mpicc = find_mpicc([shutil.which("mpiexec") or "mpiexec"])
+    lib = build_library(mpicc)
+    with tempfile.TemporaryDirectory() as d:
+        exe = Path(d) / "ovh"
+        subprocess.run([mpicc, "-O2", str(src), "-o", str(exe)], check=True)
+        env = dict(ENV, BSIM_TRACE_DIR=d, LD_PRELOAD=str(lib))
+        for _ in range(3):
+            plain = subprocess.run([str(exe), str(calls)], capture_output=True, text=True)
+            traced = subprocess.run([str(exe), str(calls)], capture_output=True, text=True,
+                                    env=env)
+            a, b = float(plain.stdout.split()[0]), float(traced.stdout.split()[0])
+            print(f"  overhead: {a:.0f} ns plain, {b:.0f} ns recorded: {b - a:+.0f} ns per call")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--apps", nargs="*", default=["hpcc"])
+    ap.add_argument("--ranks", nargs="*", type=int, default=[2, 4])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--profile", default=None, help="bsim calibrate network profile")
+    ap.add_argument("--presets", nargs="*", default=["xt5", "bgp"])
+    ap.add_argument("--overhead", action="store_true")
+    ns = ap.parse_args()
+    if ns.overhead:
+        overhead()
+    for app in ns.apps:
+        for n in ns.ranks:
+            case(app, n, ns.repeat, ns.profile, ns.presets)
+
+
+if __name__ == "__main__":
+    main()

@@ -32,7 +32,7 @@ from .engine.protocols import Protocol, build_protocol
 from .engine.rank_threads import cooperative_objects
 from .machines import collective_spec, filesystem_spec, load_machine, naming_the_file, network_spec
 from .machines.flags import note_network_flags, noted_flags
-from .machines.layout import network_on_machine
+from .machines.layout import network_on_machine, record_nodes
 from .mpi.rc import Rc
 from .outputs.result import Result, compute_spec, recorded_arguments
 
@@ -409,6 +409,7 @@ def simulate(main: Callable[..., Any], ranks: int,
         result = collect(engine, label, params)
     result.machine, result.kernel_model = machine or "", kernel_model
     result.compute = compute_spec(compute, compute_scale)
+    record_nodes(result, preset, engine.network)
     if flops is not None:
         from .machines.peak import check_peak
         check_peak(result, float(flops(result.returns) if callable(flops) else flops), preset,

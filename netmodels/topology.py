@@ -180,6 +180,8 @@ class TopologyModel(NetworkModel):
         self.route = self._layered_route   # type: ignore[method-assign]
         if hasattr(type(self), "rail_routes"):
             self.rail_routes = self._layered_rail_routes   # type: ignore[attr-defined]
+        if hasattr(type(self), "route_nodes_adaptive"):
+            self.route_nodes_adaptive = self._layered_adaptive   # type: ignore[attr-defined]
         self.group_shape = None   # a translate's costs also depend on devices: not shared
 
     def num_hosts(self) -> int:
@@ -274,6 +276,14 @@ class TopologyModel(NetworkModel):
         if self._on_one_node(src, dst):
             return ()
         return type(self).route(self, src, dst)
+
+    def _layered_adaptive(self, a: int, b: int, load: Any, *args: Any) -> tuple[LinkId, ...]:
+        """The class's load-dependent route between NIC endpoints *a* and *b*; ``()`` for
+        two NICs of one node (endpoint // nics)."""
+        k = self._layer.nics if self._layer else 1
+        if a // k == b // k:
+            return ()
+        return type(self).route_nodes_adaptive(self, a, b, load, *args)  # type: ignore[attr-defined]
 
     def _layered_rail_routes(self, src: Rank, dst: Rank) -> list[tuple[LinkId, ...]]:
         if self._on_one_node(src, dst):

@@ -141,3 +141,16 @@ def test_ranks_bound_to_one_nic_share_it_and_two_nics_do_not(protocol):
                           contention="fluid")
     assert math.isclose(shared.elapsed - apart.elapsed, S / BW, rel_tol=1e-9)
     assert apart.layout["nic"] == [0, 1, 0, 1] and shared.layout["nic"] == [0, 0, 0, 0]
+
+
+def test_adaptive_routing_keeps_a_node_s_own_messages_off_the_network():
+    """fattree routing=adaptive picks routes per message from loads: two NICs of one node
+    (endpoints 0 and 1 of a nics=2 node) get no route, two nodes' NICs the tree's."""
+    net = build_network(f"fattree:k=4,n=1,routing=adaptive,cores=2,devices=2,nics=2")
+    net.prepare(4)
+    assert net.route_nodes_adaptive(0, 1, {}) == ()
+    assert net.route_nodes_adaptive(1, 3, {}) == ((0, "up", 0, 1, 0), (0, "down", 0, 3, 0))
+    shared = bsim.simulate(_pairs([(0, 1)]), 4, network=net.spec(), protocol="bsim",
+                           contention="fluid")
+    assert shared.elapsed == pytest.approx(net.intra_latency + S / net.intra_bandwidth,
+                                           rel=1e-12)

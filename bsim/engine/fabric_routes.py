@@ -178,8 +178,7 @@ class LinkTable:
         """One path per rail used, each chosen by the model from the loads in *users*."""
         net: Any = self.network   # a fat-tree (checked by the caller's routing setting)
         a, b = net.node_of(src), net.node_of(dst)
-        hosts = net.placement()   # with several NICs a node, two endpoints of one node
-        if a == b or (hosts is not None and hosts[src] == hosts[dst]):
+        if a == b:
             return ()
         load = LinkLoad(self.index, users)
         rails = [0] if getattr(net, "rails", 1) == 1 else \

@@ -34,9 +34,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from _figure import line_figure  # noqa: E402
 
 RANKS = (64, 256, 1024, 4096, 16384)
 SKELETONS = ("halo2d", "milc_cg", "dns3d")
@@ -96,16 +93,19 @@ def run(machine: str, skeleton: str, ranks: int, contention: str | None) -> dict
             "host_seconds": seconds}
 
 
-def study(machine: str, max_ranks: int, contention: str | None) -> Path:
-    """Run every case of *machine* up to *max_ranks*; write (and keep adding to) its file."""
+def study(machine: str, max_ranks: int, contention: str | None,
+          skeletons: tuple[str, ...] = SKELETONS) -> Path:
+    """Run every case of *machine* up to *max_ranks*; write (and keep adding to) its file:
+    a case already in it is not run again, so an interrupted study resumes."""
     out = DATA / f"machines_study_{machine}.json"
     rows = json.loads(out.read_text()) if out.exists() else []
     done = {(r["skeleton"], r["ranks"], r["contention"]) for r in rows}
     for ranks in [r for r in RANKS if r <= max_ranks]:
-        for skeleton in SKELETONS:
+        for skeleton in skeletons:
             if (skeleton, ranks, contention or "none") in done:
                 continue
             row = run(machine, skeleton, ranks, contention)
+            rows = json.loads(out.read_text()) if out.exists() else []   # another run's too
             rows.append(row)
             print(f"{machine:>9} {skeleton:>8} {ranks:>6}: {row['elapsed'] * 1e3:10.4f} ms "
                   f"(compute {row['calc'] / row['elapsed']:6.1%}; host "
@@ -132,20 +132,35 @@ def report(png: str | None) -> None:
             if any(c != "-" for c in cells):
                 print(f"| {skeleton} | {ranks:,} | " + " | ".join(cells) + " |")
     if png:
-        for skeleton in SKELETONS:
-            series = {}
-            for m in machines:
-                pts = sorted((r["ranks"], r["elapsed"]) for r in rows
-                             if r["machine"] == m and r["skeleton"] == skeleton)
-                if pts:
-                    series[m] = pts
-            if not series:
-                continue
-            xs = sorted({x for pts in series.values() for x, _ in pts})
-            full = {m: [dict(p).get(x, math.nan) * 1e3 for x in xs] for m, p in series.items()}
-            path = png.replace(".png", f"_{skeleton}.png")
-            line_figure(path, xs, full, xlabel="ranks (weak scaling)",
-                        ylabel="predicted time (ms)", title=f"{skeleton}: weak scaling")
+        figure(rows, machines, png)
+
+
+def figure(rows: list[dict], machines: list[str], png: str) -> None:
+    """One PNG: a panel a skeleton, predicted time (log) against ranks (log 2)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no figure (pip install 'bsim[plot]')")
+        return
+    fig, axes = plt.subplots(1, len(SKELETONS), figsize=(12, 3.8))
+    for ax, skeleton in zip(axes, SKELETONS):
+        for m in machines:
+            pts = sorted((r["ranks"], r["elapsed"] * 1e3) for r in rows
+                         if r["machine"] == m and r["skeleton"] == skeleton)
+            if pts:
+                ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=m)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("ranks (weak scaling)")
+        ax.set_title(skeleton)
+    axes[0].set_ylabel("predicted time (ms)")
+    axes[-1].legend()
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    print(f"wrote {png}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,11 +168,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--machine", help="preset to run (frontier, dgx_h100, fugaku, bgp)")
     ap.add_argument("--max-ranks", type=int, default=RANKS[-1])
     ap.add_argument("--contention", default=None, help="fluid, or none (default)")
+    ap.add_argument("--skeletons", default=",".join(SKELETONS),
+                    help="which of them, comma-separated (default: all three)")
     ap.add_argument("--report", action="store_true", help="print the table, draw the figure")
     ap.add_argument("--png", default=None, help="figure path (one file per skeleton)")
     ns = ap.parse_args(argv)
     if ns.machine:
-        print(f"wrote {study(ns.machine, ns.max_ranks, ns.contention)}")
+        chosen = tuple(ns.skeletons.split(","))
+        print(f"wrote {study(ns.machine, ns.max_ranks, ns.contention, chosen)}")
     if ns.report:
         report(ns.png)
     return 0

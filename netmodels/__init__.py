@@ -26,6 +26,7 @@ __all__ = [
 
 # topologies
 from .bluewaters import BlueWaters, GridMapping2D, percs_cost  # noqa: E402
+from .dragonfly import Dragonfly  # noqa: E402
 from .fattree import FatTree  # noqa: E402
 from .graph import GraphNetwork  # noqa: E402
 from .layouts import NodeVolumeMapping, isp, node_shapes, ssn  # noqa: E402
@@ -43,7 +44,7 @@ from .torus import Torus  # noqa: E402
 
 __all__ += [
     "Piecewise", "LogGPRanges", "TwoLevel",
-    "Torus", "FatTree", "GraphNetwork", "BlueWaters", "GridMapping2D", "percs_cost",
+    "Torus", "FatTree", "Dragonfly", "GraphNetwork", "BlueWaters", "GridMapping2D", "percs_cost",
     "FluidNetwork", "max_min_rates", "simulate_flows",
     "Mapping", "MappingError", "BlockMapping", "RoundRobinMapping", "ExplicitMapping",
     "build_mapping", "NodeVolumeMapping", "isp", "ssn", "node_shapes",

@@ -181,9 +181,11 @@ class ContentionLayer(MaxMinSolver):
                                  f"{late!r} s before now {now!r} (more than the lookahead)")
         routes = self.routes
         if nbytes > 0:
+            extra = 0.0
             if routes.adaptive:
                 paths = routes.adaptive_paths(src, dst, self._users)
                 scale = float(nbytes)
+                extra = routes.extra   # a longer adaptive path's latency, charged as delay
             elif routes.hook is None:
                 key = src * eng.nranks + dst
                 cached = routes.paths_cache.get(key)
@@ -194,6 +196,7 @@ class ContentionLayer(MaxMinSolver):
                 scale = 1.0
         else:
             paths = ()
+            extra = 0.0
         f = self._pool.pop() if self._pool else Flow()
         f.start = t
         f.late = late
@@ -211,7 +214,7 @@ class ContentionLayer(MaxMinSolver):
                 for _, _, _, _, other in paths[1:]:
                     lat = max(lat, other)
                 alone = self._alone(paths)
-            f.alone = alone * scale
+            f.alone = alone * scale - extra
             if self._after_latency and f.start + lat > t:
                 t = f.start + lat
                 f.late = lat

@@ -107,10 +107,13 @@ class LinkTable:
             if not cap > 0:
                 raise ValueError(f"contention: link {lk!r} has capacity {cap!r}; need > 0")
         self._rail_routes = getattr(network, "rail_routes", None)
-        # fat-tree routing=adaptive: the up ports are chosen per message from the
-        # current link loads (number of flows in flight), so routes are not cached
-        self.adaptive = (getattr(network, "routing", None) == "adaptive"
+        # fat-tree routing=adaptive, dragonfly routing=ugal: the route is chosen per
+        # message from the current link loads (number of flows in flight), so routes are
+        # not cached
+        self.adaptive = (getattr(network, "routing", None) in ("adaptive", "ugal")
                          and hasattr(network, "route_nodes_adaptive"))
+        # latency of the last adaptive path beyond the model's own route (charged as delay)
+        self.extra = 0.0
         self._route = getattr(network, "route", None)
         self.paths_cache: dict[int, Paths] = {}   # src * nranks + dst -> paths
         self.hook_cache: dict[Any, tuple[tuple[int, ...], float, float, float]] = {}
@@ -175,8 +178,14 @@ class LinkTable:
         return ids, 1.0 / min([self.cap[i] for i in ids]), self.weight(ids), self.latency(ids)
 
     def adaptive_paths(self, src: int, dst: int, users: list[Any]) -> Paths:
-        """One path per rail used, each chosen by the model from the loads in *users*."""
-        net: Any = self.network   # a fat-tree (checked by the caller's routing setting)
+        """One path per rail used, each chosen by the model from the loads in *users*.
+
+        Sets :attr:`extra` to how much longer (in link latency) the chosen path is than
+        the model's own route (``route_nodes``, what its ``cost`` prices), never below 0:
+        a dragonfly's UGAL message sent the Valiant way is charged that latency too.
+        Fat-tree up ports give routes of one length: 0."""
+        net: Any = self.network   # a fat-tree or dragonfly (checked by the routing setting)
+        self.extra = 0.0
         a, b = net.node_of(src), net.node_of(dst)
         if a == b:
             return ()
@@ -184,7 +193,13 @@ class LinkTable:
         rails = [0] if getattr(net, "rails", 1) == 1 else \
             sorted({links[0][0] for links in net.rail_routes(src, dst) if links})
         routes = [net.route_nodes_adaptive(a, b, load, rail) for rail in rails]
-        return self._paths(routes, 1.0 / len(rails))
+        paths = self._paths(routes, 1.0 / len(rails))
+        if len(routes) == 1:
+            base = net.route_nodes(a, b)
+            if len(base) != len(routes[0]):
+                extra = paths[0][4] - self.latency(tuple(self.index[lk] for lk in base))
+                self.extra = extra if extra > 0.0 else 0.0
+        return paths
 
     def pair_paths(self, key: int, src: int, dst: int) -> Paths:
         """The paths of the pair (*src*, *dst*), computed and cached under *key*."""

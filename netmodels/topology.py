@@ -182,6 +182,7 @@ class TopologyModel(NetworkModel):
             self.rail_routes = self._layered_rail_routes   # type: ignore[attr-defined]
         if hasattr(type(self), "route_nodes_adaptive"):
             self.route_nodes_adaptive = self._layered_adaptive   # type: ignore[attr-defined]
+        self.route_nodes = self._layered_route_nodes   # type: ignore[method-assign]
         self.group_shape = None   # a translate's costs also depend on devices: not shared
 
     def num_hosts(self) -> int:
@@ -276,6 +277,13 @@ class TopologyModel(NetworkModel):
         if self._on_one_node(src, dst):
             return ()
         return type(self).route(self, src, dst)
+
+    def _layered_route_nodes(self, a: int, b: int) -> tuple[LinkId, ...]:
+        """:meth:`route_nodes` between NIC endpoints; ``()`` for two NICs of one node."""
+        k = self._layer.nics if self._layer else 1
+        if a // k == b // k:
+            return ()
+        return type(self).route_nodes(self, a, b)
 
     def _layered_adaptive(self, a: int, b: int, load: Any, *args: Any) -> tuple[LinkId, ...]:
         """The class's load-dependent route between NIC endpoints *a* and *b*; ``()`` for

@@ -36,7 +36,7 @@ from .engine.protocols import Protocol, build_protocol
 from .engine.rank_threads import cooperative_objects
 from .machines import collective_spec, filesystem_spec, load_machine, naming_the_file, network_spec
 from .machines.flags import note_network_flags, noted_flags
-from .machines.layout import network_on_machine
+from .machines.layout import network_on_machine, record_nodes
 from .mpi.rc import Rc
 from .mpi.requests import Request
 from .outputs.model_level import nearest_per_p_variant
@@ -393,6 +393,7 @@ def simulate(main: Callable[..., Any], ranks: int,
         warnings.warn(p_note, stacklevel=2)
         result.notes.append(p_note)
     result.compute = compute_spec(compute, compute_scale)
+    record_nodes(result, preset, engine.network)
     if flops is not None:
         from .machines.peak import check_peak
         check_peak(result, float(flops(result.returns) if callable(flops) else flops), preset,

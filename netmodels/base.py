@@ -191,10 +191,17 @@ def build_network(spec: str | NetworkModel) -> NetworkModel:
     name, kwargs = parse_spec(spec, "network spec", NetworkSpecError)
     cls = REGISTRY.lookup(name)
     REGISTRY.check_keys(name, kwargs, cls.parameters)
+    # a topology's node layer (netmodels/nodes.py: nics, devices, ...) is set after it is
+    # built, so that no topology's own __init__ needs to know those keys
+    layer_keys = getattr(cls, "node_parameters", {})
+    layer = {k: kwargs.pop(k) for k in list(kwargs) if k in layer_keys}
     try:
-        return cls(**kwargs)
+        model = cls(**kwargs)
     except TypeError as exc:  # wrong value types surface here
         raise NetworkSpecError(f"network model {name!r}: {exc}") from None
+    if layer:
+        model.set_node_layer(**layer)   # type: ignore[attr-defined]
+    return model
 
 
 def describe_networks() -> str:

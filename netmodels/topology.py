@@ -26,6 +26,7 @@ from typing import Any
 
 from .base import NetworkModel, NetworkSpecError, Rank, SimTime, check_nonnegative, check_positive
 from .mapping import Mapping, MappingError, build_mapping
+from .nodes import NODE_PARAMETERS, NodeLayer
 
 __all__ = ["LinkId", "TopologyModel", "link_loads", "parse_dims", "MAX_NODES", "check_node_count"]
 
@@ -68,7 +69,28 @@ def parse_dims(model: str, dims: Any) -> tuple[int, ...]:
 
 
 class TopologyModel(NetworkModel):
-    """Base class: mapping, intra-node parameters, route cache and the cost skeleton."""
+    """Base class: mapping, intra-node parameters, route cache and the cost skeleton.
+
+    Every subclass also takes the node layer's keys (:data:`~netmodels.nodes.NODE_PARAMETERS`:
+    ``nics``, ``devices``, ``nic_policy``, ``device_latency``, ``device_bandwidth``):
+    :func:`~netmodels.base.build_network` sets them with :meth:`set_node_layer` after the
+    model is built, so a topology's own ``__init__`` need not know them.
+    """
+
+    node_parameters = NODE_PARAMETERS
+    nics: int | None = None              # the node layer's keys as given (None: not given)
+    devices: int | None = None
+    nic_policy: str | None = None
+    device_latency: float | None = None
+    device_bandwidth: float | None = None
+    _layer: NodeLayer | None = None      # set by set_node_layer (None: one NIC, one device)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "parameters" in cls.__dict__:   # a topology of its own: give it the node keys
+            cls.parameters = {**cls.parameters,
+                              **{k: v for k, v in NODE_PARAMETERS.items()
+                                 if k not in cls.parameters}}
 
     common_parameters = {
         "latency": "seconds per message between nodes (end-point/software latency)",
@@ -93,7 +115,9 @@ class TopologyModel(NetworkModel):
         except MappingError as exc:
             raise NetworkSpecError(f"{self.name}: {exc}") from None
         self.mapping = mapping if isinstance(mapping, str) else repr(mapping)
+        self._mapping_given = mapping
         self._node: list[int] | None = None
+        self._host: list[int] | None = None      # node of each rank (== _node: one NIC)
         self._route_cache: dict[tuple[int, int], tuple[LinkId, ...]] = {}
         # node_cost by (node pair, size): a message's price is asked at both its ends, and
         # collectives and halos repeat a few sizes between the same nodes
@@ -125,15 +149,68 @@ class TopologyModel(NetworkModel):
     def min_node_cost(self) -> SimTime:
         """Lower bound of :meth:`node_cost` over distinct nodes and sizes."""
 
+    # -- node layer -----------------------------------------------------------
+    def set_node_layer(self, nics: int | None = None, devices: int | None = None,
+                       nic_policy: str | None = None, device_latency: float | None = None,
+                       device_bandwidth: float | None = None) -> None:
+        """Give the nodes several NICs and devices (:mod:`netmodels.nodes`): with
+        ``nics = k`` a node owns ``k`` endpoints, so the mapping places ranks on
+        ``num_nodes() // k`` nodes.  All None leaves the model as it was built."""
+        given = {"nics": nics, "devices": devices, "nic_policy": nic_policy,
+                 "device_latency": device_latency, "device_bandwidth": device_bandwidth}
+        if all(v is None for v in given.values()):
+            return
+        if type(self).cost is not TopologyModel.cost:
+            raise NetworkSpecError(f"{self.name}: prices its messages itself; it takes no "
+                                   f"{', '.join(k for k, v in given.items() if v is not None)}")
+        layer = NodeLayer.build(self.name, self.num_nodes(), self.intra_latency,
+                                self.intra_bandwidth, **given)
+        for key, value in given.items():
+            setattr(self, key, value)
+        self._layer = layer
+        mapping = self._mapping_given
+        try:
+            self._mapping = build_mapping(mapping, cores_per_node=self.cores,
+                                          nodes=self.num_nodes() // layer.nics)
+        except MappingError as exc:
+            raise NetworkSpecError(f"{self.name}: {exc}") from None
+        self._node = self._host = None
+        # the layered price and routes shadow the class's (no test on the default hot path)
+        self.cost = self._layered_cost   # type: ignore[method-assign]
+        self.route = self._layered_route   # type: ignore[method-assign]
+        if hasattr(type(self), "rail_routes"):
+            self.rail_routes = self._layered_rail_routes   # type: ignore[attr-defined]
+        if hasattr(type(self), "route_nodes_adaptive"):
+            self.route_nodes_adaptive = self._layered_adaptive   # type: ignore[attr-defined]
+        self.route_nodes = self._layered_route_nodes   # type: ignore[method-assign]
+        self.group_shape = None   # a translate's costs also depend on devices: not shared
+
+    def num_hosts(self) -> int:
+        """Compute nodes: endpoints over NICs a node (``num_nodes()`` with one NIC)."""
+        return self.num_nodes() // (self._layer.nics if self._layer else 1)
+
+    def rank_layout(self) -> dict[str, list[int]] | None:
+        """Each rank's ``node``, ``device`` and ``nic`` (its NIC's index on its node) after
+        :meth:`prepare`; None without a node layer (one NIC and one device a node)."""
+        layer = self._layer
+        if layer is None or self._host is None:
+            return None
+        cores = self._mapping.cores
+        return {"node": list(self._host),
+                "device": [layer.device(c, self.cores) for c in cores],
+                "nic": [layer.nic(c, self.cores) for c in cores]}
+
     # -- mapping ------------------------------------------------------------
     def prepare(self, nranks: int) -> None:
-        """Bind the mapping to *nranks* ranks; check nodes exist and are not oversubscribed."""
+        """Bind the mapping to *nranks* ranks; check nodes exist and are not oversubscribed.
+
+        With a node layer each rank's endpoint is its node's NIC: ``node * nics + nic``."""
         try:
             self._mapping.prepare(nranks)
         except MappingError as exc:
             raise NetworkSpecError(f"{self.name}: {exc}") from None
         nodes = self._mapping.nodes
-        total = self.num_nodes()
+        total = self.num_hosts()
         if max(nodes) >= total:
             raise NetworkSpecError(f"{self.name}: {nranks} ranks need node {max(nodes)} "
                                    f"but the network has {total} nodes (0..{total - 1})")
@@ -141,22 +218,85 @@ class TopologyModel(NetworkModel):
             if count > self.cores:
                 raise NetworkSpecError(f"{self.name}: mapping places {count} ranks on node "
                                        f"{node} but nodes have cores={self.cores}")
-        self._node = nodes
+        layer = self._layer
+        if layer is None:
+            self._node = self._host = nodes
+            return
+        k, cores = layer.nics, self.cores
+        self._host = nodes
+        self._node = [n * k + layer.nic(c, cores) for n, c in zip(nodes, self._mapping.cores)]
+        self._device = [layer.device(c, cores) for c in self._mapping.cores]
 
     def placement(self) -> list[int] | None:
-        return self._node
+        return self._host
 
     def _nodes(self) -> list[int]:
         if self._node is None:
-            self.prepare(self.num_nodes() * self.cores)
+            self.prepare(self.num_hosts() * self.cores)
         return self._node  # type: ignore[return-value]
 
     def node_of(self, rank: Rank) -> int:
-        """Node hosting world rank *rank* under this model's mapping."""
+        """Network endpoint of world rank *rank* under this model's mapping: its node, or
+        with several NICs a node (:mod:`netmodels.nodes`) the NIC it is bound to."""
         nodes = self._nodes()
         if not 0 <= rank < len(nodes):
             raise NetworkSpecError(f"{self.name}: rank {rank} out of range [0, {len(nodes)})")
         return nodes[rank]
+
+    def _on_one_node(self, src: Rank, dst: Rank) -> bool:
+        self.node_of(src), self.node_of(dst)   # prepares, or names a bad rank
+        hosts = self._host
+        assert hosts is not None
+        return hosts[src] == hosts[dst]
+
+    def _layered_cost(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
+        """:meth:`cost` with a node layer: one device, devices of one node, or the network
+        from NIC to NIC (:mod:`netmodels.nodes`)."""
+        if src == dst:
+            return 0.0
+        if self._on_one_node(src, dst):
+            if self._device[src] == self._device[dst]:
+                return self.intra_latency + nbytes / self.intra_bandwidth
+            layer = self._layer
+            assert layer is not None
+            return layer.device_latency + nbytes / layer.device_bandwidth
+        a, b = self._node[src], self._node[dst]   # type: ignore[index]
+        if nbytes.__class__ is not int or not 0 <= nbytes < _SIZE_LIMIT or b >= _NODE_LIMIT:
+            return self.node_cost(a, b, nbytes)
+        key = (a * _NODE_LIMIT + b) * _SIZE_LIMIT + nbytes
+        cache = self._cost_cache
+        c = cache.get(key)
+        if c is None:
+            if len(cache) >= COST_CACHE_LIMIT:
+                cache.clear()
+            c = cache[key] = self.node_cost(a, b, nbytes)
+        return c
+
+    def _layered_route(self, src: Rank, dst: Rank) -> tuple[LinkId, ...]:
+        """The class's route between NICs; ``()`` between ranks of one node."""
+        if self._on_one_node(src, dst):
+            return ()
+        return type(self).route(self, src, dst)
+
+    def _layered_route_nodes(self, a: int, b: int) -> tuple[LinkId, ...]:
+        """:meth:`route_nodes` between NIC endpoints; ``()`` for two NICs of one node."""
+        k = self._layer.nics if self._layer else 1
+        if a // k == b // k:
+            return ()
+        return type(self).route_nodes(self, a, b)
+
+    def _layered_adaptive(self, a: int, b: int, load: Any, *args: Any) -> tuple[LinkId, ...]:
+        """The class's load-dependent route between NIC endpoints *a* and *b*; ``()`` for
+        two NICs of one node (endpoint // nics)."""
+        k = self._layer.nics if self._layer else 1
+        if a // k == b // k:
+            return ()
+        return type(self).route_nodes_adaptive(self, a, b, load, *args)  # type: ignore[attr-defined]
+
+    def _layered_rail_routes(self, src: Rank, dst: Rank) -> list[tuple[LinkId, ...]]:
+        if self._on_one_node(src, dst):
+            return [()]
+        return type(self).rail_routes(self, src, dst)   # type: ignore[attr-defined]
 
     # -- NetworkModel ---------------------------------------------------------
     def cost(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
@@ -184,9 +324,13 @@ class TopologyModel(NetworkModel):
         return self.cost(src, dst, nbytes)
 
     def min_cost(self) -> SimTime:
-        bounds = [self.min_node_cost()] if self.num_nodes() > 1 else []
-        if self.cores > 1 or not bounds:
+        bounds = [self.min_node_cost()] if self.num_hosts() > 1 else []
+        layer = self._layer
+        devices = 1 if layer is None else min(layer.devices, self.cores)
+        if self.cores > devices or not bounds:   # two rank slots share a device
             bounds.append(self.intra_latency)
+        if layer is not None and devices > 1:    # two rank slots on different devices
+            bounds.append(layer.device_latency)
         return min(bounds)
 
     def route(self, src: Rank, dst: Rank) -> tuple[LinkId, ...]:

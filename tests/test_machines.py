@@ -16,10 +16,11 @@ from bsim.machines import (
     load_machine,
     network_spec,
 )
+from bsim.machines.schema import NODE_NETWORK_KEYS
 from netmodels import REGISTRY, build_network, parse_spec
 
-MACHINES = ["bgp", "bluewaters", "dawn", "ds1", "es40", "es45", "lobo", "petascale_torus",
-            "power5", "primequest", "xe6", "xt5"]
+MACHINES = ["bgp", "bluewaters", "dawn", "dgx_h100", "ds1", "es40", "es45", "frontier",
+            "fugaku", "lobo", "petascale_torus", "power5", "primequest", "xe6", "xt5"]
 MIB = 2**20
 
 
@@ -32,7 +33,8 @@ def _all_specs():
 
 
 def test_list_machines_has_every_seed_machine():
-    """All twelve presets are bundled (the papers' ten, and the tutorial's Dawn and Lobo)."""
+    """All fifteen presets are bundled (the papers' ten, the tutorial's Dawn and Lobo, and
+    three current systems: Frontier, a DGX H100 fat-tree cluster, Fugaku)."""
     assert list_machines() == MACHINES
 
 
@@ -56,9 +58,13 @@ def test_spec_string_round_trips(name, variant):
     spec = network_spec(m, variant)
     model, kwargs = parse_spec(spec)
     assert model == table["model"]
-    assert list(kwargs) == [k for k in table if k not in ("model", "ranks_per_node")]
+    node = {k: m.node[k] for k in NODE_NETWORK_KEYS if k in m.node and k not in table}
+    if model not in REGISTRY or "devices" not in REGISTRY.get(model).parameters:
+        node = {}   # [node]'s devices and NICs go to topology models only
+    assert list(kwargs) == [k for k in table if k not in ("model", "ranks_per_node")] + \
+        list(node) + [k for k in kwargs if k == "cores" and "cores" not in table]
     for key, value in kwargs.items():
-        assert value == table[key]
+        assert value == table.get(key, node.get(key, m.cores_per_node))
 
 
 @pytest.mark.parametrize("name,variant", list(_all_specs()))

@@ -37,6 +37,8 @@ def show(ns: argparse.Namespace) -> int:
     print(f"#   filesystem   {filesystem_spec(m) or 'lustre defaults (no [filesystem])'}")
     peak = m.peak_flops_per_core
     print(f"#   peak         {f'{peak / 1e9:.4g} GFlop/s per core' if peak else 'not given'}")
+    if m.node:
+        print(f"#   node         {m.node_make_up()}")
     return 0
 
 
@@ -47,7 +49,10 @@ def command(ns: argparse.Namespace) -> int:
         for name in list_machines():
             m = load_machine(name)
             print(f"{m.name}: {m.description}")
+            print(f"    {'year':<14} {m.raw.get('year', 'not given')}")
             print(f"    {'source':<14} {m.source}")
+            if m.node:
+                print(f"    {'node':<14} {m.node_make_up()}")
             print(f"    {'network':<14} {network_spec(m)}")
             variants = ", ".join(m.network_variants) or "none"
             print(f"    {'variants':<14} {variants}  (--machine {m.name}:VARIANT)")

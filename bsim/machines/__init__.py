@@ -42,6 +42,7 @@ from netmodels.input_files import note_input
 from .schema import (
     MEMORY_BANDWIDTH,
     NETWORK_MODELS,
+    NODE_NETWORK_KEYS,
     PEAK,
     RANKS_PER_NODE,
     MachineError,
@@ -102,10 +103,48 @@ class Machine:
         return f"machine file {where!r}"
 
     @property
+    def node(self) -> dict[str, Any]:
+        """``[node]``: the node's devices and NICs (``{}`` when the file has none)."""
+        return dict(self.raw.get("node", {}))
+
+    @property
+    def devices_per_node(self) -> int:
+        """``[node] devices`` (GPUs or CPU sockets a node), else 1."""
+        return int(self.node.get("devices", 1))
+
+    @property
     def peak_flops_per_core(self) -> float | None:
-        """``[hardware] peak_flops_per_core`` (flop/s), or None when the file gives none."""
+        """``[hardware] peak_flops_per_core`` (flop/s), else ``[node]
+        peak_flops_per_device * devices / cores_per_node`` (a rank slot's share of its
+        device), or None when the file gives neither."""
         value = self.raw.get("hardware", {}).get(PEAK)
+        if value is None and "peak_flops_per_device" in self.node:
+            return (float(self.node["peak_flops_per_device"]) * self.devices_per_node
+                    / self.cores_per_node)
         return None if value is None else float(value)
+
+    def node_make_up(self) -> str:
+        """One line: the node's devices and NICs, as ``bsim list machines`` and a run's
+        summary state them (``""`` for a file without ``[node]``)."""
+        node = self.node
+        if not node:
+            return ""
+        d = self.devices_per_node
+        figures = []
+        if "peak_flops_per_device" in node:
+            figures.append(f"{float(node['peak_flops_per_device']) / 1e12:.4g} TFlop/s")
+        if "memory_bandwidth_per_device" in node:
+            figures.append(f"{float(node['memory_bandwidth_per_device']) / 1e9:.4g} GB/s")
+        what = node.get("device", "device")
+        kind = node.get("kind", "cpu")
+        text = f"{d} x {what} ({kind}{', ' if figures else ''}{', '.join(figures)})"
+        k = int(node.get("nics", 1))
+        nic = node.get("nic", "NIC")
+        bw = node.get("nic_bandwidth")
+        text += f", {k} x {nic}" + (f" ({float(bw) / 1e9:.4g} GB/s)" if bw else "")
+        if k > 1:
+            text += f", NIC by {node.get('nic_policy', 'device')}"
+        return text
 
     @property
     def ranks_per_node(self) -> int:
@@ -125,8 +164,11 @@ class Machine:
 
     @property
     def memory_bandwidth_per_core(self) -> float | None:
-        """``[hardware] memory_bandwidth_per_node / cores_per_node`` (bytes/s), or None."""
+        """``[hardware] memory_bandwidth_per_node / cores_per_node`` (bytes/s), else ``[node]
+        memory_bandwidth_per_device * devices / cores_per_node``, or None."""
         value = self.raw.get("hardware", {}).get(MEMORY_BANDWIDTH)
+        if value is None and "memory_bandwidth_per_device" in self.node:
+            value = float(self.node["memory_bandwidth_per_device"]) * self.devices_per_node
         return None if value is None else float(value) / self.cores_per_node
 
     @property
@@ -286,6 +328,9 @@ def _with_cores(m: Machine, table: dict[str, Any], variant: str | None) -> dict[
     cls = REGISTRY.get(str(table["model"]))
     if cls is None or "cores" not in cls.parameters:
         return table
+    if "devices" in cls.parameters:   # a topology: the node's devices and NICs unless it says
+        table = {**table, **{k: m.node[k] for k in NODE_NETWORK_KEYS
+                             if k in m.node and k not in table}}
     if rpn is not None:
         table["cores"] = rpn
     where = f"[network_variants.{variant}]" if variant else "[network]"

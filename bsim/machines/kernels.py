@@ -218,6 +218,10 @@ def generic_time(kernel: MachineKernel, machine: Machine) -> tuple[float, str]:
         account += "; no memory term (the skeleton gives no bytes per unit)"
     else:
         account += "; no memory term (no [hardware] memory_bandwidth_per_node)"
+    if machine.node:   # the figures are a device's, shared by the ranks on it
+        d = machine.devices_per_node
+        account += (f"; per device ({machine.node.get('device', 'device')}), "
+                    f"{machine.cores_per_node / d:g} rank slot(s) a device")
     return t, f"{kernel.param} = {t:.4g} s per {kernel.unit}: generic roofline on {name}, " \
               f"{account}"
 

@@ -16,19 +16,19 @@ from __future__ import annotations
 
 import re
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from netmodels.base import NetworkModel, NetworkSpecError
 from netmodels.spec import parse_spec
 
 from . import MachineError, _with_cores
 from . import network_spec as machine_network
-from .schema import RANKS_PER_NODE
+from .schema import NODE_NETWORK_KEYS, RANKS_PER_NODE
 
 if TYPE_CHECKING:
     from . import Machine
 
-__all__ = ["network_on_machine", "FittedAtOtherCountWarning"]
+__all__ = ["network_on_machine", "FittedAtOtherCountWarning", "record_nodes"]
 
 _FITTED_AT = re.compile(r"p(\d+)(_max)?")
 
@@ -47,6 +47,21 @@ def _check_fitted_count(preset: Machine, ranks: int) -> None:
                       f"at {int(found.group(1)):,} processes (the MILC paper, Sec. IV); this "
                       f"run has {ranks:,} ranks, where it may not hold",
                       FittedAtOtherCountWarning, stacklevel=3)
+
+
+def _with_node(preset: Machine, network: str, model: str, items: dict[str, object]) -> str:
+    """*network* with the machine's ``[node]`` devices and NICs (``nics``, ``devices``,
+    ``nic_policy``, ``device_latency``, ``device_bandwidth``) for a topology model, each
+    unless the spec gives it."""
+    from netmodels import REGISTRY
+    cls = REGISTRY.get(model)
+    if cls is None or "devices" not in cls.parameters:
+        return network
+    extra = [f"{k}={preset.node[k]}" for k in NODE_NETWORK_KEYS
+             if k in preset.node and k not in items]
+    if extra:
+        network += f"{',' if ':' in network else ':'}{','.join(extra)}"
+    return network
 
 
 def network_on_machine(preset: Machine, network: str | NetworkModel | None,
@@ -72,6 +87,7 @@ def network_on_machine(preset: Machine, network: str | NetworkModel | None,
             cores = items.get("cores", items.get(RANKS_PER_NODE))
         if cores is not None and "cores" not in items:
             network += f"{',' if ':' in network else ':'}cores={cores}"
+        network = _with_node(preset, network, model, items)
     if cores is not None and not (isinstance(cores, int) and 1 <= cores <= cpn):
         spec = network.spec() if isinstance(network, NetworkModel) else network
         if isinstance(cores, bool) or not isinstance(cores, int) or cores < 1:
@@ -91,3 +107,14 @@ def network_on_machine(preset: Machine, network: str | NetworkModel | None,
         raise MachineError(f"{preset.label} has {nodes * per_node:,} {what} ({nodes:,} nodes "
                            f"x {per_node}); {ranks:,} ranks do not fit")
     return network
+
+
+def record_nodes(result: Any, preset: Machine | None, net: NetworkModel) -> None:
+    """The machine's node make-up (``Result.node``) and each rank's node, device and NIC
+    (``Result.layout``, when the network has a node layer: ``netmodels/nodes.py``)."""
+    if preset is not None:
+        result.node = preset.node_make_up()
+    layout = getattr(getattr(net, "inner", net), "rank_layout", None)
+    placed = layout() if callable(layout) else None
+    if placed:
+        result.layout = {k: v[:result.ranks] for k, v in placed.items()}

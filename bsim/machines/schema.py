@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["check_machine_file", "check_network", "MachineError", "NETWORK_MODELS",
-           "KernelTable", "KERNEL_TABLES", "BUNDLED_TABLES", "kernel_table", "RANKS_PER_NODE"]
+           "KernelTable", "KERNEL_TABLES", "BUNDLED_TABLES", "kernel_table", "RANKS_PER_NODE",
+           "NODE_KEYS", "NODE_NETWORK_KEYS"]
 
 
 class MachineError(ValueError):
@@ -33,12 +34,22 @@ MAX_CORES_PER_NODE = 1 << 20
 hundred cores), far below what overflows a count of cores in a run."""
 REQUIRED = {"name": str, "description": str, "source": str, "cores_per_node": int,
             "network": dict}
-OPTIONAL_TABLES = ("collectives", "kernels", "network_variants", "hardware", "filesystem")
+OPTIONAL_TABLES = ("collectives", "kernels", "network_variants", "hardware", "filesystem",
+                   "node")
 PEAK = "peak_flops_per_core"
 MEMORY_BANDWIDTH = "memory_bandwidth_per_node"
 HARDWARE_NUMBERS = (PEAK, MEMORY_BANDWIDTH)
 """The ``[hardware]`` keys bsim reads (``Machine.peak_flops_per_core``,
 ``memory_bandwidth_per_core``); the table's other keys are free-form facts."""
+NODE_KEYS: dict[str, type | tuple[type, ...]] = {
+    "devices": int, "kind": str, "device": str, "nics": int, "nic": str, "nic_policy": str,
+    "peak_flops_per_device": (int, float), "memory_bandwidth_per_device": (int, float),
+    "nic_bandwidth": (int, float), "device_latency": (int, float),
+    "device_bandwidth": (int, float)}
+"""``[node]``: the devices (GPUs or CPU sockets) and NICs of a node (``docs/machines.md``,
+"Nodes with devices and NICs"); the numbers are positive."""
+NODE_NETWORK_KEYS = ("nics", "devices", "nic_policy", "device_latency", "device_bandwidth")
+"""The ``[node]`` keys a topology network takes (``netmodels/nodes.py``)."""
 NEAR = 0.85
 """A free-form ``[hardware]`` key or an application's ``[kernels]`` table name this close
 (``difflib`` ratio, case ignored) to a name bsim reads is a misspelling of it: the closest
@@ -119,10 +130,13 @@ def _unknown(where: str, key: str, valid: list[str]) -> MachineError:
 def check_machine_file(data: dict[str, Any], path: Path) -> None:
     """Raise :class:`MachineError` for the first thing *data* (parsed *path*) gets wrong."""
     where = f"machine file {str(path)!r}"
-    valid = list(REQUIRED) + list(OPTIONAL_TABLES)
+    valid = list(REQUIRED) + ["year"] + list(OPTIONAL_TABLES)
     for key in data:
         if key not in valid:
             raise _unknown(where, key, valid)
+    if "year" in data and (isinstance(data["year"], bool) or not isinstance(data["year"], int)):
+        raise MachineError(f"{where}: 'year' must be an integer (the year the machine "
+                           f"entered service), found {_kind(data['year'])} {data['year']!r}")
     for key, kind in REQUIRED.items():
         if key not in data:
             raise MachineError(f"{where}: missing key {key!r} ({_kind(kind())} expected)")
@@ -153,6 +167,8 @@ def check_machine_file(data: dict[str, Any], path: Path) -> None:
                 raise MachineError(f"{where}: {label} {key} = {cores!r} ranks per node, but "
                                    f"a node has cores_per_node = {data['cores_per_node']}")
     _check_kernels(data.get("kernels", {}), where)
+    if "node" in data:
+        _check_node(data["node"], data["cores_per_node"], where)
     if "filesystem" in data:
         _check_filesystem(data["filesystem"], f"{where}: [filesystem]")
     for key in data.get("hardware", {}):
@@ -167,6 +183,30 @@ def check_machine_file(data: dict[str, Any], path: Path) -> None:
                                   or not math.isfinite(value) or value <= 0):
             raise MachineError(f"{where}: [hardware] {key} must be a positive number, found "
                                f"{_kind(value)} {value!r}")
+
+
+def _check_node(node: dict[str, Any], cores: int, where: str) -> None:
+    """``[node]``: known keys of the right types, positive numbers, ``kind`` gpu or cpu,
+    ``nic_policy`` device or roundrobin, and ``devices`` at most ``cores_per_node`` (a
+    rank runs on one device)."""
+    for key, value in node.items():
+        kind = NODE_KEYS.get(key)
+        if kind is None:
+            raise _unknown(f"{where}: [node]", key, list(NODE_KEYS))
+        if isinstance(value, bool) or not isinstance(value, kind):
+            want = "a string" if kind is str else "an integer" if kind is int else "a number"
+            raise MachineError(f"{where}: [node] {key} must be {want}, found {_kind(value)} "
+                               f"{value!r}")
+        if not isinstance(value, str) and not (math.isfinite(value) and value > 0):
+            raise MachineError(f"{where}: [node] {key} must be positive, found {value!r}")
+    choices = {"kind": ("gpu", "cpu"), "nic_policy": ("device", "roundrobin")}
+    for key, valid in choices.items():
+        if key in node and node[key] not in valid:
+            raise MachineError(f"{where}: [node] {key} must be {' or '.join(valid)}, found "
+                               f"{node[key]!r}")
+    if node.get("devices", 1) > cores:
+        raise MachineError(f"{where}: [node] devices = {node['devices']}, more than "
+                           f"cores_per_node = {cores} (each rank runs on one device)")
 
 
 def _near(name: str, valid: Any, cutoff: float = NEAR) -> list[str]:

@@ -95,6 +95,11 @@ class Result:
     """``fit -> [flag, ...]``: the fits the run took from its machine file that their
     calibration flagged (``[network]``, ``[kernels.halo2d] t_point``; the flags of
     ``[hardware] calibration_*_flags``, ``bsim/machines/flags.py``), warned of at run time."""
+    node: str = ""
+    """The machine's node: its devices and NICs (``[node]``, ``docs/machines.md``)."""
+    layout: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    """Per rank: ``node``, ``device`` and ``nic`` (its NIC on its node), when the network
+    places ranks on nodes of several devices or NICs (``netmodels/nodes.py``)."""
     modules: str = ""
     """``"shared"`` when the ranks shared the program's modules (``private_modules=False``,
     ``--shared-modules``): module-level state is then one for all ranks, which can change
@@ -158,6 +163,10 @@ class Result:
             out.write(f"  note      {note}\n")
         if self.kernel_model:
             out.write(f"  kernels   {self.kernel_model}\n")
+        if self.node:
+            out.write(f"  node      {self.node}\n")
+        if self.layout:
+            out.write(f"  placed    {self.layout_line()}\n")
         if self.compute:
             out.write(f"  compute   {self.compute} (host time between MPI calls, scaled)\n")
         if self.noise:
@@ -207,6 +216,17 @@ class Result:
                       f"{'; '.join(self.inert)}\n")
         return out.getvalue()
 
+    def layout_line(self) -> str:
+        """``16 ranks on 2 nodes; devices 0-7, NICs 0-3 a node; rank 0: device 0, NIC 0;
+        ...``: where the ranks ran (the first four)."""
+        lay = self.layout
+        nodes, devices, nics = lay["node"], lay["device"], lay["nic"]
+        first = "; ".join(f"rank {r}: node {nodes[r]}, device {devices[r]}, NIC {nics[r]}"
+                          for r in range(min(4, len(nodes))))
+        return (f"{len(nodes):,} ranks on {len(set(nodes)):,} nodes, devices "
+                f"{min(devices)}-{max(devices)}, NICs {min(nics)}-{max(nics)} a node; "
+                f"{first}{'; ...' if len(nodes) > 4 else ''}")
+
     def algorithms_line(self) -> str:
         """``allreduce rabenseifner 1, recursive_doubling 2; bcast binomial 4``: each op's
         collective algorithms and how many calls each shaped."""
@@ -252,6 +272,8 @@ class Result:
             **({"machine": self.machine} if self.machine else {}),
             **({"kernel_model": self.kernel_model} if self.kernel_model else {}),
             **({"compute": self.compute} if self.compute else {}),
+            **({"node": self.node} if self.node else {}),
+            **({"layout": self.layout} if self.layout else {}),
             "ranks": self.ranks,
             **({"spawned": self.spawned} if self.spawned else {}),
             **({"formula_collectives": self.formula_collectives}
@@ -375,6 +397,8 @@ class Result:
             filesystem=data.get("filesystem", ""),
             machine=data.get("machine", ""), kernel_model=data.get("kernel_model", ""),
             compute=data.get("compute", ""), notes=list(data.get("notes", [])),
+            node=data.get("node", ""),
+            layout={k: list(v) for k, v in data.get("layout", {}).items()},
             flops=data.get("flops", 0.0), peak_flops=data.get("peak_flops", 0.0),
             version=data.get("bsim_version", ""),
             pending_requests={int(r): n for r, n in data.get("pending_requests", {}).items()},

@@ -348,6 +348,7 @@ def simulate(main: Callable[..., Any], ranks: int,
             net.prepare(ranks)
     proto = build_protocol(protocol)
     engine = Engine(ranks, net, proto)
+    engine.request_class = Request   # the engine makes requests of the surface's class
     if not private_modules:   # only __main__ stays per rank (a file program's own)
         engine.private_modules = PrivateModules(programs=False)
     engine.fabric = build_fabric(engine, contention)

@@ -114,3 +114,33 @@ def test_few_type_ignores() -> None:
     """``type: ignore`` stays rare in bsim/ (the types describe the code)."""
     count = sum(p.read_text().count("type: ignore") for p in (ROOT / "bsim").rglob("*.py"))
     assert count <= MAX_TYPE_IGNORES, f"{count} type: ignore in bsim/"
+
+
+def _imported_modules(name: str, path: Path) -> set[str]:
+    """Every module *name* (at *path*) imports, under ``if TYPE_CHECKING:`` and inside
+    functions included, as absolute dotted names."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found.update(f"{mod}.{a.name}" for a in node.names)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(n for n in _modules() if n.startswith("bsim.engine")))
+def test_the_engine_imports_nothing_of_the_mpi_surface(name: str) -> None:
+    """The engine is below ``bsim.mpi``: no engine module imports it, not even for typing
+    (what the engine needs of the surface's requests and communicators is
+    ``bsim/engine/surface.py``)."""
+    above = sorted(m for m in _imported_modules(name, _modules()[name])
+                   if m == "bsim.mpi" or m.startswith("bsim.mpi."))
+    assert not above, f"{name} imports {above}"

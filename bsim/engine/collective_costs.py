@@ -24,7 +24,7 @@ from netmodels.collective_costs import default_algorithm as _default_algorithm
 from .network_noise import NoisyNetwork
 
 if TYPE_CHECKING:
-    from ..mpi.comm import Comm
+    from .surface import Comm
     from .core import Engine
 
 __all__ = ["CollectiveCosts", "SHAPE_LIMIT"]

@@ -32,22 +32,24 @@ from typing import TYPE_CHECKING, Any
 from netmodels.collective_algorithms import LINEAR_ROOTED, canonical_op
 from netmodels.collective_schedules import linear_v_part, rank_parts
 
-from ..constants import COLLECTIVE, CommKind
+from ..constants import COLLECTIVE, CommKind, ReqKind
 from ..errors import CollectiveMismatchError
-from ..mpi.requests import RECV, SEND, Request
 from .collective_costs import CollectiveCosts
 from .events import PRIO_NET, Call
 from .matching import Message, post_receive
 from .schedule_driver import run_rounds, usable
 
 if TYPE_CHECKING:
-    from ..mpi.comm import Comm
     from .core import Engine
     from .rank import VirtualRank
+    from .surface import Comm, Request
 
 __all__ = ["ALL", "FANOUT", "FANIN", "CollectiveCosts", "CollInstance", "Aggregate", "LARGEST",
            "TOTAL", "arrive",
            "start_into", "arrival_info"]
+
+# hot path: the kinds as module globals (an Enum attribute lookup costs several times a global's)
+SEND, RECV = ReqKind.SEND, ReqKind.RECV
 
 ALL, FANOUT, FANIN = 0, 1, 2
 
@@ -255,7 +257,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     if alg is not None:
         _run_algorithm(vr, comm, key, inst, me, cop, alg, nbytes, blocks)
         return inst, me, None
-    req = _reuse.pop() if _reuse else Request(vr, RECV, op)
+    req = _reuse.pop() if _reuse else eng.request_class(vr, RECV, op)
     if req.kind != RECV:   # a persistent collective's request, started again
         req.reset(RECV)    # type: ignore[attr-defined]
     req.src = COLLECTIVE
@@ -477,7 +479,7 @@ def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: Coll
         k, sends, recvs = mine[i]   # k: the global round, used as the tag
         reqs = []
         for src, _size in recvs:   # receive sizes are implied by the matching sends
-            req = Request(vr, RECV, name)
+            req = vr.engine.request_class(vr, RECV, name)
             req.ctx, req.tag = ctx, k
             req.src = src if world_rank is None else world_rank(src, vr)
             req.t_post = vr.clock
@@ -485,7 +487,7 @@ def _run_algorithm(vr: VirtualRank, comm: Comm, key: tuple[Any, ...], inst: Coll
             reqs.append(req)
         for dst, n in sends:
             world = dst if world_rank is None else world_rank(dst, vr)
-            req = Request(vr, SEND, name)
+            req = vr.engine.request_class(vr, SEND, name)
             vr.msgs += 1
             vr.nbytes += n
             send(vr, ranks[world], Message(ctx, rank, world, me, k, n, None, False), req, False)

@@ -103,15 +103,15 @@ class Engine(FailureReports, simpy.Environment):
         self.events = 0
         self.host_seconds = 0.0
         self._simpy_eid = count(SIMPY_KEYS)
-        # (time, priority, key, item): items are ranks, Calls or SimPy events
-        # the event heap (bsim.engine.events); SimPy's own _queue stays empty: SimPy events
-        # scheduled through schedule() land here too
+        # the event heap of (time, priority, key, item) (bsim.engine.events); SimPy's own
+        # _queue stays empty: SimPy events scheduled through schedule() land here too
         self.queue: list[tuple[float, int, int, Any]] = []
         self.deliveries: dict[float, Deliveries] = {}   # time -> its batch in the queue
         self.wakeups: dict[float, Wakeups] = {}         # the same for rank wake-ups
         self.colls: dict[Any, Any] = {}   # (collective context, sequence) -> CollInstance
         self.formula_collectives = 0       # calls priced by a formula (counted at member 0)
         self.collective_costs: CollectiveCosts   # set by simulate()
+        self.request_class: Callable[..., Any]   # the surface's Request (surface.py): simulate()
         self.fabric: ContentionLayer | None = None   # contention 'fluid' (bsim.engine.fabric)
         self.world_group = tuple(range(nranks))
         # instrumentation (bsim.engine.hooks): all off by default

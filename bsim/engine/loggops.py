@@ -42,7 +42,7 @@ from .protocol_base import DEFERRED, Protocol
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
 
-    from ..mpi.requests import Request
+    from .surface import Request
     from .core import Engine
     from .rank import VirtualRank
 

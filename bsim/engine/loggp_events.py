@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .events import NetEvent
 
 if TYPE_CHECKING:
-    from ..mpi.requests import Request
+    from .surface import Request
     from .core import Engine
     from .matching import Message
 

@@ -20,7 +20,7 @@ from ..constants import ANY_SOURCE, ANY_TAG
 from ..errors import TruncationError
 
 if TYPE_CHECKING:
-    from ..mpi.requests import Request
+    from .surface import Request
     from .rank import VirtualRank
 
 __all__ = ["Message", "Mailbox", "mailbox", "deliver", "post_receive", "find_unexpected",

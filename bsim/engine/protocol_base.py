@@ -16,7 +16,7 @@ from .matching import Message
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
 
-    from ..mpi.requests import Request
+    from .surface import Request
     from .core import Engine
     from .fabric import ContentionLayer
     from .rank import VirtualRank

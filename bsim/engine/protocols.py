@@ -57,7 +57,7 @@ from .synchronous import acknowledge
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
 
-    from ..mpi.requests import Request
+    from .surface import Request
     from .core import Engine
     from .fabric import ContentionLayer
     from .rank import VirtualRank

@@ -30,7 +30,7 @@ from ..errors import AddTimeError, MPIUsageError, NotInSimulationError
 from .events import PRIO_RANK, TIE, Wakeups
 
 if TYPE_CHECKING:
-    from ..mpi.requests import Request
+    from .surface import Request
     from .core import Engine
 
 __all__ = ["VirtualRank", "RankGreenlet", "WaitMode", "current", "current_or_none", "add_time"]

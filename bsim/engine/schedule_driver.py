@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from .rank import WAIT_ALL, WAIT_NONE
 
 if TYPE_CHECKING:
-    from ..mpi.requests import Request
+    from .surface import Request
     from .rank import VirtualRank
 
 __all__ = ["run_rounds"]

@@ -44,7 +44,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
-SETUP = ("python3 -m venv", "pip install", "python -m pytest", "mkdir", ". ")
+SETUP = ("python3 -m venv", "pip install", "python -m pytest", "mkdir", ". ",
+         "mpicc ")   # mpicc: the tutorial's C program, built for `bsim record`
 _PLACEHOLDER = re.compile(r"\.\.\.|[\[\]{}<>|]|\b[A-Z][A-Z0-9_]{1,}\b|\b[A-Z]=|=[A-Z]\b"
                           r"|(?<![\w.-])[A-Z](?![\w.])")
 _HELP: dict[str, set[str]] = {}
@@ -197,11 +198,27 @@ def is_setup(shown: Shown) -> bool:
     return text.startswith(SETUP)
 
 
+def made_by_the_page(shown: Shown) -> set[str]:
+    """The files that commands shown before *shown* on its page write with ``-o FILE``
+    (``bsim skeleton TRACE -o app_skel.py``, then ``bsim run app_skel.py``)."""
+    made = set()
+    for other in all_shown():
+        if other.page == shown.page and other.line < shown.line and "-o" in other.words:
+            i = other.words.index("-o")
+            if i + 1 < len(other.words):
+                made.add(other.words[i + 1])
+    return made
+
+
 def check(shown: Shown, folder: Path) -> None:
-    """Validate *shown* (module doc), in *folder* as working directory; raise on a fault."""
+    """Validate *shown* (module doc), in *folder* as working directory; raise on a fault.
+    A program file an earlier command of the page writes is parsed only."""
     if is_setup(shown):
         return
     words = _strip_launcher(list(shown.words))
+    if len(words) > 2 and words[:2] == ["bsim", "run"] and words[2] in made_by_the_page(shown):
+        parse_bsim(words[1:])
+        return
     if ">" in words:
         words = words[:words.index(">")]
     if words[0] == "bsim":
@@ -286,7 +303,7 @@ def _check_python(args: list[str], shown: Shown) -> None:
         compile(shown.heredoc, shown.where, "exec")
     elif args[:1] == ["-c"]:
         compile(args[1], shown.where, "exec")
-    elif args[:1] == ["-m"]:
+    elif args[:1] == ["-m"] and len(args) > 1:
         assert importlib.util.find_spec(args[1]) is not None, f"no module {args[1]}"
         _check_options([sys.executable, "-m", args[1]], args[2:], shown)
     elif "/" in args[0] or (ROOT / args[0]).is_file():

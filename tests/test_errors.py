@@ -133,7 +133,7 @@ def test_unknown_network_and_parameter_list_valid_ones():
         bsim.simulate(lambda: None, ranks=1, network="nosuch")
     with pytest.raises(ValueError, match="unknown parameter.*lat; valid: latency"):
         bsim.simulate(lambda: None, ranks=1, network="hockney:lat=1")
-    with pytest.raises(ValueError, match="unknown protocol 'tcp'; valid: bsim, loggp"):
+    with pytest.raises(ValueError, match="unknown protocol 'tcp'; valid: bsim, loggops, loggp"):
         bsim.simulate(lambda: None, ranks=1, protocol="tcp")
 
 

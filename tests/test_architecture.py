@@ -64,6 +64,15 @@ def _imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
+def _absolute(node: ast.ImportFrom, package: str) -> str:
+    """The dotted name a ``from ... import`` in *package* imports from."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def import_graph() -> nx.DiGraph:
     """Module -> module edges of the imports (TYPE_CHECKING ones left out)."""
     mods = _modules()
@@ -76,12 +85,7 @@ def import_graph() -> nx.DiGraph:
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             else:
-                if node.level:
-                    base = package.split(".")
-                    base = base[: len(base) - (node.level - 1)]
-                    mod = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    mod = node.module or ""
+                mod = _absolute(node, package)
                 # "from pkg import sub" imports the submodule when there is one
                 targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in mods else mod
                            for a in node.names]
@@ -125,12 +129,7 @@ def _imported_modules(name: str, path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
+            mod = _absolute(node, package)
             found.add(mod)
             found.update(f"{mod}.{a.name}" for a in node.names)
     return found

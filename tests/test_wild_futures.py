@@ -105,6 +105,18 @@ def test_task_queue_through_the_shared_pool(tmp_path, capsys) -> None:
                 "-n", "3") == [str(want)]
 
 
+def test_mpi4py_futures_imported_before_the_run_stays_outside_it(tmp_path, capsys) -> None:
+    """The real ``mpi4py.futures`` already imported in the process (a test before, a
+    notebook) is not the run's: each rank imports its own, so the shared pool is per
+    rank (before: the module's name counted as shared from before the run, and the
+    pool's ``assert SharedPool is self`` failed in rank 0)."""
+    pytest.importorskip("mpi4py")
+    import mpi4py.futures  # noqa: F401   # the real one, outside any run
+    want = [(0, 0), (1, 0), (2, 1), (3, 5), (4, 14), (5, 30), (6, 55), (7, 91)]
+    assert _run(tmp_path, capsys, TASK_QUEUE, "-m", "mpi4py.futures", "PROG",
+                "-n", "3") == [str(want)]
+
+
 @pytest.mark.parametrize("how", [["PROG", "-n", "1"],
                                  ["-m", "mpi4py.futures", "PROG", "-n", "2"]])
 def test_spinning_on_done_advances(tmp_path, capsys, how: list[str]) -> None:

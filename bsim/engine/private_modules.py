@@ -113,7 +113,9 @@ class PrivateModules:
 
     def __init__(self, programs: bool = True) -> None:
         self.programs = programs   # False: only ``__main__`` is private (--shared-modules)
-        self.shared: set[str] = set(sys.modules)   # everything imported before the run
+        # everything imported before the run; mpi4py's Python modules never (the run's
+        # mpi4py shim takes a real mpi4py.futures out, and a rank imports its own)
+        self.shared: set[str] = {n for n in sys.modules if not _mpi4py_python(n)}
         self.names: set[str] = set()               # private module names seen so far
         self.by_rank: dict[int, dict[str, types.ModuleType]] = {}
         self.count = len(sys.modules)   # with main_now: leave() when either changes
@@ -148,7 +150,8 @@ class PrivateModules:
         if self._synced:
             return
         self._synced = True
-        self.shared.update(name for name in sys.modules if name not in self.names)
+        self.shared.update(name for name in sys.modules
+                           if name not in self.names and not _mpi4py_python(name))
         self.count = len(sys.modules)
         self.main_now = sys.modules.get("__main__")
         self.main = sys.modules.get("__main__")

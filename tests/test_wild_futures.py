@@ -105,6 +105,17 @@ def test_task_queue_through_the_shared_pool(tmp_path, capsys) -> None:
                 "-n", "3") == [str(want)]
 
 
+def test_thread_pool_executor_imported_before_the_run(tmp_path, capsys, monkeypatch) -> None:
+    """``concurrent.futures.thread`` imported before the run (by bsim's own sweep, a test,
+    a notebook) has a host lock at module level that ``submit`` holds while it starts a
+    worker; a rank switch there left rank 1 blocked in the host (before: 'blocked in the
+    host call submit() for 60 s')."""
+    import concurrent.futures.thread  # noqa: F401
+    monkeypatch.setenv("BSIM_HOST_BLOCK_TIMEOUT", "10")   # a blocked host fails in 10 s
+    assert _run(tmp_path, capsys, THREAD_POOL, "PROG", "-n", "2") == [
+        "0 [0, 1, 4, 9, 16] 65", "1 [1, 2, 5, 10, 17] 65"]
+
+
 def test_mpi4py_futures_imported_before_the_run_stays_outside_it(tmp_path, capsys) -> None:
     """The real ``mpi4py.futures`` already imported in the process (a test before, a
     notebook) is not the run's: each rank imports its own, so the shared pool is per

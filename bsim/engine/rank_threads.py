@@ -302,6 +302,8 @@ class ThreadSupport:
                                            dict[str, Any]]]] = {}
         self.saved_sleep: Callable[..., None] | None = None
         self.saved_queue: type | None = None
+        self.saved_pool_lock: Any = None   # concurrent.futures.thread's, made before the run
+        self.saved_pool_shutdown = False   # ... and its _shutdown flag then
         self.saved_is_set: Callable[[Any], bool] | None = None
         self.spins: dict[VirtualRank, list[Any]] = {}     # context -> [clock, acquires]
         self.live: dict[int, int] = {}                     # rank -> its running threads
@@ -343,6 +345,14 @@ class ThreadSupport:
         setattr(threading.Event, "is_set", _spinning_is_set(self.saved_is_set))   # noqa: B010
         self.saved_queue = queue.SimpleQueue
         setattr(queue, "SimpleQueue", queue._PySimpleQueue)   # noqa: B010
+        # a module-level lock made before the run is the host's: ThreadPoolExecutor.submit
+        # holds concurrent.futures.thread's while it starts a worker (a switch), so another
+        # rank's submit would block the host thread; the run's own is cooperative
+        pool = sys.modules.get("concurrent.futures.thread")
+        self.saved_pool_shutdown = bool(getattr(pool, "_shutdown", False))
+        if pool is not None and not isinstance(pool._global_shutdown_lock, CooperativeLock):
+            self.saved_pool_lock = pool._global_shutdown_lock
+            pool._global_shutdown_lock = CooperativeLock()
 
     def disarm(self) -> None:
         for name, value in self.saved.items():
@@ -357,6 +367,13 @@ class ThreadSupport:
         if self.saved_queue is not None:
             setattr(queue, "SimpleQueue", self.saved_queue)   # noqa: B010
             self.saved_queue = None
+        pool = sys.modules.get("concurrent.futures.thread")
+        if pool is not None:
+            # the ranks' interpreter exits set its _shutdown: the host's goes on
+            pool._shutdown = self.saved_pool_shutdown
+            if self.saved_pool_lock is not None:
+                pool._global_shutdown_lock = self.saved_pool_lock
+        self.saved_pool_lock = None
 
     def count_spin(self, vr: VirtualRank) -> None:
         """A lock taken by *vr* at the clock of its previous ones: after

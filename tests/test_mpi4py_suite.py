@@ -104,3 +104,33 @@ def test_class_setup_failure_does_not_hide_later_tests(tmp_path):
     assert never.outcome == "error" and "no such call" in never.why
     assert run.passing() == {"test_setup.B.test_after_a_broken_class"}
     assert run.restarts == 0
+
+
+LOCAL_ONLY = textwrap.dedent("""
+    import time
+    import unittest
+
+    def busy(seconds):
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    class L(unittest.TestCase):
+        def test_1(self): busy(1.0)
+        def test_2(self): busy(1.0)
+        def test_3(self): busy(1.0)
+        def test_4(self): busy(1.0)
+""")
+
+
+def test_limit_is_on_silence_not_on_the_attempt(tmp_path):
+    """Tests that never communicate run rank after rank under bsim: rank 1 starts only
+    after rank 0's 4 s.  With a 2.5 s limit on silence the attempt runs to its end (8 s
+    of steady progress); a limit on the attempt's length ended it before rank 1 wrote a
+    line and settled one test per restart."""
+    tdir = tmp_path / "test"
+    tdir.mkdir()
+    (tdir / "test_local.py").write_text(LOCAL_ONLY)
+    run = run_module(tdir, "test_local", "bsim:2", tmp_path / "work", timeout=2.5)
+    assert run.restarts == 0 and run.aborts == []
+    assert {o.outcome for o in run.outcomes.values()} == {"pass"} and len(run.outcomes) == 4

@@ -30,6 +30,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 import traceback
 import unittest
 from collections.abc import Iterator
@@ -258,8 +260,14 @@ def run_module(testdir: str | Path, module: str, world: str, workdir: str | Path
     Each attempt is a fresh process (``python -m bsim.validation.mpi4py_suite``,
     under ``mpiexec -n N`` for ``real``).  When an attempt ends without every
     rank reaching the end -- a deadlock bsim reports, a crash, or *timeout*
-    seconds of wall time -- the test in progress is recorded as ``hang`` and the
-    next attempt skips every test already final.
+    seconds of wall time in which no rank's log grew -- the test in progress is
+    recorded as ``hang`` and the next attempt skips every test already final.
+
+    The limit is on silence, not on the attempt's length: under bsim the ranks
+    of a module whose tests never communicate run one after another (rank 0
+    through the whole module before rank 1 starts), so a limit on the whole
+    attempt would end it before the last rank began, and each restart would
+    settle only one test.
     """
     kind, _, n = world.partition(":")
     ranks = int(n)
@@ -279,8 +287,8 @@ def run_module(testdir: str | Path, module: str, world: str, workdir: str | Path
             cmd += ["--ranks", str(ranks)]
         for r in range(ranks):
             Path(f"{base}.{r}").unlink(missing_ok=True)
-        abort = _attempt(cmd, testdir, timeout)
         logs = [Path(f"{base}.{r}") for r in range(ranks)]
+        abort = _attempt(cmd, testdir, timeout, logs)
         done = all(_read(log)[1] for log in logs)
         final = _merge(run, logs, abort if not done else "", finished=done)
         if not done:
@@ -298,22 +306,41 @@ def _mpiexec() -> str:
     return str(here) if here.exists() else (shutil.which("mpiexec") or "mpiexec")
 
 
-def _attempt(cmd: list[str], cwd: str, timeout: float) -> str:
-    """Run one attempt in its own process group; return why it ended early, or ''."""
+def _attempt(cmd: list[str], cwd: str, timeout: float, logs: list[Path]) -> str:
+    """Run one attempt in its own process group; return why it ended early, or ''.
+
+    The attempt is ended when *timeout* seconds of wall time pass in which none
+    of *logs* grew (every test start and end is a log line).
+    """
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                            cwd=cwd, start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)   # mpiexec's children too
-        proc.communicate()
-        return f"no end after {timeout:.0f} s of wall time"
+    with tempfile.TemporaryFile() as output:
+        proc = subprocess.Popen(cmd, stdout=output, stderr=subprocess.STDOUT, env=env,
+                                cwd=cwd, start_new_session=True)
+        sizes, quiet_since = _sizes(logs), time.monotonic()
+        while proc.poll() is None:
+            try:
+                proc.wait(timeout=min(1.0, timeout))
+            except subprocess.TimeoutExpired:
+                pass
+            now, grown = time.monotonic(), _sizes(logs)
+            if grown != sizes:
+                sizes, quiet_since = grown, now
+            elif now - quiet_since >= timeout and proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)   # mpiexec's children too
+                proc.wait()
+                return f"no log line for {timeout:.0f} s of wall time"
+        output.seek(0)
+        out = output.read()
     tail = out.decode(errors="replace").strip().splitlines()
     for line in reversed(tail):
         if line.startswith("bsim-suite-abort:"):
             return line.removeprefix("bsim-suite-abort:").strip()
     return tail[-1] if tail and proc.returncode else ""
+
+
+def _sizes(logs: list[Path]) -> tuple[int, ...]:
+    """The byte sizes of *logs* (0 for one not yet written)."""
+    return tuple(log.stat().st_size if log.exists() else 0 for log in logs)
 
 
 def list_modules(testdir: str | Path) -> list[str]:

@@ -233,3 +233,13 @@ def test_nothing_below_imports_the_mpi_glue() -> None:
     users = sorted(f"{a} imports {b}" for a, b in _GRAPH.edges
                    if b in MPI_GLUE and _subpackage_of(a) is not None)
     assert not users, users
+
+
+def test_the_architecture_page_shows_the_layers() -> None:
+    """``docs/architecture.md``'s table of the subpackages names each one with the imports
+    its docstring declares (the page tells what the code holds)."""
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    section = page.partition("## The MPI surface in rooms")[2].partition("\n## ")[0]
+    rows = dict(re.findall(r"^\| `(\w+)/` \| [^\n]*\| ([^|\n]*) \|$", section, re.MULTILINE))
+    shown = {sub: set(re.findall(r"`(\w+)`", rows[sub])) for sub in rows}
+    assert shown == {sub: _declared_imports(sub) for sub in _mpi_subpackages()}

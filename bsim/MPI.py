@@ -37,22 +37,6 @@ from .constants import (
 )
 from .engine.rank import current, current_or_none
 from .errors import MPIUsageError
-from .mpi.comms.comm import (
-    COMM_NULL,
-    COMM_SELF,
-    COMM_WORLD,
-    Cartcomm,
-    Comm,
-    Distgraphcomm,
-    Graphcomm,
-    Intercomm,
-    Intracomm,
-    Topocomm,
-)
-from .mpi.data.datatypes import PREDEFINED, Datatype
-from .mpi.management.groups import GROUP_EMPTY, GROUP_NULL, Group
-from .mpi.p2p.message import MESSAGE_NO_PROC, MESSAGE_NULL
-from .mpi.p2p.message import MatchedMessage as Message
 from .mpi.collectives.ops import (
     BAND,
     BOR,
@@ -71,6 +55,22 @@ from .mpi.collectives.ops import (
     SUM,
     Op,
 )
+from .mpi.comms.comm import (
+    COMM_NULL,
+    COMM_SELF,
+    COMM_WORLD,
+    Cartcomm,
+    Comm,
+    Distgraphcomm,
+    Graphcomm,
+    Intercomm,
+    Intracomm,
+    Topocomm,
+)
+from .mpi.data.datatypes import PREDEFINED, Datatype
+from .mpi.management.groups import GROUP_EMPTY, GROUP_NULL, Group
+from .mpi.p2p.message import MESSAGE_NO_PROC, MESSAGE_NULL
+from .mpi.p2p.message import MatchedMessage as Message
 from .mpi.requests.request import REQUEST_NULL, Prequest, Request, Status
 from .version import __version__
 
@@ -94,14 +94,9 @@ __all__ = [
 Exception = MPIUsageError  # mpi4py's MPI.Exception: our usage errors
 
 globals().update(PREDEFINED)
-# mpi4py's private datatype helpers that mpi4py.util.dtlib calls (bsim/mpi/data/datatype_lookup.py)
-from .mpi.data.datatype_lookup import (  # noqa: E402, F401 - names of bsim.MPI
-    _typealign,
-    _typecode,
-    _typedict,
-    _typedict_c,
-    _typedict_f,
-)
+# error handlers; handle values; mpi4py's private datatype helpers that mpi4py.util.dtlib
+# calls (bsim/mpi/data/datatype_lookup.py); pickling, MPI.buffer and the internals
+# mpi4py.util calls (bsim/mpi/data/pickling.py); MPICH's handle values; Grequest
 from .mpi.common.errhandlers import (  # noqa: E402
     ERRHANDLER_NULL,
     ERRORS_ABORT,
@@ -109,11 +104,14 @@ from .mpi.common.errhandlers import (  # noqa: E402
     ERRORS_RETURN,
     Errhandler,
 )
-from .mpi.requests.generalized import Grequest  # noqa: E402, F401 - generalized requests
-from .mpi.handle_constants import VALUES as _HANDLE_VALUES  # noqa: E402, F401 - MPICH's values
 from .mpi.common.handles import _addressof, _handleof, _sizeof  # noqa: E402, F401 - bsim.MPI's
-
-# pickling, MPI.buffer and the internals mpi4py.util calls (bsim/mpi/data/pickling.py)
+from .mpi.data.datatype_lookup import (  # noqa: E402, F401 - names of bsim.MPI
+    _typealign,
+    _typecode,
+    _typedict,
+    _typedict_c,
+    _typedict_f,
+)
 from .mpi.data.pickling import (  # noqa: E402, F401 - names of bsim.MPI
     Alloc_mem,
     Free_mem,
@@ -126,29 +124,15 @@ from .mpi.data.pickling import (  # noqa: E402, F401 - names of bsim.MPI
     buffer,
     pickle,
 )
+from .mpi.handle_constants import VALUES as _HANDLE_VALUES  # noqa: E402, F401 - MPICH's values
+from .mpi.requests.generalized import Grequest  # noqa: E402, F401 - generalized requests
 
 memory = buffer   # mpi4py's older name of the same type
 
-# buffered-mode sends: attached buffers (bsim/mpi/p2p/bsend.py)
-# every other public name of mpi4py.MPI, so that any program imports; the families bsim does
-# not simulate raise NotSimulatedError where they are used (bsim/mpi/common/namespace.py).
-# One-sided communication: bsim/mpi/onesided/
-from .mpi.data.addresses import Aint_add, Aint_diff, Get_address  # noqa: E402, F401
-from .mpi.p2p.bsend import (  # noqa: E402, F401 - names of bsim.MPI
-    BUFFER_AUTOMATIC,
-    Attach_buffer,
-    BufferAutomaticType,
-    Detach_buffer,
-    Flush_buffer,
-    Iflush_buffer,
-)
-from .mpi.dynamic.connect import (  # noqa: E402, F401 - ports and names
-    Close_port,
-    Lookup_name,
-    Open_port,
-    Publish_name,
-    Unpublish_name,
-)
+# error classes and codes, info objects, addresses, ports, sessions, MPI-IO, one-sided
+# communication, buffered-mode sends (bsim/mpi/p2p/bsend.py), and every other public name of
+# mpi4py.MPI, so that any program imports; the families bsim does not simulate raise
+# NotSimulatedError where they are used (bsim/mpi/common/namespace.py).
 from .mpi.common.error_codes import (  # noqa: E402, F401 - error classes, codes, strings
     Add_error_class,
     Add_error_code,
@@ -159,13 +143,29 @@ from .mpi.common.error_codes import (  # noqa: E402, F401 - error classes, codes
     Remove_error_code,
     Remove_error_string,
 )
-from .mpi.io.file import FILE_NULL, File  # noqa: E402, F401 - MPI-IO (docs/io.md)
-from .mpi.io.views import Register_datarep  # noqa: E402, F401
 from .mpi.common.info import INFO_ENV, INFO_NULL, Info  # noqa: E402, F401 - info objects
 from .mpi.common.namespace import NAMES as _REST  # noqa: E402
 from .mpi.common.namespace import NotSimulatedError  # noqa: E402
-from .mpi.onesided.window import WIN_NULL, Win  # noqa: E402, F401
+from .mpi.data.addresses import Aint_add, Aint_diff, Get_address  # noqa: E402, F401
+from .mpi.dynamic.connect import (  # noqa: E402, F401 - ports and names
+    Close_port,
+    Lookup_name,
+    Open_port,
+    Publish_name,
+    Unpublish_name,
+)
 from .mpi.dynamic.sessions import SESSION_NULL, Session  # noqa: E402, F401 - sessions
+from .mpi.io.file import FILE_NULL, File  # noqa: E402, F401 - MPI-IO (docs/io.md)
+from .mpi.io.views import Register_datarep  # noqa: E402, F401
+from .mpi.onesided.window import WIN_NULL, Win  # noqa: E402, F401
+from .mpi.p2p.bsend import (  # noqa: E402, F401 - names of bsim.MPI
+    BUFFER_AUTOMATIC,
+    Attach_buffer,
+    BufferAutomaticType,
+    Detach_buffer,
+    Flush_buffer,
+    Iflush_buffer,
+)
 
 globals().update({k: v for k, v in _REST.items() if k not in globals()})
 # attribute keys, as mpi4py has them: the values come from Comm.Get_attr

@@ -5,9 +5,9 @@ messages (as mpi4py 4.1.2 on MPICH 4.x shows them), given to bsim's constants
 from __future__ import annotations
 
 from .collectives import ops
+from .common.handles import register_constant
 from .comms.comm import COMM_NULL, COMM_SELF, COMM_WORLD
 from .management.groups import GROUP_EMPTY, GROUP_NULL
-from .common.handles import register_constant
 from .p2p.message import MESSAGE_NO_PROC, MESSAGE_NULL
 from .requests.request import REQUEST_NULL
 

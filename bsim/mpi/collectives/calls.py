@@ -32,14 +32,14 @@ from ...engine.collective_rules import (
     arrive,
     finalize,
 )
-from ...engine.rank import VirtualRank, current
 from ...engine.failures import called_from
+from ...engine.rank import VirtualRank, current
 from ...errors import CollectiveMismatchError, MPIUsageError
-from ..data.buffers import BufInfo, BufInfoV, MPIUsageBufferError, parse_buffer
 from ..common.integers import integral
-from .ops import SUM, Op, as_op, check_op_type, element_dtype, fold, fold_in_layout
+from ..data.buffers import BufInfo, BufInfoV, MPIUsageBufferError, parse_buffer
 from ..data.pickling import _comm_lock
 from ..requests.request import Request, hand_out
+from .ops import SUM, Op, as_op, check_op_type, element_dtype, fold, fold_in_layout
 
 if TYPE_CHECKING:
     from ..comms.comm import Comm

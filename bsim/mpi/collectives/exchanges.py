@@ -15,8 +15,9 @@ from ...constants import IN_PLACE
 from ...engine.collective_rules import ALL, FANIN, FANOUT, LARGEST
 from ...engine.rank import current
 from ...errors import MPIUsageError
-from .block_checks import check_block, check_disjoint
 from ..data.buffers import parse_buffer, parse_bufspecw, parse_vector_buffer
+from ..requests.request import Request
+from .block_checks import check_block, check_disjoint
 from .calls import (
     check_root,
     dumps,
@@ -26,7 +27,6 @@ from .calls import (
     take_part,
     write_into,
 )
-from ..requests.request import Request
 
 if TYPE_CHECKING:
     from ..comms.comm import Comm

@@ -39,10 +39,10 @@ from ...engine.collective_rules import FANIN, FANOUT
 from ...engine.matching import Message, post_receive
 from ...engine.rank import VirtualRank, current
 from ...errors import MPIUsageError
+from ..requests.request import DONE, RECV, SEND, Prequest, Request, hand_out
 from .calls import dumps, leave, take_part
 from .exchanges import per_rank_objects
 from .ops import SUM, as_op, fold
-from ..requests.request import DONE, RECV, SEND, Prequest, Request, hand_out
 
 if TYPE_CHECKING:
     from ..comms.comm import Comm, Intercomm

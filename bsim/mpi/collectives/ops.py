@@ -18,8 +18,8 @@ import numpy as np
 from ...constants import ERR_OP
 from ...engine.rank import current_or_none
 from ...errors import MPIUsageError
-from ..data.buffers import parse_bufspec
 from ..common.handles import HandleValues
+from ..data.buffers import parse_bufspec
 from ..data.packing import PAIR_MEMBERS
 from ..data.typemap import packed_index
 

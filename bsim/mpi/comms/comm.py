@@ -28,17 +28,20 @@ from ...constants import CART, DIST_GRAPH, ERR_COMM, GRAPH, SELF_CONTEXT, WORLD_
 from ...constants import CommKind as Kind
 from ...engine.rank import current, current_or_none
 from ...errors import MPIUsageError
-from ..common import attributes, errhandlers
-from ..topologies import cartesian, graphs as topologies
-from ..dynamic import connect as dynamic, spawn
-from . import fault_tolerance
-from ..collectives import intercomm_buffers as inter_buffers
-from ..management import intercomm, communicators as management
 from ..collectives import intercomm as inter
+from ..collectives import intercomm_buffers as inter_buffers
+from ..common import attributes, errhandlers
+from ..common.handles import HandleValues
+from ..dynamic import connect as dynamic
+from ..dynamic import spawn
+from ..management import communicators as management
+from ..management import intercomm
+from ..topologies import cartesian
+from ..topologies import graphs as topologies
+from ..topologies.neighbor_buffers import NeighborCalls
+from . import fault_tolerance
 from .methods import CommCalls, CommManagement, IntracommCalls
 from .python_api import PICKLED_BY_NAME, CommPythonAPI, on_null
-from ..common.handles import HandleValues
-from ..topologies.neighbor_buffers import NeighborCalls
 
 if TYPE_CHECKING:
     from ...engine.rank import VirtualRank

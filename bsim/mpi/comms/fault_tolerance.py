@@ -30,14 +30,14 @@ from ...constants import IN_PLACE, CommKind
 from ...engine.rank import current
 from ...errors import MPIUsageError, MPIUsageTypeError
 from ..collectives import calls as collective_calls
-from .methods import CommCalls
+from ..collectives.ops import BAND
 from ..data.datatypes import PREDEFINED
 from ..management.groups import Group
-from ..collectives.ops import BAND
+from .methods import CommCalls
 
 if TYPE_CHECKING:
-    from .comm import Comm
     from ..requests.request import Request
+    from .comm import Comm
 
 __all__ = ["FaultTolerance", "Revoke", "Is_revoked", "Get_failed", "Ack_failed", "Agree",
            "Iagree", "Shrink", "Ishrink", "ERR_REVOKED"]

@@ -13,14 +13,19 @@ Modules: :mod:`~bsim.mpi.p2p.calls`, :mod:`~bsim.mpi.p2p.bsend`, :mod:`~bsim.mpi
 
 from __future__ import annotations
 
-from ..p2p import bsend as buffered
-from ..topologies import cartesian, graphs as topologies
-from ..collectives import calls as collective_calls, exchanges as collective_exchanges
-from ..dynamic import connect as dynamic, spawn
-from ..management import intercomm, communicators as management
-from ..p2p import calls as p2p, partitioned
-from ..p2p import sendrecv as joined_p2p
+from ..collectives import calls as collective_calls
+from ..collectives import exchanges as collective_exchanges
 from ..collectives.persistent import persistent
+from ..dynamic import connect as dynamic
+from ..dynamic import spawn
+from ..management import communicators as management
+from ..management import intercomm
+from ..p2p import bsend as buffered
+from ..p2p import calls as p2p
+from ..p2p import partitioned
+from ..p2p import sendrecv as joined_p2p
+from ..topologies import cartesian
+from ..topologies import graphs as topologies
 
 __all__ = ["CommCalls", "CommManagement", "IntracommCalls"]
 
@@ -132,7 +137,8 @@ class CommCalls:
 
 class CommManagement:
     """Communicator management calls (mixin of ``Comm``):
-    :mod:`~bsim.mpi.management.communicators`, ``Compare`` from :mod:`~bsim.mpi.management.intercomm` (either kind)."""
+    :mod:`~bsim.mpi.management.communicators`, ``Compare`` from
+    :mod:`~bsim.mpi.management.intercomm` (either kind)."""
 
     __slots__ = ()
 

@@ -31,8 +31,8 @@ from ...constants import ANY_SOURCE, ERR_COMM
 from ...engine.matching import Message, post_receive
 from ...engine.rank import VirtualRank, current
 from ...errors import MPIUsageError
-from ..common.info import check_info
 from ..collectives.intercomm import exchange
+from ..common.info import check_info
 from ..requests.request import RECV, SEND, Request
 
 if TYPE_CHECKING:

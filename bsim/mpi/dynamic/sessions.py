@@ -20,11 +20,11 @@ from ...constants import ERR_ARG, ERR_SESSION
 from ...engine.rank import current
 from ...engine.spawning import world_members
 from ...errors import MPIUsageError
-from ..p2p import bsend
 from ..common import errhandlers
-from ..management.groups import Group
 from ..common.info import Info
 from ..common.int_handles import IntHandle
+from ..management.groups import Group
+from ..p2p import bsend
 
 __all__ = ["Session", "SESSION_NULL", "PSETS"]
 

@@ -40,9 +40,9 @@ from ...constants import ERR_ARG, SUCCESS
 from ...engine.rank import VirtualRank, current
 from ...engine.spawning import SpawnedWorld, add_ranks
 from ...errors import MPIUsageError
-from .connect import call_key, checked_root, receive_group, send_group
 from ..common.info import Info, check_info
 from ..common.namespace import NotSimulatedError
+from .connect import call_key, checked_root, receive_group, send_group
 
 if TYPE_CHECKING:
     from ..comms.comm import Comm, Intercomm

@@ -37,8 +37,8 @@ from ...constants import ANY_SOURCE, ANY_TAG, ReqKind
 from ...engine.collective_rules import ALL, arrive
 from ...engine.rank import current
 from ...errors import MPIUsageError, MPIUsageTypeError
-from ..data.buffers import BufInfo, MPIUsageBufferError, parse_buffer
 from ..common.namespace import INT_CONSTANTS
+from ..data.buffers import BufInfo, MPIUsageBufferError, parse_buffer
 from ..requests.request import Request, Status, hand_out
 
 if TYPE_CHECKING:

@@ -53,7 +53,9 @@ from ...engine.collective_costs import CollectiveCosts
 from ...engine.collective_rules import finalize
 from ...engine.rank import current
 from ...errors import MPIUsageError
+from ..common.namespace import INT_CONSTANTS
 from ..data.buffers import parse_buffer
+from ..requests.request import Request, hand_out
 from .access import (
     FileState,
     _access,
@@ -68,8 +70,6 @@ from .access import (
     no_pointer_of_mine,
     state_of,
 )
-from ..common.namespace import INT_CONSTANTS
-from ..requests.request import Request, hand_out
 
 if TYPE_CHECKING:
     from ...engine.core import Engine

@@ -27,7 +27,11 @@ from ...engine.collective_rules import finalize
 from ...engine.rank import current
 from ...errors import MPIUsageError, MPIUsageTypeError
 from ..common import errhandlers
-from . import collective as file_collective, access as file_io
+from ..common.info import Info, check_info
+from ..common.namespace import INT_CONSTANTS
+from ..management.groups import Group
+from . import access as file_io
+from . import collective as file_collective
 from .access import (
     FileState,
     charge,
@@ -42,9 +46,6 @@ from .access import (
     state_of,
 )
 from .views import DEFAULT_DATAREP, View, make_view, type_extent
-from ..management.groups import Group
-from ..common.info import Info, check_info
-from ..common.namespace import INT_CONSTANTS
 
 __all__ = ["File", "FILE_NULL"]
 

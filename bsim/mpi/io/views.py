@@ -20,8 +20,8 @@ from bisect import bisect_right
 from typing import Any
 
 from ...errors import MPIUsageError
-from ..data.datatypes import Datatype
 from ..common.namespace import INT_CONSTANTS, NotSimulatedError
+from ..data.datatypes import Datatype
 from ..data.typemap import MAX_BLOCKS
 
 __all__ = ["View", "DEFAULT_DATAREP", "make_view", "Register_datarep", "type_extent"]

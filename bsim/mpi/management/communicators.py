@@ -31,12 +31,12 @@ from ...engine.collective_rules import ALL, CollInstance, arrive, finalize
 from ...engine.rank import VirtualRank, current
 from ...errors import MPIUsageError, SimulationError
 from ..common.attributes import copy_attrs, drop_attrs
-from .hints import get_info, set_hints
 from ..common.errhandlers import inherit_errhandler
-from .groups import Group
 from ..common.info import Info, check_info
 from ..common.integers import integral
 from ..requests.request import SEND, Request, hand_out
+from .groups import Group
+from .hints import get_info, set_hints
 
 if TYPE_CHECKING:
     from ..comms.comm import Comm, Intracomm

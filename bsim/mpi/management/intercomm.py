@@ -41,14 +41,14 @@ from ...constants import (
 )
 from ...engine.rank import VirtualRank, current
 from ...errors import MPIUsageError
-from ..common.attributes import copy_attrs
-from .hints import set_hints
-from ..common.errhandlers import inherit_errhandler
-from .groups import Group
-from ..common.info import check_info
 from ..collectives.intercomm import exchange
+from ..common.attributes import copy_attrs
+from ..common.errhandlers import inherit_errhandler
+from ..common.info import check_info
 from .communicators import Compare as intra_compare
 from .communicators import c_int
+from .groups import Group
+from .hints import set_hints
 
 if TYPE_CHECKING:
     from ..comms.comm import Comm, Intercomm

@@ -41,13 +41,13 @@ import numpy as np
 from ...constants import PROC_NULL, ReqKind
 from ...engine.rank import current
 from ...errors import MPIUsageError
+from ..collectives.ops import NO_OP, REPLACE, SUM, Op, as_op
+from ..common.namespace import INT_CONSTANTS
 from ..data.buffers import BufInfo, parse_buffer
 from ..data.datatypes import Datatype
-from ..common.namespace import INT_CONSTANTS
-from ..collectives.ops import NO_OP, REPLACE, SUM, Op, as_op
+from ..data.typemap import packed_index
 from ..requests.request import Request, hand_out
 from .transfer import transfer
-from ..data.typemap import packed_index
 
 if TYPE_CHECKING:
     from ...engine.rank import VirtualRank

@@ -34,14 +34,15 @@ from ...engine.collective_rules import ALL, arrive, finalize
 from ...engine.rank import current
 from ...errors import MPIUsageError, MPIUsageTypeError
 from ..common import attributes, errhandlers
-from . import operations as rma_ops, synchronization as rma_sync
-from ..data.addresses import Get_address, NullMemory
-from ..data.buffers import BufInfo
-from ..comms.comm import COMM_SELF
-from ..management.groups import Group
 from ..common.info import Info, check_info
 from ..common.namespace import INT_CONSTANTS
+from ..comms.comm import COMM_SELF
+from ..data.addresses import Get_address, NullMemory
+from ..data.buffers import BufInfo
 from ..data.pickling import buffer
+from ..management.groups import Group
+from . import operations as rma_ops
+from . import synchronization as rma_sync
 from .operations import WinState
 
 __all__ = ["Win", "WIN_NULL"]

@@ -35,9 +35,9 @@ from ...constants import PROC_NULL
 from ...engine.rank import VirtualRank, current
 from ...errors import MPIUsageError
 from ..data.buffers import parse_buffer
-from .calls import _as_int, _isend
 from ..data.pickling import buffer
 from ..requests.request import SEND, Prequest, Request, hand_out
+from .calls import _as_int, _isend
 
 if TYPE_CHECKING:
     from ..comms.comm import Comm

@@ -32,11 +32,11 @@ from ...engine.matching import Message, find_unexpected, mailbox, post_receive
 from ...engine.rank import RankGreenlet, VirtualRank, current
 from ...engine.synchronous import SELF_EAGER_LIMIT
 from ...errors import MPIUsageError
-from ..data.buffers import Buffer, BufInfo, MPIUsageBufferError, parse_buffer
 from ..common.integers import integral
-from .message import MESSAGE_NO_PROC, MatchedMessage
 from ..common.rc import IRECV_BUFSZ
+from ..data.buffers import Buffer, BufInfo, MPIUsageBufferError, parse_buffer
 from ..requests.request import RECV, SEND, Prequest, Request, Status, hand_out
+from .message import MESSAGE_NO_PROC, MatchedMessage
 
 if TYPE_CHECKING:
     from ...constants import ReqKind

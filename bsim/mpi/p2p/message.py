@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from ...constants import ANY_SOURCE, ANY_TAG, PROC_NULL
 from ...engine.rank import VirtualRank, current
 from ...errors import MPIUsageError
-from ..data.buffers import parse_buffer
 from ..common.handles import HandleValues
+from ..data.buffers import parse_buffer
 from ..requests.request import RECV, Request, Status
 
 if TYPE_CHECKING:

@@ -28,8 +28,8 @@ from ...constants import ANY_SOURCE, ANY_TAG, PROC_NULL, ReqKind
 from ...engine.rank import VirtualRank, current
 from ...errors import MPIUsageError
 from ..data.buffers import BufInfo, parse_buffer
-from .calls import _as_int, _irecv, _isend
 from ..requests.request import Prequest
+from .calls import _as_int, _irecv, _isend
 from .sendrecv import Part, resolve_joined
 
 if TYPE_CHECKING:

@@ -21,8 +21,8 @@ from ...constants import ANY_SOURCE, ANY_TAG, ReqKind
 from ...engine.protocols import DEFERRED
 from ...engine.rank import current
 from ..data.buffers import parse_buffer
-from .calls import _buf_send, _irecv
 from ..requests.request import Prequest, Request, hand_out
+from .calls import _buf_send, _irecv
 
 if TYPE_CHECKING:
     from ..comms.comm import Comm

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from ...constants import CART, DIST_GRAPH, GRAPH, PROC_NULL, UNDEFINED
 from ...engine.rank import current
 from ...errors import MPIUsageError
+from ..common.namespace import INT_CONSTANTS
 from ..management import communicators as management
 from .cartesian import Get_cart_rank, coords_of
-from ..common.namespace import INT_CONSTANTS
 
 if TYPE_CHECKING:
     from ..comms.comm import Comm, Distgraphcomm, Graphcomm

@@ -35,6 +35,8 @@ from ...engine.rank import current
 from ...errors import MPIUsageError
 from ..collectives.block_checks import check_block, check_disjoint
 from ..data.buffers import BufInfoV, parse_bufspec, parse_bufspecw
+from ..p2p.sendrecv import JoinedRequest, Part, resolve_joined
+from ..requests.request import RECV, Prequest, Request, hand_out
 from .neighbor import (
     Outgoing,
     Received,
@@ -46,8 +48,6 @@ from .neighbor import (
     post_exchange,
     vector_spec,
 )
-from ..requests.request import RECV, Prequest, Request, hand_out
-from ..p2p.sendrecv import JoinedRequest, Part, resolve_joined
 
 if TYPE_CHECKING:
     from ...engine.rank import VirtualRank

@@ -3,7 +3,7 @@
 Timing rules (``c(a, b, s)``: the run's network cost of an ``s``-byte message, as in
 :mod:`bsim.mpi.onesided.operations`; ``t``: the caller's clock when the call starts):
 
-* ``Fence``: completes the caller's pending operations (``rma_ops``), then a barrier
+* ``Fence``: completes the caller's pending operations (``operations.py``), then a barrier
   over the window's group, priced by the run's collective cost model (``barrier``).
   After it every operation of the closed epoch is applied everywhere.
 * ``Lock(g)``: a request reaches target *g* at ``t + c(o, g, 0)``; the target grants

@@ -37,23 +37,7 @@ from .constants import (
 )
 from .engine.rank import current, current_or_none
 from .errors import MPIUsageError
-from .mpi.comm import (
-    COMM_NULL,
-    COMM_SELF,
-    COMM_WORLD,
-    Cartcomm,
-    Comm,
-    Distgraphcomm,
-    Graphcomm,
-    Intercomm,
-    Intracomm,
-    Topocomm,
-)
-from .mpi.datatypes import PREDEFINED, Datatype
-from .mpi.groups import GROUP_EMPTY, GROUP_NULL, Group
-from .mpi.message import MESSAGE_NO_PROC, MESSAGE_NULL
-from .mpi.message import MatchedMessage as Message
-from .mpi.ops import (
+from .mpi.collectives.ops import (
     BAND,
     BOR,
     BXOR,
@@ -71,7 +55,23 @@ from .mpi.ops import (
     SUM,
     Op,
 )
-from .mpi.requests import REQUEST_NULL, Prequest, Request, Status
+from .mpi.comms.comm import (
+    COMM_NULL,
+    COMM_SELF,
+    COMM_WORLD,
+    Cartcomm,
+    Comm,
+    Distgraphcomm,
+    Graphcomm,
+    Intercomm,
+    Intracomm,
+    Topocomm,
+)
+from .mpi.data.datatypes import PREDEFINED, Datatype
+from .mpi.management.groups import GROUP_EMPTY, GROUP_NULL, Group
+from .mpi.p2p.message import MESSAGE_NO_PROC, MESSAGE_NULL
+from .mpi.p2p.message import MatchedMessage as Message
+from .mpi.requests.request import REQUEST_NULL, Prequest, Request, Status
 from .version import __version__
 
 __all__ = [
@@ -94,27 +94,25 @@ __all__ = [
 Exception = MPIUsageError  # mpi4py's MPI.Exception: our usage errors
 
 globals().update(PREDEFINED)
-# mpi4py's private datatype helpers that mpi4py.util.dtlib calls (bsim/mpi/datatype_lookup.py)
-from .mpi.datatype_lookup import (  # noqa: E402, F401 - names of bsim.MPI
-    _typealign,
-    _typecode,
-    _typedict,
-    _typedict_c,
-    _typedict_f,
-)
-from .mpi.errhandlers import (  # noqa: E402
+# error handlers; handle values; mpi4py's private datatype helpers that mpi4py.util.dtlib
+# calls (bsim/mpi/data/datatype_lookup.py); pickling, MPI.buffer and the internals
+# mpi4py.util calls (bsim/mpi/data/pickling.py); MPICH's handle values; Grequest
+from .mpi.common.errhandlers import (  # noqa: E402
     ERRHANDLER_NULL,
     ERRORS_ABORT,
     ERRORS_ARE_FATAL,
     ERRORS_RETURN,
     Errhandler,
 )
-from .mpi.grequest import Grequest  # noqa: E402, F401 - generalized requests
-from .mpi.handle_constants import VALUES as _HANDLE_VALUES  # noqa: E402, F401 - MPICH's values
-from .mpi.handles import _addressof, _handleof, _sizeof  # noqa: E402, F401 - names of bsim.MPI
-
-# pickling, MPI.buffer and the internals mpi4py.util calls (bsim/mpi/pickling.py)
-from .mpi.pickling import (  # noqa: E402, F401 - names of bsim.MPI
+from .mpi.common.handles import _addressof, _handleof, _sizeof  # noqa: E402, F401 - bsim.MPI's
+from .mpi.data.datatype_lookup import (  # noqa: E402, F401 - names of bsim.MPI
+    _typealign,
+    _typecode,
+    _typedict,
+    _typedict_c,
+    _typedict_f,
+)
+from .mpi.data.pickling import (  # noqa: E402, F401 - names of bsim.MPI
     Alloc_mem,
     Free_mem,
     Pickle,
@@ -126,30 +124,16 @@ from .mpi.pickling import (  # noqa: E402, F401 - names of bsim.MPI
     buffer,
     pickle,
 )
+from .mpi.handle_constants import VALUES as _HANDLE_VALUES  # noqa: E402, F401 - MPICH's values
+from .mpi.requests.generalized import Grequest  # noqa: E402, F401 - generalized requests
 
 memory = buffer   # mpi4py's older name of the same type
 
-# buffered-mode sends: attached buffers (bsim/mpi/bsend.py)
-# every other public name of mpi4py.MPI, so that any program imports; the families bsim does
-# not simulate raise NotSimulatedError where they are used (bsim/mpi/namespace.py).
-# One-sided communication: bsim/mpi/rma.py, rma_ops.py, rma_sync.py
-from .mpi.addresses import Aint_add, Aint_diff, Get_address  # noqa: E402, F401
-from .mpi.bsend import (  # noqa: E402, F401 - names of bsim.MPI
-    BUFFER_AUTOMATIC,
-    Attach_buffer,
-    BufferAutomaticType,
-    Detach_buffer,
-    Flush_buffer,
-    Iflush_buffer,
-)
-from .mpi.dynamic import (  # noqa: E402, F401 - ports and names (bsim/mpi/dynamic.py)
-    Close_port,
-    Lookup_name,
-    Open_port,
-    Publish_name,
-    Unpublish_name,
-)
-from .mpi.error_codes import (  # noqa: E402, F401 - error classes, codes, strings
+# error classes and codes, info objects, addresses, ports, sessions, MPI-IO, one-sided
+# communication, buffered-mode sends (bsim/mpi/p2p/bsend.py), and every other public name of
+# mpi4py.MPI, so that any program imports; the families bsim does not simulate raise
+# NotSimulatedError where they are used (bsim/mpi/common/namespace.py).
+from .mpi.common.error_codes import (  # noqa: E402, F401 - error classes, codes, strings
     Add_error_class,
     Add_error_code,
     Add_error_string,
@@ -159,17 +143,34 @@ from .mpi.error_codes import (  # noqa: E402, F401 - error classes, codes, strin
     Remove_error_code,
     Remove_error_string,
 )
-from .mpi.file import FILE_NULL, File  # noqa: E402, F401 - MPI-IO (docs/io.md)
-from .mpi.file_views import Register_datarep  # noqa: E402, F401
-from .mpi.info import INFO_ENV, INFO_NULL, Info  # noqa: E402, F401 - info objects (bsim/mpi/info.py)
-from .mpi.namespace import NAMES as _REST  # noqa: E402
-from .mpi.namespace import NotSimulatedError  # noqa: E402
-from .mpi.rma import WIN_NULL, Win  # noqa: E402, F401
-from .mpi.sessions import SESSION_NULL, Session  # noqa: E402, F401 - bsim/mpi/sessions.py
+from .mpi.common.info import INFO_ENV, INFO_NULL, Info  # noqa: E402, F401 - info objects
+from .mpi.common.namespace import NAMES as _REST  # noqa: E402
+from .mpi.common.namespace import NotSimulatedError  # noqa: E402
+from .mpi.data.addresses import Aint_add, Aint_diff, Get_address  # noqa: E402, F401
+from .mpi.dynamic.connect import (  # noqa: E402, F401 - ports and names
+    Close_port,
+    Lookup_name,
+    Open_port,
+    Publish_name,
+    Unpublish_name,
+)
+from .mpi.dynamic.sessions import SESSION_NULL, Session  # noqa: E402, F401 - sessions
+from .mpi.io.file import FILE_NULL, File  # noqa: E402, F401 - MPI-IO (docs/io.md)
+from .mpi.io.views import Register_datarep  # noqa: E402, F401
+from .mpi.onesided.window import WIN_NULL, Win  # noqa: E402, F401
+from .mpi.p2p.bsend import (  # noqa: E402, F401 - names of bsim.MPI
+    BUFFER_AUTOMATIC,
+    Attach_buffer,
+    BufferAutomaticType,
+    Detach_buffer,
+    Flush_buffer,
+    Iflush_buffer,
+)
 
 globals().update({k: v for k, v in _REST.items() if k not in globals()})
-# attribute keys, as mpi4py has them: the values come from Comm.Get_attr (bsim/mpi/attributes.py)
-from .mpi.attributes import PREDEFINED_KEYS as _KEYS  # noqa: E402
+# attribute keys, as mpi4py has them: the values come from Comm.Get_attr
+# (bsim/mpi/common/attributes.py)
+from .mpi.common.attributes import PREDEFINED_KEYS as _KEYS  # noqa: E402
 
 globals().update(_KEYS)
 
@@ -330,7 +331,7 @@ def Get_abi_version() -> tuple[int, int]:
 def Get_abi_info() -> Info:
     """The sizes of the address, count and offset integers (``mpi_aint_size``, ...),
     as ``MPI.AINT``, ``MPI.COUNT`` and ``MPI.OFFSET`` have them."""
-    names = globals()   # the datatypes come from bsim/mpi/namespace.py
+    names = globals()   # the datatypes come from bsim/mpi/common/namespace.py
     return Info.Create({f"mpi_{k}_size": str(names[k.upper()].Get_size())
                         for k in ("aint", "count", "offset")})
 

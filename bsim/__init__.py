@@ -34,7 +34,7 @@ from .errors import (
     SimulationLimitError,
     TruncationError,
 )
-from .mpi.buffers import Buffer, buffer, in_simulation
+from .mpi.data.buffers import Buffer, buffer, in_simulation
 from .outputs.result import Result
 from .simulate import simulate
 from .version import __version__

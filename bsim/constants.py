@@ -82,7 +82,7 @@ BOTTOM = _Bottom()
 
 
 class CommKind(IntEnum):
-    """Which ranks a communicator object stands for (see ``bsim.mpi.comm.Comm``)."""
+    """Which ranks a communicator object stands for (see ``bsim.mpi.comms.comm.Comm``)."""
 
     WORLD = 0    # every rank, in world order
     SELF = 1     # the calling rank alone

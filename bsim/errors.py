@@ -128,7 +128,7 @@ def _plain_string(code: int) -> str:
 
 
 class _ErrorCodes:
-    """How an error code maps to its class and string: set by ``bsim.mpi.error_codes``
+    """How an error code maps to its class and string: set by ``bsim.mpi.common.error_codes``
     when it loads (:func:`set_error_code_tables`; it holds the tables, and this module
     must not import it)."""
 

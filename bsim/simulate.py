@@ -37,8 +37,8 @@ from .engine.rank_threads import cooperative_objects
 from .machines import collective_spec, filesystem_spec, load_machine, naming_the_file, network_spec
 from .machines.flags import note_network_flags, noted_flags
 from .machines.layout import network_on_machine, record_nodes
-from .mpi.rc import Rc
-from .mpi.requests import Request
+from .mpi.common.rc import Rc
+from .mpi.requests.request import Request
 from .outputs.model_level import nearest_per_p_variant
 from .outputs.result import Result, compute_spec, recorded_arguments
 

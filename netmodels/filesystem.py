@@ -26,7 +26,7 @@ domain once), ``S`` bytes in all, as above with ``A`` clients::
                          S / aggregate_bandwidth)
 
 The exchange between the members and the aggregators is the caller's (it needs the
-network, ``bsim/mpi/file_collective.py``); :meth:`Lustre.domains` says which aggregator
+network, ``bsim/mpi/io/collective.py``); :meth:`Lustre.domains` says which aggregator
 handles which bytes: stripe ``k`` to aggregator ``k mod A``, as ROMIO's Lustre driver
 assigns its stripe-aligned file domains (``ADIOI_LUSTRE_Calc_aggregator``).
 

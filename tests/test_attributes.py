@@ -1,4 +1,4 @@
-"""Attributes and keyvals (bsim/mpi/attributes.py): MPI 4.0 Sec. 7.7 rules, per rank."""
+"""Attributes and keyvals (bsim/mpi/common/attributes.py): MPI 4.0 Sec. 7.7 rules, per rank."""
 
 from __future__ import annotations
 

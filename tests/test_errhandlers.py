@@ -1,4 +1,4 @@
-"""Error handlers (bsim/mpi/errhandlers.py): mpi4py's handle rules and MPI's inheritance."""
+"""Error handlers (bsim/mpi/common/errhandlers.py): mpi4py's handle rules and MPI's inheritance."""
 
 from __future__ import annotations
 

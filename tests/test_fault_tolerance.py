@@ -1,4 +1,4 @@
-"""ULFM calls without failures (``bsim/mpi/fault_tolerance.py``): the same program under
+"""ULFM calls without failures (``bsim/mpi/comms/fault_tolerance.py``): the same program under
 real ``mpiexec`` (MPICH implements ULFM's agreement and shrink) and under bsim must return
 the same values.  ``Revoke`` is not implemented in the MPICH build of the test extra
 (``NotImplementedError``), so its semantics are checked against the ULFM chapter alone:

@@ -1,4 +1,4 @@
-"""DLPack and CUDA-array-interface buffers read as mpi4py reads them (bsim/mpi/foreign.py)."""
+"""DLPack and CUDA-array-interface buffers read as mpi4py reads them (bsim/mpi/data/foreign.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import bsim
-from bsim.mpi.foreign import _host_mapped, foreign_array
+from bsim.mpi.data.foreign import _host_mapped, foreign_array
 
 
 class Dl:

@@ -1,4 +1,4 @@
-"""Generalized requests (``bsim/mpi/grequest.py``): the same program under real
+"""Generalized requests (``bsim/mpi/requests/generalized.py``): the same program under real
 ``mpiexec`` and under bsim must return the same values."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The object forms of the rooted intercommunicator collectives cost what mpi4py makes
-them do (``bsim/mpi/inter_collectives.py``).
+them do (``bsim/mpi/collectives/intercomm.py``).
 
 mpi4py runs ``Intercomm.bcast`` as two intercommunicator ``Bcast`` calls, the pickle's
 length (an ``MPI_Count``, 8 bytes) and then its bytes (``PyMPI_bcast``),

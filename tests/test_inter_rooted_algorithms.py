@@ -1,5 +1,5 @@
 """Gathers and scatters on an intercommunicator take MPICH's algorithms
-(``bsim/mpi/inter_buffers.py``, ``INTER_SHORT``).
+(``bsim/mpi/collectives/intercomm_buffers.py``, ``INTER_SHORT``).
 
 MPICH gathers (scatters) through the remote group's rank 0 only below 2,048 bytes in all
 (``MPIR_CVAR_GATHER_INTER_SHORT_MSG_SIZE``, ``..._SCATTER_...``); at and above, and for

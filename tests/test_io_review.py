@@ -1,6 +1,6 @@
 """Collective MPI-IO time: the union of overlapping requests accessed once, the two-phase
 exchange charged what each aggregator receives (``docs/io.md``,
-``bsim/mpi/file_collective.py``)."""
+``bsim/mpi/io/collective.py``)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ def test_rows_say_what_bsim_has():
     for r in rows.values():   # what is not simulated says why
         assert r.status == "simulated" or r.note, r
     assert rows[("MPI", "Wtime")].note.startswith("the calling rank's simulated clock")
-    from bsim.mpi.namespace import is_stand_in
+    from bsim.mpi.common.namespace import is_stand_in
     for r in rows.values():   # every claim checked against bsim.MPI itself
         if r.scope == "MPI":
             obj = getattr(bsim.MPI, r.name)          # every module-level name exists

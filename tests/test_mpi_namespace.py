@@ -8,7 +8,7 @@ import pytest
 import bsim
 from bsim import MPI
 from bsim.errors import MPIUsageError
-from bsim.mpi.namespace import NotSimulatedError, is_stand_in
+from bsim.mpi.common.namespace import NotSimulatedError, is_stand_in
 
 
 def test_every_public_name_of_mpi4py_exists():

@@ -1,5 +1,5 @@
 """Send and receive sizes must match in the neighbourhood collectives and in the
-collectives on an intercommunicator (``bsim/mpi/block_checks.py``).
+collectives on an intercommunicator (``bsim/mpi/collectives/block_checks.py``).
 
 MPI requires the data a rank sends to have the type signature of the receive block it
 lands in.  These calls accepted any size: ``Neighbor_allgather`` of 1,000 doubles into

@@ -112,7 +112,7 @@ def test_persistent_collectives_restart_with_fresh_data_and_the_nonblocking_time
 
 
 def test_every_persistent_collective_runs():
-    from bsim.mpi.persistent_collectives import PERSISTENT
+    from bsim.mpi.collectives.persistent import PERSISTENT
 
     def main():
         comm = MPI.COMM_WORLD

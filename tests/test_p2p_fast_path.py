@@ -1,4 +1,5 @@
-"""The flattened ``Isend``/``Irecv``/``Waitall`` path (bsim/mpi/p2p.py, requests.py).
+"""The flattened ``Isend``/``Irecv``/``Waitall`` path (bsim/mpi/p2p/calls.py,
+bsim/mpi/requests/request.py).
 
 A placeholder ``bsim.Buffer`` sent to or received from a plain world rank skips
 the general call path (buffer parsing, argument conversion, communicator lookups).
@@ -21,7 +22,7 @@ import bsim
 from bsim import MPI
 from bsim.constants import TAG_UB
 from bsim.errors import MPIUsageError
-from bsim.mpi import p2p
+from bsim.mpi.p2p import calls as p2p
 
 
 def _edge(count: int, placeholder: bool) -> Any:

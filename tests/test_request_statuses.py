@@ -1,4 +1,5 @@
-"""Status lists of the calls over request lists, as mpi4py fills them (bsim/mpi/request_sets.py).
+"""Status lists of the calls over request lists, as mpi4py fills them
+(bsim/mpi/requests/multiple_completions.py).
 
 mpi4py (``reqimpl.pxi``, ``_p_rs.release``) fills an array of one empty status per
 request and copies it into the caller's list: the list grows to the completed

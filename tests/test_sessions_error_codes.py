@@ -1,5 +1,5 @@
-"""MPI sessions (``bsim/mpi/sessions.py``) and error classes, codes and strings
-(``bsim/mpi/error_codes.py``): the same program under real ``mpiexec`` and under bsim
+"""MPI sessions (``bsim/mpi/dynamic/sessions.py``) and error classes, codes and strings
+(``bsim/mpi/common/error_codes.py``): the same program under real ``mpiexec`` and under bsim
 must return the same values; the closed-form checks say what MPI 4.1 requires."""
 
 from __future__ import annotations

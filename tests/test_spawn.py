@@ -1,5 +1,6 @@
 """``Spawn``/``Spawn_multiple``/``Get_parent``: new virtual ranks during the run
-(``bsim/mpi/spawn.py``, ``bsim/engine/spawning.py``), compared with real MPI and by hand."""
+(``bsim/mpi/dynamic/spawn.py``, ``bsim/engine/spawning.py``), compared with real MPI and by
+hand."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from conftest import LATENCY, needs_mpiexec, real_mpi_returns, simulated_returns
 
 import bsim
 from bsim.errors import MPIUsageError
-from bsim.mpi.namespace import NotSimulatedError
+from bsim.mpi.common.namespace import NotSimulatedError
 
 CHILD = """
 import sys

@@ -1,5 +1,5 @@
 """Graph and distributed-graph topologies and the neighbourhood collectives on every
-topology (``bsim/mpi/topologies.py``, ``neighbor.py``, ``neighbor_vectors.py``).
+topology (``bsim/mpi/topologies/``).
 
 The same programs run under real ``mpiexec`` (MPICH) and under bsim and must return the
 same values; the timing of one neighbourhood collective is checked against a hand

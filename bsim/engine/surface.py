@@ -2,7 +2,7 @@
 
 The engine sits below :mod:`bsim.mpi` and imports nothing from it, not even for typing
 (``tests/test_architecture.py`` holds it). Requests and communicators are made by the
-surface (``bsim.mpi.requests.Request``, ``bsim.mpi.comm.Comm``); the engine reads and
+surface (``bsim.mpi.requests.request.Request``, ``bsim.mpi.comms.comm.Comm``); the engine reads and
 sets the parts described here, and makes a request of its own (an expanded collective's
 rounds, a collective's completion) with the class the surface gave the engine
 (``Engine.request_class``, set by :func:`bsim.simulate`).

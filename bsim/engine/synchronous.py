@@ -18,7 +18,8 @@ The receiver is charged as for any ``bsim`` receive (``max(tp, ts) + cost``):
 only the sender's completion moves.
 
 A rank's message **to itself** of more than :data:`SELF_EAGER_LIMIT` bytes is sent as a
-synchronous one, whatever the call's mode and the protocol (``bsim/mpi/p2p.py``): MPICH moves a large message to the same process only
+synchronous one, whatever the call's mode and the protocol (``bsim/mpi/p2p/calls.py``):
+MPICH moves a large message to the same process only
 once its receive is posted, so a blocking ``Send`` to itself before its ``Recv`` is a
 deadlock there, and is reported as one here (an ``Isend``/``Recv``/``Wait`` is fine).  The acknowledgement is an event at
 least the network's lookahead after the match (``c >= min_cost()``), so a run

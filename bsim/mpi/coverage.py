@@ -5,7 +5,7 @@
 class, each *simulated* (bsim has it; :data:`DIFFERENCES` notes where it behaves
 differently on purpose) or *not simulated* (with the reason of its family in
 :data:`NOT_SIMULATED`).  Every module-level name exists in ``bsim.MPI``: the ones
-not simulated are stand-ins (``bsim/mpi/namespace.py``) that import and raise
+not simulated are stand-ins (``bsim/mpi/common/namespace.py``) that import and raise
 ``NotSimulatedError`` where used.  ``bsim list mpi`` prints the summary and
 ``python -m bsim.mpi.coverage > docs/mpi_coverage.md`` writes the page.
 """
@@ -40,7 +40,7 @@ DIFFERENCES = {
     "Win.Sync": "a poll (the protocol's poll_time): the memory model is unified and shared",
     "Win.Get_info": "a new empty info: window hints change no simulated time and are not kept",
     "Comm.Get_info": "MPICH's twelve communicator hints, at their defaults or as the "
-                     "process set them (bsim/mpi/comm_hints.py); they change no simulated "
+                     "process set them (bsim/mpi/management/hints.py); they change no simulated "
                      "time",
     "Info.Get": "INFO_ENV's keys are read when asked: the program's command line, the run's "
                 "world size (maxprocs), the rank's simulated node (host)",
@@ -101,7 +101,7 @@ def coverage(real: Any = None) -> list[Row]:
     if real is None:
         import mpi4py.MPI as real  # noqa: N811 - the real module, not bsim's
     from .. import MPI as ours
-    from .namespace import is_stand_in
+    from .common.namespace import is_stand_in
     rows = []
     for name in _public(real):
         value = getattr(real, name)

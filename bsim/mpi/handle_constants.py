@@ -1,15 +1,15 @@
 """MPICH's handle values of the predefined communicators, groups, operations, requests and
 messages (as mpi4py 4.1.2 on MPICH 4.x shows them), given to bsim's constants
-(``bsim/mpi/handles.py``)."""
+(``bsim/mpi/common/handles.py``)."""
 
 from __future__ import annotations
 
-from . import ops
-from .comm import COMM_NULL, COMM_SELF, COMM_WORLD
-from .groups import GROUP_EMPTY, GROUP_NULL
-from .handles import register_constant
-from .message import MESSAGE_NO_PROC, MESSAGE_NULL
-from .requests import REQUEST_NULL
+from .collectives import ops
+from .common.handles import register_constant
+from .comms.comm import COMM_NULL, COMM_SELF, COMM_WORLD
+from .management.groups import GROUP_EMPTY, GROUP_NULL
+from .p2p.message import MESSAGE_NO_PROC, MESSAGE_NULL
+from .requests.request import REQUEST_NULL
 
 __all__ = ["VALUES"]
 

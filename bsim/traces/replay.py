@@ -54,7 +54,7 @@ def replay_program(trace: Trace, scale: float = 1.0) -> Callable[[], None]:
 
     def main() -> None:
         from .. import MPI, add_time
-        from ..mpi.buffers import Buffer
+        from ..mpi.data.buffers import Buffer
         world = MPI.COMM_WORLD
         me = world.Get_rank()
         comms: dict[int, Any] = {0: world, 1: MPI.COMM_SELF}

@@ -169,6 +169,7 @@ SLOW_TESTS = (
     "test_noise_review.py::test_the_long_run_stolen_fraction_is_rate_times_mean*",
     "test_calibrate.py::test_calibrate_needs_two_processes",
     "test_mpi4py_suite.py::test_real_mpi_wall_limit",
+    "test_mpi4py_suite.py::test_limit_is_on_silence_not_on_the_attempt",
     "test_inputs_recorded.py::*",
     "test_docs_examples.py::test_python_example_runs[[]distributed.md-*",
 )

@@ -77,6 +77,30 @@ def _pipeline(stages: int, placeholder: bool, split: bool = False) -> Any:
     return main
 
 
+def _sendrecv_halo(px: int, py: int, iterations: int, placeholder: bool,
+                   split: bool = False) -> Any:
+    """The halo as four blocking ``Sendrecv`` an iteration, sizes varying by rank."""
+    def main() -> float:
+        comm = MPI.COMM_WORLD
+        if split:
+            comm = comm.Split(0, key=-comm.Get_rank())
+        rank = comm.Get_rank()
+        i, j = rank % px, rank // px
+        west = rank - 1 if i > 0 else MPI.PROC_NULL
+        east = rank + 1 if i < px - 1 else MPI.PROC_NULL
+        south = rank - px if j > 0 else MPI.PROC_NULL
+        north = rank + px if j < py - 1 else MPI.PROC_NULL
+        for it in range(iterations):
+            n = 100 * (1 + (rank + it) % 3)
+            for dest, source, tag in ((east, west, 1), (west, east, 2), (north, south, 3),
+                                      (south, north, 4)):
+                comm.Sendrecv(_edge(n, placeholder), dest=dest, sendtag=tag,
+                              recvbuf=_edge(300, placeholder), source=source, recvtag=tag)
+            bsim.add_time(1e-6 * (1 + rank % 5))
+        return MPI.Wtime()
+    return main
+
+
 def _fingerprint(res: Any) -> tuple[Any, ...]:
     return (res.finish.tolist(), res.calc.tolist(), res.wait.tolist(), res.comm.tolist(),
             res.ops.tolist(), res.messages.tolist(), res.bytes.tolist(), res.returns)
@@ -98,6 +122,10 @@ def test_fast_path_predicts_what_the_general_path_predicts(setting: dict[str, An
         assert fast.elapsed > 0.0
         fast = bsim.simulate(_pipeline(6, True, split), 16, **setting)
         general = bsim.simulate(_pipeline(6, False, split), 16, **setting)
+        assert _fingerprint(fast) == _fingerprint(general)
+        assert fast.elapsed > 0.0
+        fast = bsim.simulate(_sendrecv_halo(4, 4, 3, True, split), 16, **setting)
+        general = bsim.simulate(_sendrecv_halo(4, 4, 3, False, split), 16, **setting)
         assert _fingerprint(fast) == _fingerprint(general)
         assert fast.elapsed > 0.0
 
@@ -147,6 +175,9 @@ def test_fast_path_is_taken_for_placeholders_only(monkeypatch: pytest.MonkeyPatc
     assert calls == {"isend": 0, "irecv": 0}
     bsim.simulate(_pipeline(3, False), 4)
     assert calls == {"isend": 9, "irecv": 9}
+    calls.update(isend=0, irecv=0)
+    bsim.simulate(_sendrecv_halo(2, 2, 1, True), 4)   # Sendrecv: the 8 PROC_NULL parts each
+    assert calls == {"isend": 8, "irecv": 8}
 
 
 def _one_call(call: str, **kw: Any) -> None:
@@ -158,6 +189,8 @@ def _one_call(call: str, **kw: Any) -> None:
             comm.Irecv(bsim.Buffer(8), **kw).Wait()
         elif call == "Send":
             comm.Send(bsim.Buffer(8), **kw)
+        elif call == "Sendrecv":
+            comm.Sendrecv(bsim.Buffer(8), recvbuf=bsim.Buffer(8), **kw)
         else:
             comm.Recv(bsim.Buffer(8), **kw)
     bsim.simulate(main, 2)
@@ -172,6 +205,9 @@ def _one_call(call: str, **kw: Any) -> None:
     ("Irecv", dict(source=0, tag=-2), "invalid tag -2"),
     ("Send", dict(dest=5), "invalid dest 5"),
     ("Recv", dict(source=3, tag=1), "invalid source 3"),
+    ("Sendrecv", dict(dest=2, source=0), "invalid dest 2"),
+    ("Sendrecv", dict(dest=0, source=4), "invalid source 4"),
+    ("Sendrecv", dict(dest=0, sendtag=-5, source=0), "invalid tag -5"),
 ])
 def test_bad_arguments_still_reach_the_general_checks(call: str, kw: dict[str, Any],
                                                       why: str) -> None:

@@ -387,8 +387,23 @@ def Sendrecv(comm: Comm, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any
              source: int = ANY_SOURCE, recvtag: int = ANY_TAG,
              status: Status | None = None) -> None:
     """Send and receive."""
-    vr = current()
     call = "Sendrecv"
+    if sendbuf.__class__ is Buffer and recvbuf.__class__ is Buffer:
+        # placeholders: each part flattened when it can be (Irecv's and Isend's path)
+        rreq = _flat(comm, recvbuf, source, recvtag, call, RECV)
+        if rreq is None:
+            vr = current()
+            rreq = _irecv(comm, vr, parse_buffer(vr, recvbuf, call), False, source, recvtag,
+                          call)
+        sreq = _flat(comm, sendbuf, dest, sendtag, call, SEND)
+        if sreq is None:
+            sinfo = parse_buffer(rreq.owner, sendbuf, call)
+            sreq = _isend(comm, rreq.owner, sinfo.nbytes, None, False, dest, sendtag, call)
+        rreq.owner.settle([sreq, rreq], call)
+        sreq.finish(None)
+        rreq.finish(status)
+        return
+    vr = current()
     sinfo = parse_buffer(vr, sendbuf, call)   # both specs checked before anything is posted
     info = parse_buffer(vr, recvbuf, call) if recvbuf is not None else None
     rreq = _irecv(comm, vr, info, False, source, recvtag, call)

@@ -120,12 +120,15 @@ def wait_all(requests: list[Request], statuses: Any, call: str,
         owner = check_owner(pending[0], call)
         owner.ops += 1
         owner.settle(pending, call)
-    if statuses is None and not results and \
-            all(r.error is None and r.post is None for r in pending):
+    if statuses is None and not results:
         for r in pending:
-            if r.kind != DONE:   # (not completed by an earlier one's finish)
-                r.finish(None)
-        return []
+            if r.error is not None or r.post is not None:
+                break
+        else:
+            for r in pending:
+                if r.kind != DONE:   # (not completed by an earlier one's finish)
+                    r.finish(None)
+            return []
     if statuses is None:
         return finish_all(requests, None, call, stop_at_error)
     array = [Status() for _ in requests]   # empty: what an inactive request gives
@@ -146,7 +149,7 @@ def active(requests: list[Request], call: str, unique: bool = False) -> list[Req
         vr = current()
         raise MPIUsageError(f"rank {vr.rank}: {call}: requests[{bad}] is {requests[bad]!r}, "
                             f"not a Request (use MPI.REQUEST_NULL for an empty slot)") from None
-    if unique and len(pending) > 1 and len({id(r) for r in pending}) != len(pending):
+    if unique and len(pending) > 1 and len(set(map(id, pending))) != len(pending):
         raise MPIUsageError(f"rank {current().rank}: {call}: a request appears twice in the "
                             f"list (MPI allows each active request once)")
     return pending

@@ -1,0 +1,57 @@
+"""Blocking calls whose outcome is already known do not switch to the engine.
+
+A rank's greenlet is switched into when it starts and when the engine wakes it; a
+``Send`` (``bsim``: complete at its call), a ``Recv`` of a message already visible and a
+``Sendrecv`` whose receive is already visible are settled on the rank's clock without a
+round trip through the engine (``VirtualRank.settle``).  Counted here with
+``greenlet.settrace``, against a count made by hand from the visibility rule
+(``docs/protocols.md``: a message sent at ``ts`` is visible at ``ts + lookahead``).
+"""
+
+from __future__ import annotations
+
+import greenlet
+import pytest
+
+import bsim
+from bsim.engine.rank import RankGreenlet
+
+NET = "hockney:latency=1e-6,bandwidth=1e9"
+
+
+def _program() -> None:
+    from bsim import MPI
+    comm = MPI.COMM_WORLD
+    buf = bsim.Buffer(8)
+    if comm.rank == 0:
+        for tag in range(4):            # complete at the call: no switch
+            comm.Send(buf, dest=1, tag=tag)
+        comm.Recv(buf, source=1, tag=9)  # not sent yet: one wake-up
+    else:
+        bsim.add_time(1.0)
+        comm.Recv(buf, source=0, tag=0)  # the engine is still at t = 0: one wake-up, at
+        # t = 1.0; the other three messages were made visible at 1e-6 on the way
+        comm.Recv(buf, source=0, tag=1)  # visible: no switch
+        comm.Recv(buf, source=0, tag=2)  # visible: no switch
+        comm.Sendrecv(buf, dest=0, sendtag=9, recvbuf=bsim.Buffer(8), source=0,
+                      recvtag=3)         # the receive visible, the send immediate: none
+
+
+def test_determined_blocking_calls_take_no_switch() -> None:
+    into: dict[int, int] = {}
+
+    def trace(event: str, args: tuple) -> None:
+        if event == "switch" and isinstance(args[1], RankGreenlet):
+            rank = args[1].vrank.rank
+            into[rank] = into.get(rank, 0) + 1
+
+    old = greenlet.settrace(trace)
+    try:
+        res = bsim.simulate(_program, ranks=2, network=NET, protocol="bsim",
+                            contention="none", check_memory=False)
+    finally:
+        greenlet.settrace(old)
+    # each rank: its start and one wake-up
+    assert into == {0: 2, 1: 2}
+    # rank 1 ends at 1.0 plus the costs of the three Recvs and the Sendrecv's receive
+    assert res.finish[1] == pytest.approx(1.0 + 4 * (1e-6 + 8 / 1e9), rel=1e-12, abs=0)

@@ -164,8 +164,12 @@ class _Writer:
             return f"{cm}.Reduce_scatter_block(buf({t[2]} * n{cid}), buf({t[2]}), MPI.SUM)"
         if op == "split":
             colour = f"tiled({e(t[3])})" if tiled else e(t[3])
-            return (f"c{t[2]} = c{t[1]}.Split({colour}, {e(t[4])}); "
-                    f"r{t[2]}, n{t[2]} = c{t[2]}.Get_rank(), c{t[2]}.Get_size()")
+            if t[2] < 0:    # every rank here is left out of the communicator
+                return f"c{t[1]}.Split({colour}, {e(t[4])})"
+            made = f"c{t[2]} = c{t[1]}.Split({colour}, {e(t[4])}); "
+            if "undefined(" in t[3]:
+                return made + f"r{t[2]}, n{t[2]} = sizes(c{t[2]})"
+            return made + f"r{t[2]}, n{t[2]} = c{t[2]}.Get_rank(), c{t[2]}.Get_size()"
         raise ValueError(f"skeleton: no code for {op!r}")
 
 
@@ -213,6 +217,16 @@ def cart(rank, size, dx, dy):
 def pick(table, rank):
     """*rank*'s recorded value; at other rank counts the recorded values in turn."""
     return table[rank] if rank in table else list(table.values())[rank % len(table)]
+
+
+def undefined(colour):
+    """A recorded colour; -1 (the rank was left out) is MPI_UNDEFINED."""
+    return MPI.UNDEFINED if colour == -1 else colour
+
+
+def sizes(comm):
+    """(rank, size) in *comm*; (-1, 0) for MPI_COMM_NULL."""
+    return (-1, 0) if comm == MPI.COMM_NULL else (comm.Get_rank(), comm.Get_size())
 
 
 def wait(pending, slots):

@@ -27,7 +27,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 HPCC_INPUT = Path("/usr/share/doc/hpcc/examples/_hpccinf.txt")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMP_NUM_THREADS="1")
 BSIM = [sys.executable, "-m", "bsim"]
 
 
@@ -88,6 +89,21 @@ def bsim_json(args: list[str], cwd: Path) -> dict:
     return json.loads(out.read_text())
 
 
+def inside_mpi(trace: dict, slow: float = 1e-3) -> str:
+    """Where the recorded run's time went, per rank: compute (between calls), inside MPI
+    calls, and the part of that in calls longer than *slow* seconds (a rank waiting on a
+    descheduled partner: the network models price these calls in microseconds)."""
+    parts = []
+    for acts, times in zip(trace["ranks"], trace["times"], strict=True):
+        comp = sum(a[1] for a in acts if a[0] == "compute")
+        durations = [t1 - t0 for t0, t1 in times]
+        inside = sum(durations)
+        long = [d for d in durations if d > slow]
+        parts.append(f"{comp:.2f} + {inside:.2f} ({sum(long) / max(inside, 1e-12):.0%} in "
+                     f"{len(long)} calls > {slow * 1e3:g} ms)")
+    return "compute + inside MPI per rank, s: " + "; ".join(parts)
+
+
 def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str]) -> None:
     where = Path(tempfile.mkdtemp(prefix=f"bsim-{app}{n}-"))
     cmd = prepare(app, n, where)
@@ -105,6 +121,7 @@ def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str])
           f"{(max(walls) - min(walls)) / statistics.fmean(walls):.1%}")
     print(f"  recorded run: command {meas['command_wall']:.2f} s, MPI_Init..MPI_Finalize "
           f"{meas['wall']:.3f} s, {calls:,} calls; record + convert {rec_time:.1f} s")
+    print(f"  {inside_mpi(trace)}")
     targets = ([("this host", ["--machine", profile])] if profile else []) + \
         [(m, ["--machine", m]) for m in presets]
     for label, opts in targets:
@@ -114,8 +131,9 @@ def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str])
             print(f"  replay on {label}: failed: {exc.stderr.strip().splitlines()[-3:]}")
             return
         calc = statistics.fmean(r["per_rank"]["calc"])
-        print(f"  replay on {label}: {r['elapsed']:.3f} s (calc {calc:.3f}, "
-              f"{r['elapsed'] / meas['wall']:.3f} x measured)")
+        mpi = statistics.fmean(r["per_rank"]["comm"]) + statistics.fmean(r["per_rank"]["wait"])
+        print(f"  replay on {label}: {r['elapsed']:.3f} s (calc {calc:.3f}, comm + wait "
+              f"{mpi:.3f}, {r['elapsed'] / meas['wall']:.3f} x measured)")
     subprocess.run([*BSIM, "skeleton", f"{app}.json", "-o", "skel.py"], cwd=where, env=ENV,
                    check=True, capture_output=True, timeout=3600)
     net = ["--machine", profile] if profile else []

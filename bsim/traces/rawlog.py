@@ -53,6 +53,15 @@ _SPLITS = {"comm_dup", "comm_split", "comm_create", "cart_create", "cart_sub",
 _PLAIN = {"barrier": "barrier", "allreduce": "allreduce", "scan": "scan", "exscan": "exscan"}
 
 
+def _cpu(recs: np.ndarray) -> float:
+    """The rank's CPU seconds from its first to its last ``clock`` record (the library
+    writes the process's CPU time there; NaN when absent)."""
+    pairs = recs[recs["op"] == OPS.index("clock") + 1]
+    if len(pairs) < 2 or int(pairs[0]["bytes"]) <= 0:
+        return float("nan")
+    return 1e-9 * float(int(pairs[-1]["bytes"]) - int(pairs[0]["bytes"]))
+
+
 def _read_rank(path: Path) -> tuple[int, int, np.ndarray]:
     """(world rank, world size, records) of one raw file."""
     data = path.read_bytes()
@@ -65,7 +74,7 @@ def _read_rank(path: Path) -> tuple[int, int, np.ndarray]:
     body = data[HEADER.itemsize:]
     usable = len(body) - len(body) % RECORD.itemsize   # a run killed mid-write: whole records
     recs = np.frombuffer(body[:usable], RECORD)
-    return int(head["rank"]), int(head["size"]), _in_seconds(recs, path)
+    return int(head["rank"]), int(head["size"]), recs
 
 
 def _in_seconds(recs: np.ndarray, path: Path) -> np.ndarray:
@@ -269,9 +278,11 @@ def read_raw(directory: str | Path) -> Trace:
     per_rank: dict[int, list[Action]] = {}
     stamps: dict[int, list[tuple[float, float]]] = {}
     starts, ends, size = [], [], 0
+    cpu: dict[int, float] = {}
     for f in files:
-        rank, size, recs = _read_rank(f)
-        acts, st, s, e = _actions(recs, str(f))
+        rank, size, raw = _read_rank(f)
+        cpu[rank] = _cpu(raw)
+        acts, st, s, e = _actions(_in_seconds(raw, f), str(f))
         per_rank[rank] = acts
         stamps[rank] = st
         starts.append(s)
@@ -281,5 +292,8 @@ def read_raw(directory: str | Path) -> Trace:
         raise ValueError(f"{d}: the run had {size} ranks but ranks {missing} left no file")
     ranks = _settle_sizes([per_rank[r] for r in range(size)])
     wall = max(ends) - min(starts) if all(x == x for x in starts + ends) else float("nan")
-    return Trace(ranks, "bsim-record", {"wall": wall, "starts": starts, "ends": ends},
+    # cpu: each rank's CPU seconds over the same span (over the wall: the share of it the
+    # rank had a core; busy-polling MPI counts its waits as CPU)
+    return Trace(ranks, "bsim-record", {"wall": wall, "starts": starts, "ends": ends,
+                                        "cpu": [cpu[r] for r in range(size)]},
                  [stamps[r] for r in range(size)])

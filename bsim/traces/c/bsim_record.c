@@ -101,10 +101,14 @@ static void open_log(void) {
   clock_pair();
 }
 
-/* one (counter, seconds) pair: the clock's calibration point */
+/* one (counter, seconds) pair: the clock's calibration point; bytes: the process's CPU
+ * time in ns (the part of the wall time it had a core) */
 static void clock_pair(void) {
   if (!out) return;
-  struct rec r = {now(), wall(), OP_CLOCK, 0, -1, 0, 0, 0, CLOCK_KIND, 0, 0};
+  struct timespec cpu;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+  int64_t ns = (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec;
+  struct rec r = {now(), wall(), OP_CLOCK, 0, -1, 0, ns, 0, CLOCK_KIND, 0, 0};
   fwrite(&r, sizeof r, 1, out);
 }
 

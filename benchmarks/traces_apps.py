@@ -122,6 +122,9 @@ def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str])
     print(f"  recorded run: command {meas['command_wall']:.2f} s, MPI_Init..MPI_Finalize "
           f"{meas['wall']:.3f} s, {calls:,} calls; record + convert {rec_time:.1f} s")
     print(f"  {inside_mpi(trace)}")
+    if meas.get("cpu"):
+        print("  CPU seconds / wall per rank (the share of the run it had a core): "
+              + ", ".join(f"{c / meas['wall']:.0%}" for c in meas["cpu"]))
     targets = ([("this host", ["--machine", profile])] if profile else []) + \
         [(m, ["--machine", m]) for m in presets]
     for label, opts in targets:

@@ -97,6 +97,16 @@ def test_busy_block_is_compute(recorded):
     assert trace.measured["wall"] >= ITERS * MICROSECONDS * 1e-6
 
 
+def test_cpu_seconds_are_recorded(recorded):
+    """Each rank's CPU seconds from MPI_Init to MPI_Finalize: at least its busy spins
+    (12 x 300 us of CPU) and at most its wall time (one thread of work per rank; 1 ms
+    for the clock reads)."""
+    trace, _ = recorded
+    cpu, wall = trace.measured["cpu"], trace.measured["wall"]
+    assert len(cpu) == 2
+    assert all(ITERS * MICROSECONDS * 1e-6 <= c <= wall + 1e-3 for c in cpu)
+
+
 def test_json_and_otf2_give_the_trace_back(recorded, tmp_path):
     """JSON exactly; OTF2 (1 ns ticks) with compute within 1 ns."""
     pytest.importorskip("otf2")

@@ -65,8 +65,8 @@ def test_fortran_calls_are_recorded(recorded):
     """Per iteration (from the source): one Sendrecv, two Irecv, two Isend, one Waitall of
     all four, two Allreduce of one double (the first in place, on the world; the second
     on the even/odd half), one Bcast from rank 0; one split; a Send 0 -> 1 of 100 bytes,
-    tag 7, received with MPI_ANY_SOURCE/MPI_ANY_TAG (so the status gave 0 and 7); one
-    Barrier."""
+    tag 7, received with MPI_ANY_SOURCE/MPI_ANY_TAG (so the status gave 0 and 7); a Send
+    and a Recv with MPI_PROC_NULL; one Barrier."""
     trace, _ = recorded
     assert trace.nranks == 2
     for r, acts in enumerate(trace.ranks):
@@ -89,12 +89,19 @@ def test_fortran_calls_are_recorded(recorded):
                 assert a[2] == NBYTES and a[3] == 0
         split = next(a for a in acts if a[0] == "split")
         assert split[1:] == (0, 2, r, 0)    # colour rank % 2: alone in its half
-    assert [a for a in trace.ranks[0] if a[0] == "send"] == [("send", 0, 1, 7, 100)]
-    assert [a for a in trace.ranks[1] if a[0] == "recv"] == [("recv", 0, 0, 7, 100)]
+    # MPI_PROC_NULL (Open MPI's is -2, its MPI_ANY_SOURCE -1) is recorded as -1, bsim's
+    null = ("send", 0, -1, 9, 10)
+    assert [a for a in trace.ranks[0] if a[0] == "send"] == [("send", 0, 1, 7, 100), null]
+    assert [a for a in trace.ranks[1] if a[0] == "send"] == [null]
+    assert [a[:3] for a in trace.ranks[0] if a[0] == "recv"] == [("recv", 0, -1)]
+    assert [a[:3] for a in trace.ranks[1] if a[0] == "recv"] == [("recv", 0, 0),
+                                                                  ("recv", 0, -1)]
+    assert next(a for a in trace.ranks[1] if a[0] == "recv") == ("recv", 0, 0, 7, 100)
 
 
 def test_fortran_trace_replays_and_skeletonizes(recorded):
-    """The trace replays, and its skeleton reproduces the replay at 2 ranks."""
+    """The trace replays (its MPI_PROC_NULL calls as bsim's, no-ops), and its skeleton
+    reproduces the replay at 2 ranks and runs at 8 (tiles: rank 0 sends to rank 1)."""
     import importlib.util
 
     import bsim
@@ -107,3 +114,5 @@ def test_fortran_trace_replays_and_skeletonizes(recorded):
     spec.loader.exec_module(mod)
     got = bsim.simulate(mod.main, 2, network=HOCKNEY, protocol="bsim", contention="none")
     assert got.elapsed == pytest.approx(want.elapsed, rel=1e-9)
+    assert bsim.simulate(mod.main, 8, network=HOCKNEY, protocol="bsim",
+                         contention="none").ranks == 8

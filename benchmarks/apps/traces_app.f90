@@ -2,7 +2,8 @@
 ! exchange (MPI_Sendrecv), a nonblocking exchange with both ring neighbours (MPI_Irecv,
 ! MPI_Isend, MPI_Waitall), an MPI_Allreduce in place, an MPI_Bcast from rank 0, and an
 ! MPI_Allreduce on an even/odd sub-communicator (MPI_Comm_split); then a Send/Recv pair
-! between ranks 0 and 1 with a status, and an MPI_Barrier.
+! between ranks 0 and 1 with a status, a Send and a Recv with MPI_PROC_NULL, and an
+! MPI_Barrier.
 ! argv: iterations bytes
 program traces_app_f
   use mpi
@@ -52,6 +53,9 @@ program traces_app_f
     call MPI_Get_count(st, MPI_BYTE, count, ierr)
     if (st(MPI_SOURCE) /= 0 .or. st(MPI_TAG) /= 7 .or. count /= 100) error stop "status"
   end if
+  ! a boundary's exchange with no neighbour: MPI_PROC_NULL (Open MPI's is -2)
+  call MPI_Send(sb, 10, MPI_BYTE, MPI_PROC_NULL, 9, MPI_COMM_WORLD, ierr)
+  call MPI_Recv(rb, 10, MPI_BYTE, MPI_PROC_NULL, 9, MPI_COMM_WORLD, st, ierr)
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   call MPI_Comm_free(half, ierr)
   if (rank == 0) print '(a, i0, a)', 'traces_app_f ', size, ' ranks'

@@ -134,7 +134,11 @@ class _Writer:
             """A world peer of a tiled skeleton: the recorded one, in this rank's tile."""
             if not tiled:
                 return e(x)
-            return "tile" if x == "0" else f"tile + {e(x)}"
+            if x == "-1":    # MPI_PROC_NULL
+                return x
+            if x == "0":
+                return "tile"
+            return f"tile + {e(x)}" if "[" not in x else f"intile(tile, {e(x)})"
 
         if op in ("send", "ssend", "recv"):
             return f"{cm}.{op.capitalize()}(buf({t[4]}), {peer(t[2])}, {e(t[3])})"
@@ -217,6 +221,11 @@ def cart(rank, size, dx, dy):
 def pick(table, rank):
     """*rank*'s recorded value; at other rank counts the recorded values in turn."""
     return table[rank] if rank in table else list(table.values())[rank % len(table)]
+
+
+def intile(tile, peer):
+    """A recorded world peer in this rank's tile (MPI_PROC_NULL, -1, kept)."""
+    return peer if peer < 0 else tile + peer
 
 
 def undefined(colour):

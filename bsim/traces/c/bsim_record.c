@@ -4,7 +4,8 @@
  * loaded with LD_PRELOAD, so an unmodified binary of that MPI is traced.  Each MPI function
  * below calls its PMPI_ twin and appends one fixed-size record (struct rec, 64 bytes) to
  * $BSIM_TRACE_DIR/rank-<world rank>.bin: the operation, the communicator (a small id, 0 is
- * MPI_COMM_WORLD), the peer (a rank of that communicator), tag, bytes (count x
+ * MPI_COMM_WORLD), the peer (a rank of that communicator; MPI_PROC_NULL -1 and
+ * MPI_ANY_SOURCE -2, bsim's values, whatever the MPI's), tag, bytes (count x
  * MPI_Type_size), root, the request handle, and the call's enter and leave times (see
  * now() below; one clock for all ranks of a node).  A wait or test call is
  * followed by one OP_DONE record per request it completed (handle, source, tag, bytes
@@ -67,6 +68,10 @@ static int comm_id(MPI_Comm c) {   /* -1: a communicator made by a call not wrap
   for (int i = 0; i < ncomms; i++) if (comms[i] == c) return i;
   return -1;
 }
+
+/* A peer as the trace holds it: MPI_PROC_NULL is -1 whatever the MPI's value (Open MPI's
+ * is -2, its MPI_ANY_SOURCE -1), as in bsim. */
+static int peer_of(int p) { return p == MPI_PROC_NULL ? -1 : p; }
 
 static int64_t nbytes(int count, MPI_Datatype t) {
   int s = 0;
@@ -167,7 +172,7 @@ int MPI_Finalize(void) {
   int MPI_##NAME(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm c) { \
     double t0 = now();                                                                      \
     int rc = PMPI_##NAME(buf, count, t, dest, tag, c);                                      \
-    emit(t0, OP, c, dest, tag, nbytes(count, t), 0, 0, 0, 0);                               \
+    emit(t0, OP, c, peer_of(dest), tag, nbytes(count, t), 0, 0, 0, 0);                      \
     return rc;                                                                              \
   }
 P2P(Send, OP_SEND)
@@ -180,7 +185,7 @@ P2P(Bsend, OP_BSEND)
                  MPI_Request *r) {                                                          \
     double t0 = now();                                                                      \
     int rc = PMPI_##NAME(buf, count, t, dest, tag, c, r);                                   \
-    emit(t0, OP, c, dest, tag, nbytes(count, t), 0, (int64_t)(intptr_t)*r, 0, 0);           \
+    emit(t0, OP, c, peer_of(dest), tag, nbytes(count, t), 0, (int64_t)(intptr_t)*r, 0, 0);  \
     return rc;                                                                              \
   }
 IP2P(Isend, OP_ISEND)
@@ -196,7 +201,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype t, int src, int tag, MPI_Comm c,
   int rc = PMPI_Recv(buf, count, t, src, tag, c, s);
   int n = 0;
   PMPI_Get_count(s, MPI_BYTE, &n);
-  emit(t0, OP_RECV, c, s->MPI_SOURCE, s->MPI_TAG, n == MPI_UNDEFINED ? 0 : n, 0, 0, 0, 0);
+  emit(t0, OP_RECV, c, peer_of(s->MPI_SOURCE), s->MPI_TAG, n == MPI_UNDEFINED ? 0 : n, 0, 0,
+       0, 0);
   return rc;
 }
 
@@ -204,7 +210,8 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype t, int src, int tag, MPI_Comm c
               MPI_Request *r) {
   double t0 = now();
   int rc = PMPI_Irecv(buf, count, t, src, tag, c, r);
-  emit(t0, OP_IRECV, c, src, tag, nbytes(count, t), 0, (int64_t)(intptr_t)*r, 0, 0);
+  emit(t0, OP_IRECV, c, src == MPI_ANY_SOURCE ? -2 : peer_of(src), tag, nbytes(count, t), 0,
+       (int64_t)(intptr_t)*r, 0, 0);
   return rc;
 }
 
@@ -216,8 +223,8 @@ int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype st_, int dest, int stag, v
   int rc = PMPI_Sendrecv(sb, sc, st_, dest, stag, rb, rcount, rt, src, rtag, c, s);
   int n = 0;
   PMPI_Get_count(s, MPI_BYTE, &n);
-  emit(t0, OP_SENDRECV, c, dest, stag, nbytes(sc, st_), n == MPI_UNDEFINED ? 0 : n,
-       s->MPI_TAG, 0, s->MPI_SOURCE);
+  emit(t0, OP_SENDRECV, c, peer_of(dest), stag, nbytes(sc, st_), n == MPI_UNDEFINED ? 0 : n,
+       s->MPI_TAG, 0, peer_of(s->MPI_SOURCE));
   return rc;
 }
 
@@ -227,8 +234,8 @@ int MPI_Sendrecv_replace(void *b, int count, MPI_Datatype t, int dest, int stag,
   MPI_Status *s = st == MPI_STATUS_IGNORE ? &mine : st;
   double t0 = now();
   int rc = PMPI_Sendrecv_replace(b, count, t, dest, stag, src, rtag, c, s);
-  emit(t0, OP_SENDRECV_REPLACE, c, dest, stag, nbytes(count, t), nbytes(count, t), s->MPI_TAG,
-       0, s->MPI_SOURCE);
+  emit(t0, OP_SENDRECV_REPLACE, c, peer_of(dest), stag, nbytes(count, t), nbytes(count, t),
+       s->MPI_TAG, 0, peer_of(s->MPI_SOURCE));
   return rc;
 }
 

@@ -5,11 +5,13 @@ machine), record one run with ``bsim record``, replay the trace on this host's o
 calibration (``--profile``: a ``bsim calibrate network`` file) and on two presets, write
 its skeleton and run that at the recorded ranks and at 4x.  Prints one block per case.
 
-    python benchmarks/traces_apps.py --apps hpcc --ranks 2 4 --profile here.toml
+    python benchmarks/traces_apps.py --apps hpcc qe --ranks 2 4 --profile here.toml --pingpong
 
 Debian's applications link Debian's MPI (Open MPI); ``bsim record`` builds its library
 with the ``mpicc`` beside the launcher given (``/usr/bin/mpiexec`` -> Open MPI's).
-Also ``--overhead``: the recording library's cost per call (1-rank MPI_Allreduce loop).
+Also ``--overhead``: the recording library's cost per call (1-rank MPI_Allreduce loop);
+``--pingpong``: replay on a Hockney fit of ping-pong under the applications' own MPI too;
+``--replay-only TRACE...``: replay recorded traces on the targets without running.
 """
 
 from __future__ import annotations
@@ -104,7 +106,8 @@ def inside_mpi(trace: dict, slow: float = 1e-3) -> str:
     return "compute + inside MPI per rank, s: " + "; ".join(parts)
 
 
-def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str]) -> None:
+def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str],
+         app_net: str | None = None) -> None:
     where = Path(tempfile.mkdtemp(prefix=f"bsim-{app}{n}-"))
     cmd = prepare(app, n, where)
     walls = [wall(cmd, where) for _ in range(repeat)]
@@ -126,6 +129,7 @@ def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str])
         print("  CPU seconds / wall per rank (the share of the run it had a core): "
               + ", ".join(f"{c / meas['wall']:.0%}" for c in meas["cpu"]))
     targets = ([("this host", ["--machine", profile])] if profile else []) + \
+        ([("this host, the app's MPI", ["--network", app_net])] if app_net else []) + \
         [(m, ["--machine", m]) for m in presets]
     for label, opts in targets:
         try:
@@ -149,6 +153,26 @@ def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str])
         print(f"  skeleton at {4 * n}: {big['elapsed']:.4f} s")
     except subprocess.CalledProcessError as exc:
         print(f"  skeleton at {4 * n}: failed: {exc.stderr.strip().splitlines()[-1:]}")
+
+
+def app_mpi_network(reps: int = 200) -> str:
+    """A Hockney network spec fitted to ping-pong under the applications' MPI (Debian's
+    Open MPI: ``benchmarks/apps/pingpong.c`` built with ``/usr/bin/mpicc``): median one-way
+    times t(n) for n = 0 B .. 256 KiB, least squares of the relative error of
+    ``t = latency + n / bandwidth`` (Hockney 1994, the line ``bsim calibrate network``
+    fits, there under mpi4py's MPI)."""
+    import numpy as np
+    with tempfile.TemporaryDirectory() as d:
+        exe = Path(d) / "pingpong"
+        subprocess.run(["/usr/bin/mpicc", "-O2", str(HERE / "apps/pingpong.c"), "-o",
+                        str(exe)], check=True)
+        out = subprocess.run(["/usr/bin/mpiexec", "-n", "2", str(exe), str(reps)], env=ENV,
+                             check=True, capture_output=True, text=True, timeout=600).stdout
+    n, t = np.array([[float(x) for x in ln.split()] for ln in out.splitlines()]).T
+    (lat, inv), *_ = np.linalg.lstsq(np.c_[1 / t, n / t], np.ones_like(t), rcond=None)
+    print("  ping-pong under the applications' MPI (bytes: one-way us): "
+          + ", ".join(f"{int(a)}: {b * 1e6:.2f}" for a, b in zip(n, t)))
+    return f"hockney:latency={float(lat)!r},bandwidth={float(1 / inv)!r}"
 
 
 def overhead(calls: int = 200000) -> None:
@@ -177,12 +201,30 @@ def main() -> None:
     ap.add_argument("--profile", default=None, help="bsim calibrate network profile")
     ap.add_argument("--presets", nargs="*", default=["xt5", "bgp"])
     ap.add_argument("--overhead", action="store_true")
+    ap.add_argument("--pingpong", action="store_true",
+                    help="also replay on a Hockney fit of ping-pong under the apps' MPI")
+    ap.add_argument("--replay-only", nargs="*", default=None, metavar="TRACE",
+                    help="replay these recorded traces (no runs) on the targets")
     ns = ap.parse_args()
     if ns.overhead:
         overhead()
+    app_net = app_mpi_network() if ns.pingpong else None
+    if app_net:
+        print(f"  fit: {app_net}")
+    if ns.replay_only is not None:
+        for tr in ns.replay_only:
+            where = Path(tr).resolve().parent
+            wall = json.loads(Path(tr).read_text())["measured"]["wall"]
+            for label, opts in ([("this host", ["--machine", ns.profile])] if ns.profile
+                                else []) + ([("the app's MPI", ["--network", app_net])]
+                                           if app_net else []):
+                r = bsim_json(["replay", str(Path(tr).resolve()), *opts], where)
+                print(f"  {tr}: replay on {label}: {r['elapsed']:.3f} s "
+                      f"({r['elapsed'] / wall:.3f} x measured)")
+        return
     for app in ns.apps:
         for n in ns.ranks:
-            case(app, n, ns.repeat, ns.profile, ns.presets)
+            case(app, n, ns.repeat, ns.profile, ns.presets, app_net)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ OPS = ("init", "finalize", "send", "ssend", "rsend", "bsend", "recv", "isend", "
        "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv", "alltoall",
        "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan", "comm_dup",
        "comm_split", "comm_create", "cart_create", "cart_sub", "done", "ibsend", "irsend",
-       "comm_split_type", "clock")
+       "comm_split_type", "clock", "cpu")
 MIN_COMPUTE = 1e-8
 _DONE = OPS.index("done") + 1
 
@@ -99,10 +99,26 @@ def _in_seconds(recs: np.ndarray, path: Path) -> np.ndarray:
     return recs
 
 
-def _actions(recs: np.ndarray, where: str) -> tuple[list[Action], list[tuple[float, float]],
-                                                   float, float]:
+def _split_cpu(recs: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The records without their ``cpu`` records, and per record left the thread CPU
+    seconds at its enter and leave (NaN where none; None when the run had no ``cpu``
+    records: ``bsim record --compute-clock wall``).  A ``cpu`` record follows its call's
+    record, before the call's ``done`` records."""
+    mine = recs["op"] == OPS.index("cpu") + 1
+    if not mine.any():
+        return recs, None
+    idx = np.nonzero(mine)[0]
+    cpu = np.full((len(recs), 2), np.nan)
+    cpu[idx - 1, 0], cpu[idx - 1, 1] = recs["t0"][idx], recs["t1"][idx]
+    return recs[~mine], cpu[~mine]
+
+
+def _actions(recs: np.ndarray, where: str, cpu: np.ndarray | None = None
+             ) -> tuple[list[Action], list[tuple[float, float]], float, float]:
     """The actions of one rank, the (enter, leave) times of those that are not compute, and
-    its init-leave and finalize-enter times."""
+    its init-leave and finalize-enter times.  With *cpu* (per record, CPU seconds at enter
+    and leave), a compute action holds the CPU seconds between the calls instead of the
+    wall seconds."""
     acts: list[Action | None] = []
     stamps: list[tuple[float, float] | None] = []   # aligned with acts (None: compute)
     live: dict[int, list[int]] = {}   # request handle -> identities (MPICH hands one
@@ -110,6 +126,7 @@ def _actions(recs: np.ndarray, where: str) -> tuple[list[Action], list[tuple[flo
     pending: dict[int, int] = {}      # identity -> index of its Irecv action
     next_id = 0
     last = None
+    last_cpu = float("nan")
     start = end = float("nan")
     rows: list[Any] = recs.tolist()
     i = 0
@@ -120,9 +137,13 @@ def _actions(recs: np.ndarray, where: str) -> tuple[list[Action], list[tuple[flo
         if op == "done":
             continue                  # read with its wait below
         if last is not None and t0 - last > MIN_COMPUTE:
-            acts.append(("compute", t0 - last))
+            if cpu is not None and cpu[i - 1, 0] == cpu[i - 1, 0] and last_cpu == last_cpu:
+                acts.append(("compute", max(0.0, float(cpu[i - 1, 0]) - last_cpu)))
+            else:
+                acts.append(("compute", t0 - last))
             stamps.append(None)
         last = t1
+        last_cpu = float(cpu[i - 1, 1]) if cpu is not None else float("nan")
         act: Action | None = None
         if op == "init":
             start = t1
@@ -282,7 +303,11 @@ def read_raw(directory: str | Path) -> Trace:
     for f in files:
         rank, size, raw = _read_rank(f)
         cpu[rank] = _cpu(raw)
-        acts, st, s, e = _actions(_in_seconds(raw, f), str(f))
+        raw, stamps_cpu = _split_cpu(raw)
+        clock_kept = raw["op"] != OPS.index("clock") + 1   # _in_seconds drops these
+        clock_cpu = stamps_cpu[clock_kept] if stamps_cpu is not None else None
+        compute_clock = "wall" if stamps_cpu is None else "cpu"
+        acts, st, s, e = _actions(_in_seconds(raw, f), str(f), clock_cpu)
         per_rank[rank] = acts
         stamps[rank] = st
         starts.append(s)
@@ -295,5 +320,6 @@ def read_raw(directory: str | Path) -> Trace:
     # cpu: each rank's CPU seconds over the same span (over the wall: the share of it the
     # rank had a core; busy-polling MPI counts its waits as CPU)
     return Trace(ranks, "bsim-record", {"wall": wall, "starts": starts, "ends": ends,
-                                        "cpu": [cpu[r] for r in range(size)]},
+                                        "cpu": [cpu[r] for r in range(size)],
+                                        "compute_clock": compute_clock},
                  [stamps[r] for r in range(size)])

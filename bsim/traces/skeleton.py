@@ -255,11 +255,9 @@ def recorded_series(rank):
 '''
 
 
-def _predicate(g: Group, nranks: int, tiled: bool) -> str:
-    if g.ranks == [0]:
-        return "rank == 0"
-    if g.ranks == [nranks - 1] and not tiled:
-        return "rank == size - 1"
+def _predicate(g: Group, nranks: int) -> str:
+    """The branch test of a group's recorded ranks (``rank``: the recorded rank a rank
+    plays in its tile, so literal recorded ranks)."""
     lo, hi = g.ranks[0], g.ranks[-1]
     if g.ranks == list(range(lo, hi + 1)) and hi == nranks - 1 and lo > 0:
         return f"rank >= {lo}"
@@ -375,8 +373,7 @@ def write_skeleton(trace: Trace, out: str | Path) -> dict[str, Any]:
             if k == len(order) - 1:
                 lines.append("    else:")
             else:
-                lines.append(f"    {'if' if k == 0 else 'elif'} "
-                             f"{_predicate(g, trace.nranks, tiled)}:")
+                lines.append(f"    {'if' if k == 0 else 'elif'} {_predicate(g, trace.nranks)}:")
             lines += code
     lines += ["    if pending:", "        MPI.Request.Waitall(pending)", "", "",
               'if __name__ == "__main__":', "    main()", ""]

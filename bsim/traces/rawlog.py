@@ -6,7 +6,11 @@ time-stamp counter on x86-64 and converted to seconds here (:func:`_in_seconds`)
 module turns the records into actions:
 
 * the time between one call's leave and the next call's enter is a ``compute`` action
-  (intervals below :data:`MIN_COMPUTE`, 10 ns, the timer's own noise, are dropped);
+  (intervals below :data:`MIN_COMPUTE`, 10 ns, the timer's own noise, are dropped); in a
+  run recorded with ``--compute-clock cpu`` its value is the thread's CPU seconds between
+  the two (``cpu`` records), not the wall seconds;
+* each rank's CPU seconds from ``MPI_Init`` to ``MPI_Finalize`` (the ``clock`` records)
+  go to ``measured["cpu"]``;
 * request handles, which MPI reuses once a request completes, become per-rank request
   identities: a new one at each ``Isend``/``Irecv``, retired at its completion (a handle
   held by several live requests, as MPICH's one builtin handle for sends that completed at

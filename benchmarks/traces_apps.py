@@ -5,11 +5,13 @@ machine), record one run with ``bsim record``, replay the trace on this host's o
 calibration (``--profile``: a ``bsim calibrate network`` file) and on two presets, write
 its skeleton and run that at the recorded ranks and at 4x.  Prints one block per case.
 
-    python benchmarks/traces_apps.py --apps hpcc --ranks 2 4 --profile here.toml
+    python benchmarks/traces_apps.py --apps hpcc qe --ranks 2 4 --profile here.toml --pingpong
 
 Debian's applications link Debian's MPI (Open MPI); ``bsim record`` builds its library
 with the ``mpicc`` beside the launcher given (``/usr/bin/mpiexec`` -> Open MPI's).
-Also ``--overhead``: the recording library's cost per call (1-rank MPI_Allreduce loop).
+Also ``--overhead``: the recording library's cost per call (1-rank MPI_Allreduce loop);
+``--pingpong``: replay on a Hockney fit of ping-pong under the applications' own MPI too;
+``--replay-only TRACE...``: replay recorded traces on the targets without running.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 HPCC_INPUT = Path("/usr/share/doc/hpcc/examples/_hpccinf.txt")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMP_NUM_THREADS="1")
 BSIM = [sys.executable, "-m", "bsim"]
 
 
@@ -88,7 +91,23 @@ def bsim_json(args: list[str], cwd: Path) -> dict:
     return json.loads(out.read_text())
 
 
-def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str]) -> None:
+def inside_mpi(trace: dict, slow: float = 1e-3) -> str:
+    """Where the recorded run's time went, per rank: compute (between calls), inside MPI
+    calls, and the part of that in calls longer than *slow* seconds (a rank waiting on a
+    descheduled partner: the network models price these calls in microseconds)."""
+    parts = []
+    for acts, times in zip(trace["ranks"], trace["times"], strict=True):
+        comp = sum(a[1] for a in acts if a[0] == "compute")
+        durations = [t1 - t0 for t0, t1 in times]
+        inside = sum(durations)
+        long = [d for d in durations if d > slow]
+        parts.append(f"{comp:.2f} + {inside:.2f} ({sum(long) / max(inside, 1e-12):.0%} in "
+                     f"{len(long)} calls > {slow * 1e3:g} ms)")
+    return "compute + inside MPI per rank, s: " + "; ".join(parts)
+
+
+def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str],
+         app_net: str | None = None) -> None:
     where = Path(tempfile.mkdtemp(prefix=f"bsim-{app}{n}-"))
     cmd = prepare(app, n, where)
     walls = [wall(cmd, where) for _ in range(repeat)]
@@ -105,7 +124,12 @@ def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str])
           f"{(max(walls) - min(walls)) / statistics.fmean(walls):.1%}")
     print(f"  recorded run: command {meas['command_wall']:.2f} s, MPI_Init..MPI_Finalize "
           f"{meas['wall']:.3f} s, {calls:,} calls; record + convert {rec_time:.1f} s")
+    print(f"  {inside_mpi(trace)}")
+    if meas.get("cpu"):
+        print("  CPU seconds / wall per rank (the share of the run it had a core): "
+              + ", ".join(f"{c / meas['wall']:.0%}" for c in meas["cpu"]))
     targets = ([("this host", ["--machine", profile])] if profile else []) + \
+        ([("this host, the app's MPI", ["--network", app_net])] if app_net else []) + \
         [(m, ["--machine", m]) for m in presets]
     for label, opts in targets:
         try:
@@ -114,8 +138,9 @@ def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str])
             print(f"  replay on {label}: failed: {exc.stderr.strip().splitlines()[-3:]}")
             return
         calc = statistics.fmean(r["per_rank"]["calc"])
-        print(f"  replay on {label}: {r['elapsed']:.3f} s (calc {calc:.3f}, "
-              f"{r['elapsed'] / meas['wall']:.3f} x measured)")
+        mpi = statistics.fmean(r["per_rank"]["comm"]) + statistics.fmean(r["per_rank"]["wait"])
+        print(f"  replay on {label}: {r['elapsed']:.3f} s (calc {calc:.3f}, comm + wait "
+              f"{mpi:.3f}, {r['elapsed'] / meas['wall']:.3f} x measured)")
     subprocess.run([*BSIM, "skeleton", f"{app}.json", "-o", "skel.py"], cwd=where, env=ENV,
                    check=True, capture_output=True, timeout=3600)
     net = ["--machine", profile] if profile else []
@@ -128,6 +153,26 @@ def case(app: str, n: int, repeat: int, profile: str | None, presets: list[str])
         print(f"  skeleton at {4 * n}: {big['elapsed']:.4f} s")
     except subprocess.CalledProcessError as exc:
         print(f"  skeleton at {4 * n}: failed: {exc.stderr.strip().splitlines()[-1:]}")
+
+
+def app_mpi_network(reps: int = 200) -> str:
+    """A Hockney network spec fitted to ping-pong under the applications' MPI (Debian's
+    Open MPI: ``benchmarks/apps/pingpong.c`` built with ``/usr/bin/mpicc``): median one-way
+    times t(n) for n = 0 B .. 256 KiB, least squares of the relative error of
+    ``t = latency + n / bandwidth`` (Hockney 1994, the line ``bsim calibrate network``
+    fits, there under mpi4py's MPI)."""
+    import numpy as np
+    with tempfile.TemporaryDirectory() as d:
+        exe = Path(d) / "pingpong"
+        subprocess.run(["/usr/bin/mpicc", "-O2", str(HERE / "apps/pingpong.c"), "-o",
+                        str(exe)], check=True)
+        out = subprocess.run(["/usr/bin/mpiexec", "-n", "2", str(exe), str(reps)], env=ENV,
+                             check=True, capture_output=True, text=True, timeout=600).stdout
+    n, t = np.array([[float(x) for x in ln.split()] for ln in out.splitlines()]).T
+    (lat, inv), *_ = np.linalg.lstsq(np.c_[1 / t, n / t], np.ones_like(t), rcond=None)
+    print("  ping-pong under the applications' MPI (bytes: one-way us): "
+          + ", ".join(f"{int(a)}: {b * 1e6:.2f}" for a, b in zip(n, t)))
+    return f"hockney:latency={float(lat)!r},bandwidth={float(1 / inv)!r}"
 
 
 def overhead(calls: int = 200000) -> None:
@@ -156,12 +201,30 @@ def main() -> None:
     ap.add_argument("--profile", default=None, help="bsim calibrate network profile")
     ap.add_argument("--presets", nargs="*", default=["xt5", "bgp"])
     ap.add_argument("--overhead", action="store_true")
+    ap.add_argument("--pingpong", action="store_true",
+                    help="also replay on a Hockney fit of ping-pong under the apps' MPI")
+    ap.add_argument("--replay-only", nargs="*", default=None, metavar="TRACE",
+                    help="replay these recorded traces (no runs) on the targets")
     ns = ap.parse_args()
     if ns.overhead:
         overhead()
+    app_net = app_mpi_network() if ns.pingpong else None
+    if app_net:
+        print(f"  fit: {app_net}")
+    if ns.replay_only is not None:
+        for tr in ns.replay_only:
+            where = Path(tr).resolve().parent
+            wall = json.loads(Path(tr).read_text())["measured"]["wall"]
+            for label, opts in ([("this host", ["--machine", ns.profile])] if ns.profile
+                                else []) + ([("the app's MPI", ["--network", app_net])]
+                                           if app_net else []):
+                r = bsim_json(["replay", str(Path(tr).resolve()), *opts], where)
+                print(f"  {tr}: replay on {label}: {r['elapsed']:.3f} s "
+                      f"({r['elapsed'] / wall:.3f} x measured)")
+        return
     for app in ns.apps:
         for n in ns.ranks:
-            case(app, n, ns.repeat, ns.profile, ns.presets)
+            case(app, n, ns.repeat, ns.profile, ns.presets, app_net)
 
 
 if __name__ == "__main__":

@@ -97,6 +97,31 @@ def test_busy_block_is_compute(recorded):
     assert trace.measured["wall"] >= ITERS * MICROSECONDS * 1e-6
 
 
+def test_cpu_seconds_are_recorded(recorded):
+    """Each rank's CPU seconds from MPI_Init to MPI_Finalize: at least its busy spins
+    (12 x 300 us of CPU) and at most its wall time (one thread of work per rank; 1 ms
+    for the clock reads)."""
+    trace, _ = recorded
+    cpu, wall = trace.measured["cpu"], trace.measured["wall"]
+    assert len(cpu) == 2
+    assert all(ITERS * MICROSECONDS * 1e-6 <= c <= wall + 1e-3 for c in cpu)
+
+
+def test_compute_as_cpu_seconds(app, tmp_path, monkeypatch):
+    """--compute-clock cpu: the same calls, and compute that is CPU time: in all more than
+    nothing and at most the rank's CPU seconds (which also hold the time inside calls; a
+    spin descheduled gets less CPU than its wall time, so no lower bound from it)."""
+    monkeypatch.setenv("BSIM_CACHE", str(tmp_path / "cache"))
+    trace = record([MPIEXEC, "-n", "2", str(app), "6", str(NBYTES), str(MICROSECONDS)],
+                   tmp_path / "t.json", timeout=300, compute_clock="cpu")
+    assert trace.measured["compute_clock"] == "cpu"
+    for r, acts in enumerate(trace.ranks):
+        ops = Counter(a[0] for a in acts)
+        assert ops["sendrecv"] == ops["wait"] == ops["bcast"] == 6
+        compute = sum(a[1] for a in acts if a[0] == "compute")
+        assert 0 < compute <= trace.measured["cpu"][r] + 1e-3
+
+
 def test_json_and_otf2_give_the_trace_back(recorded, tmp_path):
     """JSON exactly; OTF2 (1 ns ticks) with compute within 1 ns."""
     pytest.importorskip("otf2")

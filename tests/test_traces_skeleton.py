@@ -131,3 +131,26 @@ def test_split_in_a_program_with_several_groups_keeps_its_parts(tmp_path):
     want = replay(trace, network=HOCKNEY, protocol="bsim")
     got = _run(out, 4)
     assert list(got.finish) == pytest.approx(list(want.finish), rel=1e-12)
+
+
+def test_split_that_leaves_ranks_out(tmp_path):
+    """Ranks 0 and 1 make a communicator that rank 2 is left out of (MPI_Comm_create or a
+    split with MPI_UNDEFINED: recorded as colour -1, no new id): the skeleton runs and
+    reproduces the replay (it wrote 'c-1 = ...', a syntax error, before)."""
+    ranks = []
+    for r in range(3):
+        inside = r < 2
+        acts = [("split", 0, 2 if inside else -1, 0 if inside else -1, r if inside else -1),
+                ("compute", 1e-3 * (r + 1))]
+        if inside:
+            acts += [("allreduce", 2, 800), ("compute", 2e-4)]
+        acts += [("allreduce", 0, 8), ("compute", 1e-4)]
+        ranks.append(acts)
+    trace = Trace(ranks, "synthetic")
+    out = tmp_path / "left_out_skel.py"
+    write_skeleton(trace, out)
+    compile(out.read_text(), str(out), "exec")
+    want = replay(trace, network=HOCKNEY, protocol="bsim")
+    got = _run(out, 3)
+    assert list(got.finish) == pytest.approx(list(want.finish), rel=1e-12)
+    assert _run(out, 12).ranks == 12

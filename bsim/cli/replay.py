@@ -59,6 +59,11 @@ def command(ns: argparse.Namespace) -> int:
         if wall:
             print(f"  measured  {wall:.6f} s (the recorded run); predicted / measured = "
                   f"{result.elapsed / wall:.3f}")
+            cpu = [c for c in trace.measured.get("cpu", []) if c == c]
+            if cpu and min(cpu) < 0.8 * wall:
+                print(f"  the recorded ranks ran on a core {min(cpu) / wall:.0%}-"
+                      f"{max(cpu) / wall:.0%} of that time (CPU seconds / wall): waits for "
+                      "a core are in the measured time, not in the prediction")
     if ns.json:
         result.to_json(ns.json)
     return 0

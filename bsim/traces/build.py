@@ -1,11 +1,12 @@
-"""Build the PMPI recording library (``c/bsim_record.c``) for the MPI a program uses.
+"""Build the PMPI recording library (``c/bsim_record.c`` and its Fortran bindings,
+``c/bsim_record_f.c``) for the MPI a program uses.
 
 The library must be compiled against the same MPI as the program it traces (MPICH and
 Open MPI differ in handles and ABI), so it is built with that MPI's own compiler wrapper:
 the ``mpicc`` beside the launcher the command starts with (``.venv/bin/mpiexec`` ->
 ``.venv/bin/mpicc``, the ``mpich`` wheel's; ``/usr/bin/mpiexec`` -> ``/usr/bin/mpicc``,
 Debian's), else ``mpicc`` on the ``PATH``, or the one named.  The shared object is cached
-in ``$BSIM_CACHE/record`` (default ``~/.cache/bsim/record``) under a hash of the source,
+in ``$BSIM_CACHE/record`` (default ``~/.cache/bsim/record``) under a hash of the sources,
 the wrapper's path and its compile line, so a change of MPI builds anew.
 """
 
@@ -17,9 +18,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-__all__ = ["SOURCE", "find_mpicc", "build_library", "cache_dir"]
+__all__ = ["SOURCE", "SOURCES", "find_mpicc", "build_library", "cache_dir"]
 
 SOURCE = Path(__file__).with_name("c") / "bsim_record.c"
+SOURCES = (SOURCE, SOURCE.with_name("bsim_record_f.c"))
 _LAUNCHERS = ("mpiexec", "mpirun", "mpiexec.hydra", "mpirun.openmpi", "mpiexec.openmpi",
               "mpirun.mpich", "mpiexec.mpich", "orterun")
 
@@ -68,14 +70,15 @@ def build_library(mpicc: str) -> Path:
 
     Raises :class:`RuntimeError` with the compiler's message when the build fails.
     """
-    digest = hashlib.sha256(SOURCE.read_bytes() + os.path.realpath(mpicc).encode()
+    digest = hashlib.sha256(b"".join(s.read_bytes() for s in SOURCES)
+                            + os.path.realpath(mpicc).encode()
                             + _compile_line(mpicc).encode()).hexdigest()[:16]
     lib = cache_dir() / f"libbsim_record-{digest}.so"
     if lib.exists():
         return lib
     lib.parent.mkdir(parents=True, exist_ok=True)
     tmp = lib.with_suffix(f".{os.getpid()}.tmp")
-    out = subprocess.run([mpicc, "-O2", "-shared", "-fPIC", str(SOURCE), "-o", str(tmp)],
+    out = subprocess.run([mpicc, "-O2", "-shared", "-fPIC", *map(str, SOURCES), "-o", str(tmp)],
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"bsim record: building {SOURCE.name} with {mpicc} failed: "

@@ -46,8 +46,9 @@ class Trace:
     """The actions of every rank of one recorded run.
 
     *measured* holds what the recording knew of the real run: ``wall`` (seconds from the
-    first rank's ``MPI_Init`` return to the last rank's ``MPI_Finalize`` entry), the
-    ``recorder`` and the ``command``.
+    first rank's ``MPI_Init`` return to the last rank's ``MPI_Finalize`` entry), each
+    rank's ``cpu`` seconds over that span (``bsim record``), the ``recorder`` and the
+    ``command``.
     """
 
     ranks: list[list[Action]]

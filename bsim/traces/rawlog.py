@@ -6,7 +6,11 @@ time-stamp counter on x86-64 and converted to seconds here (:func:`_in_seconds`)
 module turns the records into actions:
 
 * the time between one call's leave and the next call's enter is a ``compute`` action
-  (intervals below :data:`MIN_COMPUTE`, 10 ns, the timer's own noise, are dropped);
+  (intervals below :data:`MIN_COMPUTE`, 10 ns, the timer's own noise, are dropped); in a
+  run recorded with ``--compute-clock cpu`` its value is the thread's CPU seconds between
+  the two (``cpu`` records), not the wall seconds;
+* each rank's CPU seconds from ``MPI_Init`` to ``MPI_Finalize`` (the ``clock`` records)
+  go to ``measured["cpu"]``;
 * request handles, which MPI reuses once a request completes, become per-rank request
   identities: a new one at each ``Isend``/``Irecv``, retired at its completion (a handle
   held by several live requests, as MPICH's one builtin handle for sends that completed at
@@ -41,7 +45,7 @@ OPS = ("init", "finalize", "send", "ssend", "rsend", "bsend", "recv", "isend", "
        "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv", "alltoall",
        "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan", "comm_dup",
        "comm_split", "comm_create", "cart_create", "cart_sub", "done", "ibsend", "irsend",
-       "comm_split_type", "clock")
+       "comm_split_type", "clock", "cpu")
 MIN_COMPUTE = 1e-8
 _DONE = OPS.index("done") + 1
 
@@ -51,6 +55,15 @@ _WAITS = {"wait", "waitall", "waitany", "waitsome", "test", "testall", "testany"
 _SPLITS = {"comm_dup", "comm_split", "comm_create", "cart_create", "cart_sub",
            "comm_split_type"}
 _PLAIN = {"barrier": "barrier", "allreduce": "allreduce", "scan": "scan", "exscan": "exscan"}
+
+
+def _cpu(recs: np.ndarray) -> float:
+    """The rank's CPU seconds from its first to its last ``clock`` record (the library
+    writes the process's CPU time there; NaN when absent)."""
+    pairs = recs[recs["op"] == OPS.index("clock") + 1]
+    if len(pairs) < 2 or int(pairs[0]["bytes"]) <= 0:
+        return float("nan")
+    return 1e-9 * float(int(pairs[-1]["bytes"]) - int(pairs[0]["bytes"]))
 
 
 def _read_rank(path: Path) -> tuple[int, int, np.ndarray]:
@@ -65,7 +78,7 @@ def _read_rank(path: Path) -> tuple[int, int, np.ndarray]:
     body = data[HEADER.itemsize:]
     usable = len(body) - len(body) % RECORD.itemsize   # a run killed mid-write: whole records
     recs = np.frombuffer(body[:usable], RECORD)
-    return int(head["rank"]), int(head["size"]), _in_seconds(recs, path)
+    return int(head["rank"]), int(head["size"]), recs
 
 
 def _in_seconds(recs: np.ndarray, path: Path) -> np.ndarray:
@@ -90,10 +103,26 @@ def _in_seconds(recs: np.ndarray, path: Path) -> np.ndarray:
     return recs
 
 
-def _actions(recs: np.ndarray, where: str) -> tuple[list[Action], list[tuple[float, float]],
-                                                   float, float]:
+def _split_cpu(recs: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The records without their ``cpu`` records, and per record left the thread CPU
+    seconds at its enter and leave (NaN where none; None when the run had no ``cpu``
+    records: ``bsim record --compute-clock wall``).  A ``cpu`` record follows its call's
+    record, before the call's ``done`` records."""
+    mine = recs["op"] == OPS.index("cpu") + 1
+    if not mine.any():
+        return recs, None
+    idx = np.nonzero(mine)[0]
+    cpu = np.full((len(recs), 2), np.nan)
+    cpu[idx - 1, 0], cpu[idx - 1, 1] = recs["t0"][idx], recs["t1"][idx]
+    return recs[~mine], cpu[~mine]
+
+
+def _actions(recs: np.ndarray, where: str, cpu: np.ndarray | None = None
+             ) -> tuple[list[Action], list[tuple[float, float]], float, float]:
     """The actions of one rank, the (enter, leave) times of those that are not compute, and
-    its init-leave and finalize-enter times."""
+    its init-leave and finalize-enter times.  With *cpu* (per record, CPU seconds at enter
+    and leave), a compute action holds the CPU seconds between the calls instead of the
+    wall seconds."""
     acts: list[Action | None] = []
     stamps: list[tuple[float, float] | None] = []   # aligned with acts (None: compute)
     live: dict[int, list[int]] = {}   # request handle -> identities (MPICH hands one
@@ -101,6 +130,7 @@ def _actions(recs: np.ndarray, where: str) -> tuple[list[Action], list[tuple[flo
     pending: dict[int, int] = {}      # identity -> index of its Irecv action
     next_id = 0
     last = None
+    last_cpu = float("nan")
     start = end = float("nan")
     rows: list[Any] = recs.tolist()
     i = 0
@@ -111,9 +141,13 @@ def _actions(recs: np.ndarray, where: str) -> tuple[list[Action], list[tuple[flo
         if op == "done":
             continue                  # read with its wait below
         if last is not None and t0 - last > MIN_COMPUTE:
-            acts.append(("compute", t0 - last))
+            if cpu is not None and cpu[i - 1, 0] == cpu[i - 1, 0] and last_cpu == last_cpu:
+                acts.append(("compute", max(0.0, float(cpu[i - 1, 0]) - last_cpu)))
+            else:
+                acts.append(("compute", t0 - last))
             stamps.append(None)
         last = t1
+        last_cpu = float(cpu[i - 1, 1]) if cpu is not None else float("nan")
         act: Action | None = None
         if op == "init":
             start = t1
@@ -269,9 +303,15 @@ def read_raw(directory: str | Path) -> Trace:
     per_rank: dict[int, list[Action]] = {}
     stamps: dict[int, list[tuple[float, float]]] = {}
     starts, ends, size = [], [], 0
+    cpu: dict[int, float] = {}
     for f in files:
-        rank, size, recs = _read_rank(f)
-        acts, st, s, e = _actions(recs, str(f))
+        rank, size, raw = _read_rank(f)
+        cpu[rank] = _cpu(raw)
+        raw, stamps_cpu = _split_cpu(raw)
+        clock_kept = raw["op"] != OPS.index("clock") + 1   # _in_seconds drops these
+        clock_cpu = stamps_cpu[clock_kept] if stamps_cpu is not None else None
+        compute_clock = "wall" if stamps_cpu is None else "cpu"
+        acts, st, s, e = _actions(_in_seconds(raw, f), str(f), clock_cpu)
         per_rank[rank] = acts
         stamps[rank] = st
         starts.append(s)
@@ -281,5 +321,9 @@ def read_raw(directory: str | Path) -> Trace:
         raise ValueError(f"{d}: the run had {size} ranks but ranks {missing} left no file")
     ranks = _settle_sizes([per_rank[r] for r in range(size)])
     wall = max(ends) - min(starts) if all(x == x for x in starts + ends) else float("nan")
-    return Trace(ranks, "bsim-record", {"wall": wall, "starts": starts, "ends": ends},
+    # cpu: each rank's CPU seconds over the same span (over the wall: the share of it the
+    # rank had a core; busy-polling MPI counts its waits as CPU)
+    return Trace(ranks, "bsim-record", {"wall": wall, "starts": starts, "ends": ends,
+                                        "cpu": [cpu[r] for r in range(size)],
+                                        "compute_clock": compute_clock},
                  [stamps[r] for r in range(size)])

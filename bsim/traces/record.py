@@ -34,12 +34,15 @@ def write_trace(trace: Trace, out: str | Path) -> Path:
 
 
 def record(command: list[str], out: str | Path, mpicc: str | None = None,
-           keep_raw: str | Path | None = None, timeout: float | None = None) -> Trace:
+           keep_raw: str | Path | None = None, timeout: float | None = None,
+           compute_clock: str = "wall") -> Trace:
     """Run *command* (``["mpiexec", "-n", "4", "./app", ...]``) recording its MPI calls;
     write the trace to *out* and return it.
 
     The real run's wall time (the command's, measured here, and the ranks' own from
-    ``MPI_Init`` to ``MPI_Finalize``) goes into ``trace.measured``.  Raises
+    ``MPI_Init`` to ``MPI_Finalize``) goes into ``trace.measured``.  *compute_clock*
+    ``"cpu"``: compute between calls is the thread's CPU seconds, not wall seconds (the
+    library reads ``CLOCK_THREAD_CPUTIME_ID`` at each call's enter and leave).  Raises
     :class:`RuntimeError` when the command fails (its exit status and last output).
     """
     if not command:
@@ -50,6 +53,9 @@ def record(command: list[str], out: str | Path, mpicc: str | None = None,
     with tempfile.TemporaryDirectory(prefix="bsim-record-") as raw:
         env = dict(os.environ)
         env["BSIM_TRACE_DIR"] = raw
+        if compute_clock not in ("wall", "cpu"):
+            raise ValueError(f"bsim record: compute clock {compute_clock!r}: wall or cpu")
+        env["BSIM_RECORD_CPU"] = "1" if compute_clock == "cpu" else "0"
         env["LD_PRELOAD"] = " ".join(x for x in (str(lib), env.get("LD_PRELOAD", "")) if x)
         t0 = time.perf_counter()
         run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)

@@ -156,6 +156,10 @@ def replay(trace: Trace | str | Path, machine: str | None = None, network: str |
     params = {"trace": source, "trace_format": tr.source, "compute_scale": scale}
     if "wall" in tr.measured:
         params["measured_wall"] = tr.measured["wall"]
+    if tr.measured.get("cpu"):
+        params["measured_cpu"] = tr.measured["cpu"]
+    if tr.measured.get("compute_clock"):
+        params["compute_clock"] = tr.measured["compute_clock"]
     kwargs.setdefault("name", f"replay of {Path(source).name}")
     if protocol is not None:
         kwargs["protocol"] = protocol

@@ -14,6 +14,13 @@ replay of the trace), at any other count, or with ``recorded=False``, the means.
 stand where no arithmetic fits (``T0[rank]`` for a peer, which does not extend to other
 rank counts, and the skeleton's docstring lists; ``pick(T0, rank)`` for a size, tag,
 colour or key, the recorded values in turn at other counts).
+
+Tiles: when the recorded ranks run different code (several groups) or a peer is a table,
+no rank arithmetic extends one rank's code to another's (a binomial-tree reduce of
+point-to-point messages gives every rank of a small trace its own calls), so the skeleton
+runs at ``k x P`` ranks (``P`` recorded) as ``k`` copies: world rank ``w`` plays recorded
+rank ``w % P``, its world peers are the recorded ones plus ``w - w % P``, its splits of
+``MPI_COMM_WORLD`` get colours of its own tile, its world collectives span all ranks.
 """
 
 from __future__ import annotations
@@ -88,8 +95,8 @@ class _Writer:
     """Python source of one group's folded code; each compute token of the tree is named
     (``("compute", NAME)``, in place) as it is written."""
 
-    def __init__(self, group: Group, gid: int) -> None:
-        self.g, self.gid = group, gid
+    def __init__(self, group: Group, gid: int, tiled: bool = False) -> None:
+        self.g, self.gid, self.tiled = group, gid, tiled
         self.lines: list[str] = []
         self.loops = 0
 
@@ -116,17 +123,31 @@ class _Writer:
         cid = t[1]
         cm = f"c{cid}"
 
+        tiled = self.tiled and cid == 0
+
         def e(x: str) -> str:
+            if tiled:   # the recorded world: its rank (the role) and size
+                return x.replace("RANK", "rank").replace("SIZE", "RECORDED_RANKS")
             return x.replace("RANK", f"r{cid}").replace("SIZE", f"n{cid}")
 
+        def peer(x: str) -> str:
+            """A world peer of a tiled skeleton: the recorded one, in this rank's tile."""
+            if not tiled:
+                return e(x)
+            if x == "-1":    # MPI_PROC_NULL
+                return x
+            if x == "0":
+                return "tile"
+            return f"tile + {e(x)}" if "[" not in x else f"intile(tile, {e(x)})"
+
         if op in ("send", "ssend", "recv"):
-            return f"{cm}.{op.capitalize()}(buf({t[4]}), {e(t[2])}, {e(t[3])})"
+            return f"{cm}.{op.capitalize()}(buf({t[4]}), {peer(t[2])}, {e(t[3])})"
         if op in ("isend", "issend", "irecv"):
             return (f"pending.append({cm}.{_NONBLOCKING[op]}"
-                    f"(buf({t[4]}), {e(t[2])}, {e(t[3])}))")
+                    f"(buf({t[4]}), {peer(t[2])}, {e(t[3])}))")
         if op == "sendrecv":
-            return (f"{cm}.Sendrecv(buf({t[4]}), {e(t[2])}, {e(t[3])}, buf({t[7]}), "
-                    f"{e(t[5])}, {e(t[6])})")
+            return (f"{cm}.Sendrecv(buf({t[4]}), {peer(t[2])}, {e(t[3])}, buf({t[7]}), "
+                    f"{peer(t[5])}, {e(t[6])})")
         if op == "barrier":
             return f"{cm}.Barrier()"
         if op == "bcast":
@@ -146,8 +167,13 @@ class _Writer:
         if op == "reduce_scatter":
             return f"{cm}.Reduce_scatter_block(buf({t[2]} * n{cid}), buf({t[2]}), MPI.SUM)"
         if op == "split":
-            return (f"c{t[2]} = c{t[1]}.Split({e(t[3])}, {e(t[4])}); "
-                    f"r{t[2]}, n{t[2]} = c{t[2]}.Get_rank(), c{t[2]}.Get_size()")
+            colour = f"tiled({e(t[3])})" if tiled else e(t[3])
+            if t[2] < 0:    # every rank here is left out of the communicator
+                return f"c{t[1]}.Split({colour}, {e(t[4])})"
+            made = f"c{t[2]} = c{t[1]}.Split({colour}, {e(t[4])}); "
+            if "undefined(" in t[3]:
+                return made + f"r{t[2]}, n{t[2]} = sizes(c{t[2]})"
+            return made + f"r{t[2]}, n{t[2]} = c{t[2]}.Get_rank(), c{t[2]}.Get_size()"
         raise ValueError(f"skeleton: no code for {op!r}")
 
 
@@ -197,6 +223,21 @@ def pick(table, rank):
     return table[rank] if rank in table else list(table.values())[rank % len(table)]
 
 
+def intile(tile, peer):
+    """A recorded world peer in this rank's tile (MPI_PROC_NULL, -1, kept)."""
+    return peer if peer < 0 else tile + peer
+
+
+def undefined(colour):
+    """A recorded colour; -1 (the rank was left out) is MPI_UNDEFINED."""
+    return MPI.UNDEFINED if colour == -1 else colour
+
+
+def sizes(comm):
+    """(rank, size) in *comm*; (-1, 0) for MPI_COMM_NULL."""
+    return (-1, 0) if comm == MPI.COMM_NULL else (comm.Get_rank(), comm.Get_size())
+
+
 def wait(pending, slots):
     """Complete the outstanding requests at *slots* (all of them: MPI_Waitall)."""
     MPI.Request.Waitall([pending[i] for i in slots])
@@ -215,14 +256,30 @@ def recorded_series(rank):
 
 
 def _predicate(g: Group, nranks: int) -> str:
-    if g.ranks == [0]:
-        return "rank == 0"
-    if g.ranks == [nranks - 1]:
-        return "rank == size - 1"
+    """The branch test of a group's recorded ranks (``rank``: the recorded rank a rank
+    plays in its tile, so literal recorded ranks)."""
     lo, hi = g.ranks[0], g.ranks[-1]
-    if g.ranks == list(range(lo, hi + 1)) and hi == nranks - 1:
+    if g.ranks == list(range(lo, hi + 1)) and hi == nranks - 1 and lo > 0:
         return f"rank >= {lo}"
-    return f"rank in {set(g.ranks)!r}"
+    return f"rank == {lo}" if len(g.ranks) == 1 else f"rank in {set(g.ranks)!r}"
+
+
+_TILED = """
+Its recorded ranks run different code (each branch below: the calls of the recorded
+ranks it names{tables}), and no rank arithmetic extends one rank's code to another's.
+So at {nranks} x k ranks it runs k copies of the recorded run side by side: world rank
+w plays recorded rank w % {nranks} in the tile of ranks w - w % {nranks} and up; its
+point-to-point messages stay in its tile, its communicators split from MPI_COMM_WORLD
+are its tile's, and the MPI_COMM_WORLD collectives span all ranks.  Other counts are
+refused.
+"""
+
+
+def _colours(trace: Trace) -> int:
+    """More than every colour a split of MPI_COMM_WORLD can get in a tiled skeleton: the
+    recorded ones (world ranks) and rank arithmetic over the recorded ranks."""
+    seen = [a[3] for acts in trace.ranks for a in acts if a[0] == "split" and a[1] == 0]
+    return max([trace.nranks, *(c + 1 for c in seen)])
 
 
 def write_skeleton(trace: Trace, out: str | Path) -> dict[str, Any]:
@@ -237,9 +294,12 @@ def write_skeleton(trace: Trace, out: str | Path) -> dict[str, Any]:
     # is the one that is usually special)
     biggest = max(range(len(groups)), key=lambda i: (len(groups[i].ranks),
                                                      0 not in groups[i].ranks))
+    # ranks that run different code, or peers no arithmetic fits: copies of the run
+    tiled = len(groups) > 1 or any("(peer)" in x or "(source)" in x
+                                   for g in groups for x in g.irregular)
     for gid, g in enumerate(groups):
         tree = fold(g.tokens)
-        w = _Writer(g, gid)
+        w = _Writer(g, gid, tiled)
         w.emit(tree, 2, "")
         loops += w.loops
         names = list(_expand(tree))
@@ -258,9 +318,14 @@ def write_skeleton(trace: Trace, out: str | Path) -> dict[str, Any]:
     lines = [_HEAD.format(source=trace.source or "trace", nranks=trace.nranks,
                           series=path.stem + ".compute.json", script=path.name,
                           bigger=4 * trace.nranks,
-                          irregular=("\nNot regular (tables; a peer table holds only the "
-                                     "recorded ranks):\n" + "\n".join(irregular) + "\n")
-                          if irregular else "")]
+                          irregular=(_TILED.format(nranks=trace.nranks, tables=(
+                              "; tables, listed below, where no arithmetic fits"
+                              if irregular else "")) if tiled else "") + (
+                              ("\nNot regular (tables; a peer table holds only the "
+                               "recorded ranks):\n" + "\n".join(irregular) + "\n")
+                              if irregular else ""))]
+    if tiled:
+        lines.append(f"COLOURS = {_colours(trace)}   # colours of a world split per tile")
     lines.append("# compute blocks: mean seconds of the recorded intervals")
     lines.append("COMPUTE = {")
     for name, vals in pooled.items():
@@ -276,7 +341,22 @@ def write_skeleton(trace: Trace, out: str | Path) -> dict[str, Any]:
               'series at the recorded rank count."""',
               "    c0, c1 = MPI.COMM_WORLD, MPI.COMM_SELF",
               "    rank, size = c0.Get_rank(), c0.Get_size()",
-              "    r0, n0, r1, n1 = rank, size, 0, 1",
+              "    r0, n0, r1, n1 = rank, size, 0, 1"]
+    if tiled:
+        lines += ["    if size % RECORDED_RANKS:",
+                  "        raise ValueError(f'{__file__}: the recorded ranks run different "
+                  "code: run it at a multiple of {RECORDED_RANKS} ranks (copies of the "
+                  "recorded run), not {size}')",
+                  "    copy, rank = divmod(rank, RECORDED_RANKS)   # its tile; the recorded "
+                  "rank it plays",
+                  "    tile = copy * RECORDED_RANKS   # the tile's first world rank",
+                  "",
+                  "    def tiled(colour):",
+                  "        \"\"\"A colour of a split of MPI_COMM_WORLD in this rank's tile "
+                  "(MPI_UNDEFINED kept).\"\"\"",
+                  "        return colour if colour < 0 else colour + copy * COLOURS",
+                  ""]
+    lines += [
               "    series = recorded_series(rank) if recorded and size == RECORDED_RANKS "
               "else None",
               "",
@@ -301,4 +381,5 @@ def write_skeleton(trace: Trace, out: str | Path) -> dict[str, Any]:
     path.with_name(path.stem + ".compute.json").write_text(json.dumps(
         {"ranks": trace.nranks, "series": {str(r): v for r, v in series.items()}}))
     return {"loops": loops, "blocks": len(pooled), "groups": len(groups),
-            "statements": sum(len(b[2]) for b in bodies), "irregular": irregular}
+            "statements": sum(len(b[2]) for b in bodies), "irregular": irregular,
+            "tiled": tiled}

@@ -129,7 +129,8 @@ class _Abstractor:
         return f"pick({table}, rank)"
 
     def split(self, g: Group, pos: int, column: dict[int, Action]) -> Token:
-        parent, new = next(iter(column.values()))[1:3]
+        parent = next(iter(column.values()))[1]
+        new = max(a[2] for a in column.values())   # -1 on a rank left out of it
         colours = {r: a[3] for r, a in column.items()}
         keys = {r: a[4] for r, a in column.items()}
         size = self.comm_size(next(iter(column)), parent)
@@ -156,6 +157,8 @@ class _Abstractor:
         else:
             colour = colour.replace("rank", "RANK")
             key = key.replace("rank", "RANK")
+        if -1 in colours.values():   # a rank left out: MPI_UNDEFINED
+            colour = f"undefined({colour})"
         return ("split", parent, new, colour, key)
 
     def token(self, g: Group, pos: int, column: dict[int, Action]) -> Token:

@@ -4,7 +4,8 @@
  * loaded with LD_PRELOAD, so an unmodified binary of that MPI is traced.  Each MPI function
  * below calls its PMPI_ twin and appends one fixed-size record (struct rec, 64 bytes) to
  * $BSIM_TRACE_DIR/rank-<world rank>.bin: the operation, the communicator (a small id, 0 is
- * MPI_COMM_WORLD), the peer (a rank of that communicator), tag, bytes (count x
+ * MPI_COMM_WORLD), the peer (a rank of that communicator; MPI_PROC_NULL -1 and
+ * MPI_ANY_SOURCE -2, bsim's values, whatever the MPI's), tag, bytes (count x
  * MPI_Type_size), root, the request handle, and the call's enter and leave times (see
  * now() below; one clock for all ranks of a node).  A wait or test call is
  * followed by one OP_DONE record per request it completed (handle, source, tag, bytes
@@ -26,7 +27,7 @@ enum {
   OP_REDUCE, OP_ALLREDUCE, OP_GATHER, OP_GATHERV, OP_SCATTER, OP_SCATTERV, OP_ALLGATHER,
   OP_ALLGATHERV, OP_ALLTOALL, OP_ALLTOALLV, OP_REDUCE_SCATTER, OP_REDUCE_SCATTER_BLOCK,
   OP_SCAN, OP_EXSCAN, OP_COMM_DUP, OP_COMM_SPLIT, OP_COMM_CREATE, OP_CART_CREATE,
-  OP_CART_SUB, OP_DONE, OP_IBSEND, OP_IRSEND, OP_COMM_SPLIT_TYPE, OP_CLOCK
+  OP_CART_SUB, OP_DONE, OP_IBSEND, OP_IRSEND, OP_COMM_SPLIT_TYPE, OP_CLOCK, OP_CPU
 };
 
 struct rec {              /* 64 bytes, little-endian on the machines bsim runs on */
@@ -62,11 +63,32 @@ static double now(void) { return (double)__rdtsc(); }
 static double now(void) { return wall(); }
 #endif
 
+/* With BSIM_RECORD_CPU=1 (bsim record --compute-clock cpu), each call's record is
+ * followed by an OP_CPU record holding the thread's CPU seconds at the call's enter and
+ * leave (CLOCK_THREAD_CPUTIME_ID), so that compute can be the CPU time between calls:
+ * what the code needs of a core, without the time the rank waited for one. */
+static int cpu_on = -1;
+static double cpu_enter;
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static double enter(void) {
+  if (cpu_on < 0) { const char *e = getenv("BSIM_RECORD_CPU"); cpu_on = e && *e == '1'; }
+  if (cpu_on) cpu_enter = cpu_now();
+  return now();
+}
+
 static int comm_id(MPI_Comm c) {   /* -1: a communicator made by a call not wrapped here */
   if (c == MPI_COMM_NULL) return -1;
   for (int i = 0; i < ncomms; i++) if (comms[i] == c) return i;
   return -1;
 }
+
+/* A peer as the trace holds it: MPI_PROC_NULL is -1 whatever the MPI's value (Open MPI's
+ * is -2, its MPI_ANY_SOURCE -1), as in bsim. */
+static int peer_of(int p) { return p == MPI_PROC_NULL ? -1 : p; }
 
 static int64_t nbytes(int count, MPI_Datatype t) {
   int s = 0;
@@ -80,6 +102,10 @@ static void emit(double t0, int op, MPI_Comm c, int peer, int tag, int64_t b, in
   if (!out) return;
   struct rec r = {t0, now(), op, comm_id(c), peer, tag, b, b2, req, root, extra};
   fwrite(&r, sizeof r, 1, out);
+  if (cpu_on > 0 && op != OP_DONE) {
+    struct rec q = {cpu_enter, cpu_now(), OP_CPU, 0, -1, 0, 0, 0, 0, 0, 0};
+    fwrite(&q, sizeof q, 1, out);
+  }
 }
 
 static void clock_pair(void);
@@ -101,10 +127,14 @@ static void open_log(void) {
   clock_pair();
 }
 
-/* one (counter, seconds) pair: the clock's calibration point */
+/* one (counter, seconds) pair: the clock's calibration point; bytes: the process's CPU
+ * time in ns (the part of the wall time it had a core) */
 static void clock_pair(void) {
   if (!out) return;
-  struct rec r = {now(), wall(), OP_CLOCK, 0, -1, 0, 0, 0, CLOCK_KIND, 0, 0};
+  struct timespec cpu;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+  int64_t ns = (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec;
+  struct rec r = {now(), wall(), OP_CLOCK, 0, -1, 0, ns, 0, CLOCK_KIND, 0, 0};
   fwrite(&r, sizeof r, 1, out);
 }
 
@@ -137,7 +167,7 @@ static void done(const MPI_Request *before, int i, const MPI_Status *st, int ign
 }
 
 int MPI_Init(int *argc, char ***argv) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Init(argc, argv);
   open_log();
   emit(t0, OP_INIT, MPI_COMM_WORLD, -1, 0, 0, 0, 0, 0, 0);
@@ -145,7 +175,7 @@ int MPI_Init(int *argc, char ***argv) {
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Init_thread(argc, argv, required, provided);
   open_log();
   emit(t0, OP_INIT, MPI_COMM_WORLD, -1, 0, 0, 0, 0, 0, 0);
@@ -153,7 +183,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 }
 
 int MPI_Finalize(void) {
-  emit(now(), OP_FINALIZE, MPI_COMM_WORLD, -1, 0, 0, 0, 0, 0, 0);
+  emit(enter(), OP_FINALIZE, MPI_COMM_WORLD, -1, 0, 0, 0, 0, 0, 0);
   clock_pair();
   if (out) { fclose(out); out = NULL; }
   return PMPI_Finalize();
@@ -161,9 +191,9 @@ int MPI_Finalize(void) {
 
 #define P2P(NAME, OP)                                                                       \
   int MPI_##NAME(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm c) { \
-    double t0 = now();                                                                      \
+    double t0 = enter();                                                                      \
     int rc = PMPI_##NAME(buf, count, t, dest, tag, c);                                      \
-    emit(t0, OP, c, dest, tag, nbytes(count, t), 0, 0, 0, 0);                               \
+    emit(t0, OP, c, peer_of(dest), tag, nbytes(count, t), 0, 0, 0, 0);                      \
     return rc;                                                                              \
   }
 P2P(Send, OP_SEND)
@@ -174,9 +204,9 @@ P2P(Bsend, OP_BSEND)
 #define IP2P(NAME, OP)                                                                      \
   int MPI_##NAME(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm c,  \
                  MPI_Request *r) {                                                          \
-    double t0 = now();                                                                      \
+    double t0 = enter();                                                                      \
     int rc = PMPI_##NAME(buf, count, t, dest, tag, c, r);                                   \
-    emit(t0, OP, c, dest, tag, nbytes(count, t), 0, (int64_t)(intptr_t)*r, 0, 0);           \
+    emit(t0, OP, c, peer_of(dest), tag, nbytes(count, t), 0, (int64_t)(intptr_t)*r, 0, 0);  \
     return rc;                                                                              \
   }
 IP2P(Isend, OP_ISEND)
@@ -188,19 +218,21 @@ int MPI_Recv(void *buf, int count, MPI_Datatype t, int src, int tag, MPI_Comm c,
              MPI_Status *st) {
   MPI_Status mine;
   MPI_Status *s = st == MPI_STATUS_IGNORE ? &mine : st;
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Recv(buf, count, t, src, tag, c, s);
   int n = 0;
   PMPI_Get_count(s, MPI_BYTE, &n);
-  emit(t0, OP_RECV, c, s->MPI_SOURCE, s->MPI_TAG, n == MPI_UNDEFINED ? 0 : n, 0, 0, 0, 0);
+  emit(t0, OP_RECV, c, peer_of(s->MPI_SOURCE), s->MPI_TAG, n == MPI_UNDEFINED ? 0 : n, 0, 0,
+       0, 0);
   return rc;
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype t, int src, int tag, MPI_Comm c,
               MPI_Request *r) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Irecv(buf, count, t, src, tag, c, r);
-  emit(t0, OP_IRECV, c, src, tag, nbytes(count, t), 0, (int64_t)(intptr_t)*r, 0, 0);
+  emit(t0, OP_IRECV, c, src == MPI_ANY_SOURCE ? -2 : peer_of(src), tag, nbytes(count, t), 0,
+       (int64_t)(intptr_t)*r, 0, 0);
   return rc;
 }
 
@@ -208,12 +240,12 @@ int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype st_, int dest, int stag, v
                  int rcount, MPI_Datatype rt, int src, int rtag, MPI_Comm c, MPI_Status *st) {
   MPI_Status mine;
   MPI_Status *s = st == MPI_STATUS_IGNORE ? &mine : st;
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Sendrecv(sb, sc, st_, dest, stag, rb, rcount, rt, src, rtag, c, s);
   int n = 0;
   PMPI_Get_count(s, MPI_BYTE, &n);
-  emit(t0, OP_SENDRECV, c, dest, stag, nbytes(sc, st_), n == MPI_UNDEFINED ? 0 : n,
-       s->MPI_TAG, 0, s->MPI_SOURCE);
+  emit(t0, OP_SENDRECV, c, peer_of(dest), stag, nbytes(sc, st_), n == MPI_UNDEFINED ? 0 : n,
+       s->MPI_TAG, 0, peer_of(s->MPI_SOURCE));
   return rc;
 }
 
@@ -221,10 +253,10 @@ int MPI_Sendrecv_replace(void *b, int count, MPI_Datatype t, int dest, int stag,
                          int rtag, MPI_Comm c, MPI_Status *st) {
   MPI_Status mine;
   MPI_Status *s = st == MPI_STATUS_IGNORE ? &mine : st;
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Sendrecv_replace(b, count, t, dest, stag, src, rtag, c, s);
-  emit(t0, OP_SENDRECV_REPLACE, c, dest, stag, nbytes(count, t), nbytes(count, t), s->MPI_TAG,
-       0, s->MPI_SOURCE);
+  emit(t0, OP_SENDRECV_REPLACE, c, peer_of(dest), stag, nbytes(count, t), nbytes(count, t),
+       s->MPI_TAG, 0, peer_of(s->MPI_SOURCE));
   return rc;
 }
 
@@ -232,7 +264,7 @@ int MPI_Wait(MPI_Request *r, MPI_Status *st) {
   MPI_Status mine;
   MPI_Status *s = st == MPI_STATUS_IGNORE ? &mine : st;
   MPI_Request before = *r;
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Wait(r, s);
   emit(t0, OP_WAIT, MPI_COMM_WORLD, -1, 0, 0, 0, 1, 0, 0);
   if (before != MPI_REQUEST_NULL) done(&before, 0, s, 0);
@@ -243,7 +275,7 @@ int MPI_Test(MPI_Request *r, int *flag, MPI_Status *st) {
   MPI_Status mine;
   MPI_Status *s = st == MPI_STATUS_IGNORE ? &mine : st;
   MPI_Request before = *r;
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Test(r, flag, s);
   if (!*flag) return rc;   /* a poll that completed nothing: its time stays compute */
   emit(t0, OP_TEST, MPI_COMM_WORLD, -1, 0, 0, 0, 1, 0, *flag);
@@ -260,7 +292,7 @@ static MPI_Request *copy_reqs(int n, const MPI_Request *r) {
 int MPI_Waitall(int n, MPI_Request r[], MPI_Status st[]) {
   MPI_Request *before = copy_reqs(n, r);
   MPI_Status *s = st == MPI_STATUSES_IGNORE ? malloc(sizeof *s * (n > 0 ? n : 1)) : st;
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Waitall(n, r, s);
   emit(t0, OP_WAITALL, MPI_COMM_WORLD, -1, 0, 0, 0, n, 0, 0);
   for (int i = 0; i < n; i++) if (before[i] != MPI_REQUEST_NULL) done(before, i, &s[i], 0);
@@ -272,7 +304,7 @@ int MPI_Waitall(int n, MPI_Request r[], MPI_Status st[]) {
 int MPI_Testall(int n, MPI_Request r[], int *flag, MPI_Status st[]) {
   MPI_Request *before = copy_reqs(n, r);
   MPI_Status *s = st == MPI_STATUSES_IGNORE ? malloc(sizeof *s * (n > 0 ? n : 1)) : st;
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Testall(n, r, flag, s);
   if (*flag) {
     emit(t0, OP_TESTALL, MPI_COMM_WORLD, -1, 0, 0, 0, n, 0, *flag);
@@ -287,7 +319,7 @@ int MPI_Waitany(int n, MPI_Request r[], int *index, MPI_Status *st) {
   MPI_Request *before = copy_reqs(n, r);
   MPI_Status mine;
   MPI_Status *s = st == MPI_STATUS_IGNORE ? &mine : st;
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Waitany(n, r, index, s);
   emit(t0, OP_WAITANY, MPI_COMM_WORLD, -1, 0, 0, 0, n, 0, *index);
   if (*index != MPI_UNDEFINED) done(before, *index, s, 0);
@@ -299,7 +331,7 @@ int MPI_Testany(int n, MPI_Request r[], int *index, int *flag, MPI_Status *st) {
   MPI_Request *before = copy_reqs(n, r);
   MPI_Status mine;
   MPI_Status *s = st == MPI_STATUS_IGNORE ? &mine : st;
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Testany(n, r, index, flag, s);
   if (*flag && *index != MPI_UNDEFINED) {
     emit(t0, OP_TESTANY, MPI_COMM_WORLD, -1, 0, 0, 0, n, 0, *flag);
@@ -313,7 +345,7 @@ static int some(int op, int n, MPI_Request r[], int *outcount, int idx[], MPI_St
                 int test) {
   MPI_Request *before = copy_reqs(n, r);
   MPI_Status *s = st == MPI_STATUSES_IGNORE ? malloc(sizeof *s * (n > 0 ? n : 1)) : st;
-  double t0 = now();
+  double t0 = enter();
   int rc = test ? PMPI_Testsome(n, r, outcount, idx, s) : PMPI_Waitsome(n, r, outcount, idx, s);
   if (*outcount != MPI_UNDEFINED && *outcount > 0) {
     emit(t0, op, MPI_COMM_WORLD, -1, 0, 0, 0, n, 0, *outcount);
@@ -341,14 +373,14 @@ static int64_t sum_counts(const int *counts, MPI_Datatype t, int n) {
 }
 
 int MPI_Barrier(MPI_Comm c) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Barrier(c);
   emit(t0, OP_BARRIER, c, -1, 0, 0, 0, 0, 0, 0);
   return rc;
 }
 
 int MPI_Bcast(void *b, int count, MPI_Datatype t, int root, MPI_Comm c) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Bcast(b, count, t, root, c);
   emit(t0, OP_BCAST, c, -1, 0, nbytes(count, t), nbytes(count, t), 0, root, 0);
   return rc;
@@ -356,7 +388,7 @@ int MPI_Bcast(void *b, int count, MPI_Datatype t, int root, MPI_Comm c) {
 
 int MPI_Reduce(const void *sb, void *rb, int count, MPI_Datatype t, MPI_Op op, int root,
                MPI_Comm c) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Reduce(sb, rb, count, t, op, root, c);
   emit(t0, OP_REDUCE, c, -1, 0, nbytes(count, t), nbytes(count, t), 0, root, 0);
   return rc;
@@ -365,7 +397,7 @@ int MPI_Reduce(const void *sb, void *rb, int count, MPI_Datatype t, MPI_Op op, i
 #define REDUCE_ALL(NAME, OP)                                                                \
   int MPI_##NAME(const void *sb, void *rb, int count, MPI_Datatype t, MPI_Op op,             \
                  MPI_Comm c) {                                                              \
-    double t0 = now();                                                                      \
+    double t0 = enter();                                                                      \
     int rc = PMPI_##NAME(sb, rb, count, t, op, c);                                          \
     emit(t0, OP, c, -1, 0, nbytes(count, t), nbytes(count, t), 0, 0, 0);                    \
     return rc;                                                                              \
@@ -376,7 +408,7 @@ REDUCE_ALL(Exscan, OP_EXSCAN)
 
 int MPI_Reduce_scatter_block(const void *sb, void *rb, int count, MPI_Datatype t, MPI_Op op,
                              MPI_Comm c) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Reduce_scatter_block(sb, rb, count, t, op, c);
   emit(t0, OP_REDUCE_SCATTER_BLOCK, c, -1, 0, nbytes(count, t) * size_of(c), nbytes(count, t),
        0, 0, 0);
@@ -385,7 +417,7 @@ int MPI_Reduce_scatter_block(const void *sb, void *rb, int count, MPI_Datatype t
 
 int MPI_Reduce_scatter(const void *sb, void *rb, const int counts[], MPI_Datatype t,
                        MPI_Op op, MPI_Comm c) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Reduce_scatter(sb, rb, counts, t, op, c);
   emit(t0, OP_REDUCE_SCATTER, c, -1, 0, sum_counts(counts, t, size_of(c)),
        nbytes(counts[rank_of(c)], t), 0, 0, 0);
@@ -397,7 +429,7 @@ int MPI_Reduce_scatter(const void *sb, void *rb, const int counts[], MPI_Datatyp
 #define ROOTED(NAME, OP)                                                                    \
   int MPI_##NAME(const void *sb, int sc, MPI_Datatype st, void *rb, int rcount,             \
                  MPI_Datatype rt, int root, MPI_Comm c) {                                   \
-    double t0 = now();                                                                      \
+    double t0 = enter();                                                                      \
     int rc = PMPI_##NAME(sb, sc, st, rb, rcount, rt, root, c);                              \
     int me = rank_of(c);                                                                    \
     emit(t0, OP, c, -1, 0, (OP == OP_GATHER || me == root) ? nbytes(sc, st) : 0,            \
@@ -410,7 +442,7 @@ ROOTED(Scatter, OP_SCATTER)
 #define ALL(NAME, OP)                                                                       \
   int MPI_##NAME(const void *sb, int sc, MPI_Datatype st, void *rb, int rcount,             \
                  MPI_Datatype rt, MPI_Comm c) {                                             \
-    double t0 = now();                                                                      \
+    double t0 = enter();                                                                      \
     int rc = PMPI_##NAME(sb, sc, st, rb, rcount, rt, c);                                    \
     int64_t s = sb == MPI_IN_PLACE ? nbytes(rcount, rt) : nbytes(sc, st);                   \
     emit(t0, OP, c, -1, 0, s, nbytes(rcount, rt), 0, 0, 0);                                 \
@@ -422,7 +454,7 @@ ALL(Alltoall, OP_ALLTOALL)
 /* the v forms: bytes = total sent by this rank, bytes2 = total received */
 int MPI_Gatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcounts[],
                 const int displs[], MPI_Datatype rt, int root, MPI_Comm c) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Gatherv(sb, sc, st, rb, rcounts, displs, rt, root, c);
   int me = rank_of(c);
   emit(t0, OP_GATHERV, c, -1, 0, nbytes(sc, st),
@@ -432,7 +464,7 @@ int MPI_Gatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rco
 
 int MPI_Scatterv(const void *sb, const int scounts[], const int displs[], MPI_Datatype st,
                  void *rb, int rcount, MPI_Datatype rt, int root, MPI_Comm c) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Scatterv(sb, scounts, displs, st, rb, rcount, rt, root, c);
   int me = rank_of(c);
   emit(t0, OP_SCATTERV, c, -1, 0, me == root ? sum_counts(scounts, st, size_of(c)) : 0,
@@ -442,7 +474,7 @@ int MPI_Scatterv(const void *sb, const int scounts[], const int displs[], MPI_Da
 
 int MPI_Allgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcounts[],
                    const int displs[], MPI_Datatype rt, MPI_Comm c) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Allgatherv(sb, sc, st, rb, rcounts, displs, rt, c);
   int64_t s = sb == MPI_IN_PLACE ? nbytes(rcounts[rank_of(c)], rt) : nbytes(sc, st);
   emit(t0, OP_ALLGATHERV, c, -1, 0, s, sum_counts(rcounts, rt, size_of(c)), 0, 0, 0);
@@ -451,7 +483,7 @@ int MPI_Allgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int 
 
 int MPI_Alltoallv(const void *sb, const int scounts[], const int sd[], MPI_Datatype st,
                   void *rb, const int rcounts[], const int rd[], MPI_Datatype rt, MPI_Comm c) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Alltoallv(sb, scounts, sd, st, rb, rcounts, rd, rt, c);
   int n = size_of(c);
   emit(t0, OP_ALLTOALLV, c, -1, 0, sum_counts(scounts, st, n), sum_counts(rcounts, rt, n), 0,
@@ -466,28 +498,28 @@ int MPI_Comm_free(MPI_Comm *c) {
 }
 
 int MPI_Comm_dup(MPI_Comm c, MPI_Comm *made) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Comm_dup(c, made);
   new_comm(t0, OP_COMM_DUP, c, made);
   return rc;
 }
 
 int MPI_Comm_split(MPI_Comm c, int colour, int key, MPI_Comm *made) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Comm_split(c, colour, key, made);
   new_comm(t0, OP_COMM_SPLIT, c, made);
   return rc;
 }
 
 int MPI_Comm_split_type(MPI_Comm c, int type, int key, MPI_Info info, MPI_Comm *made) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Comm_split_type(c, type, key, info, made);
   new_comm(t0, OP_COMM_SPLIT_TYPE, c, made);
   return rc;
 }
 
 int MPI_Comm_create(MPI_Comm c, MPI_Group g, MPI_Comm *made) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Comm_create(c, g, made);
   new_comm(t0, OP_COMM_CREATE, c, made);
   return rc;
@@ -495,14 +527,14 @@ int MPI_Comm_create(MPI_Comm c, MPI_Group g, MPI_Comm *made) {
 
 int MPI_Cart_create(MPI_Comm c, int ndims, const int dims[], const int periods[], int reorder,
                     MPI_Comm *made) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Cart_create(c, ndims, dims, periods, reorder, made);
   new_comm(t0, OP_CART_CREATE, c, made);
   return rc;
 }
 
 int MPI_Cart_sub(MPI_Comm c, const int remain[], MPI_Comm *made) {
-  double t0 = now();
+  double t0 = enter();
   int rc = PMPI_Cart_sub(c, remain, made);
   new_comm(t0, OP_CART_SUB, c, made);
   return rc;

@@ -17,7 +17,8 @@ SimGrid's CM02 weighting; see :meth:`LinkTable.weight`).  Three sources, from th
 * ``contention_flows(src, dst, nbytes)`` (``twolevel``'s shared NICs): the
   model gives the links and the bytes of each part;
 * a flat model (Hockney, LogGP, piecewise, ...; no links): :class:`FlatNics`,
-  each rank's NIC is a sending and a receiving link.
+  each rank's NIC is a sending and a receiving link (:meth:`LinkTable.flat_paths`, the
+  pair's links kept per rank pair, the size asked of the model per message).
 """
 
 from __future__ import annotations

@@ -261,6 +261,11 @@ class TopologyModel(NetworkModel):
             assert layer is not None
             return layer.device_latency + nbytes / layer.device_bandwidth
         a, b = self._node[src], self._node[dst]   # type: ignore[index]
+        return self._cached_node_cost(a, b, nbytes)
+
+    def _cached_node_cost(self, a: int, b: int, nbytes: int) -> SimTime:
+        """:meth:`node_cost` between nodes *a* and *b*, kept per (a, b, nbytes) in one int
+        key (sizes below ``_SIZE_LIMIT``, nodes below ``_NODE_LIMIT``; others computed)."""
         if nbytes.__class__ is not int or not 0 <= nbytes < _SIZE_LIMIT or b >= _NODE_LIMIT:
             return self.node_cost(a, b, nbytes)
         key = (a * _NODE_LIMIT + b) * _SIZE_LIMIT + nbytes
@@ -309,16 +314,7 @@ class TopologyModel(NetworkModel):
             a, b = nodes[src], nodes[dst]
         if a == b:
             return self.intra_latency + nbytes / self.intra_bandwidth
-        if nbytes.__class__ is not int or not 0 <= nbytes < _SIZE_LIMIT or b >= _NODE_LIMIT:
-            return self.node_cost(a, b, nbytes)
-        key = (a * _NODE_LIMIT + b) * _SIZE_LIMIT + nbytes
-        cache = self._cost_cache
-        c = cache.get(key)
-        if c is None:
-            if len(cache) >= COST_CACHE_LIMIT:
-                cache.clear()
-            c = cache[key] = self.node_cost(a, b, nbytes)
-        return c
+        return self._cached_node_cost(a, b, nbytes)
 
     def wire(self, src: Rank, dst: Rank, nbytes: int) -> SimTime:
         return self.cost(src, dst, nbytes)

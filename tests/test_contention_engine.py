@@ -548,3 +548,21 @@ def test_contention_spec_names_are_case_insensitive_and_options_given_once():
     assert parse_contention("None") == ("none", {})
     with pytest.raises(ValueError, match="share given twice"):
         parse_contention("fluid:share=equal,share=latency")
+
+
+def test_a_flat_models_path_is_its_nic_pair_kept_per_rank_pair() -> None:
+    """Hockney 1 us, 1 GB/s on 8 ranks: a message from 0 to 5 is one path over rank 0's
+    sending and rank 5's receiving NIC (links of 1 s/s, each half the 1 us latency), its
+    size the lone transfer time ``(1e-6 + s/1e9) - 1e-6``; what the pair implies is kept per
+    rank pair; a message to oneself and a 0-byte message make no path."""
+    from bsim.engine.fabric_routes import LinkTable
+
+    net = build_network("hockney:latency=1e-6,bandwidth=1e9")
+    table = LinkTable(net, 8, share="latency")
+    (ids, size, inverse, weight, latency), = table.flat_paths(0, 5, 4096)
+    assert [table.link_ids[i] for i in ids] == [("nic", 0, "out"), ("nic", 5, "in")]
+    assert size == (1e-6 + 4096 / 1e9) - 1e-6 and inverse == 1.0
+    assert latency == 0.5e-6 + 0.5e-6 and weight == 1.0 / latency
+    again = table.flat_paths(0, 5, 8192)
+    assert again[0][0] is ids and list(table.hook_cache) == [0 * 8 + 5]
+    assert table.flat_paths(3, 3, 4096) == () and table.flat_paths(0, 5, 0) == ()

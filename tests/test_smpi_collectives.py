@@ -92,3 +92,19 @@ def test_bcast_at_smpis_first_synchronous_size():
                     extra=("bcast",))
     assert ours.time == pytest.approx(smpi.time, rel=1e-9)
     assert smpi.time == pytest.approx(2 * (2 * plat.lat + (65536 + 16) / plat.bw), rel=1e-9)
+
+
+@pytest.mark.parametrize("platform", list(PLATFORMS))
+def test_smpis_default_barrier_is_the_linear_one(platform):
+    """SMPI run with no ``smpi/barrier`` setting takes OMPI's basic linear barrier: bsim's
+    ``algorithmic:barrier=linear`` gives its time; bsim's own barrier (dissemination, under
+    ``algorithmic`` as under the analytic formula) is SMPI's ``ompi_bruck``, slower on these
+    platforms (``docs/validation.md``, "The barrier")."""
+    plat, nranks = PLATFORMS[platform]
+    smpi = run_smpi("collective", plat, nranks, 0, ITERS, COMPUTE, extra=("barrier",))
+    linear = run_bsim("collective", plat, nranks, 0, ITERS, COMPUTE,
+                      collectives="algorithmic:barrier=linear", extra=("barrier",))
+    ours = run_bsim("collective", plat, nranks, 0, ITERS, COMPUTE, collectives="algorithmic",
+                    extra=("barrier",))
+    assert linear.time == pytest.approx(smpi.time, rel=1e-9)
+    assert ours.time > smpi.time * 1.01

@@ -186,6 +186,9 @@ class ContentionLayer(MaxMinSolver):
                 paths = routes.adaptive_paths(src, dst, self._users)
                 scale = float(nbytes)
                 extra = routes.extra   # a longer adaptive path's latency, charged as delay
+            elif routes.flat is not None:   # a flat model's NICs (a star, LogGP, ...)
+                paths = routes.flat_paths(src, dst, nbytes)
+                scale = 1.0
             elif routes.hook is None:
                 key = src * eng.nranks + dst
                 cached = routes.paths_cache.get(key)

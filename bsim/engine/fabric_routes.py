@@ -17,7 +17,8 @@ SimGrid's CM02 weighting; see :meth:`LinkTable.weight`).  Three sources, from th
 * ``contention_flows(src, dst, nbytes)`` (``twolevel``'s shared NICs): the
   model gives the links and the bytes of each part;
 * a flat model (Hockney, LogGP, piecewise, ...; no links): :class:`FlatNics`,
-  each rank's NIC is a sending and a receiving link.
+  each rank's NIC is a sending and a receiving link (:meth:`LinkTable.flat_paths`, the
+  pair's links kept per rank pair, the size asked of the model per message).
 """
 
 from __future__ import annotations
@@ -91,10 +92,13 @@ class LinkTable:
         self.share = share
         links = getattr(network, "links", None)
         self.hook = getattr(network, "contention_flows", None)
+        # a flat model's NICs: its paths come from flat_paths (hook is None then)
+        self.flat: FlatNics | None = None
         if links is None or not (hasattr(network, "route") or self.hook is not None):
             # a flat model: every rank's NIC is a link (see FlatNics)
-            nics = FlatNics(network, nranks)
-            links, self.hook = nics.links, nics.contention_flows
+            self.flat = nics = FlatNics(network, nranks)
+            links = nics.links
+        self.nranks = nranks
         self.network = network
         table = links()
         self.link_ids: list[Any] = list(table)
@@ -116,6 +120,7 @@ class LinkTable:
         self.extra = 0.0
         self._route = getattr(network, "route", None)
         self.paths_cache: dict[int, Paths] = {}   # src * nranks + dst -> paths
+        # what a path's links imply, per links tuple (hook_paths) or rank pair (flat_paths)
         self.hook_cache: dict[Any, tuple[tuple[int, ...], float, float, float]] = {}
 
     def weight(self, ids: tuple[int, ...]) -> float:
@@ -170,6 +175,28 @@ class LinkTable:
                 ids, inverse, weight, latency = implied
                 out.append((ids, float(size), inverse, weight, latency))
         return tuple(out)
+
+    def flat_paths(self, src: int, dst: int, nbytes: int) -> Paths:
+        """A flat model's message as one path over its two NICs (:class:`FlatNics`), its
+        share the lone transfer time ``wire(s) - wire(0)`` in seconds; ``()`` to oneself or
+        when that time is not positive.  What the NIC pair implies (ids, inverse capacity,
+        weight, latency) is kept per rank pair (in :attr:`hook_cache`, keyed by the int
+        ``src * nranks + dst``): the hot path of contention on a star or flat model."""
+        if src == dst:
+            return ()
+        wire = self.network.wire
+        size = wire(src, dst, nbytes) - wire(src, dst, 0)
+        if not size > 0:
+            return ()
+        key = src * self.nranks + dst
+        known = self.hook_cache
+        implied = known.get(key)
+        if implied is None:
+            if len(known) >= PATHS_CACHE_LIMIT:
+                known.clear()
+            implied = known[key] = self._implied((("nic", src, "out"), ("nic", dst, "in")))
+        ids, inverse, weight, latency = implied
+        return ((ids, float(size), inverse, weight, latency),)
 
     def _implied(self, links: Any) -> tuple[tuple[int, ...], float, float, float]:
         """Link ids of *links* (first occurrences), 1 / their smallest capacity, the

@@ -55,8 +55,8 @@ class MaxMinSolver:
         else:
             self._fill_shared(seen, flows)
         now = self.engine._now
-        fheap = self._heap
-        due = self._due
+        fheap: list = self._heap
+        due: dict = self._due
         changed = 0
         for f in flows:
             rate = f.new
@@ -98,18 +98,21 @@ class MaxMinSolver:
 
     def _fill_shared(self, seen: list[int], flows: list[Flow]) -> None:
         """:meth:`_fill`'s progressive filling of a component of several flows."""
-        users = self._users
-        cap = self._cap
-        residual = self._residual
-        count = self._count
+        users: list = self._users
+        cap: list = self._cap
+        residual: list = self._residual
+        count: list = self._count
         # links by fair share: a heap of distinct shares (floats) and the links at
         # each, so that no tuple is allocated per link
-        heap: list[float] = []
-        at: dict[float, list[int]] = {}
+        heap: list = []
+        at: dict = {}
         weighted = self._weighted
-        wsum = self._wsum
+        wsum: list = self._wsum
+        # (the containers' annotations type them under Cython, setup.py)
+        crossing: dict
+        bucket: list
         for lk in seen:
-            crossing: dict[Flow, None] = users[lk]  # type: ignore[assignment]
+            crossing = users[lk]
             n: float = wsum[lk] if weighted else len(crossing)
             if n < 0.0:   # share=latency: summed again only once the link's flows changed
                 n = sum([f.w for f in crossing], 0.0)

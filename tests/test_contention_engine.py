@@ -475,9 +475,7 @@ def _solver(caps, weighted):
     """A bare max-min solver over links of capacities *caps* (the layer's per-link state)."""
     from bsim.engine.fabric_solver import MaxMinSolver
     s = MaxMinSolver()
-    n = len(caps)
-    s._cap, s._residual, s._count, s._wsum = list(caps), [0.0] * n, [0.0] * n, [-1.0] * n
-    s._users, s._weighted = [None] * n, weighted
+    s._init_solver(list(caps), weighted)
     return s
 
 
@@ -491,21 +489,17 @@ def test_a_lone_flow_gets_the_rate_progressive_filling_gives_bit_for_bit(caps, p
     same float as the general progressive filling, for any capacities and weight; and
     that rate is the route's smallest capacity to within rounding (max-min with one
     flow: it fills its narrowest link)."""
-    from bsim.engine.fabric_routes import Flow
     links = tuple(dict.fromkeys(i % len(caps) for i in pick))
     weight = w if weighted else 1.0
     rates = []
     for alone in (True, False):
         s = _solver(caps, weighted)
-        f = Flow()
-        f.links, f.w = links, weight
-        for lk in links:
-            s._users[lk] = {f: None}
+        slot = s._open(links, weight, 1.0, 0.0, 1)
         if alone:
-            s._fill_alone(list(links), f)
+            s._fill_alone(list(links), slot)
         else:
-            s._fill_shared(list(links), [f])
-        rates.append(f.new)
+            s._fill_shared(list(links), [slot])
+        rates.append(s._fnew[slot])
     assert rates[0] == rates[1]
     assert rates[0] == pytest.approx(min(caps[lk] for lk in links), rel=1e-15)
 

@@ -36,8 +36,8 @@ collector (see ``docs/networks.md``, "Speed").
 
 Determinism: flows are ordered by a layer-wide sequence number (completions at
 one time are handled in start order, before the starts of that time), links
-and flows are kept in lists and insertion-ordered dicts (never sets, whose
-order would depend on hashing), and every engine event is keyed by the rank
+and flows are kept in lists (a link's flows in the order they joined) and
+insertion-ordered dicts (never sets, whose order would depend on hashing), and every engine event is keyed by the rank
 that caused it (``Engine.call_at``).  Messages started with ``ordered=True``
 are reported per (src, dst) pair in start order, so messages of one pair never
 overtake each other.  The layer holds global network state: distributed runs
@@ -88,21 +88,7 @@ class ContentionLayer(MaxMinSolver):
         self.link_ids = routes.link_ids
         self._index = routes.index
         self._cap = routes.cap
-        # per link, kept for the whole run (no churn on the hot path): the flows
-        # crossing it, and the solver's scratch state
-        nlinks = len(self._cap)
-        self._users: list[dict[Flow, None] | None] = [None] * nlinks
-        self._link_mark = [0] * nlinks
-        self._residual = [0.0] * nlinks
-        self._count = [0.0] * nlinks   # unfrozen weight per link while filling
-        # share=latency: the weight of the flows crossing each link, summed when the
-        # solver first needs it after the link's flows changed (-1.0: to be summed)
-        self._wsum = [-1.0] * nlinks
-        # predicted completions: a heap of times (floats, not tracked by the garbage
-        # collector) and the seqs of the flows predicted to end at each; an entry is
-        # stale unless its flow is still live with that ``finish``
-        self._heap: list[float] = []
-        self._due: dict[float, list[int]] = {}
+        self._init_solver(routes.cap, self._weighted)   # per link, for the whole run
         self._live: dict[int, Flow] = {}   # flows in flight by seq
         self._dirty: list[tuple[int, ...]] = []          # links whose component changed
         self._pair_first: dict[int, Flow] = {}           # ordered messages in flight per
@@ -255,8 +241,6 @@ class ContentionLayer(MaxMinSolver):
 
     # -- flows entering and leaving ----------------------------------------------
     def _add(self, head: Flow) -> None:
-        users = self._users
-        wsum = self._wsum
         dirty = self._dirty
         t = self.engine._now
         scale = head.scale
@@ -269,22 +253,10 @@ class ContentionLayer(MaxMinSolver):
             else:
                 f.head = None
             f.links = links
-            f.w = w
-            f.left = share * scale
-            f.rate = 0.0
-            f.t_upd = t
-            f.finish = math.inf
-            f.mark = 0
             self._seq += 1
             f.seq = self._seq
+            f.slot = self._open(links, w, share * scale, t, f.seq)
             self._live[f.seq] = f
-            for lk in links:
-                crossing = users[lk]
-                if crossing is None:
-                    users[lk] = {f: None}
-                else:
-                    crossing[f] = None
-                wsum[lk] = -1.0
             dirty.append(links)
         if not self._settle_pending:
             self._schedule_settle(head.owner)  # type: ignore[arg-type]
@@ -306,15 +278,13 @@ class ContentionLayer(MaxMinSolver):
         heap = self._heap
         due = self._due
         live = self._live
-        users = self._users
         dirty = self._dirty
-        wsum = self._wsum
         ending: list[int] = []
         while heap and heap[0] <= limit:
             t = heappop(heap)
             for seq in due.pop(t):
                 f = live.get(seq)
-                if f is not None and f.finish == t:
+                if f is not None and self._ends_at(f.slot, t):
                     ending.append(seq)
         ending.sort()   # flows ending together are handled in start order
         starting: list[Flow] = []
@@ -327,9 +297,7 @@ class ContentionLayer(MaxMinSolver):
             f = live.pop(seq, None)
             if f is None:
                 continue
-            for lk in f.links:
-                del users[lk][f]  # type: ignore[union-attr]
-                wsum[lk] = -1.0
+            self._close(f.slot)
             dirty.append(f.links)
             head = f.head
             owner = f.owner
@@ -385,30 +353,9 @@ class ContentionLayer(MaxMinSolver):
         self._settle_pending = False
         self.settles += 1
         self._epoch += 1
-        epoch = self._epoch
-        users = self._users
-        mark = self._link_mark
-        stack: list[int] = []
-        for links in self._dirty:
-            stack.extend(links)
+        dirty = self._dirty
         self._dirty = []
-        seen: list[int] = []      # links of the touched components
-        flows: list[Flow] = []    # flows of the touched components
-        while stack:
-            lk = stack.pop()
-            if mark[lk] == epoch:
-                continue
-            mark[lk] = epoch
-            crossing = users[lk]
-            if crossing:
-                seen.append(lk)
-                for f in crossing:
-                    if f.mark != epoch:
-                        f.mark = epoch
-                        flows.append(f)
-                        stack.extend(f.links)
-        if flows:
-            self._fill(seen, flows)
+        self._resolve(dirty, self._epoch)
         self._arm()
 
     def _arm(self) -> None:
@@ -424,7 +371,7 @@ class ContentionLayer(MaxMinSolver):
                 break
             for seq in due[t]:
                 f = live.get(seq)
-                if f is not None and f.finish == t:
+                if f is not None and self._ends_at(f.slot, t):
                     first, owner = t, f.owner
                     break
             else:

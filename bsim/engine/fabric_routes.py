@@ -23,7 +23,6 @@ SimGrid's CM02 weighting; see :meth:`LinkTable.weight`).  Three sources, from th
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +40,8 @@ PATHS_CACHE_LIMIT = 1 << 20   # (src, dst) routes kept; dropped when full (all-t
 
 
 class Flow:
-    """Bytes moving over fixed links (int ids) at a rate set by the solver.
+    """Bytes moving over fixed links (int ids) at a rate set by the solver (its numbers
+    sit in the solver's arrays at index ``slot``: ``bsim/engine/fabric_solver.py``).
 
     The first flow of a message also carries the message's bookkeeping
     (``start``, ``alone``, the callback, how many of its flows are still
@@ -49,19 +49,13 @@ class Flow:
     on the first: no reference cycle).  Ended flows are recycled by the layer.
     """
 
-    __slots__ = ("links", "left", "rate", "t_upd", "finish", "seq", "mark", "new",
-                 "head", "start", "alone", "owner", "fn", "payload", "parts", "done", "pair",
-                 "nxt", "paths", "scale", "late", "w")
+    __slots__ = ("links", "seq", "slot", "head", "start", "alone", "owner", "fn", "payload",
+                 "parts", "done", "pair", "nxt", "paths", "scale", "late")
 
     def __init__(self) -> None:
         self.links: tuple[int, ...] = ()
-        self.left = 0.0
-        self.rate = 0.0
-        self.t_upd = 0.0
-        self.finish = math.inf   # predicted end at the current rate
         self.seq = 0
-        self.mark = 0         # solver epoch in which this flow was last visited
-        self.new = -1.0       # rate being computed (< 0: not frozen yet)
+        self.slot = -1        # its numbers' index in the solver's arrays (fabric_solver.py)
         self.head: Flow | None = None
         self.start = 0.0
         self.late = 0.0       # how long after start the flow entered the network
@@ -75,7 +69,6 @@ class Flow:
         self.nxt: Flow | None = None    # next message of the same pair (ordered)
         self.paths: Paths = ()
         self.scale = 1.0
-        self.w = 1.0          # max-min weight (LinkTable.weight)
 
 
 class LinkTable:

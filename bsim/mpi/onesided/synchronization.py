@@ -232,38 +232,37 @@ def Unlock_all(win: Any) -> None:
     vr.settle(reqs, "Win.Unlock_all")
 
 
+def _flush(win: Any, rank: int | None, call: str) -> None:
+    """Complete the calling rank's outstanding operations at target *rank* (every target
+    when None; none for ``PROC_NULL``).  The ``_local`` flushes complete what their plain
+    twins do: bsim does not tell an operation's local completion from its remote one."""
+    vr = current()
+    st = state_of(win, vr, call)
+    _flushable(win, vr, call)
+    if rank is None:
+        complete_ops(win, vr, call)
+    elif rank != PROC_NULL:
+        complete_ops(win, vr, call, _rank(st, vr, rank, call))
+
+
 def Flush(win: Any, rank: int) -> None:
     """Complete all outstanding RMA operations at the given target."""
-    vr = current()
-    st = state_of(win, vr, "Flush")
-    _flushable(win, vr, "Flush")
-    if rank != PROC_NULL:
-        complete_ops(win, vr, "Flush", _rank(st, vr, rank, "Flush"))
+    _flush(win, rank, "Flush")
 
 
 def Flush_all(win: Any) -> None:
     """Complete all outstanding RMA operations at all targets."""
-    vr = current()
-    state_of(win, vr, "Flush_all")
-    _flushable(win, vr, "Flush_all")
-    complete_ops(win, vr, "Flush_all")
+    _flush(win, None, "Flush_all")
 
 
 def Flush_local(win: Any, rank: int) -> None:
     """Complete locally all outstanding RMA operations at the given target."""
-    vr = current()
-    st = state_of(win, vr, "Flush_local")
-    _flushable(win, vr, "Flush_local")
-    if rank != PROC_NULL:
-        complete_ops(win, vr, "Flush_local", _rank(st, vr, rank, "Flush_local"))
+    _flush(win, rank, "Flush_local")
 
 
 def Flush_local_all(win: Any) -> None:
     """Complete locally all outstanding RMA operations at all targets."""
-    vr = current()
-    state_of(win, vr, "Flush_local_all")
-    _flushable(win, vr, "Flush_local_all")
-    complete_ops(win, vr, "Flush_local_all")
+    _flush(win, None, "Flush_local_all")
 
 
 def Sync(win: Any) -> None:

@@ -12,7 +12,7 @@ before bsim is imported.  A ``.py`` file edited after its extension was built is
 Python too, with a warning: the extension holds the old code (``setup.py`` records the
 digest of each source it compiled in :data:`SOURCES_FILE`; file times would not do, as
 a wheel's install gives every file the time it was unpacked).  The digest is of the ``.py``
-only: a ``.pxd`` beside it (``fabric_solver.pxd``, the solver's C types) changes no result,
+only: a ``.pxd`` beside it (the fluid layer's C types) changes no result,
 and an edit to it takes a reinstall to take effect.
 """
 

@@ -186,7 +186,7 @@ class ContentionLayer(MaxMinSolver):
         else:
             paths = ()
             extra = 0.0
-        f = self._pool.pop() if self._pool else Flow()
+        f: Flow = self._pool.pop() if self._pool else Flow()
         f.start = t
         f.late = late
         if late:
@@ -244,7 +244,7 @@ class ContentionLayer(MaxMinSolver):
         dirty = self._dirty
         t = self.engine._now
         scale = head.scale
-        f = head
+        f: Flow = head
         for k, (links, share, _, w, _) in enumerate(head.paths):
             if k:
                 f = self._pool.pop() if self._pool else Flow()
@@ -272,6 +272,8 @@ class ContentionLayer(MaxMinSolver):
         """The earliest predicted completion is due: end every flow due now."""
         if version != self._timer_ver:
             return   # superseded by an earlier completion
+        f: Flow
+        head: Flow
         self._armed_at = math.inf
         now = self.engine._now
         limit = now + _REL_EPS * abs(now)
@@ -328,7 +330,7 @@ class ContentionLayer(MaxMinSolver):
             return
         if self._pair_first[key] is not f:
             return   # an earlier message of this pair is still in flight
-        cur: Flow | None = f
+        cur: Flow = f   # (None once the pair's reported messages run out)
         while cur is not None and cur.done is not None:
             nxt = cur.nxt
             self._report(cur)
@@ -360,6 +362,7 @@ class ContentionLayer(MaxMinSolver):
 
     def _arm(self) -> None:
         """Make sure the engine holds a timer for the earliest completion or start."""
+        f: Flow
         heap = self._heap
         due = self._due
         live = self._live

@@ -1,0 +1,14 @@
+# The C types of fabric.py's contention layer, for Cython: setup.py compiles the .py with
+# this file beside it, Python reads only the .py.  The layer is an extension type whose
+# attributes the compiled methods read as C fields.
+
+from bsim.engine.fabric_solver cimport MaxMinSolver
+from bsim.engine.fabric_routes cimport Flow
+
+cdef class ContentionLayer(MaxMinSolver):
+    cdef public object net, network, routes, share, start, link_ids, _index
+    cdef public list _cap, _dirty, _start_heap, _pool
+    cdef public dict _live, _pair_first, _pair_last, _starting
+    cdef public bint _after_latency, _settle_pending
+    cdef public long _seq, _epoch, _timer_ver, flows_started, settles
+    cdef public double _armed_at

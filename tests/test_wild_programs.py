@@ -130,3 +130,24 @@ def test_same_lines_as_mpiexec_at_three_ranks(path: Path, tmp_path: Path, capsys
     status, lines, err = simulated(path, 3, capsys)
     assert status == 0, err[-2000:]
     assert lines == want
+
+
+def test_atexit_handlers_run_at_the_end_of_their_rank(capsys, tmp_path, monkeypatch) -> None:
+    """atexit.register in a rank: the handler runs when that rank's program ends and may
+    still call MPI (mpi4py finalizes after them); unregister removes one; none is left
+    for the host's exit."""
+    import atexit
+    monkeypatch.chdir(tmp_path)
+    prog = tmp_path / "bye.py"
+    prog.write_text("import atexit\nfrom mpi4py import MPI\ncomm = MPI.COMM_WORLD\n"
+                    "rank = comm.Get_rank()\n"
+                    "def bye():\n    print('bye', rank, comm.allreduce(rank))\n"
+                    "def never():\n    print('never')\n"
+                    "atexit.register(bye)\natexit.register(print, 'last', rank)\n"
+                    "atexit.register(never)\natexit.unregister(never)\n")
+    before = atexit._ncallbacks()
+    status, lines, err = simulated(prog, 3, capsys)
+    assert status == 0, err
+    # sum of ranks 0 + 1 + 2 = 3 on every rank
+    assert lines == sorted([f"bye {r} 3" for r in range(3)] + [f"last {r}" for r in range(3)])
+    assert atexit._ncallbacks() == before

@@ -263,8 +263,8 @@ def _own_section() -> list[str]:
             "`MPI.Wtime()` to move without any MPI call, which a simulated clock never "
             "does: bsim stops it with one line naming the rank, the call and the program's "
             "line (charge such waits with `bsim.add_time`). Handlers a rank registers with "
-            "`atexit.register` run when the host process exits (after the whole run under "
-            "`bsim run`), not at the end of that rank. The launcher's environment "
+            "`atexit.register` run when that rank's program ends, in the rank (they may "
+            "still call MPI), as at a real process's exit. The launcher's environment "
             "variables (`PMI_RANK`, `PMI_SIZE`, `OMPI_COMM_WORLD_RANK`, ...) are not set: "
             "all ranks share the host process's `os.environ`; `COMM_WORLD.Get_rank()` and "
             "`Get_size()` give the same numbers."]

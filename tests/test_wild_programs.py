@@ -151,3 +151,30 @@ def test_atexit_handlers_run_at_the_end_of_their_rank(capsys, tmp_path, monkeypa
     # sum of ranks 0 + 1 + 2 = 3 on every rank
     assert lines == sorted([f"bye {r} 3" for r in range(3)] + [f"last {r}" for r in range(3)])
     assert atexit._ncallbacks() == before
+
+
+def test_a_library_s_atexit_handler_registered_in_a_rank_stays_the_host_s(capsys, tmp_path,
+                                                                          monkeypatch) -> None:
+    """A module of the standard library or an installed package that registers an atexit
+    handler when first imported inside a rank (``logging`` does) registers it for the host
+    process: it is not run when that rank ends (the other ranks may still need it)."""
+    import atexit
+    import sysconfig
+    monkeypatch.chdir(tmp_path)
+    # code whose file is in the standard library, as a library module's would be
+    lib = Path(sysconfig.get_paths()["stdlib"]) / "bsim_fake_library.py"
+    prog = tmp_path / "libexit.py"
+    prog.write_text(
+        "from mpi4py import MPI\n"
+        f"code = compile('import atexit\\natexit.register(print, \\'library handler\\')\\n', "
+        f"{str(lib)!r}, 'exec')\n"
+        "if MPI.COMM_WORLD.Get_rank() == 0:\n    exec(code, {})\n"
+        "print('done', MPI.COMM_WORLD.Get_rank())\n")
+    before = atexit._ncallbacks()
+    try:
+        status, lines, err = simulated(prog, 2, capsys)
+        assert status == 0, err
+        assert lines == ["done 0", "done 1"]   # not run at rank 0's end
+        assert atexit._ncallbacks() == before + 1   # the host's, for its exit
+    finally:
+        atexit.unregister(print)

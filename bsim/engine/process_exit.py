@@ -18,8 +18,10 @@ kept, for a deadlock report of the ranks still waiting for it.  ``os.fork`` from
 (:meth:`ExitGuard._arm_fork`) and an exception that ends a rank's Python thread
 (:meth:`ExitGuard._arm_threads`) are errors too.
 
-``atexit.register`` called from a rank keeps the handler for that rank's interpreter
-exit: :meth:`ExitGuard.run_atexits` calls its handlers, last registered first, when its
+``atexit.register`` called from a rank's own code keeps the handler for that rank's
+interpreter exit (a registration made by the standard library or an installed package,
+such as ``logging``'s when it is first imported inside a rank, is the host process's and
+goes to the real ``atexit``): :meth:`ExitGuard.run_atexits` calls its handlers, last registered first, when its
 program has returned (after its threads, as Python's exit runs ``threading``'s shutdown
 first), in the rank, where they may still make MPI calls (mpi4py's own finalization
 handler is registered before them, so it runs after them).  An exception in one is
@@ -40,7 +42,7 @@ from typing import Any
 import greenlet
 
 from ..errors import BsimError, RankError
-from .failures import called_from, user_location_of_traceback
+from .failures import called_from, in_library, user_location_of_traceback
 from .rank import current_or_none
 
 __all__ = ["ExitGuard", "MAX_EXITS"]
@@ -154,14 +156,14 @@ class ExitGuard:
 
         def register(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
             vr = current_or_none()
-            if vr is None:
+            if vr is None or in_library(sys._getframe(1).f_code.co_filename):
                 return real_register(function, *args, **kwargs)
             self.atexits.setdefault(vr.rank, []).append((function, args, kwargs))
             return function
 
         def unregister(function: Callable[..., Any]) -> None:
             vr = current_or_none()
-            if vr is None:
+            if vr is None or in_library(sys._getframe(1).f_code.co_filename):
                 return real_unregister(function)
             kept = self.atexits.get(vr.rank, [])
             kept[:] = [h for h in kept if h[0] != function]

@@ -144,6 +144,8 @@ from .mpi.common.error_codes import (  # noqa: E402, F401 - error classes, codes
     Remove_error_string,
 )
 from .mpi.common.info import INFO_ENV, INFO_NULL, Info  # noqa: E402, F401 - info objects
+from .mpi.common.initialization import (  # noqa: E402, F401 - MPI.Init and thread levels
+    Init, Init_thread, Is_initialized, Query_thread)
 from .mpi.common.namespace import NAMES as _REST  # noqa: E402
 from .mpi.common.namespace import NotSimulatedError  # noqa: E402
 from .mpi.data.addresses import Aint_add, Aint_diff, Get_address  # noqa: E402, F401
@@ -270,28 +272,10 @@ def Pcontrol(level: int) -> None:
     """Profiling control (a no-op)."""
 
 
-def Init() -> None:
-    """Initialise MPI: an error, as in mpi4py, which initialises MPI on import."""
-    vr = current()
-    raise MPIUsageError(f"rank {vr.rank}: MPI.Init(): MPI is already initialized (mpi4py "
-                        f"initializes it on import; calling MPI_Init twice is erroneous)")
-
-
-def Init_thread(required: int = THREAD_MULTIPLE) -> int:
-    """Initialise with a thread level: an error, as :func:`Init`."""
-    vr = current()
-    raise MPIUsageError(f"rank {vr.rank}: MPI.Init_thread(): MPI is already initialized")
-
-
 def Finalize() -> None:
     """Finalize MPI for the calling rank: any later MPI call of that rank is an error."""
     vr = current()
     vr.finalized = True
-
-
-def Is_initialized() -> bool:
-    """True: MPI is initialized when the program starts (mpi4py's default)."""
-    return True
 
 
 def Is_finalized() -> bool:
@@ -344,8 +328,3 @@ def Get_abi_fortran_info() -> Info:
 def Get_library_version() -> str:
     """Name of the MPI library: bsim."""
     return f"bsim {__version__} (simulated MPI)"
-
-
-def Query_thread() -> int:
-    """The thread level: THREAD_MULTIPLE (greenlets never preempt)."""
-    return THREAD_MULTIPLE

@@ -459,8 +459,7 @@ class Engine(FailureReports, simpy.Environment):
         return start, (after + events if after > 0 else -1)
 
     def run_rank(self, vr: VirtualRank, program: Callable[[VirtualRank], Any]) -> None:
-        """What a rank's greenlet runs (``RankGreenlet.run``): *program* on *vr*, then its
-        exit (``sys.exit(0)`` ends it normally, another code is an error; its threads)."""
+        """*program* on *vr*, then its exit: sys.exit code, threads, atexit handlers."""
         if self.measure is not None:
             vr.host_mark = self.measure.clock()
         try:
@@ -473,6 +472,7 @@ class Engine(FailureReports, simpy.Environment):
             self.exit_guard.left(vr, exc)   # a deadlock report names a rank that left
         if self.thread_support.threads:   # the interpreter's exit: wait for threads
             self.thread_support.rank_exit(vr)
+        self.exit_guard.run_atexits(vr)   # then the rank's atexit handlers
         if self.measure is not None:
             charge_host_compute(vr)   # the compute after the last MPI call
         vr.finished = True

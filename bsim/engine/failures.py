@@ -42,6 +42,11 @@ _LIBRARY_DIRS = tuple(sorted({_STDLIB_DIR} | {
     os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("purelib", "platlib")}))
 
 
+def in_library(filename: str) -> bool:
+    """Whether *filename* is in the standard library or an installed package."""
+    return os.path.abspath(filename).startswith(_LIBRARY_DIRS)
+
+
 class FailureReports:
     """Reports of a run that cannot go on (mixed into the engine)."""
 

@@ -17,20 +17,32 @@ is the real ``os._exit``.  ``sys.exit`` is a different matter: it raises
 kept, for a deadlock report of the ranks still waiting for it.  ``os.fork`` from a rank
 (:meth:`ExitGuard._arm_fork`) and an exception that ends a rank's Python thread
 (:meth:`ExitGuard._arm_threads`) are errors too.
+
+``atexit.register`` called from a rank's own code keeps the handler for that rank's
+interpreter exit (a registration made by the standard library or an installed package,
+such as ``logging``'s when it is first imported inside a rank, is the host process's and
+goes to the real ``atexit``): :meth:`ExitGuard.run_atexits` calls its handlers, last registered first, when its
+program has returned (after its threads, as Python's exit runs ``threading``'s shutdown
+first), in the rank, where they may still make MPI calls (mpi4py's own finalization
+handler is registered before them, so it runs after them).  An exception in one is
+printed as Python prints it ("Exception ignored in atexit callback") and the others
+still run.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 from typing import Any
 
 import greenlet
 
-from ..errors import RankError
-from .failures import called_from, user_location_of_traceback
+from ..errors import BsimError, RankError
+from .failures import called_from, in_library, user_location_of_traceback
 from .rank import current_or_none
 
 __all__ = ["ExitGuard", "MAX_EXITS"]
@@ -43,13 +55,16 @@ class ExitGuard:
     ``disarm``), and keeps where ranks ended early with ``sys.exit(0)`` (``left``), which
     a deadlock report says (a rank that others still wait for)."""
 
-    __slots__ = ("saved", "forks", "exits", "hook")
+    __slots__ = ("saved", "forks", "exits", "hook", "atexits", "saved_atexit")
 
     def __init__(self) -> None:
         self.saved: Callable[[int], Any] | None = None
         self.forks: dict[str, Callable[[], Any]] = {}
         self.exits: dict[int, str] = {}   # rank -> "sys.exit(0) at file:line (t=...)"
         self.hook: Callable[[Any], Any] | None = None   # threading.excepthook before
+        self.atexits: dict[int, list[tuple[Callable[..., Any], tuple[Any, ...],
+                                           dict[str, Any]]]] = {}
+        self.saved_atexit: tuple[Callable[..., Any], Callable[..., Any]] | None = None
 
     def left(self, vr: Any, exc: SystemExit) -> None:
         """Rank *vr* ended with ``sys.exit(0)`` (or ``sys.exit()``): note where (the
@@ -63,6 +78,7 @@ class ExitGuard:
     def arm(self) -> None:
         self._arm_fork()
         self._arm_threads()
+        self._arm_atexit()
         if self.saved is not None or getattr(os._exit, "__wrapped__", None) is not None:
             return   # armed already (by this run, or by a run that encloses it)
         real = self.saved = os._exit
@@ -132,7 +148,46 @@ class ExitGuard:
         setattr(rank_thread_failed, "__wrapped__", saved)   # noqa: B010
         threading.excepthook = rank_thread_failed
 
+    def _arm_atexit(self) -> None:
+        if self.saved_atexit is not None or getattr(atexit.register, "__wrapped__", None):
+            return   # armed already (by this run, or by a run that encloses it)
+        real_register, real_unregister = self.saved_atexit = (atexit.register,
+                                                              atexit.unregister)
+
+        def register(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            vr = current_or_none()
+            if vr is None or in_library(sys._getframe(1).f_code.co_filename):
+                return real_register(function, *args, **kwargs)
+            self.atexits.setdefault(vr.rank, []).append((function, args, kwargs))
+            return function
+
+        def unregister(function: Callable[..., Any]) -> None:
+            vr = current_or_none()
+            if vr is None or in_library(sys._getframe(1).f_code.co_filename):
+                return real_unregister(function)
+            kept = self.atexits.get(vr.rank, [])
+            kept[:] = [h for h in kept if h[0] != function]
+            return None
+
+        setattr(register, "__wrapped__", real_register)   # noqa: B010
+        atexit.register, atexit.unregister = register, unregister
+
+    def run_atexits(self, vr: Any) -> None:
+        """The handlers rank *vr* registered with ``atexit.register``, last first."""
+        for function, args, kwargs in reversed(self.atexits.pop(vr.rank, [])):
+            try:
+                function(*args, **kwargs)
+            except Exception as exc:   # noqa: BLE001 - Python prints it and goes on
+                if isinstance(exc, BsimError):
+                    raise
+                print(f"Exception ignored in atexit callback {function!r}:", file=sys.stderr)
+                traceback.print_exception(exc, file=sys.stderr)
+
     def disarm(self) -> None:
+        if self.saved_atexit is not None:
+            atexit.register, atexit.unregister = self.saved_atexit
+            self.saved_atexit = None
+        self.atexits.clear()
         if self.hook is not None:
             threading.excepthook = self.hook
             self.hook = None

@@ -89,7 +89,7 @@ class VirtualRank:
         "calc", "wait", "comm", "ops", "msgs", "nbytes", "finished", "retval",
         "pending", "box", "nic_free", "last_arrival", "waitset", "wait_mode",
         "unknown", "wake_at", "coll_seq", "host_mark", "polled", "finalized", "open_requests",
-        "resume", "world",
+        "resume", "world", "thread_level",
     )
 
     def __init__(self, rank: int, engine: Engine) -> None:
@@ -126,6 +126,7 @@ class VirtualRank:
         self.resume: Callable[[], None] | None = None
         # its MPI.COMM_WORLD when not the run's: a spawned rank's (bsim/engine/spawning.py)
         self.world: Any = None
+        self.thread_level: int | None = None   # its MPI.Init_thread's (mpi/common/initialization.py)
 
     # -- scheduling primitives ----------------------------------------------
     def next_key(self) -> int:

@@ -31,7 +31,8 @@ DIFFERENCES = {
     "Wtick": "1 ns (simulated time is a float)",
     "Get_processor_name": "``nodeN``, the simulated node of the calling rank",
     "Comm.Abort": "ends the whole simulation with SimulationError naming the rank",
-    "Init": "an error, as in mpi4py (MPI is initialized on import)",
+    "Init": "initializes the calling rank when mpi4py.rc.initialize is False; an error "
+            "otherwise, as in mpi4py (MPI is initialized on import)",
     "Finalize": "marks the calling rank finalized: its later MPI calls are errors",
     "Comm.Idup": "the duplicate is made at the call (its collective cost charged there); "
                  "the request is complete",
@@ -52,8 +53,10 @@ DIFFERENCES = {
                        "script, -c or -m, or a Python script); any other command raises "
                        "NotSimulatedError; process start-up is not priced",
     "Intracomm.Spawn_multiple": "as Spawn, for each command",
-    "Query_thread": "THREAD_MULTIPLE: a rank's Python threads run as thread contexts with "
-                    "their own clocks, one MPI call at a time (docs/architecture.md)",
+    "Query_thread": "the level the rank asked for (mpi4py.rc.thread_level, THREAD_SINGLE "
+                    "without rc.threads, Init_thread's request); at any level a rank's "
+                    "Python threads run as thread contexts with their own clocks, one MPI "
+                    "call at a time (docs/architecture.md)",
     **{f"Intercomm.I{name}": "runs at the call (its cost charged there); the request is "
        "complete" for name in ("barrier", "bcast", "gather", "gatherv", "scatter", "scatterv",
                                "allgather", "allgatherv", "alltoall", "alltoallv",
@@ -237,7 +240,35 @@ def _wild_section() -> list[str]:
             "`Future.done()`, integral floats as ranks (`size / 2`), `Get_topo` periods as "
             "ints, a vector datatype resized for `Scatterv`. Receive blocks that overlap "
             "in a v collective are refused as erroneous (`docs/errors.md`); MPICH accepts "
-            "them and writes whichever block arrives last."]
+            "them and writes whichever block arrives last."] + _own_section()
+
+
+def _own_section() -> list[str]:
+    own = sorted(WILD.glob("own/p*.py")) if WILD.is_dir() else []
+    if not own:
+        return []
+    return ["", f"`tests/wild/own/` holds {len(own)} more such programs, each a bundle of "
+            "everyday habits (pickled and buffer calls on dicts, lists and arrays of "
+            "float32, int64, complex128, bool, uint8 and int8 with and without explicit "
+            "datatypes, `bytearray` and `memoryview` buffers, Fortran-ordered arrays, "
+            "`MAXLOC` on structured arrays, v collectives with uneven counts, task farms "
+            "on `Probe`/`Iprobe`, `Waitany`/`Testsome`/`Waitsome`, persistent requests, "
+            "`Cancel`, `Bsend`, node-shared windows, MPI-IO, `argparse`, per-rank files, "
+            "`mpi4py.util.pkl5`, `dtlib` and `sync`, `mpi4py.rc.initialize = False` with "
+            "`MPI.Init()`, `rc.thread_level`). `tests/test_wild_programs.py` compares each "
+            "with real `mpiexec -n 3`, except two that differ by design: "
+            "`p12_shared_split.py` counts simulated nodes with `Split_type("
+            "COMM_TYPE_SHARED)` (the machine's nodes, one rank per node on a bare network "
+            "model, where mpiexec here has one host) and `p27_wtime_spin.py` waits for "
+            "`MPI.Wtime()` to move without any MPI call, which a simulated clock never "
+            "does: bsim stops it with one line naming the rank, the call and the program's "
+            "line (charge such waits with `bsim.add_time`). Handlers a rank's own code "
+            "registers with `atexit.register` run when that rank's program ends, in the "
+            "rank (they may still call MPI), as at a real process's exit; those the "
+            "standard library or an installed package registers stay the host's. The launcher's environment "
+            "variables (`PMI_RANK`, `PMI_SIZE`, `OMPI_COMM_WORLD_RANK`, ...) are not set: "
+            "all ranks share the host process's `os.environ`; `COMM_WORLD.Get_rank()` and "
+            "`Get_size()` give the same numbers."]
 
 
 def _reduction_section() -> list[str]:

@@ -8,6 +8,8 @@ pairs and break ties by the lower index, as MPI does.
 
 from __future__ import annotations
 
+import inspect
+
 import operator
 from collections.abc import Callable
 from functools import reduce
@@ -29,6 +31,18 @@ __all__ = ["Op", "SUM", "PROD", "MAX", "MIN", "LAND", "LOR", "LXOR", "BAND", "BO
 
 
 MAX_USER_OPS = 32   # live user-defined operations per rank (mpi4py's callback table)
+
+
+def _takes_three(function: Callable[..., Any]) -> bool:
+    """Whether *function* accepts three positional arguments (True when its signature
+    cannot be read, as for some builtins: mpi4py calls it with three)."""
+    try:
+        inspect.signature(function).bind(None, None, None)
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
 
 
 class Op(HandleValues):
@@ -68,22 +82,22 @@ class Op(HandleValues):
     @classmethod
     def Create(cls, function: Callable[..., Any], commute: bool = False) -> Op:
         """A user-defined operation: mpi4py's ``function(inbuf, inoutbuf, datatype)``
-        (``datatype`` None for Python objects) or a plain ``function(x, y)``.
+        (``datatype`` None for Python objects) or a plain ``function(x, y)`` (one whose
+        signature cannot take three positional arguments); which one is decided from
+        the signature, so a ``TypeError`` raised inside the function reaches the caller.
 
         At most ``MAX_USER_OPS`` (32) live at once per rank, as mpi4py's callback table
         (``RuntimeError`` beyond; ``Free`` releases one)."""
+        three = _takes_three(function)
+
         def fn(x: Any, y: Any) -> Any:
+            if not three:
+                return function(x, y)
             if isinstance(y, np.ndarray):   # reduction of arrays: in place on a copy
                 out = y.copy()
-                try:
-                    result = function(x, out, None)
-                except TypeError:
-                    return function(x, y)
+                result = function(x, out, None)
                 return out if result is None else result
-            try:
-                return function(x, y, None)
-            except TypeError:
-                return function(x, y)
+            return function(x, y, None)
         live = _live_user_ops()
         if len(live) >= MAX_USER_OPS:
             raise RuntimeError(f"cannot create more than {MAX_USER_OPS} user-defined "

@@ -1,10 +1,12 @@
 """``mpi4py.rc`` as a simulated program sees it: the same options, checked the same way.
 
-The options are accepted and kept (a program may read back what it set).  One
-changes a simulation as it changes a real run: ``irecv_bufsz``, the receive buffer
-``comm.irecv()`` posts without one (a larger pickle is ``ERR_TRUNCATE``).  The others
-do not: initialization, finalization and thread support are bsim's
-(``docs/mpi_coverage.md``), and object reductions are always folded in rank order.
+The options are accepted and kept (a program may read back what it set).  These
+change a simulation as they change a real run: ``irecv_bufsz``, the receive buffer
+``comm.irecv()`` posts without one (a larger pickle is ``ERR_TRUNCATE``);
+``initialize``, ``threads`` and ``thread_level``, whether MPI is initialized at import
+and the thread level ``Query_thread`` reports (:mod:`.initialization`).  The others do
+not: finalization is bsim's (``docs/mpi_coverage.md``), and object reductions are
+always folded in rank order.
 """
 
 from __future__ import annotations

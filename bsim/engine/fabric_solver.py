@@ -13,7 +13,7 @@ one step, computed directly.
 
 Layout.  A flow in flight has a *slot*, a small int reused after it ends; its numbers
 (weight, bytes left, rate, predicted end, ...) sit in flat arrays of doubles and longs
-indexed by the slot, and each link keeps the list of the slots crossing it, in the order
+(lists when run as Python) indexed by the slot, and each link keeps the list of the slots crossing it, in the order
 they joined.  Python runs this module as it is; compiled (``setup.py``), the types in
 ``fabric_solver.pxd`` make the arrays C arrays and the loops over them C loops, with the
 same floats in the same order, so both give the same rates bit for bit.
@@ -24,7 +24,8 @@ from __future__ import annotations
 import math
 from array import array
 from heapq import heapify, heappop, heappush
-from typing import TYPE_CHECKING
+from types import FunctionType
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .core import Engine
@@ -36,12 +37,22 @@ _DOUBLES = ("_fw", "_fnew", "_fleft", "_frate", "_ftupd", "_ffinish")
 _LONGS = ("_fmark", "_fseq")
 
 
-def _doubles(n: int, value: float = 0.0) -> array:
-    return array("d", [value]) * n
+def _running_compiled() -> bool:
+    """Whether this module runs compiled: its functions are then not Python functions."""
+    return not isinstance(_running_compiled, FunctionType)
 
 
-def _longs(n: int) -> array:
-    return array("l", [0]) * n
+# compiled, the per-slot and per-link numbers are arrays (the buffers the typed memoryviews
+# of fabric_solver.pxd read); as Python, lists, which the interpreter indexes faster
+_ARRAYS = _running_compiled()
+
+
+def _doubles(n: int, value: float = 0.0) -> Any:
+    return array("d", [value]) * n if _ARRAYS else [value] * n
+
+
+def _longs(n: int) -> Any:
+    return array("l", [0]) * n if _ARRAYS else [0] * n
 
 
 class MaxMinSolver:
@@ -69,7 +80,7 @@ class MaxMinSolver:
         self._flinks: list[tuple[int, ...]] = []
         self._free: list[int] = []
         self._nslots = 0
-        self._backing: dict[str, array] = {}
+        self._backing: dict[str, Any] = {}
         self._grow(64)
         # predicted completions: a heap of times (floats, not tracked by the garbage
         # collector) and the seqs of the flows predicted to end at each; an entry is

@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real", type=int, default=2, help="real mpiexec -n (0: none)")
     ap.add_argument("--modules", default="", help="regex of module names to run")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=120.0, help="wall s with no rank writing a log line before an attempt is ended")
+    ap.add_argument("--timeout", type=float, default=120.0,
+                    help="wall s with no rank writing a log line before an attempt is ended")
     ap.add_argument("--json", type=Path, help="every test's outcome, per world")
     ap.add_argument("--data", type=Path, help="the per-module table for the docs")
     ap.add_argument("--min-rate", type=float, default=None)

@@ -37,8 +37,9 @@ collector (see ``docs/networks.md``, "Speed").
 Determinism: flows are ordered by a layer-wide sequence number (completions at
 one time are handled in start order, before the starts of that time), links
 and flows are kept in lists (a link's flows in the order they joined) and
-insertion-ordered dicts (never sets, whose order would depend on hashing), and every engine event is keyed by the rank
-that caused it (``Engine.call_at``).  Messages started with ``ordered=True``
+insertion-ordered dicts (never sets, whose order would depend on hashing), and
+every engine event is keyed by the rank that caused it (``Engine.call_at``).
+Messages started with ``ordered=True``
 are reported per (src, dst) pair in start order, so messages of one pair never
 overtake each other.  The layer holds global network state: distributed runs
 (several host processes) do not support it yet.

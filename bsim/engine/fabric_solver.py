@@ -13,10 +13,11 @@ one step, computed directly.
 
 Layout.  A flow in flight has a *slot*, a small int reused after it ends; its numbers
 (weight, bytes left, rate, predicted end, ...) sit in flat arrays of doubles and longs
-(lists when run as Python) indexed by the slot, and each link keeps the list of the slots crossing it, in the order
-they joined.  Python runs this module as it is; compiled (``setup.py``), the types in
-``fabric_solver.pxd`` make the arrays C arrays and the loops over them C loops, with the
-same floats in the same order, so both give the same rates bit for bit.
+(lists when run as Python) indexed by the slot, and each link keeps the list of the
+slots crossing it, in the order they joined.  Python runs this module as it is;
+compiled (``setup.py``), the types in ``fabric_solver.pxd`` make the arrays C arrays and
+the loops over them C loops, with the same floats in the same order, so both give the
+same rates bit for bit.
 """
 
 from __future__ import annotations

@@ -21,12 +21,12 @@ kept, for a deadlock report of the ranks still waiting for it.  ``os.fork`` from
 ``atexit.register`` called from a rank's own code keeps the handler for that rank's
 interpreter exit (a registration made by the standard library or an installed package,
 such as ``logging``'s when it is first imported inside a rank, is the host process's and
-goes to the real ``atexit``): :meth:`ExitGuard.run_atexits` calls its handlers, last registered first, when its
-program has returned (after its threads, as Python's exit runs ``threading``'s shutdown
-first), in the rank, where they may still make MPI calls (mpi4py's own finalization
-handler is registered before them, so it runs after them).  An exception in one is
-printed as Python prints it ("Exception ignored in atexit callback") and the others
-still run.
+goes to the real ``atexit``): :meth:`ExitGuard.run_atexits` calls its handlers, last
+registered first, when its program has returned (after its threads, as Python's exit
+runs ``threading``'s shutdown first), in the rank, where they may still make MPI calls
+(mpi4py's own finalization handler is registered before them, so it runs after them).
+An exception in one is printed as Python prints it ("Exception ignored in atexit
+callback") and the others still run.
 """
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ class VirtualRank:
         self.resume: Callable[[], None] | None = None
         # its MPI.COMM_WORLD when not the run's: a spawned rank's (bsim/engine/spawning.py)
         self.world: Any = None
-        self.thread_level: int | None = None   # its MPI.Init_thread's (mpi/common/initialization.py)
+        self.thread_level: int | None = None   # its Init_thread's (mpi/common/initialization)
 
     # -- scheduling primitives ----------------------------------------------
     def next_key(self) -> int:

@@ -265,9 +265,10 @@ def _own_section() -> list[str]:
             "line (charge such waits with `bsim.add_time`). Handlers a rank's own code "
             "registers with `atexit.register` run when that rank's program ends, in the "
             "rank (they may still call MPI), as at a real process's exit; those the "
-            "standard library or an installed package registers stay the host's. The launcher's environment "
-            "variables (`PMI_RANK`, `PMI_SIZE`, `OMPI_COMM_WORLD_RANK`, ...) are not set: "
-            "all ranks share the host process's `os.environ`; `COMM_WORLD.Get_rank()` and "
+            "standard library or an installed package registers stay the host's. The "
+            "launcher's environment variables (`PMI_RANK`, `PMI_SIZE`, "
+            "`OMPI_COMM_WORLD_RANK`, ...) are not set: all ranks share the host "
+            "process's `os.environ`; `COMM_WORLD.Get_rank()` and "
             "`Get_size()` give the same numbers."]
 
 

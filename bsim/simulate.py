@@ -25,6 +25,7 @@ from netmodels.input_files import recording_inputs, records_inputs
 from .engine.collective_rules import CollectiveCosts
 from .engine.core import Engine
 from .engine.fabric import build_fabric
+from .engine.model_defaults import model_settings
 from .engine.hooks import measure_compute
 from .engine.host_memory import KIB_PER_RANK, check_rank_memory, reports_out_of_memory
 from .engine.host_checks import fails_together
@@ -234,7 +235,7 @@ def _plain_call(main: Callable[..., Any], args: tuple[Any, ...], kw: dict[str, A
 @reports_out_of_memory
 def simulate(main: Callable[..., Any], ranks: int,
              network: str | NetworkModel | None = None,
-             protocol: str | Protocol = "bsim",
+             protocol: str | Protocol | None = None,
              args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None,
              *, machine: str | None = None, kernel_model: str = "",
              flops: float | Callable[[list[Any]], float] | None = None,
@@ -261,15 +262,19 @@ def simulate(main: Callable[..., Any], ranks: int,
     run's floating-point operations, when the program knows them, or a function of every
     rank's return value giving them) gives the result its achieved rate; on a *machine*
     with a peak, a rate above ``ranks * peak_flops_per_rank`` raises
-    :class:`~bsim.errors.AbovePeakError`.  *protocol* is ``"bsim"`` (the BSIM paper's rules) or
-    ``"loggp"`` (see ``docs/protocols.md``).  *collectives* chooses the cost
-    source of collectives: ``"analytic"`` (default), ``"clog:c=..,d=.."``,
+    :class:`~bsim.errors.AbovePeakError`.  *protocol* is ``"bsim"`` (the BSIM paper's rules),
+    ``"loggp[:...]"`` or ``"loggops[:...]"`` (``docs/protocols.md``); *contention* is
+    ``"none"`` or ``"fluid[:...]"`` (``docs/networks.md``).  Naming neither runs the default
+    model level, :data:`~bsim.engine.model_defaults.DEFAULT_PROTOCOL` with
+    :data:`~bsim.engine.model_defaults.DEFAULT_CONTENTION` (SMPI's rules with CM02 sharing,
+    chosen by measurement: ``docs/validation.md``, "Model levels"); a protocol named alone
+    runs without contention (``protocol="bsim"``: the papers' level).  *collectives*
+    chooses the cost source of collectives: ``"analytic"`` (default), ``"clog:c=..,d=.."``,
     ``"table:path=FILE"``, ``"algorithmic"`` (expanded into point-to-point
     messages), or a dict ``{"default": spec, "allreduce": spec, ...}``
     overriding per operation (see ``docs/collectives.md``).  Inside *main*, ``bsim.MPI`` (and
     ``mpi4py.MPI``) act for the calling virtual rank and ``bsim.add_time``
-    charges calculation time.  ``contention="fluid"`` makes messages in flight
-    share link bandwidth (topology models and ``twolevel``; ``docs/networks.md``).
+    charges calculation time.
     *filesystem* is the MPI-IO cost model (``"lustre:stripe_count=8,..."``, see
     ``docs/io.md``; default *machine*'s ``[filesystem]``, else ``lustre`` with its
     documented parameters), recorded in the result when given or when the program opens
@@ -314,6 +319,7 @@ def simulate(main: Callable[..., Any], ranks: int,
     if isinstance(ranks, bool) or not isinstance(ranks, (int, np.integer)) or ranks < 1:
         raise ValueError(f"ranks must be an int >= 1, got {ranks!r}")
     ranks = int(ranks)
+    protocol, contention = model_settings(protocol, contention)
     if check_memory:
         check_rank_memory(ranks)
     preset = None

@@ -60,14 +60,17 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                              f"its nodes (cores = its cores_per_node unless given; its "
                              f"collective fits stay: --collectives analytic) (default: "
                              f"{DEFAULT_NETWORK})")
-    parser.add_argument("--protocol", default="bsim",
-                        help="bsim (the BSIM paper's rules), loggp or loggops[:O=..,S=..] "
-                             "(docs/protocols.md)")
-    parser.add_argument("--contention", type=contention_spec, default="none",
+    parser.add_argument("--protocol", default=None,
+                        help="bsim (the BSIM paper's rules), loggp[:..] or "
+                             "loggops[:O=..,S=..] (docs/protocols.md); default: SMPI's rules "
+                             "with CM02 sharing (docs/validation.md, \"Model levels\"); named "
+                             "alone, no contention")
+    parser.add_argument("--contention", type=contention_spec, default=None,
                         metavar="none|fluid[:share=equal|latency,start=send|after_latency]",
                         help="fluid: messages in flight share link bandwidth max-min fairly "
                              "(share=latency: in inverse proportion to route latency, as "
-                             "SimGrid's CM02; docs/protocols.md)")
+                             "SimGrid's CM02; docs/protocols.md); default: CM02 sharing "
+                             "without --protocol, none with it")
     parser.add_argument("--collectives", default=None, metavar="SPEC",
                         help="collective cost source: analytic (default), clog:c=..,d=.., "
                              "table:path=FILE, algorithmic[:op=alg] (docs/collectives.md)")

@@ -215,7 +215,7 @@ def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any
         _note_machine_network(opts)
         target, ranks, network = prepare_point(target_name, params, opts)
         res = simulate(target.main, ranks, network=network,
-                       protocol=opts.get("protocol", "bsim"), kwargs=target.kwargs,
+                       protocol=opts.get("protocol"), kwargs=target.kwargs,
                        collectives=opts.get("collectives"),
                        contention=opts.get("contention"), filesystem=opts.get("filesystem"),
                        machine=opts.get("machine"), kernel_model=target.kernel_model,
@@ -291,7 +291,7 @@ def _execute(tasks: list[Any], jobs: int,
 
 
 def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs: int = 1,
-              network: str = "hockney", protocol: str = "bsim",
+              network: str = "hockney", protocol: str | None = None,
               collectives: str | dict[str, str] | None = None, contention: str | None = None,
               log: Any = None, machine: str | None = None,
               filesystem: str | None = None, quiet: bool = False) -> list[dict[str, Any]]:

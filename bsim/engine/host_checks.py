@@ -111,7 +111,9 @@ def check_distributable(engine: Engine) -> None:
     if engine.fabric is not None:
         raise DistributedError("contention 'fluid' shares the state of every link between "
                                "all ranks and cannot be split over host processes; run it "
-                               "in one process")
+                               "in one process, or name a level without it (the default "
+                               "level has it; --protocol bsim alone is the papers' level, "
+                               "without contention)")
     if engine.tracer is not None:
         raise DistributedError("tracing is not supported in distributed runs; run it in "
                                "one process")

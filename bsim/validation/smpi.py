@@ -62,6 +62,7 @@ from pathlib import Path
 
 import bsim
 
+from ..engine.model_defaults import SMPI_CONTENTION, SMPI_PROTOCOL
 from .programs import PROGRAMS
 
 __all__ = ["Platform", "available", "run_smpi", "run_bsim", "SMPI_PROTOCOL", "SMPI_CONTENTION",
@@ -70,12 +71,6 @@ __all__ = ["Platform", "available", "run_smpi", "run_bsim", "SMPI_PROTOCOL", "SM
 PROGRAM_DIR = Path(__file__).with_name("c")
 CACHE = Path(os.environ.get("BSIM_CACHE", Path.home() / ".cache" / "bsim")) / "smpi"
 
-#: bsim's protocol for SMPI's point-to-point rule: SMPI's send is detached below
-#: ``smpi/send-is-detached-thresh`` (65,536 bytes: ``size < 65536``), bsim's eager up to
-#: ``eager_limit`` inclusive, hence 65,535.
-SMPI_PROTOCOL = "loggp:injection=parallel,data=match,envelope=16,eager_limit=65535"
-#: bsim's contention for CM02's sharing: latency-weighted, bytes moving after the latency.
-SMPI_CONTENTION = "fluid:share=latency,start=after_latency"
 #: smpirun options: SimGrid's physics without correction factors.
 SMPI_CONFIG = ("--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
                "--cfg=network/TCP-gamma:0", "--cfg=smpi/simulate-computation:no",

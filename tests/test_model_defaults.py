@@ -1,0 +1,97 @@
+"""What a run gets when it names no model level, or only part of one.
+
+The rule (``bsim/engine/model_defaults.py``): neither protocol nor contention named is the
+default level; a protocol named alone runs without contention; a contention named alone goes
+with the default protocol.  Checked through what the result records, from the API and the
+command line, whatever the default level is.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import bsim
+from bsim import MPI
+from bsim.engine.model_defaults import (DEFAULT_CONTENTION, DEFAULT_PROTOCOL,
+                                        PAPER_PROTOCOL, model_settings)
+
+NET = "hockney:latency=1e-6,bandwidth=1e9"
+
+
+def pingpong() -> None:
+    comm = MPI.COMM_WORLD
+    buf = bsim.buffer(1000, MPI.BYTE)
+    if comm.rank == 0:
+        comm.Send(buf, dest=1)
+        comm.Recv(buf, source=1)
+    else:
+        comm.Recv(buf, source=0)
+        comm.Send(buf, dest=0)
+
+
+def recorded(protocol: str, contention: str) -> tuple[str, str]:
+    """The protocol and contention a result records when both are named."""
+    res = bsim.simulate(pingpong, 2, network=NET, protocol=protocol, contention=contention)
+    return res.protocol, res.contention
+
+
+@pytest.mark.parametrize("protocol, contention, expected", [
+    (None, None, (DEFAULT_PROTOCOL, DEFAULT_CONTENTION)),
+    ("bsim", None, ("bsim", "none")),
+    ("loggp", None, ("loggp", "none")),
+    (None, "fluid", (DEFAULT_PROTOCOL, "fluid")),
+    (None, "none", (DEFAULT_PROTOCOL, "none")),
+    ("bsim", "fluid", ("bsim", "fluid")),
+])
+def test_what_is_not_named_is_filled_in_by_the_rule(protocol, contention, expected):
+    assert model_settings(protocol, contention) == expected
+    kw = {k: v for k, v in (("protocol", protocol), ("contention", contention)) if v}
+    res = bsim.simulate(pingpong, 2, network=NET, **kw)
+    assert (res.protocol, res.contention) == recorded(*expected)
+
+
+def test_the_papers_level_is_one_flag_away():
+    assert PAPER_PROTOCOL == "bsim"
+    res = bsim.simulate(pingpong, 2, network=NET, protocol=PAPER_PROTOCOL)
+    # the paper's receive rule, no contention: each leg costs l + s/w at the receiver
+    assert res.elapsed == pytest.approx(2 * (1e-6 + 1000 / 1e9), rel=1e-12)
+    assert res.contention == "none"
+
+
+PROGRAM = """
+import bsim
+from mpi4py import MPI
+
+comm = MPI.COMM_WORLD
+buf = bsim.buffer(1000, MPI.BYTE)
+if comm.rank == 0:
+    comm.Send(buf, dest=1)
+    comm.Recv(buf, source=1)
+else:
+    comm.Recv(buf, source=0)
+    comm.Send(buf, dest=0)
+"""
+
+
+def _cli(*args: str, tmp_path) -> dict:
+    out = tmp_path / "r.json"
+    prog = tmp_path / "ping.py"
+    prog.write_text(PROGRAM)
+    subprocess.run([sys.executable, "-m", "bsim", "run", str(prog), "-n", "2", "--quiet",
+                    "--network", NET, "--json", str(out), *args], check=True,
+                    capture_output=True, text=True, timeout=120)
+    return json.loads(out.read_text())
+
+
+def test_the_command_line_follows_the_same_rule(tmp_path):
+    default = _cli(tmp_path=tmp_path)
+    assert (default["protocol"], default["contention"]) == recorded(DEFAULT_PROTOCOL,
+                                                                    DEFAULT_CONTENTION)
+    named = _cli("--protocol", "bsim", tmp_path=tmp_path)
+    assert (named["protocol"], named["contention"]) == recorded("bsim", "none")
+    off = _cli("--contention", "none", tmp_path=tmp_path)
+    assert (off["protocol"], off["contention"]) == recorded(DEFAULT_PROTOCOL, "none")

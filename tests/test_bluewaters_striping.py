@@ -136,7 +136,7 @@ def _fluid_pair_times(striping: bool) -> list[float]:
         reqs += [comm.Isend(bsim.Buffer(size), dest=d) for s, d in pairs if s == r]
         MPI.Request.Waitall(reqs)
 
-    res = bsim.simulate(main, ranks=160, network=net, contention="fluid")
+    res = bsim.simulate(main, ranks=160, network=net, contention="fluid", protocol="bsim")
     return [res.finish[d] - lat for _, d in pairs]
 
 
@@ -199,7 +199,8 @@ def test_a_lone_striped_message_under_fluid_costs_what_the_model_says(
     n = min(channels, math.ceil(size / 2048))
     expected = 5e-7 + 2 * 5e-8 + hop_latency + max(size / 15e9, size / (n * hop_bandwidth))
     for contention in (None, "fluid"):
-        res = bsim.simulate(main, ranks=dst + 1, network=net, contention=contention)
+        res = bsim.simulate(main, ranks=dst + 1, network=net, contention=contention,
+                            protocol="bsim")
         assert math.isclose(res.finish[dst], expected, rel_tol=1e-12), contention
 
 

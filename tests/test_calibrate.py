@@ -78,7 +78,7 @@ def test_calibrate_network_writes_a_loadable_profile(tmp_path):
     for name, table in variants.items():
         if table["model"] in REGISTRY:             # every model netmodels has registered
             build_network(network_spec(m, name))
-    result = bsim.simulate(pingpong, ranks=2, network=network_spec(m))
+    result = bsim.simulate(pingpong, ranks=2, network=network_spec(m), protocol="bsim")
     lat, bw = m.network["latency"], m.network["bandwidth"]
     assert result.elapsed == pytest.approx(2 * (lat + 1000 / bw))
     data = Path(m.hardware["calibration_network_data"])
@@ -160,10 +160,10 @@ def test_jacobi_skeleton_matches_hand_count():
     step = 1e-5 + 2e-9 * n * n / 2
     res = bsim.simulate(jacobi2d_skeleton.main, ranks=2,
                         network=f"hockney:latency={lat},bandwidth={bw}",
-                        kwargs={"n": n, "iterations": iters, "kernel": kernel})
+                        kwargs={"n": n, "iterations": iters, "kernel": kernel}, protocol="bsim")
     assert res.finish.tolist() == pytest.approx([iters * (lat + 8 * n / bw + step)] * 2)
     one = bsim.simulate(jacobi2d_skeleton.main, ranks=1, network="zero",
-                        kwargs={"n": n, "iterations": iters, "kernel": kernel})
+                        kwargs={"n": n, "iterations": iters, "kernel": kernel}, protocol="bsim")
     assert one.elapsed == pytest.approx(iters * (1e-5 + 2e-9 * n * n))
 
 

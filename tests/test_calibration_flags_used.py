@@ -163,10 +163,10 @@ def test_simulate_warns_and_records_the_machines_network_flags(files):
         bsim.MPI.COMM_WORLD.Barrier()
 
     with pytest.warns(UserWarning, match=r"\[network\] \(Hockney fit, inter-node pair\)"):
-        res = bsim.simulate(main, 2, machine=str(files / "pw.toml"))
+        res = bsim.simulate(main, 2, machine=str(files / "pw.toml"), protocol="bsim")
     assert res.calibration_flags == {"[network]": [HOCKNEY_FLAG]}
     assert Result.from_dict(res.to_dict()).calibration_flags == res.calibration_flags
-    plain = bsim.simulate(main, 2, machine=str(files / "pw.toml:piecewise_inter"))
+    plain = bsim.simulate(main, 2, machine=str(files / "pw.toml:piecewise_inter"), protocol="bsim")
     assert plain.calibration_flags == {} and "calibration_flags" not in plain.to_dict()
 
 

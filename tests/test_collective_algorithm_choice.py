@@ -73,7 +73,8 @@ def _uneven(op: str):
 def test_uneven_sizes_under_algorithmic_complete(op, P):
     """No false deadlock whatever the members' sizes (each call straddles an MPICH size
     threshold between members), and the expansion sends messages."""
-    res = bsim.simulate(_uneven(op), ranks=P, network=NET, collectives="algorithmic")
+    res = bsim.simulate(_uneven(op), ranks=P, network=NET, collectives="algorithmic",
+                        protocol="bsim")
     assert res.elapsed > 0
     assert res.total_messages > 0
 
@@ -83,7 +84,8 @@ def test_even_alltoallv_is_pairwise_at_every_size_in_both_sources(P):
     """100 B a block on P ranks: pairwise, P - 1 rounds of t(100) (MPICH's Alltoallv does not
     switch to Bruck at <= 256 B), the same expanded and as a formula."""
     for source in ("analytic", "algorithmic"):
-        res = bsim.simulate(_alltoallv(100, 100), ranks=P, network=NET, collectives=source)
+        res = bsim.simulate(_alltoallv(100, 100), ranks=P, network=NET, collectives=source,
+                            protocol="bsim")
         assert res.finish.tolist() == pytest.approx([(P - 1) * t(100)] * P, rel=1e-12), source
 
 
@@ -99,9 +101,10 @@ def test_uneven_alltoallv_by_hand():
                2->1, 3->2: 3.5                                           F = [3.5, 3.5, 3.5, 3.7]
     The formula charges every member the largest buffer's pairwise time, 3 t(300) = 3.9 us.
     """
-    exp = bsim.simulate(_alltoallv(300, 100), ranks=4, network=NET, collectives="algorithmic")
+    exp = bsim.simulate(_alltoallv(300, 100), ranks=4, network=NET, collectives="algorithmic",
+                        protocol="bsim")
     assert exp.finish.tolist() == pytest.approx([3.5e-6, 3.5e-6, 3.5e-6, 3.7e-6], rel=1e-12)
-    formula = bsim.simulate(_alltoallv(300, 100), ranks=4, network=NET)
+    formula = bsim.simulate(_alltoallv(300, 100), ranks=4, network=NET, protocol="bsim")
     assert formula.finish.tolist() == pytest.approx([3 * t(300)] * 4, rel=1e-12)
 
 
@@ -109,7 +112,8 @@ def test_uneven_alltoallv_by_hand():
 def test_reviewers_alltoallv_no_longer_deadlocks(P):
     """8 and 16 ranks, rank 0 300 B a block, others 100 B: every round's slowest receive is
     at most t(300), so every rank ends between (P - 1) t(100) and (P - 1) t(300)."""
-    res = bsim.simulate(_alltoallv(300, 100), ranks=P, network=NET, collectives="algorithmic")
+    res = bsim.simulate(_alltoallv(300, 100), ranks=P, network=NET, collectives="algorithmic",
+                        protocol="bsim")
     for f in res.finish:
         assert (P - 1) * t(100) - 1e-15 <= f <= (P - 1) * t(300) + 1e-15
 
@@ -122,7 +126,7 @@ def test_a_sized_call_still_follows_mpichs_size_rule():
         comm.Alltoall(np.zeros(800, np.uint8), np.zeros(800, np.uint8))
 
     for source in ("analytic", "algorithmic"):
-        res = bsim.simulate(main, ranks=8, network=NET, collectives=source)
+        res = bsim.simulate(main, ranks=8, network=NET, collectives=source, protocol="bsim")
         assert res.elapsed == pytest.approx(3 * t(400), rel=1e-12), source
 
 
@@ -139,9 +143,11 @@ def test_linear_bcast_expansion_sends_free_under_bsim_and_serialises_under_loggp
     def main():
         MPI.COMM_WORLD.Bcast(np.zeros(n, np.uint8), root=0)
 
-    free = bsim.simulate(main, ranks=P, network=NET, collectives="algorithmic:bcast=linear")
+    free = bsim.simulate(main, ranks=P, network=NET, collectives="algorithmic:bcast=linear",
+                         protocol="bsim")
     assert free.finish.tolist() == pytest.approx([0.0] + [t(n)] * (P - 1), rel=1e-12)
-    formula = bsim.simulate(main, ranks=P, network=NET, collectives="analytic:bcast=linear")
+    formula = bsim.simulate(main, ranks=P, network=NET, collectives="analytic:bcast=linear",
+                            protocol="bsim")
     assert formula.elapsed == pytest.approx((P - 1) * t(n), rel=1e-12)
     gp = "loggp:L=1e-6,o=0,g=0,G=1e-9"
     ser = bsim.simulate(main, ranks=P, network=gp, protocol="loggp",

@@ -37,7 +37,7 @@ def _allreduces() -> None:
 @pytest.mark.parametrize("P", [4, 8, 12])
 def test_small_and_large_allreduce_record_mpichs_choices(source: str, P: int) -> None:
     """64 B <= 2048 B: recursive doubling (twice); 1 MiB > 2048 B and >= pof2: Rabenseifner."""
-    res = bsim.simulate(_allreduces, ranks=P, network=NET, collectives=source)
+    res = bsim.simulate(_allreduces, ranks=P, network=NET, collectives=source, protocol="bsim")
     assert res.collective_algorithms == {
         "allreduce": {"rabenseifner": 1, "recursive_doubling": 2}}
 
@@ -52,16 +52,17 @@ def test_bcast_records_the_size_and_rank_count_rule(P: int, expected: str) -> No
     def main() -> None:
         MPI.COMM_WORLD.Bcast(np.zeros(100_000, np.uint8), root=0)
     for source in ("analytic", "algorithmic"):
-        res = bsim.simulate(main, ranks=P, network=NET, collectives=source)
+        res = bsim.simulate(main, ranks=P, network=NET, collectives=source, protocol="bsim")
         assert res.collective_algorithms == {"bcast": {expected: 1}}, source
 
 
 def test_an_override_is_recorded_and_sources_without_algorithms_are_not() -> None:
     """``allreduce=ring`` names ring for every call; ``clog`` names no algorithm."""
     ring = bsim.simulate(_allreduces, ranks=8, network=NET,
-                         collectives="algorithmic:allreduce=ring")
+                         collectives="algorithmic:allreduce=ring", protocol="bsim")
     assert ring.collective_algorithms == {"allreduce": {"ring": 3}}
-    clog = bsim.simulate(_allreduces, ranks=8, network=NET, collectives="clog:c=1e-6,d=1e-6")
+    clog = bsim.simulate(_allreduces, ranks=8, network=NET, collectives="clog:c=1e-6,d=1e-6",
+                         protocol="bsim")
     assert clog.collective_algorithms == {}
     assert "collective_algorithms" not in clog.to_dict()
 
@@ -74,13 +75,13 @@ def test_one_member_calls_and_subcommunicators() -> None:
         MPI.COMM_SELF.Allreduce(np.zeros(8), np.zeros(8))
         half = MPI.COMM_WORLD.Split(MPI.COMM_WORLD.rank % 2, 0)
         half.Allreduce(np.zeros(8), np.zeros(8))
-    res = bsim.simulate(main, ranks=8, network=NET)
+    res = bsim.simulate(main, ranks=8, network=NET, protocol="bsim")
     assert res.collective_algorithms["allreduce"] == {"recursive_doubling": 2}
 
 
 def test_the_record_is_in_the_json_and_read_back() -> None:
     """``to_dict`` writes it, ``from_dict`` reads it, the summary names it."""
-    res = bsim.simulate(_allreduces, ranks=8, network=NET)
+    res = bsim.simulate(_allreduces, ranks=8, network=NET, protocol="bsim")
     data = json.loads(res.json_text())
     assert data["collective_algorithms"] == {
         "allreduce": {"rabenseifner": 1, "recursive_doubling": 2}}

@@ -603,7 +603,7 @@ def test_analytic_allreduce_on_a_torus_pays_the_partners_hops():
     """
     lat, hop, bw, s = 1e-6, 1e-7, 1e9, 8
     net = f"torus:dims=32x32,link_bandwidth={bw},latency={lat},hop_latency={hop}"
-    res = bsim.simulate(_one_collective("allreduce", s), ranks=1024, network=net)
+    res = bsim.simulate(_one_collective("allreduce", s), ranks=1024, network=net, protocol="bsim")
     assert res.elapsed == pytest.approx(10 * (lat + s / bw) + 62 * hop, rel=1e-12)
 
 
@@ -620,8 +620,9 @@ def test_analytic_on_a_topology_matches_the_expanded_algorithm(net, ranks, op, n
     """Without contention the analytic time is the engine's message-by-message run of the
     same algorithm (``--collectives algorithmic``) to 0.5%: one formula, the real partners."""
     main = _one_collective(op, n)
-    analytic = bsim.simulate(main, ranks=ranks, network=net).elapsed
-    expanded = bsim.simulate(main, ranks=ranks, network=net, collectives="algorithmic").elapsed
+    analytic = bsim.simulate(main, ranks=ranks, network=net, protocol="bsim").elapsed
+    expanded = bsim.simulate(main, ranks=ranks, network=net, collectives="algorithmic",
+                             protocol="bsim").elapsed
     assert analytic == pytest.approx(expanded, rel=5e-3)
 
 
@@ -673,8 +674,10 @@ def test_a_rooted_formula_follows_its_root_on_a_topology(collectives):
     lat, hop, s, bw = 1e-6, 1e-7, 1024, 1e10
     c1, c3, c5 = (lat + k * hop + s / bw for k in (1, 3, 5))
     net = f"fattree:k=2,n=3,cores=1,latency={lat},hop_latency={hop},link_bandwidth={bw}"
-    t0 = bsim.simulate(_bcast(s, 0), 8, network=net, collectives=collectives).elapsed
-    t1 = bsim.simulate(_bcast(s, 1), 8, network=net, collectives=collectives).elapsed
+    t0 = bsim.simulate(_bcast(s, 0), 8, network=net, collectives=collectives,
+                       protocol="bsim").elapsed
+    t1 = bsim.simulate(_bcast(s, 1), 8, network=net, collectives=collectives,
+                       protocol="bsim").elapsed
     assert t0 == pytest.approx(c5 + c3 + c1, rel=1e-12)
     assert t1 == pytest.approx(2 * c5 + c3, rel=1e-12)
 
@@ -725,7 +728,7 @@ def test_a_formula_draws_no_network_noise():
     def took(collective):
         net = NoisyNetwork(build_network("hockney:latency=1e-6,bandwidth=1e9"), mean=1e-5,
                            seed=1)
-        return bsim.simulate(main, 4, network=net, args=(collective,)).returns[1]
+        return bsim.simulate(main, 4, network=net, args=(collective,), protocol="bsim").returns[1]
     quiet = 1e-6 + 8 / 1e9
     assert took(False) > quiet              # the draw delays this message
     assert took(True) == took(False)
@@ -794,8 +797,8 @@ def test_sharing_a_price_between_translated_communicators_changes_no_prediction(
                 four.Bcast(bsim.Buffer(1024), root=1)
 
     net = "torus:dims=8x4,cores=1,link_bandwidth=1e9,hop_latency=1e-7"
-    shared = bsim.simulate(main, 32, network=net)
+    shared = bsim.simulate(main, 32, network=net, protocol="bsim")
     monkeypatch.setattr(cc, "SHAPE_LIMIT", 0)
-    apart = bsim.simulate(main, 32, network=net)
+    apart = bsim.simulate(main, 32, network=net, protocol="bsim")
     assert shared.finish.tolist() == apart.finish.tolist()
     assert shared.wait.tolist() == apart.wait.tolist()

@@ -58,7 +58,7 @@ def test_lowercase_allgather_is_priced_on_every_ranks_pickle(source, comm_kind):
         return MPI.Wtime() - t0
 
     res = bsim.simulate(lambda: call(MPI.COMM_WORLD), ranks=8, network=NET,
-                        collectives=source)
+                        collectives=source, protocol="bsim")
     expected = t(8) + t(16) + t(32) + t(L) + t(2 * L) + t(4 * L)
     assert res.returns == pytest.approx([expected] * 8, rel=1e-12)
 
@@ -91,7 +91,7 @@ def test_intercomm_allgather_expanded_moves_the_whole_group(source):
     expansion gathered one block (the leader ended at 891.5 us) and forwarded 0 bytes
     below depth 1."""
     res = bsim.simulate(lambda: _ic_allgather(MPI.COMM_WORLD), ranks=16, network=NET,
-                        collectives=source)
+                        collectives=source, protocol="bsim")
     expected = (t(1e5) + t(2e5) + t(4e5)) + t(8e5) + (t(4e5) + t(2e5) + t(1e5) + 7 * t(1e5))
     assert res.returns == pytest.approx([expected] * 16, rel=1e-12)
 
@@ -104,7 +104,7 @@ def test_intercomm_allreduce_expanded_matches_the_formula(source):
     878 + 7 t(125k) = 878 + 882 = 1760 us.  Total 1756 + 1001 + 1760 = 4517 us at every
     rank (before: 4004 us at the leaders, about 5005 elsewhere, expanded)."""
     res = bsim.simulate(lambda: _ic_allreduce(MPI.COMM_WORLD), ranks=16, network=NET,
-                        collectives=source)
+                        collectives=source, protocol="bsim")
     halves = t(5e5) + t(2.5e5) + t(1.25e5)
     expected = 2 * halves + t(1e6) + halves + 7 * t(1.25e5)
     assert res.returns == pytest.approx([expected] * 16, rel=1e-12)
@@ -127,7 +127,7 @@ def test_intercomm_gather_leader_gathers_the_whole_group(source):
         return MPI.Wtime() - t0
 
     res = bsim.simulate(lambda: call(MPI.COMM_WORLD), ranks=9, network=NET,
-                        collectives=source)
+                        collectives=source, protocol="bsim")
     assert res.returns[1] == pytest.approx(t(200) + t(400) + t(800), rel=1e-12)
 
 
@@ -148,7 +148,7 @@ def test_intercomm_bcast_of_a_large_buffer_runs_scatter_ring_allgather():
             ic.Bcast(a, root=0)
         return MPI.Wtime() - t0
 
-    res = bsim.simulate(lambda: call(MPI.COMM_WORLD), ranks=16, network=NET)
+    res = bsim.simulate(lambda: call(MPI.COMM_WORLD), ranks=16, network=NET, protocol="bsim")
     expected = t(1e6) + t(5e5) + t(2.5e5) + t(1.25e5) + 7 * t(1.25e5)
     assert res.returns[8:] == pytest.approx([expected] * 8, rel=1e-12)
     assert res.collective_algorithms["bcast"].get("scatter_ring_allgather") == 1
@@ -158,7 +158,8 @@ def test_intercomm_allreduce_of_a_large_buffer_runs_rabenseifner():
     """Groups of 8 + 8, Allreduce of 1 MB, analytic: 1756 + 1001 + 1760 = 4517 us (the
     derivation of the expanded test above; before: binomial reduce and bcast, 7 t(1 MB)
     = 7007 us)."""
-    res = bsim.simulate(lambda: _ic_allreduce(MPI.COMM_WORLD), ranks=16, network=NET)
+    res = bsim.simulate(lambda: _ic_allreduce(MPI.COMM_WORLD), ranks=16, network=NET,
+                        protocol="bsim")
     halves = t(5e5) + t(2.5e5) + t(1.25e5)
     assert res.returns == pytest.approx([3 * halves + t(1e6) + 7 * t(1.25e5)] * 16,
                                         rel=1e-12)
@@ -179,7 +180,7 @@ def test_intercomm_allreduce_broadcasts_only_the_vector(k, nbytes):
         ic.Allreduce(np.zeros(nbytes // 8), np.zeros(nbytes // 8))
         return MPI.Wtime() - t0
 
-    res = bsim.simulate(lambda: call(MPI.COMM_WORLD), ranks=2 * k, network=NET)
+    res = bsim.simulate(lambda: call(MPI.COMM_WORLD), ranks=2 * k, network=NET, protocol="bsim")
     K = k.bit_length() - 1
     assert max(res.returns) == pytest.approx((2 * K + 1) * t(nbytes), rel=1e-12)
 
@@ -193,7 +194,7 @@ def test_intercomm_reduce_scatter_block_broadcasts_only_the_vector():
         ic.Reduce_scatter_block(np.zeros(1000, np.uint8), np.zeros(250, np.uint8))
         return MPI.Wtime() - t0
 
-    res = bsim.simulate(lambda: call(MPI.COMM_WORLD), ranks=8, network=NET)
+    res = bsim.simulate(lambda: call(MPI.COMM_WORLD), ranks=8, network=NET, protocol="bsim")
     assert max(res.returns) == pytest.approx(5 * t(1000), rel=1e-12)
 
 
@@ -229,4 +230,4 @@ def test_iallreduce_does_not_match_allreduce():
             comm.Allreduce(a, b)
 
     with pytest.raises(CollectiveMismatchError, match=r"nonblocking allreduce\(op=SUM"):
-        bsim.simulate(main, ranks=4, network=NET)
+        bsim.simulate(main, ranks=4, network=NET, protocol="bsim")

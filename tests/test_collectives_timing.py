@@ -40,7 +40,7 @@ def test_allreduce_with_skewed_arrivals_all_finish_at_max_plus_T(P):
         bsim.add_time(ARRIVE[comm.rank])
         comm.Allreduce(bsim.Buffer(n), bsim.Buffer(n), op=MPI.SUM)
 
-    res = bsim.simulate(main, ranks=P, network=NET)
+    res = bsim.simulate(main, ranks=P, network=NET, protocol="bsim")
     m = max(ARRIVE[:P])
     T = K(P) * c(n)
     for r in range(P):
@@ -58,7 +58,7 @@ def test_bcast_from_a_late_root():
         bsim.add_time(ARRIVE[comm.rank])
         comm.Bcast(bsim.Buffer(n), root=root)
 
-    res = bsim.simulate(main, ranks=P, network=NET)
+    res = bsim.simulate(main, ranks=P, network=NET, protocol="bsim")
     T = K(P) * c(n)                 # binomial: 2 * 3 us
     t_root = ARRIVE[root]           # 5 ms, later than everyone
     for r in range(P):
@@ -75,7 +75,7 @@ def test_bcast_from_an_early_root_does_not_wait_for_late_ranks():
         bsim.add_time(ARRIVE[comm.rank])
         comm.Bcast(bsim.Buffer(n), root=root)
 
-    res = bsim.simulate(main, ranks=P, network=NET)
+    res = bsim.simulate(main, ranks=P, network=NET, protocol="bsim")
     T = K(P) * c(n)
     assert res.finish.tolist() == [a + T for a in ARRIVE[:P]]
     assert res.wait.tolist() == [0.0] * P
@@ -90,7 +90,7 @@ def test_reduce_where_only_the_root_waits():
         bsim.add_time(ARRIVE[comm.rank])
         comm.Reduce(bsim.Buffer(n), bsim.Buffer(n), op=MPI.SUM, root=root)
 
-    res = bsim.simulate(main, ranks=P, network=NET)
+    res = bsim.simulate(main, ranks=P, network=NET, protocol="bsim")
     T = K(P) * c(n)
     for r in range(P):
         if r == root:
@@ -106,7 +106,7 @@ def test_barrier_is_dissemination(P):
     def main():
         MPI.COMM_WORLD.Barrier()
 
-    res = bsim.simulate(main, ranks=P, network=NET)
+    res = bsim.simulate(main, ranks=P, network=NET, protocol="bsim")
     assert res.finish.tolist() == [K(P) * L] * P
 
 
@@ -118,7 +118,8 @@ def test_clog_source_is_c_plus_d_log2_P(P):
     def main():
         MPI.COMM_WORLD.allreduce(1.0)
 
-    res = bsim.simulate(main, ranks=P, network=NET, collectives=f"clog:c={cc},d={d}")
+    res = bsim.simulate(main, ranks=P, network=NET, collectives=f"clog:c={cc},d={d}",
+                        protocol="bsim")
     assert res.finish[0] == cc + d * math.log2(P)
 
 
@@ -132,7 +133,8 @@ def test_per_operation_override_of_the_source():
         return t1, MPI.Wtime()
 
     res = bsim.simulate(main, ranks=4, network=NET,
-                        collectives={"default": "analytic", "allreduce": "clog:c=1e-5,d=0"})
+                        collectives={"default": "analytic", "allreduce": "clog:c=1e-5,d=0"},
+                        protocol="bsim")
     t1, t2 = res.returns[3]
     assert t1 == 2 * c(1000) and t2 == t1 + 1e-5
 
@@ -151,11 +153,13 @@ def test_measured_table_interpolates_in_P_and_size(tmp_path):
         comm.Allreduce(bsim.Buffer(500), bsim.Buffer(500))     # between sizes
         return t1, MPI.Wtime() - t1
 
-    at8 = bsim.simulate(main, ranks=8, network=NET, collectives=f"table:path={table}")
+    at8 = bsim.simulate(main, ranks=8, network=NET, collectives=f"table:path={table}",
+                        protocol="bsim")
     t1, t2 = at8.returns[0]
     assert t1 == 60e-6
     assert t2 == pytest.approx((30e-6 + 60e-6) / 2, rel=1e-12)
-    at5 = bsim.simulate(main, ranks=5, network=NET, collectives=f"table:path={table}")
+    at5 = bsim.simulate(main, ranks=5, network=NET, collectives=f"table:path={table}",
+                        protocol="bsim")
     t1, t2 = at5.returns[0]
     # P = 5 is halfway between 2 and 8: at 1000 B (20 + 60)/2 = 40 us; at 500 B (15 + 45)/2
     assert t1 == pytest.approx(40e-6, rel=1e-12)
@@ -190,8 +194,10 @@ def test_algorithmic_expansion_agrees_with_its_analytic_twin(op, alg, P, n, hand
         elif op == "reduce":
             comm.Reduce(buf, bsim.Buffer(n), root=0)
 
-    expanded = bsim.simulate(main, ranks=P, network=NET, collectives=f"algorithmic:{op}={alg}")
-    formula = bsim.simulate(main, ranks=P, network=NET, collectives=f"analytic:{op}={alg}")
+    expanded = bsim.simulate(main, ranks=P, network=NET, collectives=f"algorithmic:{op}={alg}",
+                             protocol="bsim")
+    formula = bsim.simulate(main, ranks=P, network=NET, collectives=f"analytic:{op}={alg}",
+                            protocol="bsim")
     assert formula.elapsed == pytest.approx(hand, rel=1e-12)
     assert expanded.elapsed == pytest.approx(hand, rel=1e-12)
     assert expanded.total_messages > 0 and formula.total_messages == 0
@@ -209,7 +215,8 @@ def test_free_sends_let_a_non_power_of_two_tree_finish_in_its_depth():
     def main():
         MPI.COMM_WORLD.Bcast(bsim.Buffer(1000), root=0)
 
-    res = bsim.simulate(main, ranks=5, network=NET, collectives="algorithmic:bcast=binomial")
+    res = bsim.simulate(main, ranks=5, network=NET, collectives="algorithmic:bcast=binomial",
+                        protocol="bsim")
     assert res.finish.tolist() == [0.0, c(1000), c(1000), 2 * c(1000), c(1000)]
 
 
@@ -223,7 +230,7 @@ def test_nonblocking_allreduce_request_completes_like_the_blocking_rule():
         bsim.add_time(1e-3 if comm.rank == 0 else 0.0)
         req.Wait()
 
-    res = bsim.simulate(main, ranks=P, network=NET)
+    res = bsim.simulate(main, ranks=P, network=NET, protocol="bsim")
     T = K(P) * c(n)
     # everyone arrived at 0; rank 0 waits at 1 ms (then pays T), the others at 0
     assert res.finish.tolist() == [1e-3 + T, T, T, T]

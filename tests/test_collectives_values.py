@@ -220,8 +220,8 @@ def test_placeholder_vector_specs_cost_like_their_size(spec):
         return MPI.Wtime()
 
     real = lambda n: np.zeros(4 * n)   # noqa: E731 - the same sizes with real buffers
-    placeholder = bsim.simulate(main, ranks=4, network=NET, args=(spec,)).returns
-    actual = bsim.simulate(main, ranks=4, network=NET, args=(real,)).returns
+    placeholder = bsim.simulate(main, ranks=4, network=NET, args=(spec,), protocol="bsim").returns
+    actual = bsim.simulate(main, ranks=4, network=NET, args=(real,), protocol="bsim").returns
     assert placeholder == actual and placeholder[0] > 0
 
 
@@ -290,7 +290,7 @@ def test_a_block_that_does_not_fit_its_receive_block_is_an_error(call):
     def main():
         body(MPI.COMM_WORLD)
     with pytest.raises(bsim.errors.MPIUsageError, match=message):
-        bsim.simulate(main, ranks=4, network=NET)
+        bsim.simulate(main, ranks=4, network=NET, protocol="bsim")
 
 
 @pytest.mark.parametrize("call", sorted(SIZE_MISMATCHES))
@@ -312,7 +312,7 @@ def test_matching_blocks_of_the_same_calls_run(call):
 
     def main():
         fixed(MPI.COMM_WORLD)
-    bsim.simulate(main, ranks=4, network=NET)
+    bsim.simulate(main, ranks=4, network=NET, protocol="bsim")
 
 
 def test_minloc_and_maxloc_on_pair_datatypes_reduce_value_and_index():
@@ -339,7 +339,7 @@ def test_minloc_and_maxloc_on_pair_datatypes_reduce_value_and_index():
         MPI.MINLOC.Reduce_local([np.array([[1, 5]], "i"), MPI.TWOINT], [local, MPI.TWOINT])
         return lo.tolist(), hi.tolist(), two.tolist(), local.tolist()
 
-    res = bsim.simulate(main, ranks=4)
+    res = bsim.simulate(main, ranks=4, protocol="bsim")
     lo, hi, two, local = res.returns[0]
     assert lo == [(0.0, 0), (1.5, 0)] and hi == [(4.0, 2), (1.5, 0)]
     assert two == [[3, 1]] and local == [[1, 3]]

@@ -121,7 +121,7 @@ def test_staggered_start_matches_fluid_hand_derivation():
     net = ring()
     half = S / B / 2
     res = bsim.simulate(exchange([(0, 2), (1, 3)], starts=[0.0, half] + [0.0] * 6), ranks=8,
-                        network=net, contention="fluid")
+                        network=net, contention="fluid", protocol="bsim")
     # A: S/2 alone, then S/2 at B/2 -> done at half + S/B; B: S/2 shared, S/2 alone
     assert close(res.finish[2], LAT + half + S / B)
     assert close(res.finish[3], LAT + 2 * S / B)
@@ -241,7 +241,8 @@ def test_incremental_solver_matches_reference_fluid(seed, share):
             src = perm.index(r - 16)
             comm.Recv(bsim.Buffer(sizes[src]), source=src)
 
-    res = bsim.simulate(main, ranks=32, network=net, contention=f"fluid:share={share}")
+    res = bsim.simulate(main, ranks=32, network=net, contention=f"fluid:share={share}",
+                        protocol="bsim")
     cap = {lk: bw for lk, (bw, _) in model.links().items()}
     flows = [(r, model.route(r, 16 + perm[r]), float(sizes[r]), starts[r]) for r in range(16)]
     weights = None
@@ -260,9 +261,11 @@ def test_incremental_solver_matches_reference_fluid(seed, share):
 
 def test_contention_spec_is_checked():
     with pytest.raises(ValueError, match="share=equal|latency,start=send|after_latency"):
-        bsim.simulate(exchange([(0, 1)]), ranks=8, network=ring(), contention="fluid:share=rtt")
+        bsim.simulate(exchange([(0, 1)]), ranks=8, network=ring(), contention="fluid:share=rtt",
+                      protocol="bsim")
     with pytest.raises(ValueError, match="unknown contention model 'static'"):
-        bsim.simulate(exchange([(0, 1)]), ranks=8, network=ring(), contention="static")
+        bsim.simulate(exchange([(0, 1)]), ranks=8, network=ring(), contention="static",
+                      protocol="bsim")
 
 
 def test_twolevel_nic_shared_by_the_cores_of_a_node():
@@ -271,10 +274,11 @@ def test_twolevel_nic_shared_by_the_cores_of_a_node():
     pairs = [(i, 4 + i) for i in range(4)]
     for nics, factor in [(1, 4), (2, 2), (4, 1)]:
         net = f"twolevel:cores=4,nics={nics},inter={inter},intra=hockney:latency=0;bandwidth=1e12"
-        res = bsim.simulate(exchange(pairs), ranks=8, network=net, contention="fluid")
+        res = bsim.simulate(exchange(pairs), ranks=8, network=net, contention="fluid",
+                            protocol="bsim")
         for _, d in pairs:
             assert close(res.finish[d], LAT + factor * S / B)
-        flat = bsim.simulate(exchange(pairs), ranks=8, network=net)
+        flat = bsim.simulate(exchange(pairs), ranks=8, network=net, protocol="bsim")
         assert all(close(flat.finish[d], LAT + S / B) for _, d in pairs)
 
 
@@ -283,7 +287,7 @@ def test_twolevel_intra_node_messages_do_not_use_the_nic():
     net = (f"twolevel:cores=4,nics=1,inter=hockney:latency={LAT};bandwidth={B},"
            f"intra=hockney:latency=0;bandwidth={4 * B}")
     res = bsim.simulate(exchange([(0, 4), (1, 2), (3, 2)]), ranks=8, network=net,
-                        contention="fluid")
+                        contention="fluid", protocol="bsim")
     assert close(res.finish[4], LAT + S / B)          # alone on node 0's NIC
     # rank 2 receives two intra-node messages, paid one after the other (bsim rule)
     assert close(res.finish[2], 2 * S / (4 * B))
@@ -347,7 +351,8 @@ def test_flat_model_shares_each_ranks_nic(protocol):
 def test_contention_needs_a_known_mode():
     """Unknown contention modes raise, naming the valid ones."""
     with pytest.raises(ValueError, match="unknown contention model 'static'; valid: none, fluid"):
-        bsim.simulate(exchange([(0, 1)]), ranks=8, network=ring(), contention="static")
+        bsim.simulate(exchange([(0, 1)]), ranks=8, network=ring(), contention="static",
+                      protocol="bsim")
 
 
 def test_contention_runs_are_deterministic():
@@ -406,9 +411,9 @@ def test_adaptive_fat_tree_routing_spreads_flows_over_up_ports():
             comm.Recv(bsim.Buffer(S), source=s1 if r == d1 else s2)
 
     spec = f"fattree:k=2,n=3,link_bandwidth={B},latency=0,hop_latency=0"
-    shared = bsim.simulate(main, ranks=8, network=spec, contention="fluid")
+    shared = bsim.simulate(main, ranks=8, network=spec, contention="fluid", protocol="bsim")
     spread = bsim.simulate(main, ranks=8, network=spec + ",routing=adaptive",
-                           contention="fluid")
+                           contention="fluid", protocol="bsim")
     assert shared.finish[d1] == pytest.approx(2 * S / B, rel=1e-12)
     assert spread.finish[d1] == pytest.approx(S / B, rel=1e-12)
     assert spread.finish[d2] == pytest.approx(S / B, rel=1e-12)
@@ -460,7 +465,8 @@ def test_weighted_shares_follow_a_flow_that_joins_later() -> None:
         elif r in (2, 3):
             MPI.COMM_WORLD.Recv(bsim.Buffer(int(size)), source=r - 1 if r == 2 else 0)
 
-    res = bsim.simulate(main, ranks=8, network=net, contention="fluid:share=latency")
+    res = bsim.simulate(main, ranks=8, network=net, contention="fluid:share=latency",
+                        protocol="bsim")
     cap = {lk: bw for lk, (bw, _) in model.links().items()}
     flows = [(0, model.route(0, 3), size, 0.0), (1, model.route(1, 2), size, join)]
     assert set(flows[1][1]) < set(flows[0][1])   # the later flow's link is the first's too
@@ -519,17 +525,17 @@ def test_collectives_priced_by_formulas_under_contention_are_counted_and_warned(
         comm.Ibarrier().Wait()
 
     net = "torus:dims=4x2x2"
-    fluid = bsim.simulate(main, ranks=16, network=net, contention="fluid")
+    fluid = bsim.simulate(main, ranks=16, network=net, contention="fluid", protocol="bsim")
     assert fluid.formula_collectives == 3
     assert "3 collective calls were priced by formulas, without the contention" in \
         fluid.summary()
     assert fluid.to_dict()["formula_collectives"] == 3
-    noisy = bsim.simulate(main, ranks=16, network=net, noise="net:mean=2e-6")
+    noisy = bsim.simulate(main, ranks=16, network=net, noise="net:mean=2e-6", protocol="bsim")
     assert "without the network noise" in noisy.summary()
     expanded = bsim.simulate(main, ranks=16, network=net, contention="fluid",
-                             collectives="algorithmic")
+                             collectives="algorithmic", protocol="bsim")
     assert expanded.formula_collectives == 1
-    plain = bsim.simulate(main, ranks=16, network=net)
+    plain = bsim.simulate(main, ranks=16, network=net, protocol="bsim")
     assert plain.formula_collectives == 0 and "formula_collectives" not in plain.to_dict()
     assert "priced by formulas" not in plain.summary()
 

@@ -353,12 +353,12 @@ def test_a_collective_model_cheaper_than_the_lookahead_is_refused_before_the_run
                                              r"every op at 1e-09 s on 2 ranks or more, "
                                              r"below the lookahead 1e-06 s"):
         simulate(_noop, 4, network="hockney:latency=1e-6,bandwidth=1e9",
-                 collectives="clog:c=1e-9,d=0", hosts=_FakeHosts())
+                 collectives="clog:c=1e-9,d=0", hosts=_FakeHosts(), protocol="bsim")
     with pytest.raises(LookaheadError, match=r"prices allreduce at 3.65e-06 s on 2 ranks or "
                                              r"more, below the lookahead 3.37948e-05 s"):
-        simulate(_noop, 4, machine="power5", hosts=_FakeHosts())
+        simulate(_noop, 4, machine="power5", hosts=_FakeHosts(), protocol="bsim")
     simulate(_noop, 4, network="hockney:latency=1e-6,bandwidth=1e9",   # 1 us: not below
-             collectives="clog:c=5e-7,d=5e-7", hosts=None)
+             collectives="clog:c=5e-7,d=5e-7", hosts=None, protocol="bsim")
 
 
 class _OtherRun(_FakeHosts):
@@ -377,13 +377,13 @@ def test_host_processes_started_with_different_runs_are_refused() -> None:
     traceback, a result mixed from two protocols, or a deadlock: an outside review)."""
     with pytest.raises(DistributedError, match=r"host processes 0 and 1 were started with "
                                                r"different runs: ranks '4' against '9'"):
-        simulate(_noop, 4, hosts=_OtherRun())
+        simulate(_noop, 4, hosts=_OtherRun(), protocol="bsim")
 
 
 def test_zero_lookahead_is_refused_naming_the_model() -> None:
     with pytest.raises(LookaheadError, match=r"network 'zero' under protocol 'bsim' has "
                                              r"zero lookahead"):
-        simulate(_noop, 4, network="zero", hosts=_FakeHosts())
+        simulate(_noop, 4, network="zero", hosts=_FakeHosts(), protocol="bsim")
     with pytest.raises(LookaheadError, match="loggp"):
         simulate(_noop, 4, network="loggp:L=0,o=1e-6,g=1e-6,G=1e-9", protocol="loggp",
                  hosts=_FakeHosts())
@@ -394,12 +394,13 @@ def test_models_with_shared_state_are_refused_by_name() -> None:
     from netmodels import build_network
     noisy = NoisyNetwork(build_network(NET), mean=1e-7)
     with pytest.raises(DistributedError, match="network model 'noisy' cannot be split"):
-        simulate(_noop, 4, network=noisy, hosts=_FakeHosts())
+        simulate(_noop, 4, network=noisy, hosts=_FakeHosts(), protocol="bsim")
     with pytest.raises(DistributedError, match="contention 'fluid'"):
-        simulate(_noop, 4, network="torus:dims=2x2", contention="fluid", hosts=_FakeHosts())
+        simulate(_noop, 4, network="torus:dims=2x2", contention="fluid", hosts=_FakeHosts(),
+                 protocol="bsim")
     with pytest.raises(DistributedError, match="tracing"):
         from bsim.outputs.trace import ChromeTracer
-        simulate(_noop, 4, network=NET, tracer=ChromeTracer(), hosts=_FakeHosts())
+        simulate(_noop, 4, network=NET, tracer=ChromeTracer(), hosts=_FakeHosts(), protocol="bsim")
 
 
 # -- partitions --------------------------------------------------------------------------
@@ -472,7 +473,7 @@ def test_a_collective_completion_is_visible_the_lookahead_after_the_last_arrival
             polls += 1
         return polls
 
-    res = simulate(main, 2, network=NET)
+    res = simulate(main, 2, network=NET, protocol="bsim")
     T = 1e-6 + 8e-9
     assert res.returns == [7, 1]
     assert res.comm.tolist() == [pytest.approx(T, rel=1e-12)] * 2
@@ -496,7 +497,7 @@ def test_a_broadcast_root_is_visible_the_lookahead_after_its_arrival() -> None:
             polls += 1
         return polls
 
-    res = simulate(main, 2, network=NET)
+    res = simulate(main, 2, network=NET, protocol="bsim")
     T = 1e-6 + 64e-9
     assert res.returns == [0, 4]
     assert res.finish[0] == pytest.approx(3e-6 + T, rel=1e-12)
@@ -515,7 +516,7 @@ def test_blocking_receive_timing_is_unchanged_by_the_lag() -> None:
         else:
             comm.Recv(bsim.Buffer(1000), source=0)
 
-    res = simulate(main, 2, network=NET)
+    res = simulate(main, 2, network=NET, protocol="bsim")
     c = 1e-6 + 1000 / 1e9
     assert res.finish[1] == pytest.approx(2e-6 + c, rel=1e-12)
     assert res.wait[1] == pytest.approx(2e-6, rel=1e-12)
@@ -598,7 +599,7 @@ def _one_process_limit_error() -> str:
             bsim.add_time(1.0)
             MPI.COMM_WORLD.Barrier()
     with pytest.raises(bsim.SimulationLimitError) as info:
-        simulate(long, 4, network=NET, max_sim_time=10.0)
+        simulate(long, 4, network=NET, max_sim_time=10.0, protocol="bsim")
     return str(info.value).split(";")[0]
 
 

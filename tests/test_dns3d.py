@@ -66,7 +66,7 @@ def test_skeleton_on_a_flat_grid_by_hand():
     lat, bw, c, d = 2e-6, 1e9, 3e-6, 4e-6
     kw = dict(nx=64, ny=32, nz=16, px=2, pz=2, t_flop=1e-9, t_rk=2e-8)
     res = bsim.simulate(dns3d_main, 4, network=f"hockney:latency={lat},bandwidth={bw}",
-                        collectives=f"clog:c={c},d={d}", kwargs=kw)
+                        collectives=f"clog:c={c},d={d}", kwargs=kw, protocol="bsim")
     coll = c + d * 2
     shift = lat + 8 * 8192 / 2 / bw
     expected = 3 * coll + 4 * (8192 * 2e-8 + 9 * 614_400e-9) + (32 + 36) * shift
@@ -83,7 +83,7 @@ def test_skeleton_equals_the_iteration_model_without_contention(px, pz):
     kw = dict(nx=64, ny=32, nz=64, px=px, pz=pz, iterations=2, t_flop=1e-9, t_rk=2e-8,
               t_local=1e-9)
     res = bsim.simulate(dns3d_main, px * pz, network=f"hockney:latency={lat},bandwidth={bw}",
-                        collectives=f"clog:c={c},d={d}", kwargs=kw)
+                        collectives=f"clog:c={c},d={d}", kwargs=kw, protocol="bsim")
 
     def m(nbytes: float) -> float:
         return lat + nbytes / bw
@@ -113,7 +113,7 @@ def test_runs_on_blue_waters_with_contention():
     from bsim.machines import network_spec
     kw = dict(nx=256, ny=256, nz=256, px=4, pz=2, t_flop=1e-9, t_rk=5e-8)
     res = bsim.simulate(dns3d_main, 8, network=network_spec("bluewaters"), contention="fluid",
-                        kwargs=kw)
+                        kwargs=kw, protocol="bsim")
     comp = model.compute_time((256, 256, 256), 4, 2, 1e-9, 5e-8)
     assert comp < res.elapsed < 1.2 * comp
 

@@ -117,5 +117,5 @@ def test_any_source_sees_simultaneous_messages_in_source_order():
             comm.send(r, dest=0)
         return None
 
-    res = bsim.simulate(main, ranks=8, network="hockney:latency=0,bandwidth=1e12")
+    res = bsim.simulate(main, ranks=8, network="hockney:latency=0,bandwidth=1e12", protocol="bsim")
     assert res.returns[0] == [1, 7, 4]

@@ -36,7 +36,7 @@ def _ring() -> None:
 @pytest.mark.parametrize("latency", [0.0, 1e-12, 1e-6])
 def test_a_ring_takes_its_receives_in_list_order_whatever_the_latency(latency):
     res = bsim.simulate(_ring, ranks=4, network=f"hockney:latency={latency},bandwidth=1e9",
-                        contention="fluid")
+                        contention="fluid", protocol="bsim")
     expected = 2 * N / 1e9 + 2 * latency
     assert list(res.finish) == pytest.approx([expected] * 4, rel=1e-12)
 
@@ -63,6 +63,6 @@ def test_a_second_halo_iteration_repeats_the_first(scale):
     instead of 168 us."""
     net = (f"fattree:k=2,n=3,link_bandwidth=1e9,hop_latency={1e-7 * scale},"
            f"latency={1e-6 * scale}")
-    one = bsim.simulate(_halo, ranks=8, network=net, contention="fluid", args=(1,))
-    two = bsim.simulate(_halo, ranks=8, network=net, contention="fluid", args=(2,))
+    one = bsim.simulate(_halo, ranks=8, network=net, contention="fluid", args=(1,), protocol="bsim")
+    two = bsim.simulate(_halo, ranks=8, network=net, contention="fluid", args=(2,), protocol="bsim")
     assert two.elapsed == pytest.approx(2 * one.elapsed, rel=1e-9)

@@ -36,7 +36,7 @@ def test_tracer_sees_calc_wait_comm_and_the_message():
             comm.Recv(bsim.Buffer(1000), source=1, tag=4)
 
     rec = Recorder()
-    bsim.simulate(main, ranks=2, network=NET, tracer=rec)
+    bsim.simulate(main, ranks=2, network=NET, tracer=rec, protocol="bsim")
     c = 2e-6 + 1000 / 1e9
     assert (1, "calc", "add_time", 0.0, 1e-3) in rec.spans
     assert (0, "wait", "Recv", 0.0, 1e-3) in rec.spans
@@ -62,7 +62,7 @@ def test_compute_noise_stretches_add_time_and_counts_as_calc():
         for _ in range(4):
             bsim.add_time(1e-3)
 
-    res = bsim.simulate(main, ranks=3, network=NET, noise=EveryOther())
+    res = bsim.simulate(main, ranks=3, network=NET, noise=EveryOther(), protocol="bsim")
     assert res.calc.tolist() == [pytest.approx(6e-3, rel=1e-12)] * 3
     assert res.finish.tolist() == res.calc.tolist()
 
@@ -78,7 +78,7 @@ def test_progress_is_called_with_the_engine():
             comm.sendrecv(None, dest=(comm.rank + 1) % 8, source=(comm.rank - 1) % 8)
 
     res = bsim.simulate(main, ranks=8, network=NET,
-                        progress=lambda eng: seen.append(eng.events))
+                        progress=lambda eng: seen.append(eng.events), protocol="bsim")
     # 8 ranks x 6000 blocking receives, each completing in the future (c > 2 us), wake
     # ranks 48000 times in all: at least 2 multiples of PROGRESS_EVERY
     assert len(seen) >= 2
@@ -95,10 +95,11 @@ def test_measure_mode_charges_host_compute_as_calc():
             pass
         comm.Barrier()
 
-    res = bsim.simulate(main, ranks=2, network=NET, compute="measure", compute_scale=10.0)
+    res = bsim.simulate(main, ranks=2, network=NET, compute="measure", compute_scale=10.0,
+                        protocol="bsim")
     assert (res.calc >= 0.2).all()
     assert (res.calc < 2.0).all()     # a loose upper bound: a loaded host may be slow
-    ignored = bsim.simulate(main, ranks=2, network=NET)
+    ignored = bsim.simulate(main, ranks=2, network=NET, protocol="bsim")
     assert ignored.calc.tolist() == [0.0, 0.0]
 
 
@@ -116,7 +117,8 @@ def test_measured_compute_is_traced_as_calc():
             comm.Barrier()
 
     tracer = ChromeTracer(program="measured")
-    res = bsim.simulate(main, ranks=2, network=NET, compute="measure", tracer=tracer)
+    res = bsim.simulate(main, ranks=2, network=NET, compute="measure", tracer=tracer,
+                        protocol="bsim")
     spans = [e for e in tracer.to_dict()["traceEvents"] if e.get("cat") == "calc"]
     assert {e["name"] for e in spans} == {"measured"}
     for rank in (0, 1):

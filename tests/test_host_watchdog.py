@@ -36,7 +36,7 @@ def test_a_rank_blocked_in_the_host_is_reported_with_its_line(monkeypatch):
     monkeypatch.setenv("BSIM_HOST_BLOCK_TIMEOUT", "0.5")
     t0 = time.monotonic()
     with pytest.raises(HostBlockedError) as err:
-        bsim.simulate(_pipe_meeting, ranks=2)
+        bsim.simulate(_pipe_meeting, ranks=2, protocol="bsim")
     assert time.monotonic() - t0 < 20
     text = str(err.value)
     assert text.startswith("rank 0: blocked in a host call for 0.5 s")
@@ -93,7 +93,7 @@ def test_a_rank_waiting_on_a_socket_forever_ends_in_a_livelock_report():
         MPI.COMM_WORLD.Barrier()
 
     with pytest.raises(LivelockError, match=r"socket\.accept"):
-        bsim.simulate(main, ranks=2)
+        bsim.simulate(main, ranks=2, protocol="bsim")
 
 
 def test_a_rank_computing_on_the_host_is_not_stopped(monkeypatch):
@@ -106,7 +106,7 @@ def test_a_rank_computing_on_the_host_is_not_stopped(monkeypatch):
             pass
         return MPI.COMM_WORLD.allreduce(1)
 
-    assert bsim.simulate(main, ranks=2).returns == [2, 2]
+    assert bsim.simulate(main, ranks=2, protocol="bsim").returns == [2, 2]
 
 
 def test_the_limit_comes_from_the_environment_and_zero_turns_it_off(monkeypatch):

@@ -96,7 +96,7 @@ def gather_program(form: str, n: int) -> float:
 
 def _times(program, form, n, collectives):
     return bsim.simulate(program, 16, network=NET, collectives=collectives,
-                         kwargs=dict(form=form, n=n)).returns
+                         kwargs=dict(form=form, n=n), protocol="bsim").returns
 
 
 @pytest.mark.parametrize("collectives", ["analytic", "algorithmic"])

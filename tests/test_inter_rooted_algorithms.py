@@ -70,7 +70,8 @@ def _complete(kind: str, req) -> None:
 
 def times(kind: str, n: int) -> tuple[float, list[float]]:
     """The root's time and the remote ranks' (world ranks 1, 3, ..., 15)."""
-    out = bsim.simulate(program, 16, network=NET, kwargs=dict(kind=kind, n=n)).returns
+    out = bsim.simulate(program, 16, network=NET, kwargs=dict(kind=kind, n=n),
+                        protocol="bsim").returns
     return out[0], out[1::2]
 
 

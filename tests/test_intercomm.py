@@ -173,7 +173,7 @@ def test_timing_by_hand(hockney_spec: str):
         local.Bcast(buf, root=0)
         return t1, MPI.Wtime() - t2
 
-    out = bsim.simulate(main, 4, network=hockney_spec).returns
+    out = bsim.simulate(main, 4, network=hockney_spec, protocol="bsim").returns
     bcast_cost = out[2][1]        # T_bcast(2, 1000) as the model prices it
     assert bcast_cost > 0
     assert out[0][0] == 0.0 and out[1][0] == 0.0
@@ -190,7 +190,7 @@ def test_bad_input_names_rank_and_call():
         MPI.Intracomm.Create_intercomm(local, 3, world, 1 - world.rank)
 
     with pytest.raises((MPIUsageError, RankError), match=r"rank \d: Create_intercomm"):
-        bsim.simulate(main, 2)
+        bsim.simulate(main, 2, protocol="bsim")
 
 
 def test_null_intercommunicator_calls_are_err_comm():
@@ -209,7 +209,7 @@ def test_null_intercommunicator_calls_are_err_comm():
                 out.append(exc.Get_error_class() == MPI.ERR_COMM)
         return out
 
-    assert bsim.simulate(main, 2).returns == [[True] * 8] * 2
+    assert bsim.simulate(main, 2, protocol="bsim").returns == [[True] * 8] * 2
 
 
 DYNAMIC = '''
@@ -274,7 +274,7 @@ def main():
 def _simulate_dynamic(ranks: int) -> list:
     namespace: dict = {}
     exec(compile(DYNAMIC, "<program>", "exec"), namespace)
-    return json.loads(json.dumps(bsim.simulate(namespace["main"], ranks).returns))
+    return json.loads(json.dumps(bsim.simulate(namespace["main"], ranks, protocol="bsim").returns))
 
 
 def test_dynamic_by_hand():
@@ -315,6 +315,6 @@ def test_accept_connect_timing_by_hand(hockney_spec: str):
             ic = MPI.COMM_SELF.Connect(MPI.Lookup_name("svc"))
         return MPI.Wtime() - t0, ic.remote_size
 
-    out = bsim.simulate(main, 2, network=hockney_spec).returns
+    out = bsim.simulate(main, 2, network=hockney_spec, protocol="bsim").returns
     one = LATENCY + 40 / 1e9
     assert out[0] == pytest.approx((one, 1)) and out[1] == pytest.approx((2 * one, 1))

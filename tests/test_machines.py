@@ -96,7 +96,7 @@ def test_every_preset_and_variant_runs(name, variant):
     ``2o + L + (s - 1) G`` (Alexandrov et al. 1995) read off the file."""
     import bsim
     machine = name if variant is None else f"{name}:{variant}"
-    elapsed = bsim.simulate(_one_send, 2, machine=machine, args=(1000,)).elapsed
+    elapsed = bsim.simulate(_one_send, 2, machine=machine, args=(1000,), protocol="bsim").elapsed
     m = load_machine(name)
     table = m.network if variant is None else m.network_variants[variant]
     if table["model"] == "loggp":

@@ -60,7 +60,7 @@ def test_cg_by_hand():
     total:     10*1319.88 + 2*295.88 = 13790.56 us
     """
     res = bsim.simulate(cg_main, 16, network=NET, collectives=COLL,
-                        kwargs=dict(LATTICE, niters=10, invocations=2))
+                        kwargs=dict(LATTICE, niters=10, invocations=2), protocol="bsim")
     assert res.elapsed == pytest.approx(13790.56 * US, rel=1e-12)
     assert res.messages.tolist() == [16 * 10 + 16 * 2] * 16
     assert res.bytes.tolist() == [16 * 10 * 2304 + 16 * 2 * 768] * 16
@@ -79,7 +79,8 @@ def test_rmd_by_hand():
     Tcoll = (8 + 2 (3 + 2*1)) * 13                        =     234    us
     """
     res = bsim.simulate(rmd_main, 16, network=NET, collectives=COLL,
-                        kwargs=dict(LATTICE, trajecs=2, warms=1, steps=1, meas=2, niters=8))
+                        kwargs=dict(LATTICE, trajecs=2, warms=1, steps=1, meas=2, niters=8),
+                        protocol="bsim")
     m = lambda x: 10 + x * 0.01                                        # noqa: E731, us
     tser = 3 * 256 * (1410 + 483 + 3 * (8.33 + 178)) + 256 * (8.33 + 178) + 8 * 256 * 3.04
     tp2p = (3332 * 3 + 296) * m(4608) + 16 * 8 * m(2304) + 16 * 8 * m(768)
@@ -97,7 +98,7 @@ def test_unequal_extents_and_an_uncut_dimension():
     two allreduces of 13 us: 614.16 us.
     """
     kw = dict(nx=8, ny=4, nz=4, nt=8, px=4, py=2, pz=1, pt=2, niters=1)
-    res = bsim.simulate(cg_main, 16, network=NET, collectives=COLL, kwargs=kw)
+    res = bsim.simulate(cg_main, 16, network=NET, collectives=COLL, kwargs=kw, protocol="bsim")
     assert res.elapsed == pytest.approx(614.16 * US, rel=1e-12)
     assert res.messages[0] == 2 * 12
     ext, grid = model.local_extents((8, 4, 4, 8), (4, 2, 1, 2)), (4, 2, 1, 2)
@@ -113,10 +114,12 @@ def test_machine_and_float_size_parameters():
     One rank, 8^4 sites: T(CG) = 0.66 us * 1000 + 1.37 us * 3096 = 4901.52 us.
     """
     res = bsim.simulate(cg_main, 1, network="zero", collectives="clog:c=0,d=0",
-                        kwargs=dict(LATTICE, niters=2, machine="xt5"))
+                        kwargs=dict(LATTICE, niters=2, machine="xt5"), protocol="bsim")
     assert res.calc[0] == pytest.approx(2 * 4901.52 * US, rel=1e-12)
-    res4 = bsim.simulate(cg_main, 16, network="zero", kwargs=dict(LATTICE, niters=1))
-    res8 = bsim.simulate(cg_main, 16, network="zero", kwargs=dict(LATTICE, niters=1, f=8))
+    res4 = bsim.simulate(cg_main, 16, network="zero", kwargs=dict(LATTICE, niters=1),
+                         protocol="bsim")
+    res8 = bsim.simulate(cg_main, 16, network="zero", kwargs=dict(LATTICE, niters=1, f=8),
+                         protocol="bsim")
     assert res8.bytes[0] == 2 * res4.bytes[0] == 2 * (16 * 2304 + 16 * 768)
 
 
@@ -126,7 +129,7 @@ def test_xt5_preset_network_and_collectives_match_the_cg_model():
     res = bsim.simulate(cg_main, 16, network=network_spec("xt5"),
                         collectives=collective_spec("xt5"),
                         kwargs=dict(nx=16, ny=16, nz=16, nt=16, niters=6, invocations=2,
-                                    machine="xt5"))
+                                    machine="xt5"), protocol="bsim")
     xt5 = load_machine("xt5")
     net = xt5.network
     expected = model.cg_time(xt5.kernels["milc"]["CG"],
@@ -162,11 +165,11 @@ def test_bgp_p64_equals_eq5(which):
     net, coll = network_spec(BGP, "p64"), f"clog:allreduce.c={c!r},allreduce.d={d!r}"
     if which == "cg":
         res = bsim.simulate(cg_main, 64, network=net, collectives=coll,
-                            kwargs=dict(kw, invocations=2))
+                            kwargs=dict(kw, invocations=2), protocol="bsim")
         expected = model.cg_time(BGP.kernels["milc"]["CG"], m, 16, 64, c, d, calls=2,
                                  extents=ext, grid=grid)
     else:
-        res = bsim.simulate(rmd_main, 64, network=net, collectives=coll, kwargs=kw)
+        res = bsim.simulate(rmd_main, 64, network=net, collectives=coll, kwargs=kw, protocol="bsim")
         expected = model.total_time(BGP.kernels["milc"], m, model.MilcRun(niters=16), 64,
                                     c, d, extents=ext, grid=grid)
     assert res.elapsed == pytest.approx(expected, rel=1e-12)
@@ -196,7 +199,7 @@ def test_layout_reaches_the_network(layout, expected_us):
     assert target.ranks == 16
     assert target.mapping == f"nodevolume:grid=2x2x2x2;node={layout}"
     res = bsim.simulate(target.main, 16, network=target.network_for(TWO), collectives=COLL,
-                        kwargs=target.params)
+                        kwargs=target.params, protocol="bsim")
     assert res.elapsed == pytest.approx(expected_us * US, rel=1e-12)
 
 
@@ -309,8 +312,8 @@ def test_a_per_p_network_at_another_rank_count_is_warned_of():
 
     with pytest.warns(FittedAtOtherCountWarning, match=r"'p4096' was fitted at 4,096 "
                                                        r"processes .*this run has 16 ranks"):
-        bsim.simulate(main, 16, machine="bgp:p4096")
+        bsim.simulate(main, 16, machine="bgp:p4096", protocol="bsim")
     with warnings.catch_warnings():
         warnings.simplefilter("error", FittedAtOtherCountWarning)
-        bsim.simulate(main, 64, machine="bgp:p64")
-        bsim.simulate(main, 16, machine="bgp")
+        bsim.simulate(main, 64, machine="bgp:p64", protocol="bsim")
+        bsim.simulate(main, 16, machine="bgp", protocol="bsim")

@@ -125,7 +125,7 @@ def main():
 def _bsim(n: int) -> list:
     namespace: dict = {}
     exec(compile(PROGRAM, "<program>", "exec"), namespace)
-    return bsim.simulate(namespace["main"], n).returns
+    return bsim.simulate(namespace["main"], n, protocol="bsim").returns
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])
@@ -179,7 +179,7 @@ def test_times_by_hand():
         fh.Close()
 
     res = bsim.simulate(main, 2, network="hockney:latency=1e-6,bandwidth=1e9",
-                        collectives="clog:c=1e-5,d=0", filesystem=FS)
+                        collectives="clog:c=1e-5,d=0", filesystem=FS, protocol="bsim")
     # The bcast of the name: 2 x 1e-5 (clog: c for every collective; a lowercase bcast is
     # two, as mpi4py's: the pickle's length, then the pickle).
     # Open: barrier 1e-5 + metadata 1e-3.  Rank 0's Write_at of bytes 0..3000: stripes
@@ -222,7 +222,7 @@ def test_runs_without_files_record_no_file_system():
     def main():
         from mpi4py import MPI
         MPI.COMM_WORLD.Barrier()
-    assert "filesystem" not in bsim.simulate(main, 2).to_dict()
+    assert "filesystem" not in bsim.simulate(main, 2, protocol="bsim").to_dict()
 
 
 @pytest.mark.parametrize("body,match", [
@@ -249,7 +249,7 @@ def test_bad_calls_are_one_line(body, match, tmp_path):
     namespace: dict = {"_tmp": lambda: str(path)}
     exec(compile(code, "<program>", "exec"), namespace)
     with pytest.raises(bsim.MPIUsageError, match=match):
-        bsim.simulate(namespace["main"], 1)
+        bsim.simulate(namespace["main"], 1, protocol="bsim")
 
 
 ERRHANDLERS = '''
@@ -283,14 +283,15 @@ def test_file_error_handlers_follow_file_null():
     """A new file gets ERRORS_RETURN (mpi4py sets it); a closed handle is FILE_NULL."""
     namespace: dict = {}
     exec(compile(ERRHANDLERS, "<program>", "exec"), namespace)
-    assert bsim.simulate(namespace["main"], 2).returns == [[True, True, True]] * 2
+    assert bsim.simulate(namespace["main"], 2, protocol="bsim").returns == [[True, True, True]] * 2
 
 
 @needs_mpiexec
 def test_file_error_handlers_equal_real_mpi():
     namespace: dict = {}
     exec(compile(ERRHANDLERS, "<program>", "exec"), namespace)
-    assert real_mpi_returns(2, ERRHANDLERS) == bsim.simulate(namespace["main"], 2).returns
+    assert real_mpi_returns(2, ERRHANDLERS) == bsim.simulate(namespace["main"], 2,
+                                                             protocol="bsim").returns
 
 
 def test_handles_round_trip_and_free_closes():
@@ -304,7 +305,7 @@ def test_handles_round_trip_and_free_closes():
         fh.free()
         return [same, not copy, copy == MPI.FILE_NULL, MPI.File.fromint(0) == MPI.FILE_NULL,
                 MPI.FILE_NULL.handle]
-    assert bsim.simulate(main, 2).returns == [[True, True, True, True, 0]] * 2
+    assert bsim.simulate(main, 2, protocol="bsim").returns == [[True, True, True, True, 0]] * 2
 
 
 DATAREP = '''
@@ -347,14 +348,15 @@ def test_registered_datarep_with_null_conversions():
     namespace: dict = {}
     exec(compile(DATAREP, "<program>", "exec"), namespace)
     want = [True, True, "native", 4]   # "native" registers again (as in MPICH)
-    assert bsim.simulate(namespace["main"], 2).returns == [want] * 2
+    assert bsim.simulate(namespace["main"], 2, protocol="bsim").returns == [want] * 2
 
 
 @needs_mpiexec
 def test_registered_datarep_equals_real_mpi():
     namespace: dict = {}
     exec(compile(DATAREP, "<program>", "exec"), namespace)
-    assert real_mpi_returns(2, DATAREP) == bsim.simulate(namespace["main"], 2).returns
+    assert real_mpi_returns(2, DATAREP) == bsim.simulate(namespace["main"], 2,
+                                                         protocol="bsim").returns
 
 
 @pytest.mark.parametrize("stripes,aggregate,late", [(1, 1e12, 2e-6), (2, 1e12, 0.0),
@@ -380,7 +382,7 @@ def test_independent_writes_queue_on_a_shared_ost(stripes, aggregate, late):
 
     fs = (f"lustre:latency=1e-4,stripe_count={stripes},stripe_size=2000,ost_bandwidth=1e9,"
           f"client_bandwidth=2e9,aggregate_bandwidth={aggregate}")
-    res = bsim.simulate(main, 2, filesystem=fs)
+    res = bsim.simulate(main, 2, filesystem=fs, protocol="bsim")
     assert res.returns == pytest.approx([1e-4 + 2e-6, 1e-4 + 2e-6 + late], rel=1e-9)
 
 
@@ -432,7 +434,7 @@ def test_error_classes_by_hand():
     namespace: dict = {}
     exec(compile(ERRORS, "<program>", "exec"), namespace)
     M = bsim.MPI
-    assert bsim.simulate(namespace["main"], 1).returns[0] == {
+    assert bsim.simulate(namespace["main"], 1, protocol="bsim").returns[0] == {
         "read_wronly": M.ERR_ACCESS, "bad_view": M.ERR_ARG, "neg_offset": M.ERR_ARG,
         "seek_whence": M.ERR_ARG, "seek_neg": M.ERR_ARG, "set_size_neg": M.ERR_ARG,
         "partial_etype": M.ERR_IO, "write_rdonly": M.ERR_READ_ONLY,
@@ -444,7 +446,8 @@ def test_error_classes_by_hand():
 def test_error_classes_equal_real_mpi():
     namespace: dict = {}
     exec(compile(ERRORS, "<program>", "exec"), namespace)
-    assert real_mpi_returns(1, ERRORS) == bsim.simulate(namespace["main"], 1).returns
+    assert real_mpi_returns(1, ERRORS) == bsim.simulate(namespace["main"], 1,
+                                                        protocol="bsim").returns
 
 
 def test_a_machine_file_sets_the_file_system(tmp_path):
@@ -458,9 +461,10 @@ def test_a_machine_file_sets_the_file_system(tmp_path):
         from mpi4py import MPI
         MPI.COMM_WORLD.Barrier()
 
-    res = bsim.simulate(main, 2, machine=str(toml))
+    res = bsim.simulate(main, 2, machine=str(toml), protocol="bsim")
     assert res.filesystem == build_filesystem("lustre:stripe_count=4").spec()
-    res = bsim.simulate(main, 2, machine=str(toml), filesystem="lustre:stripe_count=2")
+    res = bsim.simulate(main, 2, machine=str(toml), filesystem="lustre:stripe_count=2",
+                        protocol="bsim")
     assert "stripe_count=2," in res.filesystem
     toml.write_text(toml.read_text().replace("stripe_count = 4", "stripes = 4"))
     from bsim.machines import MachineError, load_machine
@@ -487,7 +491,7 @@ def test_one_ranks_nonblocking_writes_share_its_client_link():
 
     fs = "lustre:latency=1e-4,stripe_count=2,stripe_size=2000,ost_bandwidth=1e9," \
          "client_bandwidth=1e9"
-    assert bsim.simulate(main, 1, filesystem=fs).returns[0] == \
+    assert bsim.simulate(main, 1, filesystem=fs, protocol="bsim").returns[0] == \
         pytest.approx([1e-4 + 2e-6, 1e-4 + 4e-6], rel=1e-9)
 
 
@@ -555,7 +559,7 @@ def test_file_operations_by_hand(n):
     collective read and its counts."""
     namespace: dict = {}
     exec(compile(FILE_OPS, "<program>", "exec"), namespace)
-    for r, out in enumerate(bsim.simulate(namespace["main"], n).returns):
+    for r, out in enumerate(bsim.simulate(namespace["main"], n, protocol="bsim").returns):
         assert out["size"] == 10 * n and out["append_pos"] == out["append_shared"] == 10 * n
         assert out["view_after"] == [0, 0]
         # vector(2, 1, 3) of ints: bytes 0 and 12 of a 16-byte tile, from byte 4
@@ -578,7 +582,8 @@ def test_file_operations_by_hand(n):
 def test_file_operations_equal_real_mpi(n):
     namespace: dict = {}
     exec(compile(FILE_OPS, "<program>", "exec"), namespace)
-    assert real_mpi_returns(n, FILE_OPS) == bsim.simulate(namespace["main"], n).returns
+    assert real_mpi_returns(n, FILE_OPS) == bsim.simulate(namespace["main"], n,
+                                                          protocol="bsim").returns
 
 
 MORE_ERRORS = '''
@@ -635,7 +640,7 @@ def test_more_errors_by_hand():
     namespace: dict = {}
     exec(compile(MORE_ERRORS, "<program>", "exec"), namespace)
     M = bsim.MPI
-    assert bsim.simulate(namespace["main"], 1).returns[0] == {
+    assert bsim.simulate(namespace["main"], 1, protocol="bsim").returns[0] == {
         "readonly_buf": "BufferError", "bad_status": "TypeError", "split_twice": M.ERR_IO,
         "split_end": None, "end_wrong": M.ERR_IO, "neg_disp": M.ERR_ARG,
         "bad_rep": M.ERR_UNSUPPORTED_DATAREP, "bad_info": "TypeError",
@@ -650,4 +655,5 @@ def test_more_errors_by_hand():
 def test_more_errors_equal_real_mpi():
     namespace: dict = {}
     exec(compile(MORE_ERRORS, "<program>", "exec"), namespace)
-    assert real_mpi_returns(1, MORE_ERRORS) == bsim.simulate(namespace["main"], 1).returns
+    assert real_mpi_returns(1, MORE_ERRORS) == bsim.simulate(namespace["main"], 1,
+                                                             protocol="bsim").returns

@@ -24,12 +24,12 @@ ERR_TRUNCATE = 14
 def _fails(main, ranks, message):
     """*main* fails under bsim with ERR_TRUNCATE and a message matching *message*."""
     with pytest.raises(bsim.MPIUsageError, match=message) as info:
-        bsim.simulate(main, ranks=ranks, network=NET)
+        bsim.simulate(main, ranks=ranks, network=NET, protocol="bsim")
     assert info.value.error_class == ERR_TRUNCATE
 
 
 def _returns(main, ranks):
-    return bsim.simulate(main, ranks=ranks, network=NET).returns
+    return bsim.simulate(main, ranks=ranks, network=NET, protocol="bsim").returns
 
 
 # -- neighbourhood collectives ---------------------------------------------------------

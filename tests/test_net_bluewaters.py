@@ -206,7 +206,7 @@ def _chips_to_other_qcms(pairs):
                 comm.Send(bsim.Buffer(2**20), dest=dst)
             elif r == dst:
                 comm.Recv(bsim.Buffer(2**20), source=src)
-    return bsim.simulate(main, 1024, machine="bluewaters", contention="fluid")
+    return bsim.simulate(main, 1024, machine="bluewaters", contention="fluid", protocol="bsim")
 
 
 def test_each_chip_has_its_own_w_link_under_fluid():

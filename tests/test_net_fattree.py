@@ -204,14 +204,14 @@ def test_a_setting_is_warned_of_exactly_when_it_cannot_act(extra, contention, in
     than one rail (core % R); stripe only with rails > 1.  An inert setting is reported
     (Result.inert, the JSON) and the prediction equals the run without it (*plain*);
     arrival times by hand (1 MB over 1 GB/s links, latencies 0)."""
-    res = bsim.simulate(_two_sends, 16, TREE + extra, contention=contention)
+    res = bsim.simulate(_two_sends, 16, TREE + extra, contention=contention, protocol="bsim")
     assert res.finish[8] == res.finish[12] == pytest.approx(arrival_us * 1e-6, rel=1e-9)
     if inert is None:
         assert res.inert == [] and "inert_settings" not in res.to_dict()
         return
     assert len(res.inert) == 1 and res.inert[0].startswith(inert + " (")
     assert res.to_dict()["inert_settings"] == res.inert
-    without = bsim.simulate(_two_sends, 16, TREE + plain, contention=contention)
+    without = bsim.simulate(_two_sends, 16, TREE + plain, contention=contention, protocol="bsim")
     assert without.finish.tolist() == res.finish.tolist()
 
 

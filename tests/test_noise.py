@@ -126,8 +126,9 @@ def bulk_sync(iterations=40, t_compute=1e-3):
 def test_slowdown_grows_with_node_count():
     """The ASCI Q lesson: same per-node noise, larger slowdown on more nodes (1..64)."""
     def slowdown(n, noise):
-        clean = bsim.simulate(bulk_sync, n, network=NET).elapsed
-        return bsim.simulate(bulk_sync, n, network=NET, noise=noise).elapsed / clean
+        clean = bsim.simulate(bulk_sync, n, network=NET, protocol="bsim").elapsed
+        return bsim.simulate(bulk_sync, n, network=NET, noise=noise,
+                             protocol="bsim").elapsed / clean
 
     unsync = [slowdown(n, PeriodicNoise(10e-3, 0.5e-3, seed=2)) for n in (1, 4, 16, 64)]
     assert unsync == sorted(unsync) and unsync[0] < unsync[-1] - 0.05
@@ -141,7 +142,8 @@ def test_noise_counts_as_calc_and_keeps_accounting():
     """Noisy add_time is calc; finish = calc + wait + comm still holds."""
     res = bsim.simulate(bulk_sync, 8, network=NET,
                         noise=CombinedNoise([PeriodicNoise(1e-3, 1e-4, seed=1),
-                                             DetourNoise(rate=100, mean=1e-4, seed=1)]))
+                                             DetourNoise(rate=100, mean=1e-4, seed=1)]),
+                                             protocol="bsim")
     assert (res.calc > 40e-3).all()
     assert res.finish == pytest.approx(res.calc + res.wait + res.comm, rel=1e-9)
 
@@ -191,7 +193,7 @@ def test_network_noise_in_a_pingpong_adds_exactly_the_drawn_delays():
                 comm.Send(buf, dest=0)
 
     net = NoisyNetwork(build_network(NET), mean=5e-6, seed=9)
-    res = bsim.simulate(pingpong, 2, network=net)
+    res = bsim.simulate(pingpong, 2, network=net, protocol="bsim")
     ref = NoisyNetwork(build_network(NET), mean=5e-6, seed=9)
     delays = sum(ref.delay(0, 1, k) + ref.delay(1, 0, k) for k in range(3))
     assert res.finish[0] == pytest.approx(6 * 3e-6 + delays, rel=1e-12)
@@ -264,13 +266,15 @@ def test_three_processes_per_node_escape_a_daemon_on_the_fourth_core():
 
     spec = "periodic:period=5e-3,duration=5e-4,seed=2,core=3"
     four, _ = build_noise(spec, cores_per_node=4)
-    assert bsim.simulate(bulk, 32, noise=four).elapsed > bsim.simulate(bulk, 32).elapsed * 1.05
+    def run(n, noise=None):
+        return bsim.simulate(bulk, n, noise=noise, protocol="bsim").elapsed
+    assert run(32, four) > run(32) * 1.05
     three, _ = build_noise(spec + ",ranks_per_node=3", cores_per_node=4)
     assert three.spec().endswith("core=3,ranks_per_node=3")
-    assert bsim.simulate(bulk, 24, noise=three).elapsed == bsim.simulate(bulk, 24).elapsed
+    assert run(24, three) == run(24)
     on_used, _ = build_noise(spec.replace("core=3", "core=2") + ",ranks_per_node=3",
                              cores_per_node=4)
-    assert bsim.simulate(bulk, 24, noise=on_used).elapsed > bsim.simulate(bulk, 24).elapsed
+    assert run(24, on_used) > run(24)
     with pytest.raises(ValueError, match=r"ranks_per_node must be an int in 1..4"):
         build_noise(spec + ",ranks_per_node=5", cores_per_node=4)
 
@@ -284,13 +288,14 @@ def test_simulate_takes_a_noise_spec_as_the_command_line_does():
 
     def main():
         _bsim.add_time(1e-3)
-    res = _bsim.simulate(main, 2, noise="periodic:period=1e-4,duration=1e-5,phase=0")
+    res = _bsim.simulate(main, 2, noise="periodic:period=1e-4,duration=1e-5,phase=0",
+                         protocol="bsim")
     assert res.elapsed >= 1.1e-3 and res.noise.startswith("periodic:")
-    res = _bsim.simulate(main, 2, noise="net:mean=1e-6,seed=2")
+    res = _bsim.simulate(main, 2, noise="net:mean=1e-6,seed=2", protocol="bsim")
     assert res.network.endswith("+ net:mean=1e-06,prob=1.0,seed=2")
     with pytest.raises(ValueError, match="missing 1 required positional argument: "
                                          "'duration'; periodic takes period=S"):
-        _bsim.simulate(main, 2, noise="periodic:period=1e-4")
+        _bsim.simulate(main, 2, noise="periodic:period=1e-4", protocol="bsim")
 
 
 def test_compute_noise_stops_the_ranks_the_network_puts_on_one_node():
@@ -305,15 +310,15 @@ def test_compute_noise_stops_the_ranks_the_network_puts_on_one_node():
 
     net = "torus:dims=2x1x1,cores=2,mapping=roundrobin"
     noise = "periodic:period=1e-4,duration=3e-5,seed=7"
-    f = bsim.simulate(main, ranks=4, network=net, noise=noise).finish
+    f = bsim.simulate(main, ranks=4, network=net, noise=noise, protocol="bsim").finish
     assert f[0] == f[2] and f[1] == f[3] and f[0] != f[1]
     assert min(f) > 1e-3
-    spec = bsim.simulate(main, ranks=4, network=net, noise=noise).noise
+    spec = bsim.simulate(main, ranks=4, network=net, noise=noise, protocol="bsim").noise
     assert "cores_per_node=2" in spec and "layout=network" in spec
     for block in (",layout=block", ",ranks_per_node=2"):
         with pytest.raises(ValueError, match="puts ranks 0 and 1 on one node, the network on "
                                              "two; the noise's nodes are the network's"):
-            bsim.simulate(main, ranks=4, network=net, noise=noise + block)
+            bsim.simulate(main, ranks=4, network=net, noise=noise + block, protocol="bsim")
 
 
 def test_compute_noise_takes_the_machines_cores_per_node():
@@ -324,9 +329,9 @@ def test_compute_noise_takes_the_machines_cores_per_node():
         MPI.COMM_WORLD.Barrier()
 
     noise = "periodic:period=1e-4,duration=3e-5,seed=3"
-    by_machine = bsim.simulate(main, ranks=16, machine="es45:fattree", noise=noise)
+    by_machine = bsim.simulate(main, ranks=16, machine="es45:fattree", noise=noise, protocol="bsim")
     given = bsim.simulate(main, ranks=16, machine="es45:fattree",
-                          noise=noise + ",cores_per_node=4,ranks_per_node=4")
+                          noise=noise + ",cores_per_node=4,ranks_per_node=4", protocol="bsim")
     assert by_machine.finish.tolist() == given.finish.tolist()
     assert "cores_per_node=4" in by_machine.noise
 

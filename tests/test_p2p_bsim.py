@@ -32,7 +32,7 @@ def test_pingpong_one_way_is_l_plus_s_over_w(nbytes):
             comm.Send(buf, dest=0, tag=2)
         return MPI.Wtime()
 
-    res = bsim.simulate(main, ranks=2, network=NET)
+    res = bsim.simulate(main, ranks=2, network=NET, protocol="bsim")
     c = cost(nbytes)
     # rank 1: receive posted at 0, message sent at 0 -> completes at c (comm c, no wait)
     # rank 0: receive posted at 0, reply sent at c -> wait c, then comm c
@@ -57,7 +57,7 @@ def test_ring_with_imbalanced_add_time(n):
         comm.Send(bsim.Buffer(s), dest=(r + 1) % n)
         comm.Recv(bsim.Buffer(s), source=(r - 1) % n)
 
-    res = bsim.simulate(main, ranks=n, network=NET)
+    res = bsim.simulate(main, ranks=n, network=NET, protocol="bsim")
     c = cost(s)
     for r in range(n):
         left_sent = ((r - 1) % n) * d
@@ -85,7 +85,7 @@ def test_token_ring_accumulates_compute_and_messages(n):
         if r < n - 1:
             comm.send(r, dest=r + 1)
 
-    res = bsim.simulate(main, ranks=n, network=NET)
+    res = bsim.simulate(main, ranks=n, network=NET, protocol="bsim")
     import pickle
     c = cost(len(pickle.dumps(0, pickle.HIGHEST_PROTOCOL)))   # small ints pickle alike
     for r in range(n):
@@ -109,7 +109,7 @@ def test_irecv_then_add_time_then_wait_does_not_overlap():
         else:
             comm.Send(bsim.Buffer(s), dest=0)
 
-    res = bsim.simulate(main, ranks=2, network=NET)
+    res = bsim.simulate(main, ranks=2, network=NET, protocol="bsim")
     assert res.finish[0] == T + cost(s)      # max(T, 0) + c: no overlap
     assert res.comm[0] == cost(s) and res.wait[0] == 0.0
 
@@ -128,7 +128,7 @@ def test_waitall_handles_receives_in_send_order():
             bsim.add_time(t1 if comm.rank == 1 else t2)
             comm.Send(bsim.Buffer(s), dest=0)
 
-    res = bsim.simulate(main, ranks=3, network=NET)
+    res = bsim.simulate(main, ranks=3, network=NET, protocol="bsim")
     c = cost(s)   # 3 us
     # rank 2's message (sent 1 us): 1 + 3 = 4 us; rank 1's (sent 5 us): max(4, 5) + 3 = 8 us
     assert res.finish[0] == max(t2 + c, t1) + c
@@ -172,7 +172,7 @@ def test_wildcard_receive_order_is_send_time_then_rank():
         bsim.add_time(delay[comm.rank])
         comm.send(comm.rank, dest=0, tag=comm.rank)
 
-    res = bsim.simulate(main, ranks=4, network=NET)
+    res = bsim.simulate(main, ranks=4, network=NET, protocol="bsim")
     order, times = res.returns[0]
     assert order == [2, 3, 1]
     import pickle
@@ -193,7 +193,8 @@ def test_non_overtaking_same_source_same_tag():
             bsim.add_time(1.0)
             return [comm.recv(source=0, tag=7), comm.recv(source=0, tag=7)]
 
-    assert bsim.simulate(main, ranks=2, network=NET).returns[1] == ["first", "second"]
+    assert bsim.simulate(main, ranks=2, network=NET,
+                         protocol="bsim").returns[1] == ["first", "second"]
 
 
 def test_tag_selects_message_out_of_order():
@@ -206,7 +207,7 @@ def test_tag_selects_message_out_of_order():
         else:
             return comm.recv(source=0, tag=2), comm.recv(source=0, tag=1)
 
-    assert bsim.simulate(main, ranks=2, network=NET).returns[1] == ("b", "a")
+    assert bsim.simulate(main, ranks=2, network=NET, protocol="bsim").returns[1] == ("b", "a")
 
 
 def test_self_message_costs_nothing_on_the_wire():
@@ -218,7 +219,7 @@ def test_self_message_costs_nothing_on_the_wire():
         req.wait()
         return got
 
-    res = bsim.simulate(main, ranks=2, network=NET)
+    res = bsim.simulate(main, ranks=2, network=NET, protocol="bsim")
     assert res.returns == ["x", "x"] and res.finish.tolist() == [0.0, 0.0]
 
 

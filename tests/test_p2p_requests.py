@@ -139,7 +139,7 @@ def test_ssend_timing_under_bsim() -> None:
             comm.Recv(bsim.Buffer(1000), source=0)
         return MPI.Wtime()
 
-    res = bsim.simulate(main, 2, network="hockney:latency=1e-6,bandwidth=1e9")
+    res = bsim.simulate(main, 2, network="hockney:latency=1e-6,bandwidth=1e9", protocol="bsim")
     assert res.returns[0] == pytest.approx(51e-6)
     assert res.returns[1] == pytest.approx(50e-6 + 2e-6)
     assert res.wait[0] == pytest.approx(50e-6)
@@ -245,7 +245,7 @@ def test_buffered_send_rules() -> None:
                         ("small", r"needs 156 bytes \(60 \+ BSEND_OVERHEAD 96\), 146 of 146"),
                         ("twice", "already attached")):
         with pytest.raises(MPIUsageError, match=match):
-            bsim.simulate(lambda c=case: main(c), 1)
+            bsim.simulate(lambda c=case: main(c), 1, protocol="bsim")
 
 
 def test_detach_waits_for_rendezvous_buffered_messages() -> None:
@@ -343,7 +343,7 @@ def test_partitioned_timing() -> None:
         req.Wait()
         return MPI.Wtime()
 
-    res = bsim.simulate(main, 2, network="hockney:latency=1e-6,bandwidth=1e9")
+    res = bsim.simulate(main, 2, network="hockney:latency=1e-6,bandwidth=1e9", protocol="bsim")
     assert res.returns == pytest.approx([10e-6, 11.5e-6])
 
 
@@ -362,7 +362,7 @@ def test_partitioned_errors() -> None:
     for case, match in (("wildcard", "no wildcards"), ("inactive", "not active"),
                         ("range", r"invalid partition \(valid: 0..1\)")):
         with pytest.raises(MPIUsageError, match=match):
-            bsim.simulate(lambda c=case: main(c), 1)
+            bsim.simulate(lambda c=case: main(c), 1, protocol="bsim")
 
 
 def test_status_memory_and_constructor() -> None:
@@ -394,5 +394,5 @@ def test_waitany_on_no_active_request_empties_the_status():
         idx = MPI.Request.Waitany(reqs, st)
         return idx, st.source, st.tag
 
-    res = bsim.simulate(main, ranks=2)
+    res = bsim.simulate(main, ranks=2, protocol="bsim")
     assert res.returns[1] == (MPI.UNDEFINED, MPI.ANY_SOURCE, MPI.ANY_TAG)

@@ -94,7 +94,7 @@ def test_a_slow_fft_does_not_hide_phase_fig3_zgemm() -> None:
               verbose=False, zgemm="fig3", fft_flop_time=2e-8)
     with pytest.raises(AbovePeakError, match="its zgemm kernel computes") as exc:
         bsim.simulate(main, 1, kwargs=kw, machine="primequest",
-                      flops=lambda returns: SKELETON.flops(kw, returns))
+                      flops=lambda returns: SKELETON.flops(kw, returns), protocol="bsim")
     assert _ratio(exc) > 1.0
 
 
@@ -110,5 +110,5 @@ def test_a_slow_dtrsm_does_not_hide_a_dgemm_above_peak(tmp_path: Path) -> None:
     with pytest.raises(AbovePeakError, match="its dgemm kernel computes") as exc:
         bsim.simulate(main, 1, machine="primequest", flops=hpl_flops(1000),
                       kwargs=dict(n=1000, nb=64, p=1, q=1, kernel=f"table:path={table}",
-                                  verbose=False))
+                                  verbose=False), protocol="bsim")
     assert _ratio(exc) == pytest.approx((1 / 1e-11) / 6.4e9, rel=1e-3)

@@ -27,7 +27,8 @@ def labelled(ax):
 @pytest.fixture
 def result_and_trace(tmp_path):
     tracer = ChromeTracer(program="imbalanced")
-    res = bsim.simulate(imbalanced, 4, network=NET, tracer=tracer, name="imbalanced")
+    res = bsim.simulate(imbalanced, 4, network=NET, tracer=tracer, name="imbalanced",
+                        protocol="bsim")
     return res.to_json(tmp_path / "r.json"), tracer.write(tmp_path / "t.json"), res
 
 

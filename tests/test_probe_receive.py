@@ -61,7 +61,7 @@ POSTED = [0.0, TS + L / 4, TS + 3 * L]
 @pytest.mark.parametrize("tp", POSTED)
 @pytest.mark.parametrize("how", ["Recv", "Probe", "Mprobe", "probe-Irecv"])
 def test_probe_then_receive_ends_as_the_receive_alone(how, tp):
-    res = bsim.simulate(_program(how, tp), ranks=2, network=NET)
+    res = bsim.simulate(_program(how, tp), ranks=2, network=NET, protocol="bsim")
     c = cost(NBYTES)
     assert res.returns[1] == NBYTES
     assert res.finish[1] == pytest.approx(max(tp, TS) + c, rel=1e-12, abs=0)
@@ -75,8 +75,10 @@ def test_probe_credit_under_fluid_contention(tp):
     """With the fluid layer a lone message's receive still ends at max(tp, ts) + cost,
     the probe's wait counting as the first part of its transfer."""
     net = "torus:dims=4,link_bandwidth=1e9,latency=2e-6"
-    plain = bsim.simulate(_program("Recv", tp), ranks=2, network=net, contention="fluid")
-    probed = bsim.simulate(_program("Probe", tp), ranks=2, network=net, contention="fluid")
+    plain = bsim.simulate(_program("Recv", tp), ranks=2, network=net, contention="fluid",
+                          protocol="bsim")
+    probed = bsim.simulate(_program("Probe", tp), ranks=2, network=net, contention="fluid",
+                           protocol="bsim")
     assert probed.finish[1] == pytest.approx(plain.finish[1], rel=1e-12)
     assert probed.comm[1] + probed.wait[1] == pytest.approx(plain.comm[1] + plain.wait[1],
                                                              rel=1e-12)
@@ -99,7 +101,7 @@ def test_probe_credit_is_used_once():
         comm.Recv(bsim.Buffer(NBYTES), source=0, tag=4)
         return None
 
-    res = bsim.simulate(main, ranks=2, network=NET)
+    res = bsim.simulate(main, ranks=2, network=NET, protocol="bsim")
     c = cost(NBYTES)
     assert res.finish[1] == pytest.approx(TS + 2 * c, rel=1e-12)
 

@@ -51,7 +51,7 @@ def test_communicator_names_are_mpichs():
         renamed.Set_name("mine")
         return [repr(dup), repr(renamed.Dup())]
 
-    out = bsim.simulate(main, 2).returns[0]
+    out = bsim.simulate(main, 2, protocol="bsim").returns[0]
     assert "WORLD.Dup" in out[0] and "mine.Dup" in out[1]
 
 

@@ -67,7 +67,7 @@ def _reduce_scatter_block(P: int, b: int, collectives: str) -> bsim.Result:
     def main() -> None:
         comm = MPI.COMM_WORLD
         comm.Reduce_scatter_block(bsim.Buffer(b * comm.size), bsim.Buffer(b))
-    return bsim.simulate(main, ranks=P, network=HOCKNEY, collectives=collectives)
+    return bsim.simulate(main, ranks=P, network=HOCKNEY, collectives=collectives, protocol="bsim")
 
 
 def test_six_ranks_by_hand_analytic_and_expanded() -> None:

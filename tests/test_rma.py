@@ -124,7 +124,7 @@ def main():
 def _bsim(n: int) -> list:
     namespace: dict = {}
     exec(compile(PROGRAM, "<program>", "exec"), namespace)
-    return bsim.simulate(namespace["main"], n).returns
+    return bsim.simulate(namespace["main"], n, protocol="bsim").returns
 
 
 @needs_mpiexec
@@ -161,7 +161,7 @@ NET = "hockney:latency=2e-6,bandwidth=1e9"
 
 
 def _clocks(main, n=2, net=NET):
-    res = bsim.simulate(main, n, network=net)
+    res = bsim.simulate(main, n, network=net, protocol="bsim")
     return [round(r * 1e6, 9) for r in res.returns]
 
 
@@ -183,7 +183,7 @@ def test_lock_put_unlock_time():
         else:
             t = [0.0, 0.0, 0.0]
         return t
-    res = bsim.simulate(main, 2, network=NET).returns
+    res = bsim.simulate(main, 2, network=NET, protocol="bsim").returns
     assert [round(x * 1e6, 9) for x in res[0]] == [4.0, 4.0, 11.0]
 
 
@@ -205,7 +205,7 @@ def test_get_time():
             w.Unlock(1)
             out.append(MPI.Wtime() - t0)
         return out
-    res = bsim.simulate(main, 2, network=NET).returns
+    res = bsim.simulate(main, 2, network=NET, protocol="bsim").returns
     assert [round(x * 1e6, 9) for x in res[0]] == [9.0, 13.0]
 
 
@@ -227,7 +227,7 @@ def test_lock_contention_time():
             w.Unlock(0)
         return MPI.Wtime() - t0
 
-    res = bsim.simulate(main, 3, network=NET)
+    res = bsim.simulate(main, 3, network=NET, protocol="bsim")
     assert [round(t * 1e6, 9) for t in res.returns] == [0.0, 18.0, 22.0]
 
 
@@ -250,8 +250,8 @@ def test_fence_time():
         w.Fence()
         return MPI.Wtime() - t0
 
-    tb = bsim.simulate(barrier, 2, network=NET).returns[0]
-    got = bsim.simulate(main, 2, network=NET).returns
+    tb = bsim.simulate(barrier, 2, network=NET, protocol="bsim").returns[0]
+    got = bsim.simulate(main, 2, network=NET, protocol="bsim").returns
     assert got == pytest.approx([2 * tb + 3e-6] * 2, rel=1e-12)
 
 
@@ -290,8 +290,8 @@ def test_deterministic():
             w.Fetch_and_op(np.array([1], dtype="i"), prev, 0)
             w.Unlock(0)
         return int(prev[0]), MPI.Wtime()
-    assert bsim.simulate(main, 4, network=NET).returns == \
-        bsim.simulate(main, 4, network=NET).returns
+    assert bsim.simulate(main, 4, network=NET, protocol="bsim").returns == \
+        bsim.simulate(main, 4, network=NET, protocol="bsim").returns
 
 
 def _fails(body: str, n: int = 2):
@@ -300,7 +300,7 @@ def _fails(body: str, n: int = 2):
            "    comm = MPI.COMM_WORLD\n" + lines)
     ns: dict = {}
     exec(compile(src, "<bad>", "exec"), ns)
-    return lambda: bsim.simulate(ns["main"], n)
+    return lambda: bsim.simulate(ns["main"], n, protocol="bsim")
 
 
 @pytest.mark.parametrize("body,match", [
@@ -353,7 +353,7 @@ def test_placeholder_window_costs_the_same_and_moves_nothing():
             w.Fence()
         return (MPI.Wtime() - t0, w.Get_attr(MPI.WIN_SIZE))
 
-    out = bsim.simulate(main, 2, network=NET).returns
+    out = bsim.simulate(main, 2, network=NET, protocol="bsim").returns
     # the Get (80 B) reaches rank 1 at 6 us but is applied after the Put (7 us, FIFO per
     # pair); its reply takes 2.08 us (-> 9.08); Unlock: + 2 + 2 = 13.08 us
     assert out[0][0] == pytest.approx(13.08e-6, rel=1e-12)
@@ -393,4 +393,4 @@ def test_handle_semantics_as_mpi4py():
             out.append(exc.Get_error_class() == MPI.ERR_WIN)
         return out + [w == MPI.WIN_NULL, MPI.Aint_diff(MPI.Aint_add(100, 8), 100)]
 
-    assert bsim.simulate(main, 2).returns == [[True] * 7 + [8]] * 2
+    assert bsim.simulate(main, 2, protocol="bsim").returns == [[True] * 7 + [8]] * 2

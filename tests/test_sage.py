@@ -34,7 +34,8 @@ def test_skeleton_equals_the_cycle_model_without_contention(nprocs):
     lat, bw, c, d = 5e-6, 340e6, 2e-6, 7e-6
     net = f"hockney:latency={lat},bandwidth={bw}"
     res = bsim.simulate(sage_main, nprocs, network=net, collectives=f"clog:c={c},d={d}",
-                        kwargs=dict(cells=13500, cycles=2, t_cell=40e-6, t_mem=4.8e-6))
+                        kwargs=dict(cells=13500, cycles=2, t_cell=40e-6, t_mem=4.8e-6),
+                        protocol="bsim")
     def m(nbytes: float) -> float:
         return lat + nbytes / bw
 
@@ -65,5 +66,5 @@ def test_z_neighbours_beyond_the_ranks_are_refused():
     with pytest.raises(ValueError, match=r"PED = 3 ranks away, outside the 3 ranks"):
         model.slab_geometry(8, 3)
     with pytest.raises(bsim.RankError, match=r"rank 0 raised ValueError: sage: cells=8 per "):
-        bsim.simulate(sage_main, 3, kwargs=dict(cells=8, cycles=1))
+        bsim.simulate(sage_main, 3, kwargs=dict(cells=8, cycles=1), protocol="bsim")
     assert model.slab_geometry(64, 3).ped == 2

@@ -167,7 +167,7 @@ def main():
 def _simulate(code: str, ranks: int) -> list:
     namespace: dict = {}
     exec(compile(code, "<program>", "exec"), namespace)
-    return bsim.simulate(namespace["main"], ranks, network=NET).returns
+    return bsim.simulate(namespace["main"], ranks, network=NET, protocol="bsim").returns
 
 
 @needs_mpiexec
@@ -209,7 +209,7 @@ def _ring_alltoall(nonblocking: bool, late: float):
             cart.Neighbor_alltoall(send, recv)
         return MPI.Wtime() - t0
 
-    return bsim.simulate(main, 3, network=NET)
+    return bsim.simulate(main, 3, network=NET, protocol="bsim")
 
 
 @pytest.mark.parametrize("nonblocking", [False, True])
@@ -235,24 +235,24 @@ def test_bad_neighbour_calls_name_the_rank_and_call():
         MPI.COMM_WORLD.Create_cart([2], periods=[True]).neighbor_alltoall([1])
 
     with pytest.raises(bsim.MPIUsageError, match=r"rank 0: neighbor_alltoall: pass 2 objects"):
-        bsim.simulate(count, 2, network=NET)
+        bsim.simulate(count, 2, network=NET, protocol="bsim")
 
     def in_place():
         c = MPI.COMM_WORLD.Create_cart([2], periods=[True])
         c.Neighbor_allgather(MPI.IN_PLACE, np.zeros(2, "i4"))
 
     with pytest.raises(bsim.MPIUsageError, match="Neighbor_allgather: MPI.IN_PLACE"):
-        bsim.simulate(in_place, 2, network=NET)
+        bsim.simulate(in_place, 2, network=NET, protocol="bsim")
 
     def short():
         c = MPI.COMM_WORLD.Create_cart([2], periods=[True])
         c.Neighbor_allgatherv(np.zeros(4, "i4"), [np.zeros(4, "i4"), [2, 2]])
 
     with pytest.raises(bsim.MPIUsageError, match="message truncated"):
-        bsim.simulate(short, 2, network=NET)
+        bsim.simulate(short, 2, network=NET, protocol="bsim")
 
     def bad_graph():
         MPI.COMM_WORLD.Create_graph([1, 2], [1, 5])
 
     with pytest.raises(bsim.MPIUsageError, match=r"rank 0: Create_graph: edges name nodes"):
-        bsim.simulate(bad_graph, 2, network=NET)
+        bsim.simulate(bad_graph, 2, network=NET, protocol="bsim")

@@ -93,7 +93,7 @@ def validate(data):
 
 def traced(**kw):
     tracer = ChromeTracer(program="exchange", **kw)
-    result = bsim.simulate(exchange, ranks=2, network=NET, tracer=tracer)
+    result = bsim.simulate(exchange, ranks=2, network=NET, tracer=tracer, protocol="bsim")
     return tracer, result
 
 
@@ -132,7 +132,7 @@ def test_span_totals_equal_the_accounting(ranks):
     px = 2 if ranks == 4 else 3
     tracer = ChromeTracer(merge=ranks == 9)
     res = bsim.simulate(halo, ranks=ranks, network=NET, tracer=tracer,
-                        kwargs=dict(px=px, py=px, nx=64, ny=64, iterations=3))
+                        kwargs=dict(px=px, py=px, nx=64, ny=64, iterations=3), protocol="bsim")
     tracks, _ = validate(tracer.to_dict())
     for r in range(ranks):
         tot = defaultdict(float)

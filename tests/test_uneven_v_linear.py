@@ -124,7 +124,7 @@ def test_lowercase_scatter_sends_each_pickle_as_it_is() -> None:
     def main() -> int:
         comm = MPI.COMM_WORLD
         return len(comm.scatter(objs if comm.rank == 0 else None, root=0))
-    res = bsim.simulate(main, 8, network=HOCKNEY, collectives="algorithmic")
+    res = bsim.simulate(main, 8, network=HOCKNEY, collectives="algorithmic", protocol="bsim")
     assert res.returns == [len(x) for x in objs]
     assert res.finish[7] == pytest.approx(t(32) + t(16) + t(8) + t(size[7]), rel=1e-12)
     assert res.finish[1] == pytest.approx(t(8) + t(size[1]), rel=1e-12)
@@ -158,7 +158,7 @@ def test_gatherv_whose_only_block_is_the_roots(blocking):
             comm.Igatherv(send, [recv, counts], root=ROOT).Wait()
         return recv.tolist()
 
-    res = bsim.simulate(main, ranks=P, network=HOCKNEY, collectives="algorithmic")
+    res = bsim.simulate(main, ranks=P, network=HOCKNEY, collectives="algorithmic", protocol="bsim")
     assert res.returns[ROOT] == [7, 7, 7, 7, 0, 0]
     assert list(res.comm) == [0.0] * P
     assert res.finish[ROOT] == (0.0 if blocking else 1e-3)

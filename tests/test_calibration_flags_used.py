@@ -94,8 +94,8 @@ def files(tmp_path):
 
 def _run(files, capsys, machine, *args):
     out = files / "r.json"
-    status = main(["run", *args, "--machine", str(files / machine), "--quiet", "--json",
-                   str(out)])
+    status = main(["run", *args, "--machine", str(files / machine), "--protocol", "bsim",
+                   "--quiet", "--json", str(out)])
     err = capsys.readouterr().err
     assert status == 0, err
     return json.loads(out.read_text()), [line for line in err.splitlines() if line]
@@ -240,7 +240,8 @@ def _milc_machine(tmp_path):
 
 
 def _milc_args(skeleton, path, out):
-    args = ["run", skeleton, "--machine", str(path), "--quiet", "--json", str(out)]
+    args = ["run", skeleton, "--machine", str(path), "--protocol", "bsim", "--quiet", "--json",
+            str(out)]
     for p in ("nx=4", "ny=4", "nz=4", "nt=4", "nprocs=2", "niters=2"):
         args += ["--param", p]
     return args

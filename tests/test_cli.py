@@ -19,7 +19,8 @@ NET = f"hockney:latency={L},bandwidth={W}"
 
 def test_unmodified_pingpong_prints_value_and_time(capsys):
     """pingpong.py: the data is incremented remotely; round trip = 2 (l + 1000/w)."""
-    assert main(["run", str(PROGRAMS / "pingpong.py"), "-n", "4", "--network", NET]) == 0
+    assert main(["run", str(PROGRAMS / "pingpong.py"), "-n", "4", "--network", NET,
+                 "--protocol", "bsim"]) == 0
     out = capsys.readouterr().out
     rtt = 2 * (L + 1000 / W)                       # 2 x 2 us
     assert f"pingpong round trip {rtt:.9f} s checksum 8000" in out   # 1000 bytes of 7+1
@@ -28,7 +29,8 @@ def test_unmodified_pingpong_prints_value_and_time(capsys):
 
 def test_unmodified_ring_prints_sum_and_time(capsys):
     """ring.py on 4 ranks: total 1+2+3 = 6 after 4 sequential small messages."""
-    assert main(["run", str(PROGRAMS / "ring.py"), "-n", "4", "--network", NET]) == 0
+    assert main(["run", str(PROGRAMS / "ring.py"), "-n", "4", "--network", NET,
+                 "--protocol", "bsim"]) == 0
     out = capsys.readouterr().out
     size = len(pickle.dumps(0, pickle.HIGHEST_PROTOCOL))   # small ints pickle to the same size
     assert f"ring total 6 at t={4 * (L + size / W):.9f}" in out

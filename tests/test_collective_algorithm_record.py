@@ -108,7 +108,7 @@ def main():
 out = {}
 for source in ("analytic", "algorithmic"):
     res = bsim.simulate(main, ranks=8, network="hockney:latency=1e-6,bandwidth=1e9",
-                        collectives=source, hosts=REAL.COMM_WORLD)
+                        collectives=source, hosts=REAL.COMM_WORLD, protocol="bsim")
     out[source] = res.collective_algorithms
 if REAL.COMM_WORLD.rank == 0:
     print(json.dumps(out, sort_keys=True))

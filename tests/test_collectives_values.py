@@ -25,6 +25,7 @@ def pick(which):
 
 
 def run(main, P=6, **kw):
+    kw.setdefault("protocol", "bsim")
     return bsim.simulate(main, ranks=P, network=NET, **kw).returns
 
 

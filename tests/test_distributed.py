@@ -102,7 +102,7 @@ def test_reference_cases_are_not_trivial(reference: dict[str, Any]) -> None:
 def test_cli_under_mpiexec_prints_and_writes_the_one_process_result(tmp_path: Path) -> None:
     """``mpiexec -n 2 python -m bsim run`` = ``bsim run``: same JSON; host 0 reports windows."""
     args = ["-m", "bsim", "run", "milc_cg", "--machine", "bgp", "--param", "nprocs=16",
-            "--param", "niters=4"]
+            "--param", "niters=4", "--protocol", "bsim"]
     one = tmp_path / "one.json"
     two = tmp_path / "two.json"
     p1 = subprocess.run([sys.executable, *args, "--json", str(one)], capture_output=True,
@@ -126,7 +126,7 @@ def test_a_pipeline_skeleton_chooses_the_cyclic_partition(tmp_path: Path) -> Non
     """sweep3d declares ``partition="cyclic"``: ``mpiexec -n 2 bsim run sweep3d`` deals its
     ranks in blocks unless ``--partition`` says otherwise; the prediction is the same."""
     args = ["-m", "bsim", "run", "sweep3d", "--param", "px=4", "--param", "py=4",
-            "--param", "iterations=1", "--quiet"]
+            "--param", "iterations=1", "--protocol", "bsim", "--quiet"]
     outs = {}
     for extra in ([], ["--partition", "block"]):
         out = tmp_path / f"r{len(extra)}.json"
@@ -158,7 +158,7 @@ def main():
     comm.Barrier()
 
 try:
-    bsim.simulate(main, 8, network="{net}", hosts=REAL.COMM_WORLD)
+    bsim.simulate(main, 8, network="{net}", hosts=REAL.COMM_WORLD, protocol="bsim")
 except bsim.BsimError as exc:
     print(f"host {{REAL.COMM_WORLD.rank}}: {{type(exc).__name__}}: {{exc}}")
     sys.exit(3)
@@ -213,7 +213,8 @@ def main():
         bsim.add_time(10.0)
 
 try:
-    bsim.simulate(main, 4, network="{net}", max_sim_time=1.0, hosts=REAL.COMM_WORLD)
+    bsim.simulate(main, 4, network="{net}", max_sim_time=1.0, hosts=REAL.COMM_WORLD,
+                  protocol="bsim")
 except bsim.BsimError as exc:
     print(f"host {{REAL.COMM_WORLD.rank}}: {{type(exc).__name__}}: {{exc}}")
     sys.exit(3)
@@ -292,7 +293,7 @@ def main():
 try:
     bsim.simulate(main, 4, network="hockney:latency=1e-6,bandwidth=1e9",
                   collectives={"default": "analytic", "barrier": "table:path=TABLE"},
-                  hosts=REAL.COMM_WORLD)
+                  hosts=REAL.COMM_WORLD, protocol="bsim")
 except bsim.BsimError as exc:
     print(f"host {REAL.COMM_WORLD.rank}: {type(exc).__name__}: {exc}")
     sys.exit(3)
@@ -537,7 +538,8 @@ def test_a_host_that_stops_answering_ends_the_run_within_the_timeout(tmp_path: P
     t0 = time.monotonic()
     proc = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable, "-m", "bsim", "run",
                            str(prog), "-n", "4", "--network",
-                           "hockney:latency=1e-6,bandwidth=1e9", "--quiet"],
+                           "hockney:latency=1e-6,bandwidth=1e9", "--protocol", "bsim",
+                           "--quiet"],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     elapsed = time.monotonic() - t0
     assert proc.returncode != 0
@@ -581,11 +583,13 @@ def mismatch():                         # found on host 0 in its window, on host
 
 try:
     if sys.argv[1] == "livelock":
-        bsim.simulate(polls, 4, network="{net}", hosts=REAL.COMM_WORLD)
+        bsim.simulate(polls, 4, network="{net}", hosts=REAL.COMM_WORLD, protocol="bsim")
     elif sys.argv[1] in ("poll_and_block", "mismatch"):
-        bsim.simulate(globals()[sys.argv[1]], 4, network="{net}", hosts=REAL.COMM_WORLD)
+        bsim.simulate(globals()[sys.argv[1]], 4, network="{net}", hosts=REAL.COMM_WORLD,
+                      protocol="bsim")
     else:
-        bsim.simulate(long, 4, network="{net}", hosts=REAL.COMM_WORLD, max_sim_time=10.0)
+        bsim.simulate(long, 4, network="{net}", hosts=REAL.COMM_WORLD, max_sim_time=10.0,
+                      protocol="bsim")
 except bsim.BsimError as exc:
     print(f"host {{REAL.COMM_WORLD.rank}}: {{type(exc).__name__}}: {{exc}}")
     sys.exit(3)
@@ -653,7 +657,7 @@ def run():
         from mpi4py import MPI as REAL
         hosts = REAL.COMM_WORLD
     try:
-        bsim.simulate(main, 6, hosts=hosts)
+        bsim.simulate(main, 6, hosts=hosts, protocol="bsim")
     except bsim.DeadlockError as exc:
         if hosts is None or hosts.rank == 0:
             print(exc)
@@ -692,7 +696,7 @@ def main():
 def run():
     from mpi4py import MPI as REAL
     try:
-        bsim.simulate(main, 4, hosts=REAL.COMM_WORLD)
+        bsim.simulate(main, 4, hosts=REAL.COMM_WORLD, protocol="bsim")
     except bsim.LivelockError as exc:
         print(f"host {REAL.COMM_WORLD.rank}: {str(exc).splitlines()[0]}")
 
@@ -722,7 +726,7 @@ def run():
     hosts = REAL.COMM_WORLD
     net = "hockney:latency=1e-6,bandwidth=1e9" if hosts.rank == 0 else "hockney:latency=-1"
     try:
-        bsim.simulate(main, 4, network=net, hosts=hosts)
+        bsim.simulate(main, 4, network=net, hosts=hosts, protocol="bsim")
     except Exception as exc:
         print(f"host {hosts.rank}: {type(exc).__name__}: {exc}", flush=True)
 
@@ -809,7 +813,7 @@ def main():
 
 def run():
     from mpi4py import MPI as REAL
-    res = bsim.simulate(main, 4, noise=Still(), hosts=REAL.COMM_WORLD)
+    res = bsim.simulate(main, 4, noise=Still(), hosts=REAL.COMM_WORLD, protocol="bsim")
     print(f"host {REAL.COMM_WORLD.rank}: {res.elapsed!r}", flush=True)
 
 run()

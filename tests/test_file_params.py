@@ -44,7 +44,7 @@ def program(tmp_path):
 def _run(args, tmp_path, capsys, program_args=()):
     out = tmp_path / "r.json"
     assert main(["run", *args, "--network", "hockney:latency=0,bandwidth=1e9",
-                 "--quiet", "--json", str(out), "--", *program_args]) == 0
+                 "--protocol", "bsim", "--quiet", "--json", str(out), "--", *program_args]) == 0
     return json.loads(out.read_text()), capsys.readouterr().out
 
 
@@ -74,7 +74,8 @@ def test_a_parameter_that_is_not_an_option_name_is_one_line(program, tmp_path, c
 def test_sweep_over_a_file_parameter(program, tmp_path, capsys):
     prefix = tmp_path / "sw"
     assert main(["sweep", str(program), "--param", "ranks=2", "--param", "nx=10,20",
-                 "--network", "hockney:latency=0,bandwidth=1e9", "--jobs", "1", "--quiet",
+                 "--network", "hockney:latency=0,bandwidth=1e9", "--protocol", "bsim",
+                 "--jobs", "1", "--quiet",
                  "-o", str(prefix)]) == 0
     rows = json.loads(prefix.with_suffix(".json").read_text())["rows"]
     assert [(r["nx"], r["elapsed"]) for r in rows] == [("10", pytest.approx(10e-6)),

@@ -53,6 +53,7 @@ def _run(n: int, call: str, offset_of: Callable[[int, int], int], nbytes: int, f
          network: str = HOCKNEY, **kw):
     name = _name()
     try:
+        kw.setdefault("protocol", "bsim")   # the papers' rules: the exchanges priced by hand
         return bsim.simulate(_timed(call, offset_of, nbytes, name), n, network=network,
                              filesystem=fs, **kw).returns
     finally:

@@ -273,7 +273,8 @@ def test_cli_with_the_variant_equals_eq5_on_every_machine(machine, skeleton, tmp
     spec = f"{machine}:{variant}" if variant else machine
     out = tmp_path / "r.json"
     params = ["nx=16", "ny=16", "nz=16", "nt=16", "niters=8"]
-    args = ["run", skeleton, "--machine", spec, "--quiet", "--json", str(out)]
+    args = ["run", skeleton, "--machine", spec, "--protocol", "bsim", "--quiet", "--json",
+            str(out)]
     for p in params:
         args += ["--param", p]
     assert cli(args) == 0

@@ -62,7 +62,7 @@ from bsim.errors import AbovePeakError
 from skeletons.halo2d import main
 try:
     bsim.simulate(main, 4, machine="bgp", kwargs={HALO!r}, flops={HALO_FLOPS!r},
-                  noise={NOISE!r}, hosts=REAL.COMM_WORLD)
+                  noise={NOISE!r}, hosts=REAL.COMM_WORLD, protocol="bsim")
     said = "accepted"
 except AbovePeakError as exc:
     said = "refused " + str(exc).split(" what the hardware")[0].split()[-1]

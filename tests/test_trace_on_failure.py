@@ -14,7 +14,7 @@ import pytest
 
 from bsim.cli.main import main
 
-NET = ["--network", "hockney:latency=1e-6,bandwidth=1e9"]
+NET = ["--network", "hockney:latency=1e-6,bandwidth=1e9", "--protocol", "bsim"]
 HEAD = "import bsim\nfrom mpi4py import MPI\ncomm = MPI.COMM_WORLD\n"
 
 # Rank r computes r ms; rank 3 then waits for a message rank 0 never sends, the others

@@ -113,7 +113,7 @@ def test_timing_by_hand(hockney_spec: str):
         t = MPI.Wtime()
         return t, child.recv(source=0)
 
-    spawned, started = bsim.simulate(main, 1, network=hockney_spec).returns[0]
+    spawned, started = bsim.simulate(main, 1, network=hockney_spec, protocol="bsim").returns[0]
     one = LATENCY + 40 / 1e9
     assert started == pytest.approx(one) and spawned == pytest.approx(2 * one)
 

@@ -177,7 +177,7 @@ class ContentionLayer(MaxMinSolver):
                 paths = routes.flat_paths(src, dst, nbytes)
                 scale = 1.0
             elif routes.hook is None:
-                key = src * eng.nranks + dst
+                key = src * routes.nranks + dst
                 cached = routes.paths_cache.get(key)
                 paths = cached if cached is not None else routes.pair_paths(key, src, dst)
                 scale = float(nbytes)
@@ -213,7 +213,7 @@ class ContentionLayer(MaxMinSolver):
             f.alone = 0.0
         f.nxt = None
         if ordered:
-            key = f.pair = src * eng.nranks + dst
+            key = f.pair = src * routes.nranks + dst
             last = self._pair_last.get(key)
             if last is None:
                 self._pair_first[key] = f
@@ -390,6 +390,28 @@ class ContentionLayer(MaxMinSolver):
             self._timer_ver += 1
             self.engine.call_at(first, owner, self._on_timer,  # type: ignore[arg-type]
                                 self._timer_ver)
+
+    # -- ranks added during the run ---------------------------------------------------
+    def add_ranks(self, nranks: int) -> None:
+        """Make room for *nranks* ranks in all, more than before (``MPI.Comm.Spawn``, after
+        the network has placed them): the links they bring (a flat model's NICs, a
+        ``twolevel`` model's new nodes) join the solver with no flow, and the rank-pair keys
+        of the messages in flight are renumbered for the larger count."""
+        routes = self.routes
+        old = routes.nranks
+        caps = routes.add_ranks(nranks)
+        if caps:
+            self._add_links(caps)
+        first, last = self._pair_first, self._pair_last
+        self._pair_first, self._pair_last = {}, {}
+        for key, f in first.items():
+            src, dst = divmod(key, old)
+            new = src * nranks + dst
+            self._pair_first[new] = f
+            self._pair_last[new] = last[key]
+            while f is not None:
+                f.pair = new
+                f = f.nxt
 
     # -- inspection -----------------------------------------------------------------
     def in_flight(self) -> int:

@@ -116,6 +116,31 @@ class LinkTable:
         # what a path's links imply, per links tuple (hook_paths) or rank pair (flat_paths)
         self.hook_cache: dict[Any, tuple[tuple[int, ...], float, float, float]] = {}
 
+    def add_ranks(self, nranks: int) -> list[float]:
+        """Room for *nranks* ranks in all (``MPI.Comm.Spawn``, once the network has placed
+        them): the links of the network's table (or of the flat model's NICs) not known
+        yet are appended, and the caches keyed by rank pair emptied (their keys count
+        ``nranks``); the new links' capacities, in order."""
+        if self.flat is not None:
+            self.flat.nranks = nranks
+            table = self.flat.links()
+        else:
+            table = self.network.links()
+        caps: list[float] = []
+        for lk, (bw, lat) in table.items():
+            if lk not in self.index:
+                if not float(bw) > 0:
+                    raise ValueError(f"contention: link {lk!r} has capacity {bw!r}; need > 0")
+                self.index[lk] = len(self.link_ids)
+                self.link_ids.append(lk)
+                self.cap.append(float(bw))
+                self.lat.append(float(lat))
+                caps.append(float(bw))
+        self.nranks = nranks
+        self.paths_cache.clear()
+        self.hook_cache.clear()
+        return caps
+
     def weight(self, ids: tuple[int, ...]) -> float:
         """The max-min weight of a flow over links *ids*.
 

@@ -90,6 +90,21 @@ class MaxMinSolver:
         self._due: dict[float, list[int]] = {}
         self.recomputed = 0
 
+    def _add_links(self, caps: list[float]) -> None:
+        """Links of capacities *caps* added (numbered after the others), with no flow: each
+        per-link array copied into a longer one."""
+        n, k = len(self._users), len(caps)
+        for name, fill in (("_capd", 0.0), ("_residual", 0.0), ("_count", 0.0),
+                           ("_wsum", -1.0), ("_link_mark", 0)):
+            old = getattr(self, name)
+            new = _longs(n + k) if name == "_link_mark" else _doubles(n + k, fill)
+            for i in range(n):   # element by element: a typed memoryview when compiled
+                new[i] = old[i]
+            setattr(self, name, new)
+        for i, c in enumerate(caps):
+            self._capd[n + i] = c
+        self._users.extend([None] * k)
+
     def _grow(self, size: int) -> None:
         """Room for *size* slots: each per-slot array copied into a larger one."""
         for name in _DOUBLES + _LONGS:

@@ -34,8 +34,8 @@ SMPI_PROTOCOL = "loggp:injection=parallel,data=match,envelope=16,eager_limit=655
 SMPI_CONTENTION = "fluid:share=latency,start=after_latency"
 
 #: The default level: the papers' (``docs/validation.md``, "Model levels", says why SMPI's
-#: level, the most accurate, is not yet the default: its host time, and two features that
-#: refuse contention, ``Spawn`` and runs spread over host processes).
+#: level, the most accurate, is not yet the default: its host time, and runs spread over
+#: host processes, which refuse contention).
 DEFAULT_PROTOCOL = PAPER_PROTOCOL
 DEFAULT_CONTENTION = "none"
 

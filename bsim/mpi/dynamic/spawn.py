@@ -22,8 +22,9 @@ group to the first new rank, which replies with the children's group; then each 
 broadcasts over its group, ``T = p2p + p2p + T_bcast``.  The network places the new
 ranks as its mapping would place ranks ``n, n+1, ...`` of a larger run
 (``NetworkModel.place_more``); a network without room refuses the call
-(``ERR_SPAWN``).  Not simulated: spawning under ``contention='fluid'`` (its tables are
-sized for the run's ranks) and over several host processes.
+(``ERR_SPAWN``).  Under ``contention='fluid'`` the links the new ranks bring (a flat
+model's NICs, a ``twolevel`` model's new nodes) join the shared links
+(``ContentionLayer.add_ranks``).  Not simulated: spawning over several host processes.
 """
 
 from __future__ import annotations
@@ -168,10 +169,9 @@ def _spawn(comm: Comm, vr: VirtualRank, root: Any, apps: Callable[[], list[_App]
     got = None
     if me == root:
         engine = vr.engine
-        if engine.host_of is not None or engine.fabric is not None:
-            why = ("the run is spread over host processes" if engine.host_of is not None
-                   else "the contention layer's tables are sized for the run's ranks")
-            raise NotSimulatedError(f"rank {vr.rank}: {call} is not simulated here: {why}")
+        if engine.host_of is not None:
+            raise NotSimulatedError(f"rank {vr.rank}: {call} is not simulated here: the run "
+                                    f"is spread over host processes")
         made = apps()
         counts = [a.count for a in made]
         base, total = len(engine.ranks), len(engine.ranks) + sum(counts)
@@ -180,6 +180,8 @@ def _spawn(comm: Comm, vr: VirtualRank, root: Any, apps: Callable[[], list[_App]
         except ValueError as exc:   # NetworkSpecError: no room, or it would move ranks
             raise MPIUsageError(f"rank {vr.rank}: {call}: cannot place {sum(counts)} more "
                                 f"ranks: {exc}", error_class=ERR_SPAWN) from None
+        if engine.fabric is not None:   # the links the new ranks bring, shared too
+            engine.fabric.add_ranks(total)
         commands = [k for k, n in enumerate(counts) for _ in range(n)]
         appnum = {base + i: k for i, k in enumerate(commands)}
         world = SpawnedWorld(base, sum(counts), appnum, (comm, key, vr.rank, parents))

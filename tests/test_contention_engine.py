@@ -501,10 +501,12 @@ def test_a_lone_flow_gets_the_rate_progressive_filling_gives_bit_for_bit(caps, p
     for alone in (True, False):
         s = _solver(caps, weighted)
         slot = s._open(links, weight, 1.0, 0.0, 1)
+        for i, lk in enumerate(links):   # the links a settle's search would have found
+            s._seen[i] = lk
         if alone:
-            s._fill_alone(list(links), slot)
+            s._fill_alone(len(links), slot)
         else:
-            s._fill_shared(list(links), [slot])
+            s._fill_shared(len(links))
         rates.append(s._fnew[slot])
     assert rates[0] == rates[1]
     assert rates[0] == pytest.approx(min(caps[lk] for lk in links), rel=1e-15)

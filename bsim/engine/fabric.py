@@ -170,7 +170,7 @@ class ContentionLayer(MaxMinSolver):
         if nbytes > 0:
             extra = 0.0
             if routes.adaptive:
-                paths = routes.adaptive_paths(src, dst, self._users)
+                paths = routes.adaptive_paths(src, dst, self._backing["_ulen"])
                 scale = float(nbytes)
                 extra = routes.extra   # a longer adaptive path's latency, charged as delay
             elif routes.flat is not None:   # a flat model's NICs (a star, LogGP, ...)

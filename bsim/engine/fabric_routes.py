@@ -222,8 +222,9 @@ class LinkTable:
         ids = tuple(self.index[lk] for lk in dict.fromkeys(links))
         return ids, 1.0 / min([self.cap[i] for i in ids]), self.weight(ids), self.latency(ids)
 
-    def adaptive_paths(self, src: int, dst: int, users: list[Any]) -> Paths:
-        """One path per rail used, each chosen by the model from the loads in *users*.
+    def adaptive_paths(self, src: int, dst: int, counts: Any) -> Paths:
+        """One path per rail used, each chosen by the model from the loads in *counts*
+        (flows in flight by link id).
 
         Sets :attr:`extra` to how much longer (in link latency) the chosen path is than
         the model's own route (``route_nodes``, what its ``cost`` prices), never below 0:
@@ -234,7 +235,7 @@ class LinkTable:
         a, b = net.node_of(src), net.node_of(dst)
         if a == b:
             return ()
-        load = LinkLoad(self.index, users)
+        load = LinkLoad(self.index, counts)
         rails = [0] if getattr(net, "rails", 1) == 1 else \
             sorted({links[0][0] for links in net.rail_routes(src, dst) if links})
         routes = [net.route_nodes_adaptive(a, b, load, rail) for rail in rails]
@@ -304,19 +305,18 @@ class FlatNics:
 class LinkLoad:
     """Read-only ``link -> flows in flight`` view for adaptive routing."""
 
-    __slots__ = ("_index", "_users")
+    __slots__ = ("_index", "_counts")
 
-    def __init__(self, index: dict[Any, int], users: list[Any]) -> None:
+    def __init__(self, index: dict[Any, int], counts: Any) -> None:
         self._index = index
-        self._users = users
+        self._counts = counts   # flows in flight by link id
 
     def get(self, link: Any, default: float = 0.0) -> float:
         """Flows in flight on *link* (*default* for a link the table does not know)."""
         i = self._index.get(link)
         if i is None:
             return default
-        users = self._users[i]
-        return float(len(users)) if users else 0.0
+        return float(self._counts[i])
 
     def __getitem__(self, link: Any) -> float:
         return self.get(link)

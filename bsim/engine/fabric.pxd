@@ -6,7 +6,7 @@ from bsim.engine.fabric_solver cimport MaxMinSolver
 from bsim.engine.fabric_routes cimport Flow
 
 cdef class ContentionLayer(MaxMinSolver):
-    cdef public object net, network, routes, share, start, link_ids, _index
+    cdef public object net, network, routes, share, start, link_ids, _index, _settle_call
     cdef public list _cap, _dirty, _start_heap, _pool
     cdef public dict _live, _pair_first, _pair_last, _starting
     cdef public bint _after_latency, _settle_pending

@@ -52,7 +52,7 @@ from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
-from .events import PRIO_SETTLE, TIE, Call
+from .events import PRIO_NET, PRIO_SETTLE, TIE, Call
 from .fabric_options import CONTENTION_MODES, STARTS, parse_contention
 from .fabric_routes import Flow, LinkTable
 from .fabric_solver import MaxMinSolver
@@ -100,6 +100,7 @@ class ContentionLayer(MaxMinSolver):
         self._seq = 0
         self._epoch = 0
         self._settle_pending = False
+        self._settle_call = Call(self._settle, ())   # the one settle event queued at a time
         self._armed_at = math.inf
         self._timer_ver = 0
         # statistics (benchmarks)
@@ -266,8 +267,9 @@ class ContentionLayer(MaxMinSolver):
         if not self._settle_pending:
             self._settle_pending = True
             owner.seq += 1
-            self.engine.push(self.engine.now, PRIO_SETTLE, owner.keybase | owner.seq,
-                             Call(self._settle, ()))
+            eng = self.engine   # Engine.push, inlined (a hot path: a settle per instant)
+            heappush(eng.queue, (eng._now, PRIO_SETTLE, owner.keybase | owner.seq,
+                                 self._settle_call))
 
     def _on_timer(self, version: int) -> None:
         """The earliest predicted completion is due: end every flow due now."""
@@ -388,8 +390,9 @@ class ContentionLayer(MaxMinSolver):
                 owner = self._starting[first][0].owner
             self._armed_at = first
             self._timer_ver += 1
-            self.engine.call_at(first, owner, self._on_timer,  # type: ignore[arg-type]
-                                self._timer_ver)
+            owner.seq += 1   # Engine.call_at, inlined (a hot path: a timer per start and end)
+            heappush(self.engine.queue, (first, PRIO_NET, owner.keybase | owner.seq,
+                                         Call(self._on_timer, (self._timer_ver,))))
 
     # -- ranks added during the run ---------------------------------------------------
     def add_ranks(self, nranks: int) -> None:

@@ -49,5 +49,5 @@ cdef class MaxMinSolver:
                    heap=list, at=dict, weighted=bint, wsum="double[:]", bucket=list,
                    lk=Py_ssize_t, a=Py_ssize_t, n=double, c=double, share=double,
                    current=double, s=Py_ssize_t, w=double, rate=double, other=Py_ssize_t,
-                   k=Py_ssize_t)
+                   k=Py_ssize_t, last=double)
     cpdef _fill_shared(self, Py_ssize_t nseen)

@@ -389,6 +389,8 @@ class MaxMinSolver:
         at: dict = {}
         weighted = self._weighted
         wsum = self._wsum
+        last = -1.0   # the share of `bucket`, the bucket last used (shares are > 0)
+        bucket = None
         for lk in self._seen[:nseen]:
             a = ustart[lk]
             if weighted:
@@ -402,27 +404,30 @@ class MaxMinSolver:
             residual[lk] = c
             count[lk] = n
             share = c / n
-            bucket = at.get(share)
-            if bucket is None:
-                at[share] = [lk]
-                heap.append(share)
-            else:
-                bucket.append(lk)
+            if share != last:   # (links in a row often share a share: no dict lookup)
+                bucket = at.get(share)
+                if bucket is None:
+                    bucket = at[share] = []
+                    heap.append(share)
+                last = share
+            bucket.append(lk)
         heapify(heap)
         while heap:
             share = heappop(heap)
+            last = -1.0   # (the bucket last used may be the one popped)
             for lk in at.pop(share):
                 n = count[lk]
                 if n <= 0.0:
                     continue
                 current = residual[lk] / n
                 if current != share:   # changed since queued: queue again at its share
-                    bucket = at.get(current)
-                    if bucket is None:
-                        at[current] = [lk]
-                        heappush(heap, current)
-                    else:
-                        bucket.append(lk)
+                    if current != last:
+                        bucket = at.get(current)
+                        if bucket is None:
+                            bucket = at[current] = []
+                            heappush(heap, current)
+                        last = current
+                    bucket.append(lk)
                     continue
                 a = ustart[lk]
                 for s in ubuf[a:a + ulen[lk]]:

@@ -62,26 +62,10 @@ def test_the_papers_level_is_one_flag_away():
     assert res.contention == "none"
 
 
-PROGRAM = """
-import bsim
-from mpi4py import MPI
-
-comm = MPI.COMM_WORLD
-buf = bsim.buffer(1000, MPI.BYTE)
-if comm.rank == 0:
-    comm.Send(buf, dest=1)
-    comm.Recv(buf, source=1)
-else:
-    comm.Recv(buf, source=0)
-    comm.Send(buf, dest=0)
-"""
-
-
 def _cli(*args: str, tmp_path) -> dict:
     out = tmp_path / "r.json"
-    prog = tmp_path / "ping.py"
-    prog.write_text(PROGRAM)
-    subprocess.run([sys.executable, "-m", "bsim", "run", str(prog), "-n", "2", "--quiet",
+    subprocess.run([sys.executable, "-m", "bsim", "run", "halo2d", "--param", "px=2",
+                    "--param", "py=1", "--param", "iterations=1", "--quiet",
                     "--network", NET, "--json", str(out), *args], check=True,
                     capture_output=True, text=True, timeout=120)
     return json.loads(out.read_text())

@@ -266,8 +266,8 @@ def simulate(main: Callable[..., Any], ranks: int,
     ``"loggp[:...]"`` or ``"loggops[:...]"`` (``docs/protocols.md``); *contention* is
     ``"none"`` or ``"fluid[:...]"`` (``docs/networks.md``).  Naming neither runs the default
     model level, :data:`~bsim.engine.model_defaults.DEFAULT_PROTOCOL` with
-    :data:`~bsim.engine.model_defaults.DEFAULT_CONTENTION` (SMPI's rules with CM02 sharing,
-    chosen by measurement: ``docs/validation.md``, "Model levels"); a protocol named alone
+    :data:`~bsim.engine.model_defaults.DEFAULT_CONTENTION` (the papers' rules without
+    contention, chosen by measurement: ``docs/validation.md``, "Model levels"); a protocol named alone
     runs without contention (``protocol="bsim"``: the papers' level).  *collectives*
     chooses the cost source of collectives: ``"analytic"`` (default), ``"clog:c=..,d=.."``,
     ``"table:path=FILE"``, ``"algorithmic"`` (expanded into point-to-point

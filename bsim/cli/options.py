@@ -22,6 +22,8 @@ import argparse
 import sys
 from typing import Any
 
+from ..engine.model_defaults import DEFAULT_CONTENTION, DEFAULT_PROTOCOL
+from ..outputs.model_level import model_level
 from ..simulate import DEFAULT_NETWORK  # one default for the CLI and Python
 
 __all__ = ["DEFAULT_NETWORK", "param_pair", "param_dict", "add_model_options", "network_spec",
@@ -60,17 +62,19 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                              f"its nodes (cores = its cores_per_node unless given; its "
                              f"collective fits stay: --collectives analytic) (default: "
                              f"{DEFAULT_NETWORK})")
+    level = model_level(DEFAULT_PROTOCOL, DEFAULT_CONTENTION)
     parser.add_argument("--protocol", default=None,
-                        help="bsim (the BSIM paper's rules), loggp[:..] or "
-                             "loggops[:O=..,S=..] (docs/protocols.md); default: SMPI's rules "
-                             "with CM02 sharing (docs/validation.md, \"Model levels\"); named "
-                             "alone, no contention")
+                        help=f"bsim (the BSIM paper's rules), loggp[:..] or "
+                             f"loggops[:O=..,S=..] (docs/protocols.md); with neither this nor "
+                             f"--contention: the default level, {level} (docs/validation.md, "
+                             f"\"Model levels\"); named alone: no contention")
     parser.add_argument("--contention", type=contention_spec, default=None,
                         metavar="none|fluid[:share=equal|latency,start=send|after_latency]",
-                        help="fluid: messages in flight share link bandwidth max-min fairly "
-                             "(share=latency: in inverse proportion to route latency, as "
-                             "SimGrid's CM02; docs/protocols.md); default: CM02 sharing "
-                             "without --protocol, none with it")
+                        help=f"fluid: messages in flight share link bandwidth max-min fairly "
+                             f"(share=latency: in inverse proportion to route latency, as "
+                             f"SimGrid's CM02; docs/protocols.md); default: none"
+                             + (f" ({DEFAULT_CONTENTION} without --protocol)"
+                                if DEFAULT_CONTENTION != "none" else ""))
     parser.add_argument("--collectives", default=None, metavar="SPEC",
                         help="collective cost source: analytic (default), clog:c=..,d=.., "
                              "table:path=FILE, algorithmic[:op=alg] (docs/collectives.md)")

@@ -57,7 +57,7 @@ def test_an_argument_error_is_printed_once_under_mpiexec(tmp_path):
     printed by each host process), and every process still exits with status 2."""
     prog = tmp_path / "ring.py"
     prog.write_text(RING)
-    proc = run_mpiexec(2, MAIN.format(argv=["run", str(prog), "-n", "4",
+    proc = run_mpiexec(2, MAIN.format(argv=["run", str(prog), "-n", "4", "--protocol", "bsim",
                                             "--partition", "nodes"]))
     assert proc.stderr.count("usage: bsim run") == 1, proc.stderr
     errors = [ln for ln in proc.stderr.splitlines() if "error: argument --partition" in ln]
@@ -92,8 +92,8 @@ def test_a_refused_trace_is_one_line_under_mpiexec(tmp_path):
     prog = tmp_path / "ring.py"
     prog.write_text(RING)
     trace = tmp_path / "t.json"
-    proc = run_mpiexec(2, MAIN.format(argv=["run", str(prog), "-n", "4", "--trace",
-                                            str(trace)]))
+    proc = run_mpiexec(2, MAIN.format(argv=["run", str(prog), "-n", "4", "--protocol", "bsim",
+                                            "--trace", str(trace)]))
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("bsim: error: tracing is not supported in distributed runs")
@@ -113,7 +113,7 @@ def _interrupt(tmp_path: Path, whole_job: bool) -> tuple[subprocess.CompletedPro
     out.write_text("{}\n")
     assert MPIEXEC is not None
     cmd = [MPIEXEC, "-n", "2", sys.executable, "-m", "bsim", "run", str(prog), "-n", "8",
-           "--json", str(out), "--quiet", "--", str(pid_file)]
+           "--protocol", "bsim", "--json", str(out), "--quiet", "--", str(pid_file)]
     env = dict(os.environ, PYTHONPATH=str(ROOT), BSIM_HOST_TIMEOUT="30")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, cwd=ROOT, start_new_session=True)

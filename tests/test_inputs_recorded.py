@@ -72,7 +72,7 @@ def test_a_note_made_inside_a_rank_is_recorded(tmp_path):
             t.join()
         bsim.add_time(1e-3)
 
-    assert bsim.simulate(main, 3).inputs == {"inside b.txt": _text_sha("y"),
+    assert bsim.simulate(main, 3, protocol="bsim").inputs == {"inside b.txt": _text_sha("y"),
                                              "thread c.txt": _text_sha("z")}
 
 
@@ -85,7 +85,8 @@ def test_two_runs_in_one_process_both_record_the_machine_file(tmp_path):
     for b1 in ("3.04e-6", "9.04e-6"):
         mine.write_text(mine.read_text().replace("CG = { b1 = 3.04e-6", f"CG = {{ b1 = {b1}"))
         target = load_target("milc_cg", {"machine": str(mine), "niters": 20})
-        results.append(bsim.simulate(target.main, target.ranks, kwargs=target.kwargs))
+        results.append(bsim.simulate(target.main, target.ranks, kwargs=target.kwargs,
+                                     protocol="bsim"))
         assert results[-1].inputs == {"machine mine.toml": _sha(mine)}
     first, second = results
     assert first.inputs != second.inputs
@@ -101,7 +102,8 @@ def test_two_runs_in_one_process_both_record_the_hpl_kernel_table(tmp_path):
         table.write_text(f"kernel,flops,seconds\ndgemm,1e9,{seconds}\n")
         target = load_target("hpl", {"n": 2000, "nb": 64, "p": 2, "q": 2, "verbose": False,
                                      "kernel": f"table:path={table}"})
-        results.append(bsim.simulate(target.main, target.ranks, kwargs=target.kwargs))
+        results.append(bsim.simulate(target.main, target.ranks, kwargs=target.kwargs,
+                                     protocol="bsim"))
         assert results[-1].inputs == {"kernel table k.csv": _sha(table)}
     assert results[0].inputs != results[1].inputs
     assert results[1].elapsed > results[0].elapsed
@@ -112,10 +114,12 @@ def test_milc_machine_file_is_recorded_and_its_edit_told(tmp_path):
     content and the kernel model names it; after editing ``CG b1`` the digest differs
     and ``bsim compare`` says the input files differ."""
     mine = _mine(tmp_path)
-    a = _run(tmp_path, "a.json", "milc_cg", "--param", "machine=mine.toml")
+    a = _run(tmp_path, "a.json", "milc_cg", "--param", "machine=mine.toml",
+             "--protocol", "bsim")
     first = _sha(mine)
     _mine(tmp_path, b1="9.04e-6")
-    b = _run(tmp_path, "b.json", "milc_cg", "--param", "machine=mine.toml")
+    b = _run(tmp_path, "b.json", "milc_cg", "--param", "machine=mine.toml",
+             "--protocol", "bsim")
     assert a["inputs"] == {"machine mine.toml": first}
     assert b["inputs"] == {"machine mine.toml": _sha(mine)} != a["inputs"]
     assert a["kernel_model"] == b["kernel_model"] == \
@@ -165,10 +169,10 @@ def test_local_modules_are_recorded_and_an_edit_told(tmp_path):
     the program and those modules (by path relative to the folder), no others; editing
     ``helper.py`` changes its digest and the prediction, and ``bsim compare`` says so."""
     _program(tmp_path / "app")
-    a = _run(tmp_path, "a.json", "app/prog.py", "-n", "4")
+    a = _run(tmp_path, "a.json", "app/prog.py", "-n", "4", "--protocol", "bsim")
     first = _local(tmp_path / "app")
     (tmp_path / "app" / "helper.py").write_text("T = 5.0e-3\n")   # another size: no stale .pyc
-    b = _run(tmp_path, "b.json", "app/prog.py", "-n", "4")
+    b = _run(tmp_path, "b.json", "app/prog.py", "-n", "4", "--protocol", "bsim")
     assert a["inputs"] == first
     assert b["inputs"] == _local(tmp_path / "app")
     assert b["inputs"]["module helper.py"] != first["module helper.py"]
@@ -193,7 +197,8 @@ def test_local_modules_are_recorded_by_every_run_of_a_process(tmp_path, private)
             helper.write_text(f"T = {t}\n")
             with recording_inputs():   # as bsim run and a sweep's point: the program too
                 target = load_target(str(prog), {})
-                results.append(bsim.simulate(target.main, 4, private_modules=private))
+                results.append(bsim.simulate(target.main, 4, private_modules=private,
+                                             protocol="bsim"))
     finally:
         for name in ("helper", "pkg", "pkg.sub"):
             sys.modules.pop(name, None)

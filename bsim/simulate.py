@@ -25,12 +25,12 @@ from netmodels.input_files import recording_inputs, records_inputs
 from .engine.collective_rules import CollectiveCosts
 from .engine.core import Engine
 from .engine.fabric import build_fabric
-from .engine.model_defaults import model_settings
 from .engine.hooks import measure_compute
 from .engine.host_memory import KIB_PER_RANK, check_rank_memory, reports_out_of_memory
 from .engine.host_checks import fails_together
 from .engine.leftovers import first_pending, first_unreceived
 from .engine.matching import unreceived_messages
+from .engine.model_defaults import model_settings
 from .engine.network_noise import NoisyNetwork
 from .engine.private_modules import PrivateModules
 from .engine.protocols import Protocol, build_protocol
@@ -267,8 +267,9 @@ def simulate(main: Callable[..., Any], ranks: int,
     ``"none"`` or ``"fluid[:...]"`` (``docs/networks.md``).  Naming neither runs the default
     model level, :data:`~bsim.engine.model_defaults.DEFAULT_PROTOCOL` with
     :data:`~bsim.engine.model_defaults.DEFAULT_CONTENTION` (the papers' rules without
-    contention, chosen by measurement: ``docs/validation.md``, "Model levels"); a protocol named alone
-    runs without contention (``protocol="bsim"``: the papers' level).  *collectives*
+    contention, chosen by measurement: ``docs/validation.md``, "Model levels"); a protocol
+    named alone runs without contention (``protocol="bsim"``: the papers' level).
+    *collectives*
     chooses the cost source of collectives: ``"analytic"`` (default), ``"clog:c=..,d=.."``,
     ``"table:path=FILE"``, ``"algorithmic"`` (expanded into point-to-point
     messages), or a dict ``{"default": spec, "allreduce": spec, ...}``

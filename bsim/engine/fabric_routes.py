@@ -93,16 +93,13 @@ class LinkTable:
             links = nics.links
         self.nranks = nranks
         self.network = network
-        table = links()
-        self.link_ids: list[Any] = list(table)
-        self.index: dict[Any, int] = {lk: i for i, lk in enumerate(self.link_ids)}
-        self.cap: list[float] = [float(bw) for bw, _ in table.values()]
-        self.lat: list[float] = [float(lat) for _, lat in table.values()]
+        self.link_ids: list[Any] = []
+        self.index: dict[Any, int] = {}
+        self.cap: list[float] = []
+        self.lat: list[float] = []
+        self._append_links(links())
         positive = [x for x in self.lat if x > 0.0]
         self._floor = min(positive) if positive else 1.0   # a zero-latency route's stand-in
-        for lk, cap in zip(self.link_ids, self.cap, strict=True):
-            if not cap > 0:
-                raise ValueError(f"contention: link {lk!r} has capacity {cap!r}; need > 0")
         self._rail_routes = getattr(network, "rail_routes", None)
         # fat-tree routing=adaptive, dragonfly routing=ugal: the route is chosen per
         # message from the current link loads (number of flows in flight), so routes are
@@ -123,22 +120,29 @@ class LinkTable:
         ``nranks``); the new links' capacities, in order."""
         if self.flat is not None:
             self.flat.nranks = nranks
-            table = self.flat.links()
+            caps = self._append_links(self.flat.links())
         else:
-            table = self.network.links()
-        caps: list[float] = []
-        for lk, (bw, lat) in table.items():
-            if lk not in self.index:
-                if not float(bw) > 0:
-                    raise ValueError(f"contention: link {lk!r} has capacity {bw!r}; need > 0")
-                self.index[lk] = len(self.link_ids)
-                self.link_ids.append(lk)
-                self.cap.append(float(bw))
-                self.lat.append(float(lat))
-                caps.append(float(bw))
+            caps = self._append_links(self.network.links())
         self.nranks = nranks
         self.paths_cache.clear()
         self.hook_cache.clear()
+        return caps
+
+    def _append_links(self, table: dict[Any, tuple[float, float]]) -> list[float]:
+        """The links of *table* (``link -> (capacity, latency)``) not known yet, numbered
+        after the others; their capacities, in order (each must be > 0)."""
+        caps: list[float] = []
+        for lk, (bw, lat) in table.items():
+            if lk in self.index:
+                continue
+            cap = float(bw)
+            if not cap > 0:
+                raise ValueError(f"contention: link {lk!r} has capacity {cap!r}; need > 0")
+            self.index[lk] = len(self.link_ids)
+            self.link_ids.append(lk)
+            self.cap.append(cap)
+            self.lat.append(float(lat))
+            caps.append(cap)
         return caps
 
     def weight(self, ids: tuple[int, ...]) -> float:

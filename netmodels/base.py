@@ -33,7 +33,7 @@ from .registry import Registry
 from .spec import SpecError, parse_spec
 
 __all__ = ["Rank", "SimTime", "NetworkModel", "NetworkSpecError", "REGISTRY", "register",
-           "build_network", "describe_networks"]
+           "build_network", "describe_networks", "overhead_free"]
 
 Rank = int
 SimTime = float
@@ -207,3 +207,15 @@ def build_network(spec: str | NetworkModel) -> NetworkModel:
 def describe_networks() -> str:
     """One block per registered model: its name, formula line and parameters."""
     return REGISTRY.describe()
+
+
+_OVERHEADS = ("send_overhead", "recv_overhead", "pair_send_overhead", "pair_recv_overhead")
+
+
+def overhead_free(net: NetworkModel) -> bool:
+    """Whether *net* charges no CPU overhead: its class keeps :class:`NetworkModel`'s four
+    overhead methods (each ``0.0``) and the instance sets none of its own, so a protocol
+    may take ``o = 0.0`` without asking."""
+    own = getattr(net, "__dict__", {})
+    return all(getattr(type(net), m) is getattr(NetworkModel, m) and m not in own
+               for m in _OVERHEADS)

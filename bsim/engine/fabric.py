@@ -23,16 +23,17 @@ Incremental solver.  Max-min fair rates decompose over the connected
 components of the flow-link graph, so when flows start or end only the
 components of the links they touch are recomputed (progressive filling over a
 heap of distinct link shares, ``bsim/engine/fabric_solver.py``).  Flows started or
-ended at one instant are recomputed together by one *settle* event queued at that instant with
-priority ``PRIO_SETTLE`` (after every rank wake-up and message event of the
-instant).  Each flow keeps ``(bytes left at t_upd, rate)`` and is drained only
-when its rate changes.  Predicted completions sit in a heap of times (an
-entry is stale once its flow ended or changed rate); flows that start later
-(``loggp`` injections after the NIC frees) wait in a second heap; the engine
-holds one timer event for the earliest of both, and stale timer events are
-filtered by a version counter.  Links are numbered once, routes cached per
-rank pair and ended flows recycled, so a message leaves no garbage for the
-collector (see ``docs/networks.md``, "Speed").
+ended at one instant are recomputed together by one *settle* event queued at that instant
+with priority ``PRIO_SETTLE`` (after every rank wake-up and message event of the instant);
+a flow that ended alone on its links changes no rate and queues none.  Flows that join
+later (a route's latency first, ``start=after_latency``; ``loggp`` injections after the
+NIC frees) wait in a start queue by time, and each such time queues the settle of its
+instant, which adds them first.  Each flow keeps ``(bytes left at t_upd, rate)`` and is
+drained only when its rate changes.  Predicted completions sit in a heap of times (an
+entry is stale once its flow ended or changed rate); the engine holds one timer event for
+the earliest, and stale timer events are filtered by a version counter.  Links are
+numbered once, routes cached per rank pair and ended flows recycled, so a message leaves
+no garbage for the collector (see ``docs/networks.md``, "Speed").
 
 Determinism: flows are ordered by a layer-wide sequence number (completions at
 one time are handled in start order, before the starts of that time), links
@@ -66,6 +67,9 @@ if TYPE_CHECKING:
 __all__ = ["ContentionLayer", "build_fabric", "parse_contention", "CONTENTION_MODES"]
 
 _REL_EPS = 1e-12   # flows due within this relative time of the timer complete with it
+# how a message's paths are found (LinkTable): adaptive rails, a flat model's NICs, the
+# model's route table, or its contention_flows hook
+_ADAPTIVE, _FLAT, _TABLE, _HOOK = 0, 1, 2, 3
 
 
 class ContentionLayer(MaxMinSolver):
@@ -87,6 +91,14 @@ class ContentionLayer(MaxMinSolver):
         self._weighted = share != "equal"
         self._after_latency = start == "after_latency"
         self.link_ids = routes.link_ids
+        # what start_flow reads per message, held as the layer's own (C, compiled) fields
+        self._queue = engine.queue
+        self._ranks = engine.ranks   # (Spawn appends to the same list)
+        self._nranks = routes.nranks
+        self._route_mode = (_ADAPTIVE if routes.adaptive else _FLAT if routes.flat is not None
+                            else _TABLE if routes.hook is None else _HOOK)
+        self._paths_cache = routes.paths_cache
+        self._flat_last = routes.flat_last
         self._index = routes.index
         self._cap = routes.cap
         self._init_solver(routes.cap, self._weighted)   # per link, for the whole run
@@ -168,20 +180,25 @@ class ContentionLayer(MaxMinSolver):
                 raise ValueError(f"contention: flow {src}->{dst} starts at {t!r}, "
                                  f"{late!r} s before now {now!r} (more than the lookahead)")
         routes = self.routes
+        mode = self._route_mode
+        key = src * self._nranks + dst
         if nbytes > 0:
             extra = 0.0
-            if routes.adaptive:
+            if mode == _FLAT:   # a flat model's NICs (a star, LogGP, ...)
+                last = self._flat_last.get(key)   # (LinkTable.flat_paths' own cache)
+                if last is not None and last[0] == nbytes:
+                    paths = last[1]
+                else:
+                    paths = routes.flat_paths(src, dst, nbytes)
+                scale = 1.0
+            elif mode == _TABLE:
+                cached = self._paths_cache.get(key)
+                paths = cached if cached is not None else routes.pair_paths(key, src, dst)
+                scale = float(nbytes)
+            elif mode == _ADAPTIVE:
                 paths = routes.adaptive_paths(src, dst, self._backing["_ulen"])
                 scale = float(nbytes)
                 extra = routes.extra   # a longer adaptive path's latency, charged as delay
-            elif routes.flat is not None:   # a flat model's NICs (a star, LogGP, ...)
-                paths = routes.flat_paths(src, dst, nbytes)
-                scale = 1.0
-            elif routes.hook is None:
-                key = src * routes.nranks + dst
-                cached = routes.paths_cache.get(key)
-                paths = cached if cached is not None else routes.pair_paths(key, src, dst)
-                scale = float(nbytes)
             else:
                 paths = routes.hook_paths(src, dst, nbytes)
                 scale = 1.0
@@ -193,7 +210,7 @@ class ContentionLayer(MaxMinSolver):
         f.late = late
         if late:
             t = now
-        f.owner = eng.ranks[src]
+        f.owner = self._ranks[src]
         f.fn = on_done
         f.payload = payload
         f.done = None
@@ -214,7 +231,7 @@ class ContentionLayer(MaxMinSolver):
             f.alone = 0.0
         f.nxt = None
         if ordered:
-            key = f.pair = src * routes.nranks + dst
+            f.pair = key
             last = self._pair_last.get(key)
             if last is None:
                 self._pair_first[key] = f
@@ -229,15 +246,17 @@ class ContentionLayer(MaxMinSolver):
         self.flows_started += f.parts
         f.paths = paths
         f.scale = scale
-        if t > now:   # joins the network at t: wait in the start queue
+        if t > now:   # joins the network at t: the settle of that instant adds it
             bucket = self._starting.get(t)
             if bucket is None:
                 self._starting[t] = [f]
                 heappush(self._start_heap, t)
+                owner = f.owner
+                owner.seq += 1   # Engine.push, inlined (a hot path: a start per message)
+                heappush(self._queue, (t, PRIO_SETTLE, owner.keybase | owner.seq,
+                                     self._settle_call))
             else:
                 bucket.append(f)
-            if t < self._armed_at:
-                self._arm()
         else:
             self._add(f)
 
@@ -267,12 +286,13 @@ class ContentionLayer(MaxMinSolver):
         if not self._settle_pending:
             self._settle_pending = True
             owner.seq += 1
-            eng = self.engine   # Engine.push, inlined (a hot path: a settle per instant)
-            heappush(eng.queue, (eng._now, PRIO_SETTLE, owner.keybase | owner.seq,
+            # Engine.push, inlined (a hot path: a settle per instant)
+            heappush(self._queue, (self.engine._now, PRIO_SETTLE, owner.keybase | owner.seq,
                                  self._settle_call))
 
     def _on_timer(self, version: int) -> None:
-        """The earliest predicted completion is due: end every flow due now."""
+        """The earliest predicted completion is due: end every flow due now (those that
+        share links with others leave their components to the settle of the instant)."""
         if version != self._timer_ver:
             return   # superseded by an earlier completion
         f: Flow
@@ -292,20 +312,16 @@ class ContentionLayer(MaxMinSolver):
                 if f is not None and self._ends_at(f.slot, t):
                     ending.append(seq)
         ending.sort()   # flows ending together are handled in start order
-        starting: list[Flow] = []
-        sheap = self._start_heap
-        while sheap and sheap[0] <= limit:
-            starting += self._starting.pop(heappop(sheap))
         finished: list[Flow] = []
         owner = None
         for seq in ending:
             f = live.pop(seq, None)
             if f is None:
                 continue
-            self._close(f.slot)
-            dirty.append(f.links)
+            if self._close(f.slot):   # others share its links: their rates change
+                dirty.append(f.links)
+                owner = f.owner
             head = f.head
-            owner = f.owner
             if head is None:
                 head = f
             else:   # a stripe of a message: recycle it now
@@ -315,11 +331,9 @@ class ContentionLayer(MaxMinSolver):
             head.parts -= 1
             if head.parts == 0:
                 finished.append(head)
-        for f in starting:   # after the completions of the same instant
-            self._add(f)
         if owner is not None:
             self._schedule_settle(owner)
-        elif not starting:
+        else:   # no rate changed (each flow ended alone): no settle
             self._arm()
         for head in finished:
             self._finish(head, now)
@@ -354,8 +368,20 @@ class ContentionLayer(MaxMinSolver):
 
     # -- the solver ---------------------------------------------------------------
     def _settle(self) -> None:
-        """Recompute the rates of every component touched since the last settle."""
+        """Add the flows that join the network now (:meth:`start_flow`'s start queue), then
+        recompute the rates of every component touched since the last settle."""
+        sheap = self._start_heap
+        if sheap:
+            limit = self.engine._now
+            limit += _REL_EPS * abs(limit)
+            if sheap[0] <= limit:
+                self._settle_pending = True   # (the flows join this settle)
+                while sheap and sheap[0] <= limit:
+                    for f in self._starting.pop(heappop(sheap)):
+                        self._add(f)
         self._settle_pending = False
+        if not self._dirty:
+            return   # a start instant whose flows an earlier settle took, or one settled
         self.settles += 1
         self._epoch += 1
         dirty = self._dirty
@@ -364,17 +390,18 @@ class ContentionLayer(MaxMinSolver):
         self._arm()
 
     def _arm(self) -> None:
-        """Make sure the engine holds a timer for the earliest completion or start."""
+        """Make sure the engine holds a timer for the earliest predicted completion."""
         f: Flow
         heap = self._heap
+        armed = self._armed_at
+        if not heap or heap[0] >= armed:
+            return   # the timer held is the earliest (stale entries go when met)
+        first = math.inf
         due = self._due
         live = self._live
-        first = self._start_heap[0] if self._start_heap else math.inf
         owner = None
         while heap:
             t = heap[0]
-            if t >= first:
-                break
             for seq in due[t]:
                 f = live.get(seq)
                 if f is not None and self._ends_at(f.slot, t):
@@ -385,13 +412,11 @@ class ContentionLayer(MaxMinSolver):
                 del due[t]
                 continue
             break
-        if first < self._armed_at:
-            if owner is None:
-                owner = self._starting[first][0].owner
+        if first < armed:
             self._armed_at = first
             self._timer_ver += 1
             owner.seq += 1   # Engine.call_at, inlined (a hot path: a timer per start and end)
-            heappush(self.engine.queue, (first, PRIO_NET, owner.keybase | owner.seq,
+            heappush(self._queue, (first, PRIO_NET, owner.keybase | owner.seq,
                                          Call(self._on_timer, (self._timer_ver,))))
 
     # -- ranks added during the run ---------------------------------------------------
@@ -403,6 +428,7 @@ class ContentionLayer(MaxMinSolver):
         routes = self.routes
         old = routes.nranks
         caps = routes.add_ranks(nranks)
+        self._nranks = nranks
         if caps:
             self._add_links(caps)
         first, last = self._pair_first, self._pair_last

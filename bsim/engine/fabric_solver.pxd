@@ -15,6 +15,10 @@ cdef class MaxMinSolver:
     cdef public dict _due, _backing
     cdef public long _nslots, _slotcap, _stride, _uend, recomputed
 
+    @cython.locals(ustart="long[:]", ucap="long[:]", ubuf="long[:]", n=Py_ssize_t,
+                   room=Py_ssize_t, end=Py_ssize_t, a=Py_ssize_t, i=Py_ssize_t)
+    cpdef _room(self, Py_ssize_t lk)
+
     @cython.locals(flink="long[:]", ustart="long[:]", ulen="long[:]", ucap="long[:]",
                    wsum="double[:]", s=Py_ssize_t, m=Py_ssize_t, k=Py_ssize_t,
                    lk=Py_ssize_t, n=Py_ssize_t)
@@ -22,7 +26,7 @@ cdef class MaxMinSolver:
 
     @cython.locals(ubuf="long[:]", ustart="long[:]", ulen="long[:]", wsum="double[:]",
                    k=Py_ssize_t, lk=Py_ssize_t, i=Py_ssize_t, end=Py_ssize_t)
-    cpdef _close(self, Py_ssize_t s)
+    cpdef bint _close(self, Py_ssize_t s)
 
     cpdef bint _ends_at(self, Py_ssize_t s, double t)
 

@@ -86,7 +86,9 @@ class MaxMinSolver:
         self._set("_ustart", _longs(n))
         self._set("_ulen", _longs(n))
         self._set("_ucap", _longs(n))
-        self._set("_ubuf", _longs(0))
+        # room for two slots per link before the first relayout (each relayout walks every
+        # link: starting empty, a run's first flows would relay the buffer at every doubling)
+        self._set("_ubuf", _longs(2 * n))
         self._uend = 0
         self._seen = _longs(n)       # scratch: the links of the touched components
         self._stack = _longs(0)      # scratch: the search's links to visit
@@ -156,21 +158,30 @@ class MaxMinSolver:
     def _room(self, lk) -> None:  # lk: int
         """Link *lk*'s segment of ``_ubuf`` is full: move it to the end with twice the
         room, or lay every link out afresh in a larger buffer when the end is reached."""
-        ustart = self._backing["_ustart"]
-        ulen = self._backing["_ulen"]
-        ucap = self._backing["_ucap"]
-        old = self._backing["_ubuf"]
-        n = ulen[lk]
+        ustart = self._ustart
+        ucap = self._ucap
+        ubuf = self._ubuf
+        n = self._ulen[lk]
         room = 2 * n if n else 2
         end = self._uend
-        if end + room <= len(old):
-            if n:   # (an empty slice assigned to an array exporting its buffer: an error)
-                old[end:end + n] = old[ustart[lk]:ustart[lk] + n]
+        if end + room <= len(ubuf):
+            a = ustart[lk]
+            for i in range(n):
+                ubuf[end + i] = ubuf[a + i]
             ustart[lk] = end
             ucap[lk] = room
             self._uend = end + room
             return
         ucap[lk] = room
+        self._relayout()
+
+    def _relayout(self) -> None:
+        """Every link's segment copied, in link order, into a buffer twice the room the
+        segments ask for (``_ucap``)."""
+        ustart = self._backing["_ustart"]
+        ulen = self._backing["_ulen"]
+        ucap = self._backing["_ucap"]
+        old = self._backing["_ubuf"]
         new = _longs(2 * sum(ucap))
         end = 0
         for i in range(len(ucap)):
@@ -221,13 +232,15 @@ class MaxMinSolver:
             wsum[lk] = -1.0
         return s
 
-    def _close(self, s) -> None:  # s: int
+    def _close(self, s):  # s: int; -> bool
         """Slot *s*'s flow has ended: off its links' users (the later ones move up), and
-        the slot free."""
+        the slot free.  Whether another flow still crosses one of its links (if none, no
+        rate changes: its component was the flow alone)."""
         ubuf = self._ubuf
         ustart = self._ustart
         ulen = self._ulen
         wsum = self._wsum
+        shared = False
         k = s * self._stride
         for lk in self._flink[k:k + self._flen[s]]:
             i = ustart[lk]
@@ -237,10 +250,13 @@ class MaxMinSolver:
             while i < end:
                 ubuf[i] = ubuf[i + 1]
                 i += 1
-            ulen[lk] -= 1
+            ulen[lk] = end - ustart[lk]
+            if end > ustart[lk]:
+                shared = True
             wsum[lk] = -1.0
         self._flen[s] = 0
         self._free.append(s)
+        return shared
 
     def _ends_at(self, s, t: float):  # s: int; -> bool
         """Whether slot *s*'s flow is predicted to end at *t* (a heap entry is current)."""

@@ -44,6 +44,7 @@ from __future__ import annotations
 from heapq import heappush
 from typing import TYPE_CHECKING
 
+from netmodels.base import overhead_free
 from netmodels.registry import Registry
 from netmodels.spec import SpecError, parse_spec
 
@@ -210,10 +211,16 @@ class LogGPProtocol(Protocol):
         self._serial = injection == "serial"
         self._at_match = data == "match"
         self._on_eager = self._eager_done     # bound once (contention hot path)
+        self._on_data = self._data_done
 
     def bind(self, engine: Engine) -> None:
         super().bind(engine)
         self._placement = engine.network.placement   # node of each rank, or None
+        # a model that charges no CPU overhead (NetworkModel's zeros) is not asked for it
+        # per message: the same 0.0 without two or three calls (the hot path of data=match)
+        self._no_overheads = overhead_free(engine.network)
+        # wire(s + envelope) of the model itself: what Enveloped.wire returns, one call less
+        self._wire = engine.network.wire
 
     def _nic(self, src: int, dst: int) -> bool:
         """Whether a message of *src* to *dst* leaves through *src*'s NIC: not when both
@@ -272,7 +279,7 @@ class LogGPProtocol(Protocol):
         net = self.net
         n = msg.nbytes
         t = vr.clock
-        o = net.pair_send_overhead(vr.rank, dst.rank, n)
+        o = 0.0 if self._no_overheads else net.pair_send_overhead(vr.rank, dst.rank, n)
         msg.t_send = t
         vr.comm += o
         vr.clock = t + o
@@ -321,7 +328,8 @@ class LogGPProtocol(Protocol):
     def matched(self, req: Request, msg: Message) -> None:
         transfer_payload(req, msg)
         net = self.net
-        o_r = net.pair_recv_overhead(msg.src, msg.dst, msg.nbytes)
+        o_r = 0.0 if self._no_overheads else net.pair_recv_overhead(msg.src, msg.dst,
+                                                                     msg.nbytes)
         if not msg.rendezvous:
             if self._at_match:   # the bytes leave when both sides are there
                 # (visible - lookahead = t_send + o_s unless held back behind this
@@ -332,9 +340,10 @@ class LogGPProtocol(Protocol):
                 start = max(msg.visible - self.engine.lookahead, posted)
                 if self.fabric is not None:
                     self.fabric.start_flow(start, msg.src, msg.dst, msg.nbytes + self.envelope,
-                                           self._data_done, (req, msg, o_r))
+                                           self._on_data, (req, msg, o_r))
                     return
-                self._arrived(req, msg, o_r, start + net.wire(msg.src, msg.dst, msg.nbytes))
+                self._arrived(req, msg, o_r,
+                              start + self._wire(msg.src, msg.dst, msg.nbytes + self.envelope))
                 return
             req.resolve(msg.visible, o_r, msg.t_send)
             return
@@ -389,7 +398,7 @@ class LogGPProtocol(Protocol):
                    payload: tuple[Request, Message, float]) -> None:
         """A rendezvous message's data has crossed the network."""
         req, msg, o_r = payload
-        arrival = start + self.net.wire(msg.src, msg.dst, msg.nbytes) + delay
+        arrival = start + self._wire(msg.src, msg.dst, msg.nbytes + self.envelope) + delay
         if arrival < done:
             arrival = done
         if self._at_match:

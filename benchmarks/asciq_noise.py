@@ -60,7 +60,7 @@ def elapsed(nodes: int, per_node: int, noise: str | None, iterations: int) -> fl
     if noise is not None:
         compute, _ = build_noise(noise, cores_per_node=CORES)
     res = bsim.simulate(bulk_synchronous, nodes * per_node, network=network_spec("es45"),
-                        kwargs={"iterations": iterations}, noise=compute)
+                        kwargs={"iterations": iterations}, noise=compute, protocol="bsim")
     return res.elapsed
 
 

@@ -103,7 +103,8 @@ def run_once(mpiexec: str, k: int, skeleton: str, params: dict[str, int], machin
     cmd = [mpiexec, "-n", str(k), sys.executable, "-m", "bsim", "run", skeleton]
     for name, value in params.items():
         cmd += ["--param", f"{name}={value}"]
-    cmd += ["--machine", machine, "--partition", partition, "--json", str(out), "--quiet"]
+    cmd += ["--machine", machine, "--protocol", "bsim", "--partition", partition, "--json",
+            str(out), "--quiet"]   # (a level without contention: distributed)
     if out.exists():
         out.unlink()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(

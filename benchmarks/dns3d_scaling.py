@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         t0 = time.perf_counter()
         kw = dict(nx=grid[0], ny=grid[1], nz=grid[2], px=px, pz=pz, t_flop=T_FLOP, t_rk=T_RK)
-        times = [bsim.simulate(dns3d, cores, network=net, contention="fluid", kwargs=kw).elapsed
+        times = [bsim.simulate(dns3d, cores, network=net, contention="fluid", kwargs=kw,
+                               protocol="bsim").elapsed
                  for net in (CLUSTER, network_spec("bluewaters"))]
 
         def m(nbytes: float) -> float:

@@ -146,7 +146,8 @@ def main(n: int = 1024, iterations: int = 100, nprocs: tuple[int, ...] = (1, 2, 
 
     def predict(p: int, key: str, slowdown: float = 1.0) -> bsim.Result:
         kw = {"n": n, "iterations": iterations, "kernel": kernels[key], "slowdown": slowdown}
-        return bsim.simulate(jacobi2d_skeleton.main, ranks=p, network=spec, kwargs=kw)
+        return bsim.simulate(jacobi2d_skeleton.main, ranks=p, network=spec, kwargs=kw,
+                             protocol="bsim")
 
     rows = []
     for p in nprocs:

@@ -308,7 +308,7 @@ def _child(mode: str, px: int, py: int, iters: int) -> dict[str, Any]:
 
         gc.collect()
         before = _rss_kib()
-        bsim.simulate(idle_measured, ranks=n, check_memory=False)
+        bsim.simulate(idle_measured, ranks=n, check_memory=False, protocol="bsim")
         return dict(ranks=n, before_kib=before, during_kib=samples["during"],
                     per_rank_kib=(samples["during"] - before) / n)
     if mode == "greenlet":
@@ -316,10 +316,11 @@ def _child(mode: str, px: int, py: int, iters: int) -> dict[str, Any]:
     if mode == "halo":
         from skeletons.halo2d import main as halo
         res = bsim.simulate(halo, ranks=n, network=NETWORK, check_memory=False,
-                            kwargs=dict(px=px, py=py, nx=64 * px, ny=64 * py, iterations=iters))
+                            kwargs=dict(px=px, py=py, nx=64 * px, ny=64 * py, iterations=iters),
+                            protocol="bsim")
     else:
         res = bsim.simulate(ring_allreduce, ranks=n, network=NETWORK, check_memory=False,
-                            kwargs=dict(iterations=iters))
+                            kwargs=dict(iterations=iters), protocol="bsim")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     out = dict(ranks=n, ops=res.total_ops, events=res.events, host=res.host_seconds,
                peak_kib=peak, elapsed=res.elapsed)

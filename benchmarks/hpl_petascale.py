@@ -50,7 +50,8 @@ def main() -> None:
     print("params  " + " ".join(f"{k}={v}" for k, v in params.items() if k != "verbose"))
     yardstick = [_simpy_rate()]
     wall, cpu = time.perf_counter(), time.process_time()
-    res = bsim.simulate(hpl, ranks=ns.p * ns.q, network=net, kwargs=params, name="hpl")
+    res = bsim.simulate(hpl, ranks=ns.p * ns.q, network=net, kwargs=params, name="hpl",
+                        protocol="bsim")
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     yardstick.append(_simpy_rate())
     t = res.returns[0]["time"]

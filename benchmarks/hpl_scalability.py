@@ -29,7 +29,7 @@ LATENCY, BANDWIDTH, RATE = 5e-6, 1e9, 1e9
 
 def simulate(n: int, nb: int, p: int, q: int, depth: int) -> float:
     net = f"hockney:latency={LATENCY},bandwidth={BANDWIDTH}"
-    res = bsim.simulate(hpl, ranks=p * q, network=net,
+    res = bsim.simulate(hpl, ranks=p * q, network=net, protocol="bsim",
                         kwargs=dict(n=n, nb=nb, p=p, q=q, depth=depth, bcast="1ring", swap="long",
                                     pivot="column", kernel=f"flat:rate={RATE}", verbose=False))
     return res.returns[0]["time"]

@@ -51,7 +51,8 @@ def main() -> None:
                 for collective in (False, True):
                     t = time.perf_counter()
                     res = bsim.simulate(checkpoint, P, args=(nbytes, collective, path),
-                                        filesystem=f"lustre:stripe_count={stripes}")
+                                        filesystem=f"lustre:stripe_count={stripes}",
+                                        protocol="bsim")
                     host = time.perf_counter() - t
                     write = max(res.returns)
                     mode = "collective" if collective else "independ."

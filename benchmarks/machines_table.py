@@ -42,7 +42,7 @@ def run(skeleton: str, machine: str) -> str:
         res = simulate(target.main, target.ranks or RANKS, network=target.network_for(
             options.network_spec(ns)), kwargs=target.params, name=skeleton,
             collectives=options.collectives(ns), machine=machine,
-            kernel_model=target.kernel_model, flops=target.flops)
+            kernel_model=target.kernel_model, flops=target.flops, protocol="bsim")
     except Exception as exc:   # noqa: BLE001 - a cell reports what is missing
         return f"{skeleton:<9} {machine:<16} -- {str(exc)[:110]}"
     share = f"{res.flops / res.elapsed / res.peak_flops:7.1%}" if res.peak_flops else "      -"

@@ -61,7 +61,8 @@ def compare(nprocs: int, which: str, niters: int) -> tuple[float, float, float]:
                                     nprocs, c, d, extents=ext, grid=grid)
     t0 = time.perf_counter()
     res = bsim.simulate(main, nprocs, network=network_spec(bgp, f"p{nprocs}"),
-                        collectives=f"clog:allreduce.c={c!r},allreduce.d={d!r}", kwargs=kw)
+                        collectives=f"clog:allreduce.c={c!r},allreduce.d={d!r}", kwargs=kw,
+                        protocol="bsim")
     return expected, res.elapsed, time.perf_counter() - t0
 
 

@@ -58,11 +58,12 @@ def run(scales: list[int], iterations: int) -> list[dict[str, float]]:
     kw = {"iterations": iterations}
     for n in scales:
         t0 = time.perf_counter()
-        clean = bsim.simulate(bulk_synchronous, n, network=NETWORK, kwargs=kw)
+        clean = bsim.simulate(bulk_synchronous, n, network=NETWORK, kwargs=kw, protocol="bsim")
         row: dict[str, float] = {"ranks": n, "nodes": n // CORES_PER_NODE,
                                  "clean": clean.elapsed}
         for name, noise in models().items():
-            noisy = bsim.simulate(bulk_synchronous, n, network=NETWORK, kwargs=kw, noise=noise)
+            noisy = bsim.simulate(bulk_synchronous, n, network=NETWORK, kwargs=kw, noise=noise,
+                                  protocol="bsim")
             row[name] = noisy.elapsed / clean.elapsed
         row["host"] = time.perf_counter() - t0
         rows.append(row)

@@ -42,7 +42,8 @@ def run(label: str, **kw: object) -> None:
     wall, cpu = time.perf_counter(), time.process_time()
     try:
         res = bsim.simulate(phase, ranks=int(kw["pb"]) * int(kw["pf"]),  # type: ignore[call-overload]
-                            machine="petascale_torus", kwargs=dict(kw, verbose=False),
+                            machine="petascale_torus", protocol="bsim",
+                            kwargs=dict(kw, verbose=False),
                             name="phase", flops=SKELETON.flops and (
                                 lambda returns: SKELETON.flops(kw, returns)))  # type: ignore[misc]
     except AbovePeakError as exc:

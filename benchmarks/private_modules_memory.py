@@ -32,7 +32,7 @@ CHILD = textwrap.dedent("""
         MPI.COMM_WORLD.Barrier()
 
     t = time.perf_counter()
-    bsim.simulate(main, {ranks}, private_modules={private})
+    bsim.simulate(main, {ranks}, private_modules={private}, protocol="bsim")
     print(json.dumps([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                       time.perf_counter() - t]))
 """)

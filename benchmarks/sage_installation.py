@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         for rails in (1, 2):
             res = bsim.simulate(sage, procs, network=base.replace("rails=2", f"rails={rails}"),
                                 contention="fluid",
-                                kwargs=dict(cells=CELLS, cycles=1, t_cell=t_cell))
+                                kwargs=dict(cells=CELLS, cycles=1, t_cell=t_cell), protocol="bsim")
             row.append(res.elapsed)
         wall = time.perf_counter() - wall
         mod = [model.cycle_time(CELLS, procs, m, t_cell=t_cell, allreduces=3,

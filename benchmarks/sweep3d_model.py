@@ -43,7 +43,7 @@ FREE = "clog:c=0,d=0"
 
 
 def receiver_pays_octant(px: int, py: int, mk: int) -> float:
-    """Closed form of one octant under the default protocol (docs/skeletons.md)."""
+    """Closed form of one octant under the BSIM paper's rules (`bsim`) (docs/skeletons.md)."""
     n = model.nsweep(NZ, mk, MM, MMI)
     bi, bj = model.message_bytes(IT, JT, mk, MMI)
     ti = model.tmsg(bi) if px > 1 else 0.0

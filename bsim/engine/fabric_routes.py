@@ -23,7 +23,7 @@ SimGrid's CM02 weighting; see :meth:`LinkTable.weight`).  Three sources, from th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .fabric_options import SHARES
@@ -151,8 +151,8 @@ class LinkTable:
             caps.append(cap)
         return caps
 
-    def weight(self, ids: tuple[int, ...]) -> float:
-        """The max-min weight of a flow over links *ids*.
+    def weight(self, latency: float) -> float:
+        """The max-min weight of a flow whose route's latency is *latency* (:meth:`latency`).
 
         ``share=equal``: 1 (every flow has the same claim on a link: max-min
         fairness, Bertsekas & Gallager Sec. 6.5.2).  ``share=latency``:
@@ -165,10 +165,9 @@ class LinkTable:
         """
         if self.share == "equal":
             return 1.0
-        lat = self.latency(ids)
-        return 1.0 / (lat if lat > 0.0 else self._floor)
+        return 1.0 / (latency if latency > 0.0 else self._floor)
 
-    def latency(self, ids: tuple[int, ...]) -> float:
+    def latency(self, ids: Sequence[int]) -> float:
         """Sum of the latencies of links *ids* (0 for a flat model's NICs)."""
         return sum([self.lat[i] for i in ids])
 
@@ -235,9 +234,15 @@ class LinkTable:
 
     def _implied(self, links: Any) -> tuple[tuple[int, ...], float, float, float]:
         """Link ids of *links* (first occurrences), 1 / their smallest capacity, the
-        flow weight and the route latency."""
-        ids = tuple(self.index[lk] for lk in dict.fromkeys(links))
-        return ids, 1.0 / min([self.cap[i] for i in ids]), self.weight(ids), self.latency(ids)
+        flow weight and the route latency.  (Ids first, then any repeat dropped: ints hash
+        faster than link tuples, the hot path of a run's first message per rank pair.)"""
+        index = self.index
+        ids = [index[lk] for lk in links]
+        if len(set(ids)) != len(ids):
+            ids = list(dict.fromkeys(ids))
+        cap = self.cap
+        latency = self.latency(ids)
+        return tuple(ids), 1.0 / min([cap[i] for i in ids]), self.weight(latency), latency
 
     def adaptive_paths(self, src: int, dst: int, counts: Any) -> Paths:
         """One path per rail used, each chosen by the model from the loads in *counts*

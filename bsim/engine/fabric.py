@@ -415,7 +415,7 @@ class ContentionLayer(MaxMinSolver):
         if first < armed:
             self._armed_at = first
             self._timer_ver += 1
-            owner.seq += 1   # Engine.call_at, inlined (a hot path: a timer per start and end)
+            owner.seq += 1   # Engine.call_at, inlined (a hot path: a timer per completion)
             heappush(self._queue, (first, PRIO_NET, owner.keybase | owner.seq,
                                          Call(self._on_timer, (self._timer_ver,))))
 

@@ -12,3 +12,5 @@ cdef class ContentionLayer(MaxMinSolver):
     cdef public bint _after_latency, _settle_pending
     cdef public long _seq, _epoch, _timer_ver, flows_started, settles, _nranks, _route_mode
     cdef public double _armed_at
+
+    cpdef _queue_settle(self, double t, object owner)

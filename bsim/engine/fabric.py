@@ -251,10 +251,7 @@ class ContentionLayer(MaxMinSolver):
             if bucket is None:
                 self._starting[t] = [f]
                 heappush(self._start_heap, t)
-                owner = f.owner
-                owner.seq += 1   # Engine.push, inlined (a hot path: a start per message)
-                heappush(self._queue, (t, PRIO_SETTLE, owner.keybase | owner.seq,
-                                     self._settle_call))
+                self._queue_settle(t, f.owner)
             else:
                 bucket.append(f)
         else:
@@ -285,10 +282,13 @@ class ContentionLayer(MaxMinSolver):
     def _schedule_settle(self, owner: VirtualRank) -> None:
         if not self._settle_pending:
             self._settle_pending = True
-            owner.seq += 1
-            # Engine.push, inlined (a hot path: a settle per instant)
-            heappush(self._queue, (self.engine._now, PRIO_SETTLE, owner.keybase | owner.seq,
-                                 self._settle_call))
+            self._queue_settle(self.engine._now, owner)
+
+    def _queue_settle(self, t: float, owner: VirtualRank) -> None:
+        """The settle event at *t*, keyed by *owner* (``Engine.push``'s key rule, inlined:
+        a hot path, a settle per start instant and per instant of shared ends)."""
+        owner.seq += 1
+        heappush(self._queue, (t, PRIO_SETTLE, owner.keybase | owner.seq, self._settle_call))
 
     def _on_timer(self, version: int) -> None:
         """The earliest predicted completion is due: end every flow due now (those that

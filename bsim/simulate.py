@@ -240,8 +240,8 @@ def simulate(main: Callable[..., Any], ranks: int,
              *, machine: str | None = None, kernel_model: str = "",
              flops: float | Callable[[list[Any]], float] | None = None,
              collectives: str | dict[str, str] | None = None,
-             contention: str | None = None, filesystem: str | None = None,
-             tracer: Any = None, noise: Any = None,
+             contention: str | None = None, level: str | None = None,
+             filesystem: str | None = None, tracer: Any = None, noise: Any = None,
              progress: Callable[[Engine], None] | None = None,
              compute: str = "ignore", compute_scale: float = 1.0,
              name: str | None = None, params: dict[str, Any] | None = None,
@@ -268,7 +268,11 @@ def simulate(main: Callable[..., Any], ranks: int,
     model level, :data:`~bsim.engine.model_defaults.DEFAULT_PROTOCOL` with
     :data:`~bsim.engine.model_defaults.DEFAULT_CONTENTION` (the papers' rules without
     contention, chosen by measurement: ``docs/validation.md``, "Model levels"); a protocol
-    named alone runs without contention (``protocol="bsim"``: the papers' level).
+    named alone runs without contention (``protocol="bsim"``: the papers' level).  *level*
+    names both at once (:data:`~bsim.engine.model_defaults.LEVELS`): ``"paper"`` (the
+    papers' rules, no contention) or ``"smpi"`` (SimGrid SMPI's rules with its CM02
+    sharing, the level that agrees with SMPI on ``docs/validation.md``'s cases); it is
+    given alone, not beside *protocol* or *contention*.
     *collectives*
     chooses the cost source of collectives: ``"analytic"`` (default), ``"clog:c=..,d=.."``,
     ``"table:path=FILE"``, ``"algorithmic"`` (expanded into point-to-point
@@ -320,7 +324,7 @@ def simulate(main: Callable[..., Any], ranks: int,
     if isinstance(ranks, bool) or not isinstance(ranks, (int, np.integer)) or ranks < 1:
         raise ValueError(f"ranks must be an int >= 1, got {ranks!r}")
     ranks = int(ranks)
-    protocol, contention = model_settings(protocol, contention)
+    protocol, contention = model_settings(protocol, contention, level)
     if check_memory:
         check_rank_memory(ranks)
     preset = None

@@ -79,3 +79,58 @@ def test_the_command_line_follows_the_same_rule(tmp_path):
     assert (named["protocol"], named["contention"]) == recorded("bsim", "none")
     off = _cli("--contention", "none", tmp_path=tmp_path)
     assert (off["protocol"], off["contention"]) == recorded(DEFAULT_PROTOCOL, "none")
+
+
+def test_a_named_level_is_both_settings_at_once():
+    """``level="smpi"`` runs SMPI's rules with CM02 sharing, the pair written out; on a
+    ping-pong of 1,000 bytes over Hockney (no CPU overheads) each leg is SMPI's: the bytes
+    plus the 16-byte envelope move once the receive is posted (it is, at 0), a lone flow
+    at full bandwidth after the latency, so 2 * (l + (s + 16)/w).  ``level="paper"`` is
+    the papers' receiver rule, 2 * (l + s/w)."""
+    from bsim.engine.model_defaults import LEVELS, SMPI_CONTENTION, SMPI_PROTOCOL
+    assert LEVELS["smpi"] == (SMPI_PROTOCOL, SMPI_CONTENTION)
+    assert LEVELS["paper"] == (PAPER_PROTOCOL, "none")
+    smpi = bsim.simulate(pingpong, 2, network=NET, level="smpi")
+    pair = bsim.simulate(pingpong, 2, network=NET, protocol=SMPI_PROTOCOL,
+                         contention=SMPI_CONTENTION)
+    assert (smpi.protocol, smpi.contention) == (pair.protocol, pair.contention)
+    assert smpi.elapsed == pair.elapsed
+    assert smpi.elapsed == pytest.approx(2 * (1e-6 + 1016 / 1e9), rel=1e-12)
+    paper = bsim.simulate(pingpong, 2, network=NET, level="paper")
+    assert (paper.protocol, paper.contention) == recorded("bsim", "none")
+    assert paper.elapsed == pytest.approx(2 * (1e-6 + 1000 / 1e9), rel=1e-12)
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({"level": "smpi", "protocol": "bsim"}, ["level 'smpi'", "protocol 'bsim'", "alone"]),
+    ({"level": "paper", "contention": "fluid"}, ["level 'paper'", "contention 'fluid'"]),
+    ({"level": "SMPI"}, ["paper, smpi", "'SMPI'"]),
+])
+def test_a_level_beside_what_it_names_or_unknown_is_refused(kw, words):
+    with pytest.raises(ValueError) as err:
+        bsim.simulate(pingpong, 2, network=NET, **kw)
+    assert all(w in str(err.value) for w in words), str(err.value)
+
+
+def test_the_command_line_names_a_level_with_one_flag(tmp_path):
+    from bsim.engine.model_defaults import SMPI_CONTENTION, SMPI_PROTOCOL
+    smpi = _cli("--level", "smpi", tmp_path=tmp_path)
+    assert (smpi["protocol"], smpi["contention"]) == recorded(SMPI_PROTOCOL, SMPI_CONTENTION)
+    both = subprocess.run([sys.executable, "-m", "bsim", "run", "halo2d", "--quiet",
+                           "--level", "smpi", "--contention", "none"],
+                          capture_output=True, text=True, timeout=120)
+    assert both.returncode != 0
+    lines = both.stderr.strip().splitlines()
+    assert len(lines) == 1 and "level 'smpi'" in lines[0] and "contention 'none'" in lines[0]
+
+
+def test_a_sweep_takes_a_level_and_records_it(tmp_path):
+    from bsim.engine.model_defaults import SMPI_CONTENTION
+    prefix = tmp_path / "sw"
+    subprocess.run([sys.executable, "-m", "bsim", "sweep", "halo2d", "--param", "px=2,4",
+                    "--param", "py=1", "--param", "iterations=1", "--network", NET,
+                    "--level", "smpi", "-o", str(prefix), "--quiet"],
+                   check=True, capture_output=True, text=True, timeout=120)
+    data = json.loads(prefix.with_suffix(".json").read_text())
+    assert data["level"] == "smpi"
+    assert [r["settings"]["contention"] for r in data["rows"]] == [SMPI_CONTENTION] * 2

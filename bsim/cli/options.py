@@ -1,7 +1,8 @@
 """Options shared by the commands that run simulations (``bsim run`` and ``bsim sweep``).
 
 Model options (:func:`add_model_options`): ``--machine``, ``--network``,
-``--protocol``, ``--contention``, ``--collectives``, ``--collective OP=SPEC``.
+``--protocol``, ``--contention``, ``--level`` (both at once), ``--collectives``,
+``--collective OP=SPEC``.
 The network is ``--network`` if given, else the ``[network]`` table of
 ``--machine`` (a preset of ``bsim list machines`` or a TOML file), else
 :data:`DEFAULT_NETWORK`; the collective model likewise (:func:`collectives`), so a
@@ -22,7 +23,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..engine.model_defaults import DEFAULT_CONTENTION, DEFAULT_PROTOCOL
+from ..engine.model_defaults import DEFAULT_CONTENTION, DEFAULT_PROTOCOL, LEVELS
 from ..outputs.model_level import model_level
 from ..simulate import DEFAULT_NETWORK  # one default for the CLI and Python
 
@@ -75,6 +76,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                              f"SimGrid's CM02; docs/protocols.md); default: none"
                              + (f" ({DEFAULT_CONTENTION} without --protocol)"
                                 if DEFAULT_CONTENTION != "none" else ""))
+    parser.add_argument("--level", choices=list(LEVELS), default=None,
+                        help="a named model level, both --protocol and --contention at once: "
+                             "paper (the BSIM paper's rules, no contention) or smpi (SimGrid "
+                             "SMPI's rules and its CM02 sharing; docs/validation.md, \"Model "
+                             "levels\"); given alone")
     parser.add_argument("--collectives", default=None, metavar="SPEC",
                         help="collective cost source: analytic (default), clog:c=..,d=.., "
                              "table:path=FILE, algorithmic[:op=alg] (docs/collectives.md)")

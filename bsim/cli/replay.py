@@ -49,7 +49,7 @@ def command(ns: argparse.Namespace) -> int:
     result = replay(trace, machine=ns.machine,
                     network=ns.network if ns.network is not None or ns.machine is not None
                     else None, protocol=ns.protocol, collectives=options.collectives(ns),
-                    contention=ns.contention,
+                    contention=ns.contention, level=ns.level,
                     host_peak=ns.host_peak, compute_scale=ns.compute_scale, label=ns.target,
                     filesystem=ns.filesystem, **kwargs)
     options.finish_run_options(ns, result)

@@ -53,6 +53,7 @@ from typing import Any
 
 from netmodels.input_files import recording_inputs
 
+from ..engine.model_defaults import model_settings
 from ..outputs.scaling import add_efficiency, csv_text, json_text
 from .sweep_modes import check_mode, rank_parameters
 
@@ -217,7 +218,8 @@ def run_point(task: tuple[str, dict[str, str], dict[str, Any]]) -> dict[str, Any
         res = simulate(target.main, ranks, network=network,
                        protocol=opts.get("protocol"), kwargs=target.kwargs,
                        collectives=opts.get("collectives"),
-                       contention=opts.get("contention"), filesystem=opts.get("filesystem"),
+                       contention=opts.get("contention"), level=opts.get("level"),
+                       filesystem=opts.get("filesystem"),
                        machine=opts.get("machine"), kernel_model=target.kernel_model,
                        flops=target.flops, name=target.name, params=target.recorded)
     row: dict[str, Any] = {k: target.params.get(k, v) for k, v in params.items()
@@ -294,7 +296,8 @@ def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs
               network: str = "hockney", protocol: str | None = None,
               collectives: str | dict[str, str] | None = None, contention: str | None = None,
               log: Any = None, machine: str | None = None,
-              filesystem: str | None = None, quiet: bool = False) -> list[dict[str, Any]]:
+              filesystem: str | None = None, quiet: bool = False,
+              level: str | None = None) -> list[dict[str, Any]]:
     """Run every point of the sweep (over *jobs* processes); return rows in point order.
 
     Every point's parameters are checked first (:func:`check_points`).  *log*
@@ -306,9 +309,10 @@ def run_sweep(target: str, lists: dict[str, list[str]], mode: str = "grid", jobs
     if isinstance(jobs, bool) or int(jobs) < 1:
         raise ValueError(f"sweep: --jobs must be a positive integer, got {jobs}")
     pts = points(lists, mode)
+    model_settings(protocol, contention, level)   # a bad level before any point runs
     opts = {"network": network, "protocol": protocol, "collectives": collectives,
-            "contention": contention, "machine": machine, "filesystem": filesystem,
-            "quiet": quiet}
+            "contention": contention, "level": level, "machine": machine,
+            "filesystem": filesystem, "quiet": quiet}
     check_mode(target, pts, check_points(target, pts, opts), mode)
     rank_params = rank_parameters(target, pts)
     tasks = [(i, target, p, opts) for i, p in enumerate(pts)]
@@ -398,6 +402,7 @@ def _metadata(ns: argparse.Namespace, network: str, lists: dict[str, list[str]],
     return {"target": ns.target, "mode": ns.mode, "bsim_version": __version__,
             "machine": ns.machine, "network": network, "protocol": ns.protocol,
             "collectives": collectives or "analytic", "contention": ns.contention,
+            "level": ns.level,
             "filesystem": ns.filesystem, "params": dict(lists)}
 
 
@@ -441,7 +446,7 @@ def command(ns: argparse.Namespace) -> int:
     meta = _metadata(ns, network, lists, collectives)
     try:
         rows = run_sweep(ns.target, lists, mode=ns.mode, jobs=ns.jobs, network=network,
-                         protocol=ns.protocol, contention=ns.contention,
+                         protocol=ns.protocol, contention=ns.contention, level=ns.level,
                          collectives=collectives, filesystem=ns.filesystem,
                          log=None if ns.quiet else sys.stderr, machine=ns.machine,
                          quiet=ns.quiet)

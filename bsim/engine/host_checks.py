@@ -112,8 +112,8 @@ def check_distributable(engine: Engine) -> None:
         raise DistributedError("contention 'fluid' shares the state of every link between "
                                "all ranks and cannot be split over host processes; run it "
                                "in one process, or run a level without it (a protocol "
-                               "named alone has none: --protocol bsim is the papers' "
-                               "level)")
+                               "named alone has none: --protocol bsim, or --level paper, "
+                               "is the papers' level)")
     if engine.tracer is not None:
         raise DistributedError("tracing is not supported in distributed runs; run it in "
                                "one process")

@@ -14,9 +14,11 @@ summed over the differential set, is at most twice the fastest level's.
   of the route latency, bytes moving once the latency has passed; Velho and Legrand,
   SIMUTools 2009).
 
-:func:`model_settings` fills in what a run did not name: no protocol and no contention is
-the default level; a protocol named alone runs without contention (``--protocol bsim`` is
-the paper's level, one flag away); a contention named alone goes with the default protocol.
+:data:`LEVELS` names both (``--level paper|smpi``, ``simulate(level=...)``), so that either
+is one short flag away.  :func:`model_settings` fills in what a run did not name: no
+protocol and no contention is the default level; a protocol named alone runs without
+contention (``--protocol bsim`` is the paper's level); a contention named alone goes with
+the default protocol.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["PAPER_PROTOCOL", "SMPI_PROTOCOL", "SMPI_CONTENTION", "DEFAULT_PROTOCOL",
-           "DEFAULT_CONTENTION", "model_settings"]
+           "DEFAULT_CONTENTION", "LEVELS", "model_settings"]
 
 PAPER_PROTOCOL = "bsim"
 #: SMPI's rule: SMPI's send is detached below ``smpi/send-is-detached-thresh`` (65,536
@@ -40,10 +42,35 @@ DEFAULT_PROTOCOL = PAPER_PROTOCOL
 DEFAULT_CONTENTION = "none"
 
 
-def model_settings(protocol: Any, contention: str | None) -> tuple[Any, str]:
-    """``(protocol, contention)`` of a run given *protocol* and *contention* (``None``: not
-    named): the default level when neither is named, no contention beside a named
-    protocol, the default protocol beside a named contention."""
+#: The named levels: ``(protocol, contention)`` by name.
+LEVELS: dict[str, tuple[str, str]] = {
+    "paper": (PAPER_PROTOCOL, "none"),
+    "smpi": (SMPI_PROTOCOL, SMPI_CONTENTION),
+}
+
+
+def model_settings(protocol: Any, contention: str | None,
+                   level: str | None = None) -> tuple[Any, str]:
+    """``(protocol, contention)`` of a run given *protocol*, *contention* and *level*
+    (``None``: not named): the named level (:data:`LEVELS`), given alone; else the default
+    level when neither is named, no contention beside a named protocol, the default
+    protocol beside a named contention.
+
+    Raises ``ValueError`` for an unknown level or one given beside a protocol or a
+    contention (which would contradict it or silently lose to it)."""
+    if level is not None:
+        pair = LEVELS.get(level) if isinstance(level, str) else None
+        if pair is None:
+            raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
+        given = [f"{name} {value!r}" for name, value in (("protocol", protocol),
+                                                        ("contention", contention))
+                 if value is not None]
+        if given:
+            raise ValueError(f"level {level!r} names the protocol and the contention "
+                             f"({pair[0]}; {pair[1]}); it was given with "
+                             f"{' and '.join(given)}: give the level alone, or the protocol "
+                             f"and contention without it")
+        return pair
     if protocol is None:
         return DEFAULT_PROTOCOL, DEFAULT_CONTENTION if contention is None else contention
     return protocol, "none" if contention is None else contention

@@ -134,3 +134,15 @@ def test_a_sweep_takes_a_level_and_records_it(tmp_path):
     data = json.loads(prefix.with_suffix(".json").read_text())
     assert data["level"] == "smpi"
     assert [r["settings"]["contention"] for r in data["rows"]] == [SMPI_CONTENTION] * 2
+
+
+def test_bsim_list_protocols_names_the_levels_and_the_default():
+    from bsim.engine.model_defaults import LEVELS
+    out = subprocess.run([sys.executable, "-m", "bsim", "list", "protocols"],
+                         check=True, capture_output=True, text=True, timeout=120).stdout
+    lines = out[out.index("levels (--level NAME"):].splitlines()[1:]
+    assert len(lines) == len(LEVELS)
+    for line, (name, (protocol, contention)) in zip(lines, LEVELS.items()):
+        assert line.split()[:5] == [name, "--protocol", protocol, "--contention", contention]
+        assert line.endswith("(the default)") == ((protocol, contention) ==
+                                                  (DEFAULT_PROTOCOL, DEFAULT_CONTENTION))

@@ -1,4 +1,5 @@
-"""``bsim list {skeletons,networks,protocols,filesystems,machines}``: what can be chosen by name;
+"""``bsim list {skeletons,networks,protocols,filesystems,machines,mpi}``: what can be chosen by
+name (``protocols`` ends with the named model levels of ``--level``);
 ``bsim show machine NAME``: one preset, whole, with its sources."""
 
 from __future__ import annotations
@@ -84,6 +85,13 @@ def command(ns: argparse.Namespace) -> int:
             print(f"{name}: {(cls.__doc__ or '').strip().splitlines()[0]}")
             for k, v in cls.parameters.items():
                 print(f"    {k:<14} {v}")
+        from ..engine.model_defaults import DEFAULT_CONTENTION, DEFAULT_PROTOCOL, LEVELS
+        print("levels (--level NAME: the protocol and the contention at once; "
+              "docs/validation.md, \"Model levels\"):")
+        for name, (protocol, contention) in LEVELS.items():
+            default = " (the default)" if (protocol, contention) == (DEFAULT_PROTOCOL,
+                                                                      DEFAULT_CONTENTION) else ""
+            print(f"    {name:<14} --protocol {protocol} --contention {contention}{default}")
     else:
         from skeletons import registry
         for name in registry.names():

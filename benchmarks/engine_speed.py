@@ -1,6 +1,6 @@
 """Engine speed and memory at scale: two workloads on 4,096 to 1,048,576 virtual ranks.
 
-First, in one sitting (every workload in its own subprocess, the four alternated
+First, in one sitting (every workload in its own subprocess, the five alternated
 ``--repeat`` times, the fastest of each shown with every run's CPU seconds), CPU and wall
 seconds of the simulation loop at 4,096 ranks, 10 iterations, for:
 
@@ -8,6 +8,8 @@ seconds of the simulation loop at 4,096 ranks, 10 iterations, for:
   a rank and iteration: 409,600 operations), protocol ``bsim``, no contention;
 * ``sendrecv``: :func:`halo_sendrecv`, the same exchange as four blocking ``Sendrecv``
   (``PROC_NULL`` at the edges) and ``add_time`` (368,640 operations);
+* ``arrays``: :func:`halo_arrays`, the halo's calls with numpy arrays of 64 doubles as an
+  unmodified mpi4py program passes them, the data copied (409,600 operations);
 * ``simpy``: raw SimPy, 4,096 processes yielding 100 timeouts each (409,600);
 * ``floor``: :func:`greenlet_floor`, the halo's skeleton calling no-op methods with one
   greenlet switch a rank and iteration to a round-robin deque: no simulator at all;
@@ -92,6 +94,13 @@ def ring_allreduce(iterations: int = 10, nbytes: int = 8) -> float:
     return total
 
 
+def _neighbours(rank: int, px: int, py: int, null: int) -> tuple[int, int, int, int]:
+    """West, east, south and north of *rank* on a ``px x py`` grid; *null* off the edges."""
+    i, j = rank % px, rank // px
+    return (rank - 1 if i > 0 else null, rank + 1 if i < px - 1 else null,
+            rank - px if j > 0 else null, rank + px if j < py - 1 else null)
+
+
 def halo_sendrecv(px: int = 64, py: int = 64, iterations: int = 10, nbytes: int = 512,
                   t_compute: float = 1e-5) -> None:
     """The halo as four blocking ``Sendrecv`` a rank and iteration (east, west, north,
@@ -101,17 +110,37 @@ def halo_sendrecv(px: int = 64, py: int = 64, iterations: int = 10, nbytes: int 
     from bsim import MPI
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
-    i, j = rank % px, rank // px
-    west = rank - 1 if i > 0 else MPI.PROC_NULL
-    east = rank + 1 if i < px - 1 else MPI.PROC_NULL
-    south = rank - px if j > 0 else MPI.PROC_NULL
-    north = rank + px if j < py - 1 else MPI.PROC_NULL
+    west, east, south, north = _neighbours(rank, px, py, MPI.PROC_NULL)
     b = [bsim.Buffer(nbytes) for _ in range(8)]
     for _ in range(iterations):
         comm.Sendrecv(b[0], dest=east, sendtag=1, recvbuf=b[1], source=west, recvtag=1)
         comm.Sendrecv(b[2], dest=west, sendtag=2, recvbuf=b[3], source=east, recvtag=2)
         comm.Sendrecv(b[4], dest=north, sendtag=3, recvbuf=b[5], source=south, recvtag=3)
         comm.Sendrecv(b[6], dest=south, sendtag=4, recvbuf=b[7], source=north, recvtag=4)
+        bsim.add_time(t_compute)
+
+
+def halo_arrays(px: int = 64, py: int = 64, iterations: int = 10, count: int = 64,
+                t_compute: float = 1e-5) -> None:
+    """The halo as an unmodified mpi4py program writes it: numpy arrays as buffers (the
+    receives pass a bare array, the sends ``[array, MPI.DOUBLE]``, mpi4py's two idioms),
+    ``PROC_NULL`` at the edges, ``Waitall``, ``add_time``: 10 operations a rank and
+    iteration, as the placeholder halo's, plus the copies of real data."""
+    import numpy as np
+
+    import bsim
+    from bsim import MPI
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    west, east, south, north = _neighbours(rank, px, py, MPI.PROC_NULL)
+    r = [np.empty(count) for _ in range(4)]
+    s = [[np.full(count, float(rank)), MPI.DOUBLE] for _ in range(4)]
+    for _ in range(iterations):
+        reqs = [comm.Irecv(r[0], source=west, tag=1), comm.Irecv(r[1], source=east, tag=2),
+                comm.Irecv(r[2], source=south, tag=3), comm.Irecv(r[3], source=north, tag=4),
+                comm.Isend(s[0], dest=east, tag=1), comm.Isend(s[1], dest=west, tag=2),
+                comm.Isend(s[2], dest=north, tag=3), comm.Isend(s[3], dest=south, tag=4)]
+        MPI.Request.Waitall(reqs)
         bsim.add_time(t_compute)
 
 
@@ -253,12 +282,13 @@ def _sitting_child(mode: str, iters: int) -> dict[str, Any]:
                             check_memory=False,
                             kwargs=dict(px=64, py=64, nx=4096, ny=4096, iterations=iters))
     else:
-        res = bsim.simulate(halo_sendrecv, ranks=4096, network=NETWORK, protocol="bsim",
-                            check_memory=False, kwargs=dict(iterations=iters))
+        res = bsim.simulate(halo_sendrecv if mode == "sendrecv" else halo_arrays, ranks=4096,
+                            network=NETWORK, protocol="bsim", check_memory=False,
+                            kwargs=dict(iterations=iters))
     return dict(ops=res.total_ops, cpu=spent[0], wall=spent[1], elapsed=repr(res.elapsed))
 
 
-SITTING = ("halo", "sendrecv", "simpy", "floor")
+SITTING = ("halo", "sendrecv", "arrays", "simpy", "floor")
 
 
 def sitting(repeat: int, iters: int = ITERATIONS) -> dict[str, dict[str, Any]]:
@@ -367,7 +397,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of each 4,096-rank case; the fastest is shown (default 3)")
     ap.add_argument("--sitting-only", action="store_true",
-                    help="only the one-sitting table (halo, Sendrecv halo, SimPy, floor)")
+                    help="only the one-sitting table (halo, Sendrecv halo, array halo, SimPy, "
+                         "floor)")
     ap.add_argument("--child", nargs=4, metavar=("MODE", "PX", "PY", "ITERS"),
                     help=argparse.SUPPRESS)
     ns = ap.parse_args()

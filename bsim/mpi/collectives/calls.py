@@ -36,8 +36,9 @@ from ...engine.failures import called_from
 from ...engine.rank import VirtualRank, current
 from ...errors import CollectiveMismatchError, MPIUsageError
 from ..common.integers import integral
-from ..data.buffers import BufInfo, BufInfoV, MPIUsageBufferError, parse_buffer
+from ..data.buffers import BufInfo, MPIUsageBufferError, parse_buffer
 from ..data.pickling import _comm_lock
+from ..data.vector_buffers import BufInfoV
 from ..requests.request import Request, hand_out
 from .ops import SUM, Op, as_op, check_op_type, element_dtype, fold, fold_in_layout
 

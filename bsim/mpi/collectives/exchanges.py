@@ -15,7 +15,8 @@ from ...constants import IN_PLACE
 from ...engine.collective_rules import ALL, FANIN, FANOUT, LARGEST
 from ...engine.rank import current
 from ...errors import MPIUsageError
-from ..data.buffers import parse_buffer, parse_bufspecw, parse_vector_buffer
+from ..data.buffers import parse_buffer
+from ..data.vector_buffers import parse_bufspecw, parse_vector_buffer
 from ..requests.request import Request
 from .block_checks import check_block, check_disjoint
 from .calls import (

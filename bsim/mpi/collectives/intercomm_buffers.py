@@ -33,7 +33,8 @@ import numpy as np
 from ...constants import PROC_NULL, ROOT
 from ...engine.rank import VirtualRank, current
 from ...errors import MPIUsageError
-from ..data.buffers import BufInfoV, parse_buffer, parse_bufspecw, parse_vector_buffer
+from ..data.buffers import parse_buffer
+from ..data.vector_buffers import BufInfoV, parse_bufspecw, parse_vector_buffer
 from .block_checks import check_block, check_disjoint
 from .calls import same_shape, write_into
 from .intercomm import (

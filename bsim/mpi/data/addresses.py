@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ...constants import BOTTOM
-from .buffers import buffer_address
+from .buffers import raw_buffer
 from .pickling import buffer
 
 __all__ = ["NullMemory", "Get_address", "Aint_add", "Aint_diff"]
@@ -24,11 +26,14 @@ class NullMemory(buffer):
 def Get_address(location: Any) -> int:  # noqa: N802 - mpi4py's name
     """The address of a buffer's first byte (``MPI.Get_address``); ``BOTTOM``, None and a
     window's null memory: 0.  Any other buffer is read as a message's is
-    (:func:`bsim.mpi.data.buffers.buffer_address`: DLPack and CUDA-array-interface objects
+    (:func:`bsim.mpi.data.buffers.raw_buffer`: DLPack and CUDA-array-interface objects
     checked the same way), so a bad one raises what mpi4py raises."""
     if location is None or location is BOTTOM or isinstance(location, NullMemory):
         return 0
-    return buffer_address(location)
+    mem, _, _ = raw_buffer(location, False)
+    if mem is None:
+        return 0
+    return int(np.frombuffer(mem, dtype=np.uint8).ctypes.data)
 
 
 def Aint_add(base: int, disp: int) -> int:  # noqa: N802 - mpi4py's name

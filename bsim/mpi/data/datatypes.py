@@ -37,7 +37,8 @@ from .datatype_table import NULL_ALIASES, PAIR_BLOCKS, PREDEFINED_TABLE, TYPEDIC
 from .packing import PAIR_MEMBERS, DatatypePacking
 from .typemap import Layout
 
-__all__ = ["Datatype", "PREDEFINED", "DATATYPE_NULL", "from_typecode", "from_numpy"]
+__all__ = ["Datatype", "PREDEFINED", "DATATYPE_NULL", "CONTIGUOUS_PREDEFINED", "from_typecode",
+           "from_numpy", "plain_numpy_type"]
 
 _CONST: set[int] = set()   # ids of the module's constant handles (free() leaves them alone)
 
@@ -321,6 +322,33 @@ def from_typecode(code: str) -> Datatype:
         return from_numpy(np.dtype(code))
     except TypeError:
         raise ValueError(f"unknown datatype typecode {code!r}") from None
+
+
+#: ids of the predefined datatypes whose elements are their size bytes, abutting (not the
+#: pair types, not the null handles): a buffer of n bytes holds n / size of them
+CONTIGUOUS_PREDEFINED = frozenset(id(dt) for dt in PREDEFINED.values()
+                                  if dt.size > 0 and dt.layout.contiguous)
+
+_PLAIN: dict[int, tuple[np.dtype, Datatype]] = {}   # id(dtype) -> (dtype, its datatype)
+_PLAIN_MAX = 256   # dtype objects remembered, at most (a program may make them by the 1000)
+
+
+def plain_numpy_type(dtype: np.dtype) -> Datatype | None:
+    """The predefined datatype of *dtype* when nothing about it is refused or converted
+    (native byte order, no fields, no objects, a predefined type of its size: what
+    :func:`from_numpy` returns first), else None.  Remembered per dtype object (kept, so
+    its id is not reused): an array of one is what programs with real buffers pass."""
+    known = _PLAIN.get(id(dtype))
+    if known is not None and known[0] is dtype:
+        return known[1]
+    if not dtype.isnative or dtype.fields is not None or dtype.hasobject:
+        return None
+    name = TYPEDICT.get(dtype.char)
+    if name is None or PREDEFINED[name].size != dtype.itemsize:
+        return None
+    if len(_PLAIN) < _PLAIN_MAX:
+        _PLAIN[id(dtype)] = (dtype, PREDEFINED[name])
+    return PREDEFINED[name]
 
 
 def from_numpy(dtype: np.dtype) -> Datatype:

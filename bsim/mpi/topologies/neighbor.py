@@ -30,7 +30,8 @@ from ...constants import PROC_NULL
 from ...engine.matching import Message, post_receive
 from ...engine.rank import current
 from ...errors import MPIUsageError
-from ..data.buffers import BufInfoV, parse_bufspec, parse_bufspecv
+from ..data.buffers import parse_bufspec
+from ..data.vector_buffers import BufInfoV, parse_bufspecv
 from ..requests.request import DONE, RECV, SEND, Request
 from .graphs import routes
 

@@ -34,7 +34,8 @@ from ...constants import BOTTOM, IN_PLACE
 from ...engine.rank import current
 from ...errors import MPIUsageError
 from ..collectives.block_checks import check_block, check_disjoint
-from ..data.buffers import BufInfoV, parse_bufspec, parse_bufspecw
+from ..data.buffers import parse_bufspec
+from ..data.vector_buffers import BufInfoV, parse_bufspecw
 from ..p2p.sendrecv import JoinedRequest, Part, resolve_joined
 from ..requests.request import RECV, Prequest, Request, hand_out
 from .neighbor import (

@@ -1,12 +1,13 @@
 """The flattened ``Isend``/``Irecv``/``Waitall`` path (bsim/mpi/p2p/calls.py,
 bsim/mpi/requests/request.py).
 
-A placeholder ``bsim.Buffer`` sent to or received from a plain world rank skips
-the general call path (buffer parsing, argument conversion, communicator lookups).
-These tests hold it to the general path: the same program written with the
-``[None, count, datatype]`` placeholder spec (which the fast path does not take)
-must give the same prediction to the last bit, under every protocol and with
-contention; the fast path must really be taken; and what it does not handle
+A placeholder ``bsim.Buffer`` or a numpy array sent to or received from a plain world
+rank skips the general call path (argument conversion, communicator lookups; a
+placeholder also the buffer parsing).  These tests hold it to the general path: the same
+program written with the ``[None, count, datatype]`` placeholder spec or the
+``[array, datatype]`` spec (which the fast path does not take) must give the same
+prediction to the last bit, under every protocol and with contention, and arrays the same
+data; the fast path must really be taken; and what it does not handle
 (bad ranks and tags, numpy ints, ``PROC_NULL``, after ``Finalize``) must still
 reach the general path's checks and errors.
 """
@@ -101,6 +102,38 @@ def _sendrecv_halo(px: int, py: int, iterations: int, placeholder: bool,
     return main
 
 
+def _array_halo(px: int, py: int, iterations: int, bare: bool, split: bool = False) -> Any:
+    """The halo with real data: numpy arrays passed bare (the flattened path) or as
+    ``[array, MPI.DOUBLE]`` (the general one), sizes varying by rank and iteration; each
+    rank returns the sum of what it received from each side and its clock."""
+    def main() -> list[float]:
+        comm = MPI.COMM_WORLD
+        if split:
+            comm = comm.Split(0, key=-comm.Get_rank())
+        rank = comm.Get_rank()
+        i, j = rank % px, rank // px
+        sides = [(rank - 1 if i > 0 else MPI.PROC_NULL, 1), (rank + 1 if i < px - 1 else
+                                                             MPI.PROC_NULL, 2),
+                 (rank - px if j > 0 else MPI.PROC_NULL, 3),
+                 (rank + px if j < py - 1 else MPI.PROC_NULL, 4)]
+        got = [0.0] * 4
+        for it in range(iterations):
+            n = 10 * (1 + (rank + it) % 3)
+            into = [np.zeros(30) for _ in sides]
+            reqs = [comm.Irecv(into[k] if bare else [into[k], MPI.DOUBLE], source=peer,
+                               tag=tag) for k, (peer, tag) in enumerate(sides)]
+            for peer, tag in sides:   # to the west with the east's tag, and so on
+                out = np.full(n, float(rank))
+                back = {1: 2, 2: 1, 3: 4, 4: 3}[tag]
+                reqs.append(comm.Isend(out if bare else [out, MPI.DOUBLE], dest=peer,
+                                       tag=back))
+            MPI.Request.Waitall(reqs)
+            got = [g + float(a.sum()) for g, a in zip(got, into)]
+            bsim.add_time(1e-6 * (1 + rank % 5))
+        return [*got, MPI.Wtime()]
+    return main
+
+
 def _fingerprint(res: Any) -> tuple[Any, ...]:
     return (res.finish.tolist(), res.calc.tolist(), res.wait.tolist(), res.comm.tolist(),
             res.ops.tolist(), res.messages.tolist(), res.bytes.tolist(), res.returns)
@@ -130,6 +163,23 @@ def test_fast_path_predicts_what_the_general_path_predicts(setting: dict[str, An
         assert fast.elapsed > 0.0
 
 
+@pytest.mark.parametrize("setting", [dict(), dict(protocol="loggp")])
+def test_arrays_on_the_fast_path_move_and_cost_what_the_general_path_does(
+        setting: dict[str, Any]) -> None:
+    for split in (False, True):
+        fast = bsim.simulate(_array_halo(4, 4, 3, True, split), 16, **setting)
+        general = bsim.simulate(_array_halo(4, 4, 3, False, split), 16, **setting)
+        assert _fingerprint(fast) == _fingerprint(general)
+    # and the data are the neighbours' (world ranks, no split): west, east, south, north
+    res = bsim.simulate(_array_halo(4, 4, 3, True), 16, **setting)
+    for rank, got in enumerate(res.returns):
+        i, j = rank % 4, rank // 4
+        for side, (ok, peer) in enumerate([(i > 0, rank - 1), (i < 3, rank + 1),
+                                           (j > 0, rank - 4), (j < 3, rank + 4)]):
+            sizes = sum(10 * (1 + (peer + it) % 3) for it in range(3))
+            assert got[side] == (peer * sizes if ok else 0.0)
+
+
 def test_on_an_intercommunicator_the_peers_are_the_remote_group() -> None:
     # the flattened path is for intracommunicators: an intercommunicator's rank r is the
     # remote group's, which the general path resolves
@@ -150,7 +200,8 @@ def test_on_an_intercommunicator_the_peers_are_the_remote_group() -> None:
     assert res.returns == [[0, 16], [0, 8], [1, 32], [1, 24]]
 
 
-def test_fast_path_is_taken_for_placeholders_only(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fast_path_is_taken_for_placeholders_and_arrays_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     calls = {"isend": 0, "irecv": 0}
     isend, irecv = p2p._isend, p2p._irecv
 
@@ -169,6 +220,12 @@ def test_fast_path_is_taken_for_placeholders_only(monkeypatch: pytest.MonkeyPatc
     assert calls == {"isend": 8, "irecv": 8}   # the 8 PROC_NULL calls, and nothing else
     calls.update(isend=0, irecv=0)
     bsim.simulate(_halo(2, 2, 1, False), 4)
+    assert calls == {"isend": 16, "irecv": 16}
+    calls.update(isend=0, irecv=0)
+    bsim.simulate(_array_halo(2, 2, 1, True), 4)   # numpy arrays take it too
+    assert calls == {"isend": 8, "irecv": 8}
+    calls.update(isend=0, irecv=0)
+    bsim.simulate(_array_halo(2, 2, 1, False), 4)   # [array, datatype] specs do not
     assert calls == {"isend": 16, "irecv": 16}
     calls.update(isend=0, irecv=0)
     bsim.simulate(_pipeline(3, True), 4)   # blocking Send and Recv take it too

@@ -23,6 +23,7 @@ from ..management import intercomm
 from ..p2p import bsend as buffered
 from ..p2p import calls as p2p
 from ..p2p import partitioned
+from ..p2p import persistent as persistent_p2p
 from ..p2p import sendrecv as joined_p2p
 from ..topologies import cartesian
 from ..topologies import graphs as topologies
@@ -36,9 +37,9 @@ class CommCalls:
     __slots__ = ()
 
     # -- point-to-point (bsim/mpi/p2p/calls.py) -------------------------------------------------
-    Send_init = p2p.Send_init
-    Ssend_init = p2p.Ssend_init
-    Recv_init = p2p.Recv_init
+    Send_init = persistent_p2p.Send_init
+    Ssend_init = persistent_p2p.Ssend_init
+    Recv_init = persistent_p2p.Recv_init
     send = p2p.send
     bsend = buffered.bsend
     ssend = p2p.ssend
@@ -70,7 +71,7 @@ class CommCalls:
     Bsend_init = buffered.Bsend_init
     Psend_init = partitioned.Psend_init
     Precv_init = partitioned.Precv_init
-    Rsend_init = p2p.Rsend_init
+    Rsend_init = persistent_p2p.Rsend_init
     Attach_buffer = buffered.comm_attach_buffer
     Detach_buffer = buffered.comm_detach_buffer
     Flush_buffer = buffered.comm_flush_buffer

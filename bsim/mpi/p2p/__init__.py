@@ -1,7 +1,8 @@
 """Point-to-point communication (MPI 4.1 Chs. 3 and 4).
 
-* :mod:`.calls`: ``Send``/``Recv`` and their modes, nonblocking and persistent forms,
+* :mod:`.calls`: ``Send``/``Recv`` and their modes, nonblocking forms,
   ``Probe``/``Iprobe``, ``Mprobe``/``Improbe``, and the lowercase (pickled) forms;
+* :mod:`.persistent`: ``Send_init``, ``Ssend_init``, ``Rsend_init``, ``Recv_init``;
 * :mod:`.sendrecv`: ``Isendrecv``, ``Isendrecv_replace``;
 * :mod:`.message`: ``MPI.Message`` of matched probes;
 * :mod:`.bsend`: buffered mode and attached buffers;

@@ -25,6 +25,7 @@ import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from greenlet import getcurrent
 
 from ...constants import ANY_SOURCE, ANY_TAG, ERR_RANK, ERR_TAG, PROC_NULL, TAG_UB, CommKind
@@ -162,12 +163,13 @@ def _group_peer(comm: Comm, vr: VirtualRank, crank: int) -> int:
 
 def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind
           ) -> Request | None:
-    """The hot path of skeletons, flattened: a placeholder sent to (*kind* ``SEND``) or
-    received from (``RECV``, no wildcard) rank *peer* of the world or of an
-    intracommunicator's group, without parsing, conversion or communicator lookups; None
-    when the general path must take the call (and raise what is wrong)."""
+    """The hot path, flattened: a placeholder or a numpy array sent to (*kind* ``SEND``)
+    or received from (``RECV``, no wildcard) rank *peer* of the world or of an
+    intracommunicator's group, without conversions or communicator lookups; None when the
+    general path must take the call (and raise what is wrong)."""
     g = getcurrent()
-    if buf.__class__ is not Buffer or g.__class__ is not RankGreenlet \
+    cls = buf.__class__
+    if (cls is not Buffer and cls is not np.ndarray) or g.__class__ is not RankGreenlet \
             or peer.__class__ is not int or tag.__class__ is not int \
             or not 0 <= tag <= TAG_UB or peer < 0:
         return None
@@ -181,12 +183,19 @@ def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind
             return None
     if vr.finalized or eng.measure is not None:
         return None
+    payload = None
+    if cls is not Buffer:   # an array: parsed (what is wrong raises as it would anyway)
+        buf = parse_buffer(vr, buf, call)
+        if kind is SEND and buf.mem is not None:
+            payload = bytes(buf.mem)
+        elif buf.mem is not None and buf.mem.readonly:
+            return None   # (_irecv refuses it)
     vr.ops += 1
     req = Request(vr, kind, call)
     if kind is SEND:
         nbytes = buf.nbytes
         me = vr.rank if comm.kind is _WORLD else comm._index[vr.rank]
-        msg = Message(comm.context, vr.rank, wpeer, me, tag, nbytes, None, False)
+        msg = Message(comm.context, vr.rank, wpeer, me, tag, nbytes, payload, False)
         vr.msgs += 1
         vr.nbytes += nbytes
         eng.protocol.send(vr, eng.ranks[wpeer], msg, req,
@@ -199,42 +208,6 @@ def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind
         req.t_post = vr.clock
         post_receive(vr, req)
     return req
-
-
-def _check_init(comm: Comm, peer: Any, tag: Any, call: str, send: bool) -> VirtualRank:
-    """The calling rank, after checking a persistent call's peer and tag at the call (MPI
-    4.1 Sec. 3.9: MPICH refuses them there, with ``ERR_RANK``/``ERR_TAG``, not at
-    ``Start``)."""
-    vr = current()
-    if peer != PROC_NULL:
-        (_check_dest if send else _check_source)(comm, vr, peer, tag, call)
-    return vr
-
-
-def Send_init(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Prequest:
-    """Persistent standard-mode send (start with ``Start``)."""
-    return Prequest(_check_init(comm, dest, tag, "Send_init", True), SEND, "Send_init",
-                    lambda req: _buf_send(comm, buf, dest, tag, "Send_init", False, req))
-
-
-def Ssend_init(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Prequest:
-    """Persistent synchronous-mode send."""
-    return Prequest(_check_init(comm, dest, tag, "Ssend_init", True), SEND, "Ssend_init",
-                    lambda req: _buf_send(comm, buf, dest, tag, "Ssend_init", True, req))
-
-
-def Rsend_init(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Prequest:
-    """Persistent ready-mode send (a standard send here: the receive is posted)."""
-    return Prequest(_check_init(comm, dest, tag, "Rsend_init", True), SEND, "Rsend_init",
-                    lambda req: _buf_send(comm, buf, dest, tag, "Rsend_init", False, req))
-
-
-def Recv_init(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Prequest:
-    """Persistent receive (start with ``Start``)."""
-    vr = _check_init(comm, source, tag, "Recv_init", False)
-    info = parse_buffer(vr, buf, "Recv_init")
-    return Prequest(vr, RECV, "Recv_init",
-                    lambda req: _irecv(comm, vr, info, False, source, tag, "Recv_init", req))
 
 
 def _complete(req: Request, status: Status | None, call: str) -> Any:

@@ -201,6 +201,41 @@ except bsim.BsimError as exc:
 """
 
 
+_MATCH_ABOVE_EAGER = """
+import sys
+from mpi4py import MPI as REAL
+import bsim
+from bsim import MPI
+
+def main():
+    comm = MPI.COMM_WORLD
+    if comm.rank == 0:
+        comm.Send(bsim.Buffer(100000), dest=3)
+    elif comm.rank == 3:
+        comm.Recv(bsim.Buffer(100000), source=0)
+
+try:
+    bsim.simulate(main, 4, network="{net}", protocol="loggp:data=match", hosts=REAL.COMM_WORLD)
+except bsim.BsimError as exc:
+    print(f"host {{REAL.COMM_WORLD.rank}}: {{type(exc).__name__}}: {{exc}}")
+    sys.exit(3)
+"""
+
+
+@needs_mpi
+def test_data_match_above_the_eager_limit_is_refused_naming_the_send() -> None:
+    """``loggp:data=match``: a send above the eager limit completes when its data arrives,
+    which one host process computes; over two, rank 0's 100,000-byte ``Send`` stops every
+    host with the call, the size, the limit and the program's line."""
+    proc = _mpiexec(2, ["-c", _MATCH_ABOVE_EAGER.format(net=NET)], timeout=120)
+    assert proc.returncode != 0
+    for host in (0, 1):
+        assert (f"host {host}: RankError: rank 0 raised NotImplementedError: loggp data=match: "
+                f"Send of 100000 bytes (above eager_limit=65536) completes when its data "
+                f"arrives, which needs one host process (run without mpiexec, or raise "
+                f"eager_limit) (at <string>:10)") in proc.stdout, proc.stdout + proc.stderr
+
+
 _PAST_THE_LIMIT = """
 import sys
 from mpi4py import MPI as REAL

@@ -294,8 +294,9 @@ class LogGPProtocol(Protocol):
                 req.resolve(t + o, 0.0, t)
             elif eng.host_of is not None:
                 raise NotImplementedError(
-                    "loggp data=match: a send above the eager limit completes when its data "
-                    "arrives, which needs one host process (run without mpiexec)")
+                    f"loggp data=match: {req.call} of {n} bytes (above eager_limit="
+                    f"{self.eager_limit}) completes when its data arrives, which needs one "
+                    f"host process (run without mpiexec, or raise eager_limit)")
             else:       # the sender completes when its data has arrived (_arrived)
                 msg.sreq = req
             self._deliver_at(vr, dst.rank, msg,

@@ -3,9 +3,12 @@
 
 Per location (one rank each), events are taken in time order: an MPI region's ``Enter``
 opens a call, its events say what the call did, its ``Leave`` closes it; the gap from one
-``Leave`` to the next ``Enter`` is a ``compute`` action.  Communicators are numbered per
-rank as ``bsim record`` numbers them (0 world, 1 self, then each ``CommCreate`` in order);
-a request's identity is OTF2's request id.
+``Leave`` to the next ``Enter`` is a ``compute`` action (the difference of the two
+timestamps in ticks, divided by the timer resolution once, as :mod:`.rawlog` divides whole
+nanoseconds: gaps of at most :data:`~.rawlog.MIN_COMPUTE` are dropped alike, and 1 ns ticks
+give a recorded trace's compute back).  Communicators are numbered per rank as ``bsim
+record`` numbers them (0 world, 1 self, then each ``CommCreate`` in order); a request's
+identity is OTF2's request id.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ class _Rank:
         self.ids: dict[Any, int] = {}        # OTF2 comm definition -> this rank's comm id
         self.next_comm = 2
         self.irecvs: dict[int, int] = {}     # request id -> index of its irecv action
-        self.last: float | None = None
+        self.last: int | None = None         # the previous Leave's timestamp, in ticks
         self.enter = 0.0
         self.region = ""
         self.inside: list[Any] = []
@@ -138,8 +141,8 @@ def read_archive(otf2: Any, anchor: Path) -> Trace:
             t = e.time / res
             kind = type(e).__name__
             if kind == "Enter":
-                if st.last is not None and t - st.last > MIN_COMPUTE:
-                    st.acts.append(("compute", t - st.last))
+                if st.last is not None and (e.time - st.last) / res > MIN_COMPUTE:
+                    st.acts.append(("compute", (e.time - st.last) / res))
                 st.enter, st.region, st.inside = t, e.region.name, []
                 if st.region == "MPI_Finalize":
                     st.ended = t
@@ -147,7 +150,7 @@ def read_archive(otf2: Any, anchor: Path) -> Trace:
                 if st.region == "MPI_Init":
                     st.started = t
                 _close(st, t, locations)
-                st.last = t
+                st.last = e.time
             else:
                 st.inside.append(e)
     ranks = [states[loc] for loc in locations]

@@ -2,13 +2,16 @@
 
 ``c/bsim_record.c`` writes a 16-byte header (magic ``BSIM``, version 2, world rank, world
 size) and then one 64-byte record per MPI call (``RECORD`` below), time-stamped with the
-time-stamp counter on x86-64 and converted to seconds here (:func:`_in_seconds`).  This
-module turns the records into actions:
+time-stamp counter on x86-64 and converted here to whole nanoseconds of CLOCK_MONOTONIC
+(:func:`_in_ns`), the one clock from which both the calls' times (``Trace.times``, seconds)
+and the compute between them are taken.  This module turns the records into actions:
 
-* the time between one call's leave and the next call's enter is a ``compute`` action
-  (intervals below :data:`MIN_COMPUTE`, 10 ns, the timer's own noise, are dropped); in a
-  run recorded with ``--compute-clock cpu`` its value is the thread's CPU seconds between
-  the two (``cpu`` records), not the wall seconds;
+* the time between one kept call's leave and the next kept call's enter (whole ns) is a
+  ``compute`` action, so it equals the gap in ``Trace.times`` and an OTF2 archive (1 ns
+  ticks) gives it back; gaps of at most :data:`MIN_COMPUTE`, 10 ns, the timer's own noise,
+  are none (on x86-64 the counter may step by about 10 ns, as on AMD EPYC).  In a run
+  recorded with ``--compute-clock cpu`` its value is the thread's CPU seconds between the
+  two (``cpu`` records), not the wall seconds;
 * each rank's CPU seconds from ``MPI_Init`` to ``MPI_Finalize`` (the ``clock`` records)
   go to ``measured["cpu"]``;
 * request handles, which MPI reuses once a request completes, become per-rank request
@@ -18,7 +21,8 @@ module turns the records into actions:
 * a receive posted with ``MPI_ANY_SOURCE`` takes the source its status reported (the
   completion record), so the replay matches what the run matched;
 * a test that completed nothing leaves no action (its time joins the compute around it);
-* a receive that was cancelled or never completed leaves no action either.
+* a receive that was cancelled or never completed leaves no action either (nor does a wait
+  that completed only requests bsim did not see start): its time joins the compute too.
 """
 
 from __future__ import annotations
@@ -81,15 +85,18 @@ def _read_rank(path: Path) -> tuple[int, int, np.ndarray]:
     return int(head["rank"]), int(head["size"]), recs
 
 
-def _in_seconds(recs: np.ndarray, path: Path) -> np.ndarray:
-    """Records with their times in seconds.  The library stamps x86-64 records with the
-    time-stamp counter and writes (counter, CLOCK_MONOTONIC) pairs at MPI_Init and
-    MPI_Finalize (``clock`` records, ``req`` = 1); seconds are the line through them."""
+def _in_ns(recs: np.ndarray, path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The records without their ``clock`` records, and per record its enter and leave as
+    whole nanoseconds of CLOCK_MONOTONIC (int64, shape (n, 2)).  The library stamps x86-64
+    records with the time-stamp counter and writes (counter, CLOCK_MONOTONIC) pairs at
+    MPI_Init and MPI_Finalize (``clock`` records, ``req`` = 1); the counter is mapped to
+    seconds by the line through them, then rounded to the nanosecond."""
     clock = recs["op"] == OPS.index("clock") + 1
     pairs = recs[clock]
-    recs = recs[~clock].copy()
+    recs = recs[~clock]
+    stamps = np.stack([recs["t0"], recs["t1"]], axis=1)
     if len(pairs) == 0 or int(pairs[0]["req"]) == 0:
-        return recs                      # already CLOCK_MONOTONIC seconds
+        return recs, np.rint(stamps * 1e9).astype(np.int64)   # already seconds
     if len(pairs) < 2:
         raise ValueError(f"{path}: the run did not reach MPI_Finalize on this rank (no "
                          "second clock record): its times cannot be converted")
@@ -98,9 +105,8 @@ def _in_seconds(recs: np.ndarray, path: Path) -> np.ndarray:
     rate = (c1 - c0) / (s1 - s0) if s1 > s0 else float("nan")
     if not rate > 0:
         raise ValueError(f"{path}: the time-stamp counter did not advance with the clock")
-    for f in ("t0", "t1"):
-        recs[f] = s0 + (recs[f] - c0) / rate
-    return recs
+    offset = np.rint((stamps - c0) * (1e9 / rate)).astype(np.int64)   # ns since the pair
+    return recs, round(s0 * 1e9) + offset
 
 
 def _split_cpu(recs: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -117,42 +123,63 @@ def _split_cpu(recs: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     return recs[~mine], cpu[~mine]
 
 
-def _actions(recs: np.ndarray, where: str, cpu: np.ndarray | None = None
+def _with_compute(calls: list[tuple[Action | None, int, int, float, float]],
+                  cpu: bool) -> list[tuple[Action, tuple[float, float] | None]]:
+    """The actions of *calls* (action, enter and leave ns, CPU seconds at enter and leave;
+    a ``None`` action, init or finalize, marks time only) in order, each with its (enter,
+    leave) seconds, and before each call whose enter is more than :data:`MIN_COMPUTE` after
+    the previous call's leave a ``compute`` action (with ``None`` times) of that gap (with
+    *cpu*, the CPU seconds between the two when both were read).  Times and compute come
+    from the same whole nanoseconds, so a compute is the gap between the times around it."""
+    out: list[tuple[Action, tuple[float, float] | None]] = []
+    prev: tuple[int, float] | None = None     # the previous call's leave: ns, CPU seconds
+    for act, n0, n1, c0, c1 in calls:
+        if prev is not None and (n0 - prev[0]) / 1e9 > MIN_COMPUTE:
+            seconds = (n0 - prev[0]) / 1e9
+            if cpu and c0 == c0 and prev[1] == prev[1]:
+                seconds = max(0.0, c0 - prev[1])
+            out.append((("compute", seconds), None))
+        prev = (n1, c1)
+        if act is not None:
+            out.append((act, (n0 / 1e9, n1 / 1e9)))
+    return out
+
+
+def _actions(recs: np.ndarray, ns: np.ndarray, where: str, cpu: np.ndarray | None = None
              ) -> tuple[list[Action], list[tuple[float, float]], float, float]:
-    """The actions of one rank, the (enter, leave) times of those that are not compute, and
-    its init-leave and finalize-enter times.  With *cpu* (per record, CPU seconds at enter
-    and leave), a compute action holds the CPU seconds between the calls instead of the
-    wall seconds."""
-    acts: list[Action | None] = []
-    stamps: list[tuple[float, float] | None] = []   # aligned with acts (None: compute)
+    """The actions of one rank, the (enter, leave) times in seconds of those that are not
+    compute, and its init-leave and finalize-enter times, from its records and their
+    (enter, leave) whole nanoseconds *ns*.  A call that leaves no action (a cancelled
+    receive, a wait that completed nothing bsim saw) leaves its time to the compute around
+    it.  With *cpu* (per record, CPU seconds at enter and leave), a compute action holds the
+    CPU seconds between the calls instead of the wall seconds."""
+    acts: list[Action | None] = []    # per call (None: no action; init, finalize: a mark)
+    marks: list[tuple[int, int, float, float]] = []   # per call: enter, leave ns; CPU s
     live: dict[int, list[int]] = {}   # request handle -> identities (MPICH hands one
     #                                   builtin handle to every send completed at once)
     pending: dict[int, int] = {}      # identity -> index of its Irecv action
     next_id = 0
-    last = None
-    last_cpu = float("nan")
+    keep: set[int] = set()            # init and finalize: time marks without an action
     start = end = float("nan")
     rows: list[Any] = recs.tolist()
     i = 0
     while i < len(rows):
-        t0, t1, op_code, comm, peer, tag, nb, nb2, req, root, extra = rows[i]
+        _, _, op_code, comm, peer, tag, nb, nb2, req, root, extra = rows[i]
         op = OPS[op_code - 1] if 0 < op_code <= len(OPS) else "?"
         i += 1
         if op == "done":
             continue                  # read with its wait below
-        if last is not None and t0 - last > MIN_COMPUTE:
-            if cpu is not None and cpu[i - 1, 0] == cpu[i - 1, 0] and last_cpu == last_cpu:
-                acts.append(("compute", max(0.0, float(cpu[i - 1, 0]) - last_cpu)))
-            else:
-                acts.append(("compute", t0 - last))
-            stamps.append(None)
-        last = t1
-        last_cpu = float(cpu[i - 1, 1]) if cpu is not None else float("nan")
+        n0, n1 = int(ns[i - 1, 0]), int(ns[i - 1, 1])
+        c0, c1 = ((float(cpu[i - 1, 0]), float(cpu[i - 1, 1])) if cpu is not None
+                  else (float("nan"), float("nan")))
+        marks.append((n0, n1, c0, c1))
         act: Action | None = None
         if op == "init":
-            start = t1
+            start = n1 / 1e9
+            keep.add(len(acts))
         elif op == "finalize":
-            end = t0
+            end = n0 / 1e9
+            keep.add(len(acts))
         elif op in _SEND:
             act = (_SEND[op], comm, peer, tag, nb)
         elif op == "recv":
@@ -200,19 +227,13 @@ def _actions(recs: np.ndarray, where: str, cpu: np.ndarray | None = None
             act = ("split", comm, int(req), peer, extra)
         else:
             raise ValueError(f"{where}: unknown record op code {op_code}")
-        if act is not None:
-            acts.append(act)
-            stamps.append((t0, t1))
+        acts.append(act)
     for k in pending.values():            # receives never completed (cancelled, freed)
         acts[k] = None
-    kept = [(a, t) for a, t in zip(acts, stamps) if a is not None]
-    merged: list[Action] = []
-    for a, _ in kept:                     # a removed call leaves two computes side by side
-        if a[0] == "compute" and merged and merged[-1][0] == "compute":
-            merged[-1] = ("compute", merged[-1][1] + a[1])
-        else:
-            merged.append(a)
-    return merged, [t for a, t in kept if t is not None], start, end
+    calls = [(a, *m) for j, (a, m) in enumerate(zip(acts, marks))
+             if a is not None or j in keep]
+    kept = _with_compute(calls, cpu is not None)
+    return ([a for a, _ in kept], [t for _, t in kept if t is not None], start, end)
 
 
 def comm_keys(ranks: list[list[Action]]) -> list[dict[int, Any]]:
@@ -308,10 +329,10 @@ def read_raw(directory: str | Path) -> Trace:
         rank, size, raw = _read_rank(f)
         cpu[rank] = _cpu(raw)
         raw, stamps_cpu = _split_cpu(raw)
-        clock_kept = raw["op"] != OPS.index("clock") + 1   # _in_seconds drops these
+        clock_kept = raw["op"] != OPS.index("clock") + 1   # _in_ns drops these
         clock_cpu = stamps_cpu[clock_kept] if stamps_cpu is not None else None
         compute_clock = "wall" if stamps_cpu is None else "cpu"
-        acts, st, s, e = _actions(_in_seconds(raw, f), str(f), clock_cpu)
+        acts, st, s, e = _actions(*_in_ns(raw, f), str(f), clock_cpu)
         per_rank[rank] = acts
         stamps[rank] = st
         starts.append(s)

@@ -1,38 +1,44 @@
-"""Build bsim; compile the fluid contention layer with Cython where a C compiler is present.
+"""Build bsim; compile its hot modules with Cython where a C compiler is present.
 
-The modules in ``bsim.engine.compiled.COMPILED`` are plain Python and stay the
-reference.  When Cython and a C compiler are available (``pip install`` fetches Cython
-into its build environment), each is also compiled, unchanged, to an extension module of
-the same name, which Python imports in preference to the ``.py`` file: contention-aware
-runs (``--contention fluid``) spend about 28% less host time (``docs/benchmarks.md``,
-ninth sitting) and give the same results bit for bit (``tests/test_compiled_modules.py``).
-Without a compiler the build goes on and bsim runs the pure modules (the extensions are
-optional); the environment variable ``BSIM_PURE_PYTHON=1`` makes a run use the ``.py``
-files even when the extensions are built (``bsim/engine/compiled.py``);
-``BSIM_NO_COMPILE=1`` at install time skips the compilation.
+The modules in ``bsim.engine.compiled.COMPILED`` are plain Python and stay the reference.
+When Cython and a C compiler are available (``pip install`` fetches Cython into its build
+environment), each is also compiled to an extension module of the same name, which Python
+imports in preference to the ``.py`` file; the ``.pxd`` beside a module gives its classes
+and locals C types (Cython's pure-Python mode).  Two groups: the fluid contention layer
+(contention-aware runs spend about 28% less host time, ``docs/benchmarks.md``, ninth
+sitting) and the typed hot path of every run (``docs/benchmarks.md``, "The typed hot
+path"); both give the same results bit for bit (``tests/test_compiled_modules.py``,
+``tests/test_typed_hot_path.py``).  Without a
+compiler the build goes on and bsim runs the pure modules (the extensions are optional);
+the environment variable ``BSIM_PURE_PYTHON=1`` makes a run use the ``.py`` files even
+when the extensions are built (``bsim/engine/compiled.py``); ``BSIM_NO_COMPILE=1`` at
+install time skips the compilation.
 """
 
 from __future__ import annotations
 
-import ast
-import hashlib
+import importlib.util
 import json
 import os
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 
-def compiled_sources() -> list[str]:
-    """The source files of ``bsim.engine.compiled.COMPILED`` (read, not imported: the
-    build environment has none of bsim's dependencies)."""
-    tree = ast.parse(Path(__file__).with_name("bsim").joinpath("engine", "compiled.py")
-                     .read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "COMPILED":
-            return [name.replace(".", "/") + ".py" for name in ast.literal_eval(node.value)]
-    raise RuntimeError("bsim/engine/compiled.py defines no COMPILED")
+def compiled_spec() -> ModuleType:
+    """``bsim/engine/compiled.py`` loaded alone (the standard library is all it imports;
+    the build environment has none of bsim's dependencies, so bsim is not imported)."""
+    path = Path(__file__).with_name("bsim").joinpath("engine", "compiled.py")
+    spec = importlib.util.spec_from_file_location("_bsim_compiled", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+COMPILED_SPEC = compiled_spec()
 
 
 def extensions() -> list[Extension]:
@@ -43,8 +49,8 @@ def extensions() -> list[Extension]:
         from Cython.Build import cythonize
     except ImportError:
         return []
-    sources = compiled_sources()
-    exts = cythonize([Extension(path[:-3].replace("/", "."), [path]) for path in sources],
+    exts = cythonize([Extension(name, [name.replace(".", "/") + ".py"])
+                      for name in COMPILED_SPEC.COMPILED],
                      build_dir="build/cython", quiet=True,
                      compiler_directives={"language_level": "3"})
     for ext in exts:
@@ -79,13 +85,13 @@ def _record(base: str, built: list[Extension]) -> None:
         module_dir = Path(base, *ext.name.split(".")[:-1])
         if not module_dir.is_dir():
             continue
-        record = module_dir / "compiled_sources.json"
+        record = module_dir / COMPILED_SPEC.SOURCES_FILE
         try:
             table = json.loads(record.read_text())
         except (OSError, ValueError):
             table = {}
         source = ext.name.replace(".", "/") + ".py"
-        table[ext.name] = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+        table[ext.name] = COMPILED_SPEC.source_digest(source)
         record.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
 
 

@@ -6,6 +6,8 @@ seconds of the simulation loop at 4,096 ranks, 10 iterations, for:
 
 * ``halo``: ``skeletons.halo2d.main`` (4 ``Irecv``, 4 ``Isend``, ``Waitall``, ``add_time``
   a rank and iteration: 409,600 operations), protocol ``bsim``, no contention;
+* ``halo-py``: the same with ``BSIM_PURE_PYTHON=1``: the hot path's modules
+  (``bsim.engine.compiled.TYPED``) run as Python, as on an install without a C compiler;
 * ``sendrecv``: :func:`halo_sendrecv`, the same exchange as four blocking ``Sendrecv``
   (``PROC_NULL`` at the edges) and ``add_time`` (368,640 operations);
 * ``arrays``: :func:`halo_arrays`, the halo's calls with numpy arrays of 64 doubles as an
@@ -16,7 +18,8 @@ seconds of the simulation loop at 4,096 ranks, 10 iterations, for:
 
 with each rate's ratio to SimPy's and the floor's over it: CPU seconds hold as ratios
 on a machine shared with other work, where wall seconds do not.  Targets: the halo at
->= 1.5x SimPy's rate and within 3x the floor, the ``Sendrecv`` halo at >= 1.0x SimPy's.
+>= 1.5x SimPy's rate and within 3x the floor, the ``Sendrecv`` halo at >= 1.0x SimPy's, and
+``halo-py`` no slower than the halo before the hot path was compiled.
 ``--sitting-only`` stops after this table.
 
 Then, at scale:
@@ -276,7 +279,7 @@ def _sitting_child(mode: str, iters: int) -> dict[str, Any]:
         return dict(ops=timeouts, cpu=time.process_time() - c, wall=wall)
     import bsim
     spent = _loop_clock()
-    if mode == "halo":
+    if mode in ("halo", "halo-py"):   # halo-py: run() sets BSIM_PURE_PYTHON=1
         from skeletons.halo2d import main as halo
         res = bsim.simulate(halo, ranks=4096, network=NETWORK, protocol="bsim",
                             check_memory=False,
@@ -285,14 +288,16 @@ def _sitting_child(mode: str, iters: int) -> dict[str, Any]:
         res = bsim.simulate(halo_sendrecv if mode == "sendrecv" else halo_arrays, ranks=4096,
                             network=NETWORK, protocol="bsim", check_memory=False,
                             kwargs=dict(iterations=iters))
-    return dict(ops=res.total_ops, cpu=spent[0], wall=spent[1], elapsed=repr(res.elapsed))
+    from bsim.engine.compiled import TYPED, compiled_modules
+    return dict(ops=res.total_ops, cpu=spent[0], wall=spent[1], elapsed=repr(res.elapsed),
+                typed=set(TYPED) <= set(compiled_modules()))
 
 
-SITTING = ("halo", "sendrecv", "arrays", "simpy", "floor")
+SITTING = ("halo", "halo-py", "sendrecv", "arrays", "simpy", "floor")
 
 
 def sitting(repeat: int, iters: int = ITERATIONS) -> dict[str, dict[str, Any]]:
-    """The four 4,096-rank workloads, each in its own subprocess, alternated *repeat* times;
+    """The 4,096-rank workloads, each in its own subprocess, alternated *repeat* times;
     the fastest (CPU) run of each; prints the table with ratios."""
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in SITTING}
     for _ in range(repeat):
@@ -309,7 +314,11 @@ def sitting(repeat: int, iters: int = ITERATIONS) -> dict[str, dict[str, Any]]:
         print(f"{m:>9} {r['ops']:>9,} {r['cpu']:>7.3f} {r['wall']:>7.3f} {rate[m]:>10,.0f} "
               f"{rate[m] / rate['simpy']:>8.2f} {rate['floor'] / rate[m]:>8.2f}  ({every})",
               flush=True)
-    print("targets: halo >= 1.5 x SimPy and <= 3 x the floor; Sendrecv halo >= 1.0 x SimPy\n")
+    hot = {m: r["typed"] for m, r in best.items() if "typed" in r}
+    print("the hot path ran " + ", ".join(f"{m} {'compiled' if c else 'as Python'}"
+                                          for m, c in hot.items()))
+    print("targets: halo >= 1.5 x SimPy and <= 3 x the floor; Sendrecv halo >= 1.0 x SimPy; "
+          "halo-py (BSIM_PURE_PYTHON=1) no slower than before the hot path was compiled\n")
     return best
 
 
@@ -343,7 +352,7 @@ def _child(mode: str, px: int, py: int, iters: int) -> dict[str, Any]:
                     per_rank_kib=(samples["during"] - before) / n)
     if mode == "greenlet":
         return dict(ranks=n, per_rank_kib=_bare_greenlet_kib(n))
-    if mode == "halo":
+    if mode in ("halo", "halo-py"):   # halo-py: run() sets BSIM_PURE_PYTHON=1
         from skeletons.halo2d import main as halo
         res = bsim.simulate(halo, ranks=n, network=NETWORK, check_memory=False,
                             kwargs=dict(px=px, py=py, nx=64 * px, ny=64 * py, iterations=iters),
@@ -363,9 +372,11 @@ def _child(mode: str, px: int, py: int, iters: int) -> dict[str, Any]:
 
 def run(mode: str, px: int, py: int, iters: int) -> dict[str, Any]:
     """One measurement in a fresh subprocess (its own peak RSS)."""
+    pure = "1" if mode.endswith("-py") else os.environ.get("BSIM_PURE_PYTHON", "")
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", mode,
                           str(px), str(py), str(iters)],
-                         check=True, capture_output=True, text=True)
+                         check=True, capture_output=True, text=True,
+                         env=dict(os.environ, BSIM_PURE_PYTHON=pure))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """The discrete-event engine: a SimPy ``Environment`` whose processes are greenlets.
 
 Each virtual rank runs the user's plain blocking code in a greenlet.  A blocking
@@ -40,7 +41,9 @@ import simpy
 from simpy.core import EmptySchedule
 
 from ..errors import BsimError, LookaheadError, MPIUsageError, RankError
+from .engine_state import EngineState
 from .events import PRIO_NET, PRIO_RANK, SIMPY_KEYS, Call, Deliveries, NetEvent, Wakeups
+from .events import fire_simpy_event as run_simpy_event
 from .failures import FailureReports, program_interrupt, user_location_of_traceback
 from .hooks import PROGRESS_EVERY
 from .host_sockets import CooperativeSockets
@@ -56,6 +59,11 @@ if TYPE_CHECKING:
     from .collective_rules import CollectiveCosts
     from .fabric import ContentionLayer
 
+try:   # C types of the hot path's locals when compiled (bsim/engine/compiled.py, TYPED)
+    import cython
+except ImportError:   # (Cython is needed to build only)
+    from . import pure_cython as cython
+
 __all__ = ["Engine", "LIVELOCK_POLLS"]
 
 GC_YOUNG_MIN = 50_000          # young-generation collector threshold during a run, at least
@@ -66,7 +74,7 @@ LIVELOCK_POLLS = 100_000   # consecutive fruitless polls before the livelock che
 _by_key = attrgetter("key")   # a message's place among the deliveries of one time
 
 
-class Engine(FailureReports, simpy.Environment):
+class Engine(EngineState, FailureReports, simpy.Environment):
     """One simulation: the event queue, the virtual ranks and the models they use.
 
     ``Engine(nranks, network, protocol)``; :meth:`run_program` runs
@@ -302,6 +310,7 @@ class Engine(FailureReports, simpy.Environment):
         for done in self.user_state.pop("bsim.at_finish", ()):   # e.g. files left open
             done()
 
+    @cython.locals(vr="VirtualRank", msg="Message", rkey="long long", events="long long")
     def run_until(self, end: float) -> None:
         """Process every event earlier than *end* (all of them for ``inf``)."""
         queue = self.queue
@@ -422,7 +431,7 @@ class Engine(FailureReports, simpy.Environment):
                         self._abort(None, exc)
                 else:   # a SimPy event (bsim.engine.simpy_bridge)
                     try:
-                        self._simpy_event(item)
+                        run_simpy_event(item)
                     except BaseException as exc:
                         self._abort(None, exc)
         finally:
@@ -477,15 +486,6 @@ class Engine(FailureReports, simpy.Environment):
             charge_host_compute(vr)   # the compute after the last MPI call
         vr.finished = True
 
-    def _simpy_event(self, event: Any) -> None:
-        callbacks, event.callbacks = event.callbacks, None
-        for callback in callbacks:
-            callback(event)
-        if not event._ok and not hasattr(event, "_defused"):
-            exc = type(event._value)(*event._value.args)
-            exc.__cause__ = event._value
-            raise exc
-
     # -- failure -------------------------------------------------------------
     def _teardown(self) -> None:
         """Kill every unfinished rank's greenlet (runs their ``finally`` blocks)."""
@@ -504,7 +504,7 @@ class Engine(FailureReports, simpy.Environment):
     def _abort(self, vr: VirtualRank | None, exc: BaseException) -> None:
         self._teardown()
         if isinstance(exc, KeyboardInterrupt):
-            line = program_interrupt(exc) if vr is not None else None
+            line = program_interrupt(exc, vr.rank) if vr is not None else None
             if line is not None and vr is not None:   # the program raised it: its error
                 raise RankError(line, vr.rank) from exc
             exc.sim_time = self._now   # type: ignore[attr-defined]   # for the CLI's report

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from .core import Engine
 
 __all__ = ["Priority", "Call", "Deliveries", "Wakeups", "NetEvent", "SIMPY_KEYS", "PRIO_NET",
-           "PRIO_RANK", "PRIO_SETTLE", "TIE"]
+           "PRIO_RANK", "PRIO_SETTLE", "TIE", "fire_simpy_event"]
 
 SIMPY_KEYS = 1 << 62   # keys of plain SimPy events start here (above every rank's)
 
@@ -109,3 +109,16 @@ class NetEvent(ABC):
     @abstractmethod
     def to_wire(self, engine: Engine) -> tuple[Any, ...]:
         """A picklable form (object references replaced by keys in ``engine.handles``)."""
+
+
+def fire_simpy_event(event: Any) -> None:
+    """Process a SimPy event popped from the engine's queue as SimPy's ``step`` does: run
+    its callbacks; a failed event nobody defused raises its exception (a copy, caused by
+    the original)."""
+    callbacks, event.callbacks = event.callbacks, None
+    for callback in callbacks:
+        callback(event)
+    if not event._ok and not hasattr(event, "_defused"):
+        exc = type(event._value)(*event._value.args)
+        exc.__cause__ = event._value
+        raise exc

@@ -253,7 +253,7 @@ def user_location_of_traceback(exc: BaseException) -> str:
 _RAISE = dis.opmap["RAISE_VARARGS"]
 
 
-def program_interrupt(exc: BaseException) -> str | None:
+def program_interrupt(exc: BaseException, rank: int | None = None) -> str | None:
     """The one line of a ``KeyboardInterrupt`` that a rank's program raised itself
     (``raise KeyboardInterrupt`` at the user's ``file:line``), else None: a program's
     exception like any other (``rank 2 raised KeyboardInterrupt (at prog.py:7)``), not
@@ -264,11 +264,11 @@ def program_interrupt(exc: BaseException) -> str | None:
     interrupt whose innermost frame stopped at one was raised by code, and it was the
     program's when that frame ran in a rank (the traceback passes through the rank's
     ``Engine.run_rank``, whose ``vr`` names it).  A Ctrl-C re-raised by the program keeps
-    the frame where it struck, and stays an interrupt."""
+    the frame where it struck, and stays an interrupt.  *rank*: the rank whose greenlet
+    raised it, when the caller knows (a compiled ``run_rank``'s frame shows no locals)."""
     if not isinstance(exc, KeyboardInterrupt) or exc.__traceback__ is None:
         return None
     tb: types.TracebackType | None = exc.__traceback__
-    rank = None
     last = exc.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code

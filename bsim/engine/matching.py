@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """MPI message matching: per-rank queues of posted receives and unexpected messages.
 
 Rules (MPI 3.1 Sec. 3.5): a message matches a receive with the same

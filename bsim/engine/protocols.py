@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """Point-to-point protocols: when a message is visible, and what each side is charged.
 
 Two protocols here, selected per run (the third, ``loggops``, is :mod:`bsim.engine.loggops`;
@@ -58,10 +59,14 @@ from .synchronous import acknowledge
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
 
-    from .surface import Request
     from .core import Engine
-    from .fabric import ContentionLayer
     from .rank import VirtualRank
+    from .surface import Request
+
+try:   # C types of the hot path's locals when compiled (bsim/engine/compiled.py, TYPED)
+    import cython
+except ImportError:
+    from . import pure_cython as cython
 
 __all__ = ["Protocol", "BsimProtocol", "LogGPProtocol", "LogGOPSProtocol", "build_protocol",
            "PROTOCOLS", "DEFERRED"]
@@ -96,6 +101,8 @@ class BsimProtocol(Protocol):
         """``min_cost()``: no message between two ranks costs less (base.py)."""
         return float(net.min_cost())
 
+    @cython.locals(vr="VirtualRank", dst="VirtualRank", msg="Message", req="RequestState",
+                   eng="EngineState", t=cython.double, lag=cython.double)
     def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
              synchronous: bool) -> None:
         t = vr.clock
@@ -135,6 +142,7 @@ class BsimProtocol(Protocol):
         ``max(tp, ts) + cost`` as a ``Recv`` posted at ``tp`` (``docs/protocols.md``)."""
         self._credit(msg, msg.visible - max(t_probe, msg.t_send))
 
+    @cython.locals(req="RequestState", msg="Message")
     def matched(self, req: Request, msg: Message) -> None:
         transfer_payload(req, msg)
         if msg.rendezvous:   # a synchronous send: acknowledge the match to the sender
@@ -326,6 +334,7 @@ class LogGPProtocol(Protocol):
             rts = self._fifo(vr, dst.rank, t + o + net.wire(vr.rank, dst.rank, 0))
             self._deliver_at(vr, dst.rank, msg, rts)
 
+    @cython.locals(req="RequestState", msg="Message")
     def matched(self, req: Request, msg: Message) -> None:
         transfer_payload(req, msg)
         net = self.net

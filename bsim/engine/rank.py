@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """Virtual ranks: one greenlet, one simulated clock and a calc/wait/comm account each.
 
 A rank's ``clock`` is its own simulated time.  It may run *ahead* of the
@@ -239,8 +240,9 @@ class VirtualRank:
             avail = r.avail
             if avail is None:   # every request is resolved here
                 continue
-            if avail > t:
-                idle = avail - t
+            av = avail   # (a C double when compiled: rank.pxd)
+            if av > t:
+                idle = av - t
                 w = r.partner - t
                 if w > idle:
                     w = idle
@@ -250,13 +252,14 @@ class VirtualRank:
                 else:
                     comm += idle
                 if tracer is not None:
-                    _trace_idle(tracer, self.rank, call, t, max(w, 0.0), avail)
-                t = avail
-            t += r.cost
-            comm += r.cost
+                    _trace_idle(tracer, self.rank, call, t, max(w, 0.0), av)
+                t = av
+            cost = r.cost
+            t += cost
+            comm += cost
             if tracer is not None:
-                if r.cost > 0.0:
-                    tracer.span(self.rank, "comm", call, t - r.cost, t)
+                if cost > 0.0:
+                    tracer.span(self.rank, "comm", call, t - cost, t)
                 if r.flow is not None:
                     m = r.flow
                     tracer.message(m.src, m.dst, m.nbytes, m.tag, m.t_send, t)

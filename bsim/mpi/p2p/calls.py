@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """Point-to-point operations of communicators, mpi4py's names and keywords.
 
 Every function takes the communicator first and is bound as a method of
@@ -161,12 +162,13 @@ def _group_peer(comm: Comm, vr: VirtualRank, crank: int) -> int:
     return -1
 
 
-def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind
-          ) -> Request | None:
+def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind,
+          hand: bool = False) -> Request | None:
     """The hot path, flattened: a placeholder or a numpy array sent to (*kind* ``SEND``)
     or received from (``RECV``, no wildcard) rank *peer* of the world or of an
     intracommunicator's group, without conversions or communicator lookups; None when the
-    general path must take the call (and raise what is wrong)."""
+    general path must take the call (and raise what is wrong).  *hand*: the request is
+    handed to the program (``hand_out``, inlined: a nonblocking call)."""
     g = getcurrent()
     cls = buf.__class__
     if (cls is not Buffer and cls is not np.ndarray) or g.__class__ is not RankGreenlet \
@@ -207,6 +209,9 @@ def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind
         req.rinfo = buf
         req.t_post = vr.clock
         post_receive(vr, req)
+    if hand:
+        req.handed = True
+        vr.open_requests += 1
     return req
 
 
@@ -316,11 +321,9 @@ def Ssend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
 
 def Isend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
     """Nonblocking send."""
-    req = _flat(comm, buf, dest, tag, "Isend", SEND)
+    req = _flat(comm, buf, dest, tag, "Isend", SEND, True)
     if req is None:
-        req = _buf_send(comm, buf, dest, tag, "Isend")
-    req.handed = True   # hand_out() inlined: a fresh request (hot path)
-    req.owner.open_requests += 1
+        return hand_out(_buf_send(comm, buf, dest, tag, "Isend"))
     return req
 
 
@@ -347,12 +350,11 @@ def Recv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
 
 def Irecv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
     """Nonblocking receive."""
-    req = _flat(comm, buf, source, tag, "Irecv", RECV)
+    req = _flat(comm, buf, source, tag, "Irecv", RECV, True)
     if req is None:
         vr = current()
-        req = _irecv(comm, vr, parse_buffer(vr, buf, "Irecv"), False, source, tag, "Irecv")
-    req.handed = True   # hand_out() inlined: a fresh request (hot path)
-    req.owner.open_requests += 1
+        req = hand_out(_irecv(comm, vr, parse_buffer(vr, buf, "Irecv"), False, source, tag,
+                              "Irecv"))
     return req
 
 

@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """Requests in lists: ``Waitsome``/``Testsome`` (and their object forms) and status lists.
 
 The timing is that of ``Waitany``/``Test`` (``docs/protocols.md``, "Requests and

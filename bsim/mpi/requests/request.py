@@ -14,11 +14,11 @@ Until then ``avail`` is ``None``.
 
 from __future__ import annotations
 
-import pickle
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from ...constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, ERR_REQUEST, UNDEFINED, ReqKind
 from ...engine.rank import VirtualRank, current
+from ...engine.request_state import RequestState
 from ...errors import MPIUsageError
 from ..common.handles import HandleValues, subclassable
 from .multiple_completions import (
@@ -31,16 +31,13 @@ from .multiple_completions import (
 )
 from .status import Status
 
-if TYPE_CHECKING:
-    from ..data.buffers import BufInfo
-
 __all__ = ["hand_out", "Request", "Prequest", "Status", "REQUEST_NULL", "SEND", "RECV", "DONE"]
 
 # hot path: the kinds as module globals (an Enum attribute lookup costs several times a global's)
 SEND, RECV, DONE = ReqKind.SEND, ReqKind.RECV, ReqKind.DONE
 
 
-class Request(RequestSets, HandleValues):
+class Request(RequestState, RequestSets, HandleValues):
     """Handle of a nonblocking operation (mpi4py's ``MPI.Request``).
 
     Truthy while pending, falsy once completed (then ``REQUEST_NULL``).  ``Wait``, ``Test``
@@ -67,10 +64,7 @@ class Request(RequestSets, HandleValues):
       (completion), :meth:`describe` (reports), ``Prequest.reset``.
     """
 
-    __slots__ = ("owner", "kind", "call", "ctx", "src", "tag", "avail", "cost",
-                 "partner", "t_post", "waited", "envelope", "payload", "lower",
-                 "rinfo", "error", "post", "flow", "cancelled", "handed", "_origin",
-                 "__weakref__")
+    __slots__ = ("_origin", "__weakref__")
     _handle_kind = "Request"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -83,73 +77,6 @@ class Request(RequestSets, HandleValues):
     def _handle_identity(self) -> object | None:
         """What copies of this request share (None once it is null)."""
         return getattr(self, "_origin", self) if self else None
-
-    def __init__(self, owner: VirtualRank | Request | None = None, kind: ReqKind = DONE,
-                 call: str = "REQUEST_NULL") -> None:
-        if kind is DONE:   # mpi4py's Request(request) or Request(); never an operation's
-            if isinstance(owner, Request):
-                # another object for the same handle, equal to it: a snapshot of its state
-                # (no Python-level __new__: requests are made per operation, and a
-                # __new__ doubled their cost)
-                for slot in Request.__slots__[:-2]:   # not _origin and __weakref__
-                    setattr(self, slot, getattr(owner, slot))
-                self._origin = getattr(owner, "_origin", owner)
-                return
-            if owner is not None and not isinstance(owner, VirtualRank):
-                raise TypeError(f"{type(self).__name__}(): expected a Request, got "
-                                f"{type(owner).__name__}")
-        # the rank that posted it (None only for a null request, never waited on)
-        self.owner: VirtualRank = cast("VirtualRank", owner)
-        self.kind = kind
-        self.call = call
-        self.ctx: Any = 0      # communicator context: an int or a tuple
-        self.src = ANY_SOURCE
-        self.tag = ANY_TAG
-        self.avail: float | None = None
-        self.cost = 0.0
-        self.partner = 0.0
-        self.t_post = 0.0
-        self.waited = False
-        self.envelope: tuple[int, int, int] | None = None
-        self.payload: Any = None
-        self.lower = False
-        self.rinfo: BufInfo | None = None
-        self.error: BaseException | None = None
-        self.post: Any = None   # nonblocking collectives: computes the result at completion
-        self.flow: Any = None   # tracing: the matched Message
-        self.cancelled = False
-        self.handed = False   # given to the program: counted in owner.open_requests
-
-    # -- engine side -------------------------------------------------------
-    def resolve(self, avail: float, cost: float, partner: float) -> None:
-        """Set the times of the matched operation; wake the owner if it waits on it."""
-        self.avail = avail
-        self.cost = cost
-        self.partner = partner
-        if self.waited:
-            self.owner.on_resolve(self)
-
-    def finish(self, status: Status | None) -> Any:
-        """Mark completed; fill *status*; return the received object (lowercase)."""
-        self.kind = DONE
-        if self.handed:
-            self.handed = False
-            self.owner.open_requests -= 1
-        st = self.envelope   # (a truncated receive's status too, as MPICH fills it)
-        if status is not None and st is not None:
-            status._fill(*st)
-        if self.error is not None:
-            err, self.error = self.error, None
-            raise err
-        if status is not None:
-            status.cancelled = self.cancelled
-        if self.post is not None:
-            post, self.post = self.post, None
-            return post()
-        if self.lower:
-            payload, self.payload = self.payload, None
-            return pickle.loads(payload) if payload else None
-        return None
 
     # -- mpi4py surface ----------------------------------------------------
     def __bool__(self) -> bool:

@@ -1,0 +1,21 @@
+# The C types of matching.py, for Cython (bsim/engine/compiled.py, TYPED).
+
+cimport cython
+from bsim.engine.rank cimport VirtualRank
+from bsim.engine.request_state cimport RequestState
+
+cdef class Message:
+    cdef public object ctx, src, dst, src_crank, tag, nbytes, payload, lower, sreq, key
+    cdef public double t_send, visible
+    cdef public bint rendezvous
+
+cdef class Mailbox:
+    cdef public list posted, unexpected, probers
+
+@cython.locals(box=Mailbox, posted=list, req=RequestState, i=Py_ssize_t)
+cpdef deliver(VirtualRank dst, Message msg, double now)
+
+@cython.locals(box=Mailbox, unexpected=list, msg=Message, i=Py_ssize_t)
+cpdef post_receive(VirtualRank vr, RequestState req)
+
+cpdef transfer_payload(RequestState req, Message msg)

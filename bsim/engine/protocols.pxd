@@ -1,0 +1,7 @@
+# The C types protocols.py's hot methods declare (@cython.locals), for Cython
+# (bsim/engine/compiled.py, TYPED).
+
+from bsim.engine.matching cimport Message
+from bsim.engine.rank cimport VirtualRank
+from bsim.engine.request_state cimport RequestState
+from bsim.engine.engine_state cimport EngineState

@@ -1,0 +1,10 @@
+# The C type of request_state.py's RequestState, for Cython (bsim/engine/compiled.py, TYPED).
+
+cdef class RequestState:
+    cdef public object owner, kind, call, ctx, src, tag, avail
+    cdef public double cost, partner, t_post
+    cdef public bint waited, lower, cancelled, handed
+    cdef public object envelope, payload, rinfo, error, post, flow
+
+    cpdef resolve(self, double avail, double cost, double partner)
+    cpdef finish(self, object status)

@@ -1,0 +1,103 @@
+# cython: annotation_typing=False
+"""``RequestState``: what the engine reads and writes of a request, the base of ``Request``.
+
+The engine's side of a request (its owner, what it matches, its three times, its results)
+is kept apart from mpi4py's surface (``bsim/mpi/requests/request.py``, which documents
+each field), so that a compiled build can make it an extension type
+(``request_state.pxd``) whose fields the compiled hot path reads as C fields; ``Request``
+adds the surface in Python above it.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import TYPE_CHECKING, Any
+
+from ..constants import ANY_SOURCE, ANY_TAG, ReqKind
+
+if TYPE_CHECKING:
+    from .rank import VirtualRank
+
+__all__ = ["RequestState", "STATE_FIELDS"]
+
+DONE = ReqKind.DONE
+
+STATE_FIELDS = ("owner", "kind", "call", "ctx", "src", "tag", "avail", "cost", "partner",
+                "t_post", "waited", "envelope", "payload", "lower", "rinfo", "error", "post",
+                "flow", "cancelled", "handed")
+"""The fields of a request's state, copied by ``Request(request)``."""
+
+
+class RequestState:
+    """The engine's side of a request (``Request`` in ``request.py`` documents the fields)."""
+
+    __slots__ = STATE_FIELDS
+
+    def __init__(self, owner: VirtualRank | RequestState | None = None, kind: ReqKind = DONE,
+                 call: str = "REQUEST_NULL") -> None:
+        if kind is DONE:   # mpi4py's Request(request) or Request(); never an operation's
+            if isinstance(owner, RequestState):
+                # another object for the same handle, equal to it: a snapshot of its state
+                # (no Python-level __new__: requests are made per operation, and a
+                # __new__ doubled their cost)
+                for slot in STATE_FIELDS:
+                    setattr(self, slot, getattr(owner, slot))
+                self._origin = getattr(owner, "_origin", owner)
+                return
+            from .rank import VirtualRank  # (not at import: rank.py types its requests)
+
+            if owner is not None and not isinstance(owner, VirtualRank):
+                raise TypeError(f"{type(self).__name__}(): expected a Request, got "
+                                f"{type(owner).__name__}")
+        # the rank that posted it (None only for a null request, never waited on)
+        self.owner: VirtualRank = owner   # type: ignore[assignment]
+        self.kind = kind
+        self.call = call
+        self.ctx: Any = 0      # communicator context: an int or a tuple
+        self.src = ANY_SOURCE
+        self.tag = ANY_TAG
+        self.avail: float | None = None
+        self.cost = 0.0
+        self.partner = 0.0
+        self.t_post = 0.0
+        self.waited = False
+        self.envelope: tuple[int, int, int] | None = None
+        self.payload: Any = None
+        self.lower = False
+        self.rinfo: Any = None   # the parsed receive buffer (bsim.mpi.data.buffers.BufInfo)
+        self.error: BaseException | None = None
+        self.post: Any = None   # nonblocking collectives: computes the result at completion
+        self.flow: Any = None   # tracing: the matched Message
+        self.cancelled = False
+        self.handed = False   # given to the program: counted in owner.open_requests
+
+    def resolve(self, avail: float, cost: float, partner: float) -> None:
+        """Set the times of the matched operation; wake the owner if it waits on it."""
+        self.avail = avail
+        self.cost = cost
+        self.partner = partner
+        if self.waited:
+            self.owner.on_resolve(self)
+
+    def finish(self, status: Any) -> Any:
+        """Mark completed; fill *status* (an ``MPI.Status`` or None); return the received
+        object (lowercase)."""
+        self.kind = DONE
+        if self.handed:
+            self.handed = False
+            self.owner.open_requests -= 1
+        st = self.envelope   # (a truncated receive's status too, as MPICH fills it)
+        if status is not None and st is not None:
+            status._fill(*st)
+        if self.error is not None:
+            err, self.error = self.error, None
+            raise err
+        if status is not None:
+            status.cancelled = self.cancelled
+        if self.post is not None:
+            post, self.post = self.post, None
+            return post()
+        if self.lower:
+            payload, self.payload = self.payload, None
+            return pickle.loads(payload) if payload else None
+        return None

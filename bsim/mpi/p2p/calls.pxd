@@ -1,0 +1,11 @@
+# C types of calls.py's hot function, for Cython (bsim/engine/compiled.py, TYPED).
+
+cimport cython
+from bsim.engine.engine_state cimport EngineState
+from bsim.engine.matching cimport Message
+from bsim.engine.rank cimport VirtualRank
+from bsim.engine.request_state cimport RequestState
+
+@cython.locals(vr=VirtualRank, eng=EngineState, req=RequestState, msg=Message, nbytes=object)
+cpdef _flat(object comm, object buf, object peer, object tag, object call, object kind,
+            bint hand=*)

@@ -1,0 +1,10 @@
+# C types of multiple_completions.py's hot function, for Cython (bsim/engine/compiled.py,
+# TYPED).
+
+cimport cython
+from bsim.engine.rank cimport VirtualRank
+from bsim.engine.request_state cimport RequestState
+
+@cython.locals(r=RequestState, owner=VirtualRank, pending=list)
+cpdef list wait_all(object requests, object statuses, object call, bint stop_at_error,
+                    bint results=*)

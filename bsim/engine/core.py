@@ -46,6 +46,7 @@ from .events import PRIO_NET, PRIO_RANK, SIMPY_KEYS, Call, Deliveries, NetEvent,
 from .events import fire_simpy_event as run_simpy_event
 from .failures import FailureReports, program_interrupt, user_location_of_traceback
 from .hooks import PROGRESS_EVERY
+from .host_memory import create_ranks, start_ranks
 from .host_sockets import CooperativeSockets
 from .host_watchdog import HostBlockWatchdog
 from .matching import Message, deliver
@@ -106,7 +107,7 @@ class Engine(EngineState, FailureReports, simpy.Environment):
         self.nranks = nranks
         self.network = network
         self.protocol = protocol
-        self.ranks = [VirtualRank(r, self) for r in range(nranks)]
+        self.ranks = create_ranks(VirtualRank, self, nranks)   # (host_memory: counted)
         self.main: greenlet.greenlet = greenlet.getcurrent()
         self.events = 0
         self.host_seconds = 0.0
@@ -282,9 +283,7 @@ class Engine(EngineState, FailureReports, simpy.Environment):
         young = min(max(t[0], GC_YOUNG_MIN, GC_ALLOCS_PER_RANK * len(self.local_ranks)),
                     GC_YOUNG_MAX)
         gc.set_threshold(young, max(t[1], 20), t[2])
-        for vr in self.local_ranks:
-            RankGreenlet(vr, program, self.main)
-            vr.wake(0.0)
+        start_ranks(self.local_ranks, RankGreenlet, program, self.main)
         self.unfinished = len(self.local_ranks)
         self.hooked = self.tracer is not None or self.noise is not None
         self.watchdog.arm()

@@ -31,9 +31,10 @@ from typing import Any, TypeVar, cast
 from ..errors import BsimError
 
 __all__ = ["KIB_PER_RANK", "available_memory", "check_rank_memory", "out_of_memory",
-           "reports_out_of_memory", "OutOfMemoryError"]
+           "reports_out_of_memory", "OutOfMemoryError", "create_ranks", "start_ranks"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 KIB_PER_RANK = 12
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -147,17 +148,33 @@ def check_rank_memory(ranks: int) -> None:
                           f"--no-memory-check) to try anyway")
 
 
+def create_ranks(rank_class: Callable[[int, Any], T], engine: Any, n: int) -> list[T]:
+    """The engine's *n* virtual ranks, ``rank_class(r, engine)``.  Made here, in a module
+    that always runs as Python (the engine's may be compiled, and a compiled frame shows
+    no locals): a ``MemoryError`` on the way says how many were made (:func:`_how_far`)."""
+    return [rank_class(r, engine) for r in range(n)]
+
+
+def start_ranks(ranks: list[Any], greenlet_class: Callable[..., Any], program: Any,
+                main: Any) -> None:
+    """Give each of *ranks* its greenlet running *program* and wake it at t = 0 (as
+    :func:`create_ranks`, here for :func:`_how_far`)."""
+    for vr in ranks:
+        greenlet_class(vr, program, main)
+        vr.wake(0.0)
+
+
 def _how_far(tb: TracebackType | None) -> str:
     """``after N ranks were created`` or ``at simulated t=... s``, from the frames of
-    the traceback *tb* (the engine's, or the comprehension that creates its ranks)."""
+    the traceback *tb* (the engine's, or :func:`create_ranks` and :func:`start_ranks`)."""
     created, now = None, None
     while tb is not None:
         frame = tb.tb_frame
         local = frame.f_locals
-        if frame.f_code.co_filename.endswith(os.path.join("engine", "core.py")):
+        if frame.f_code.co_filename.endswith(os.path.join("engine", "host_memory.py")):
             if frame.f_code.co_name == "<listcomp>" and "r" in local:
                 created = local["r"]
-            elif frame.f_code.co_name == "start" and "vr" in local:
+            elif frame.f_code.co_name == "start_ranks" and "vr" in local:
                 created = getattr(local["vr"], "rank", None)
         for name in ("engine", "self"):
             value = getattr(local.get(name), "_now", None)

@@ -52,7 +52,7 @@ from .host_watchdog import HostBlockWatchdog
 from .matching import Message, deliver
 from .private_modules import PrivateModules
 from .process_exit import ExitGuard
-from .rank import RankGreenlet, VirtualRank, charge_host_compute
+from .rank import RankGreenlet, VirtualRank
 from .rank_generators import RankGenerators
 from .rank_threads import ThreadSupport
 
@@ -465,25 +465,6 @@ class Engine(EngineState, FailureReports, simpy.Environment):
             self.progress(self)
         after = self._next_mark(done, max_events)
         return start, (after + events if after > 0 else -1)
-
-    def run_rank(self, vr: VirtualRank, program: Callable[[VirtualRank], Any]) -> None:
-        """*program* on *vr*, then its exit: sys.exit code, threads, atexit handlers."""
-        if self.measure is not None:
-            vr.host_mark = self.measure.clock()
-        try:
-            vr.retval = program(vr)
-        except SystemExit as exc:   # sys.exit(0) ends the rank; another code is an error
-            if exc.code not in (None, 0):
-                where = user_location_of_traceback(exc)
-                raise RankError(f"rank {vr.rank} called sys.exit({exc.code!r}){where}",
-                                vr.rank) from None
-            self.exit_guard.left(vr, exc)   # a deadlock report names a rank that left
-        if self.thread_support.threads:   # the interpreter's exit: wait for threads
-            self.thread_support.rank_exit(vr)
-        self.exit_guard.run_atexits(vr)   # then the rank's atexit handlers
-        if self.measure is not None:
-            charge_host_compute(vr)   # the compute after the last MPI call
-        vr.finished = True
 
     # -- failure -------------------------------------------------------------
     def _teardown(self) -> None:

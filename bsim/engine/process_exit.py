@@ -75,6 +75,11 @@ class ExitGuard:
         code = "" if exc.code is None else repr(exc.code)
         self.exits[vr.rank] = f"sys.exit({code}) {where} (t={vr.clock!r})"
 
+    def exit_error(self, vr: Any, exc: SystemExit) -> RankError:
+        """The error of rank *vr* ending with ``sys.exit(code)``, a code other than 0."""
+        return RankError(f"rank {vr.rank} called sys.exit({exc.code!r})"
+                         f"{user_location_of_traceback(exc)}", vr.rank)
+
     def arm(self) -> None:
         self._arm_fork()
         self._arm_threads()

@@ -29,10 +29,11 @@ import greenlet
 
 from ..errors import AddTimeError, MPIUsageError, NotInSimulationError
 from .events import PRIO_RANK, TIE, Wakeups
+from .rank_program import charge_host_compute, run_current_rank
 
 if TYPE_CHECKING:
-    from .surface import Request
     from .core import Engine
+    from .surface import Request
 
 __all__ = ["VirtualRank", "RankGreenlet", "WaitMode", "current", "current_or_none", "add_time"]
 
@@ -54,10 +55,8 @@ WAIT_NONE, WAIT_ALL = _NONE, _ALL   # for bsim.engine.schedule_driver
 class RankGreenlet(greenlet.greenlet):
     """The greenlet running one virtual rank's program: ``program(vrank)``.
 
-    Every rank's greenlet runs the one function :func:`_run_current_rank`, not a
-    closure made per rank (about 220 bytes a rank fewer), and not a method (a bound
-    method's call would leave ~140 bytes more of C stack to save at every switch);
-    ``Engine.run_rank`` holds what it does.
+    Every rank's greenlet runs the one function
+    :func:`~bsim.engine.rank_program.run_current_rank`, which stays Python.
 
     It runs in a copy of the creator's :mod:`contextvars` context (a greenlet starts
     in an empty one), as an asyncio task does: what the run set up in a
@@ -70,16 +69,11 @@ class RankGreenlet(greenlet.greenlet):
 
     def __init__(self, vrank: VirtualRank, program: Callable[[VirtualRank], Any],
                  parent: greenlet.greenlet) -> None:
-        super().__init__(_run_current_rank, parent)
+        super().__init__(run_current_rank, parent)
         greenlet.greenlet.gr_context.__set__(self, copy_context())   # the base's own slot
         self.vrank = vrank
         self.program = program
         vrank.greenlet = self
-
-
-def _run_current_rank() -> None:
-    g = greenlet.getcurrent()
-    g.vrank.engine.run_rank(g.vrank, g.program)
 
 
 class VirtualRank:
@@ -223,7 +217,11 @@ class VirtualRank:
             self.waitset = reqs
             self.wait_mode = _ALL
             self.unknown = unknown
-            self.suspend(call)
+            self.pending = call   # suspend(), inlined: one frame less on every idle rank's
+            self.engine.main.switch()   # saved stack (docs/benchmarks.md)
+            self.pending = None
+            if self.engine.measure is not None:
+                self.host_mark = self.engine.measure.clock()
             self.wait_mode = _NONE
             self.waitset = None
             for r in reqs:
@@ -444,24 +442,6 @@ def current() -> VirtualRank:
     raise NotInSimulationError(
         "this MPI call was made outside a simulated rank: run the program with "
         "bsim.simulate(main, ranks=N) or `bsim run`")
-
-
-def charge_host_compute(vr: VirtualRank) -> None:
-    """Host-compute mode: charge *vr* the host time since its last mark, times the scale
-    (calc that is not modelled compute: also added to ``engine.calc_excess[rank]``)."""
-    m = vr.engine.measure
-    now = m.clock()
-    dt = (now - vr.host_mark) * m.scale
-    vr.host_mark = now
-    if dt > 0.0:
-        start = vr.clock
-        vr.clock = start + dt
-        vr.calc += dt
-        excess = vr.engine.calc_excess
-        excess[vr.rank] = excess.get(vr.rank, 0.0) + dt
-        tracer = vr.engine.tracer
-        if tracer is not None:   # a calc span, as add_time's (the trace adds up to calc)
-            tracer.span(vr.rank, "calc", "measured", start, vr.clock)
 
 
 def add_time(seconds: float) -> None:

@@ -9,3 +9,6 @@ from bsim.engine.request_state cimport RequestState
 @cython.locals(vr=VirtualRank, eng=EngineState, req=RequestState, msg=Message, nbytes=object)
 cpdef _flat(object comm, object buf, object peer, object tag, object call, object kind,
             bint hand=*)
+
+@cython.locals(vr=VirtualRank)
+cpdef _complete(RequestState req, object status, object call)

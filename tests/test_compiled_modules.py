@@ -60,16 +60,18 @@ json.dump({"compiled": compiled_modules(), "runs": out}, sys.stdout)
 """
 
 
-def _runs(pure: bool) -> dict:
+def run_cases(cases: str, pure: bool) -> dict:
+    """The JSON that the script *cases* prints, run in a fresh process with the compiled
+    modules (*pure* False) or with ``BSIM_PURE_PYTHON=1``."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), BSIM_PURE_PYTHON="1" if pure else "0")
-    done = subprocess.run([sys.executable, "-c", CASES], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", cases], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
 def test_the_compiled_layer_gives_the_pythons_results_bit_for_bit():
-    fast, pure = _runs(pure=False), _runs(pure=True)
+    fast, pure = run_cases(CASES, pure=False), run_cases(CASES, pure=True)
     assert pure["compiled"] == []
     if os.environ.get("BSIM_REQUIRE_COMPILED") == "1":
         assert fast["compiled"] == list(compiled.COMPILED), "the fluid layer is not compiled"

@@ -16,12 +16,11 @@ from __future__ import annotations
 import importlib.machinery
 import json
 import os
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
+from test_compiled_modules import run_cases
 
 from bsim.engine import compiled
 
@@ -101,16 +100,8 @@ json.dump({"compiled": compiled_modules(), "runs": out}, sys.stdout)
 """
 
 
-def _runs(pure: bool) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), BSIM_PURE_PYTHON="1" if pure else "0")
-    done = subprocess.run([sys.executable, "-c", CASES], capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=600)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
 def test_the_typed_hot_path_gives_the_pythons_results_bit_for_bit():
-    fast, pure = _runs(pure=False), _runs(pure=True)
+    fast, pure = run_cases(CASES, pure=False), run_cases(CASES, pure=True)
     assert pure["compiled"] == []
     if os.environ.get("BSIM_REQUIRE_COMPILED") == "1":
         assert set(compiled.TYPED) <= set(fast["compiled"]), "the hot path is not compiled"

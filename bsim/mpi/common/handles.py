@@ -107,14 +107,14 @@ class HandleValues:
 _SUBCLASSABLE: dict[type, type] = {}
 
 
+_HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class defined in Python
+
+
 def _new_taking_args(cls: type, *args: Any, **kwargs: Any) -> Any:
     for base in cls.__mro__:   # the first built-in base allocates (object, or a compiled one)
         if not base.__flags__ & _HEAPTYPE:
             return base.__new__(cls)
     raise AssertionError("every class derives from object")
-
-
-_HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class defined in Python
 
 
 def subclassable(base: type, root: type) -> type:

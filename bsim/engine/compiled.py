@@ -44,9 +44,10 @@ __all__ = ["COMPILED", "FLUID", "TYPED", "SOURCES_FILE", "compiled_modules",
 
 # setup.py reads these (it loads this file alone) to know what to compile
 FLUID = ("bsim.engine.fabric", "bsim.engine.fabric_routes", "bsim.engine.fabric_solver")
-TYPED = ("bsim.engine.engine_state", "bsim.engine.request_state", "bsim.engine.rank",
-         "bsim.engine.matching", "bsim.engine.protocols", "bsim.engine.core",
-         "bsim.mpi.requests.multiple_completions", "bsim.mpi.p2p.calls")
+TYPED = ("bsim.mpi.data.buffer_info", "bsim.engine.engine_state", "bsim.engine.request_state",
+         "bsim.engine.rank", "bsim.engine.matching", "bsim.engine.protocol_state",
+         "bsim.engine.protocols", "bsim.engine.core", "bsim.mpi.requests.multiple_completions",
+         "bsim.mpi.p2p.calls")
 COMPILED = FLUID + TYPED
 # written by setup.py beside the extensions: {module name: SHA-256 of the source compiled}
 SOURCES_FILE = "compiled_sources.json"

@@ -223,7 +223,7 @@ class Engine(EngineState, FailureReports, simpy.Environment):
         """
         host_of = self.host_of
         if host_of is None or host_of[target] == self.host:
-            if item.__class__ is Message:
+            if type(item) is Message:
                 self.deliver_at(t, item)
             else:
                 self.push(t, PRIO_NET, key, item)
@@ -337,7 +337,7 @@ class Engine(EngineState, FailureReports, simpy.Environment):
             while queue and queue[0][0] < end:
                 now, _, key, item = heappop(queue)   # a Wakeups, Message, Deliveries,
                 self._now = now                        # Call, NetEvent or SimPy event
-                cls = item.__class__
+                cls = type(item)
                 if cls is batch_cls:   # messages visible at `now`, in key order (events.py)
                     idle = 0
                     if key < 0:        # fresh from the send path: not yet sorted

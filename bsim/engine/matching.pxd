@@ -3,6 +3,7 @@
 cimport cython
 from bsim.engine.rank cimport VirtualRank
 from bsim.engine.request_state cimport RequestState
+from bsim.mpi.data.buffer_info cimport BufInfo
 
 cdef class Message:
     cdef public object ctx, src, dst, src_crank, tag, nbytes, payload, lower, sreq, key
@@ -18,4 +19,5 @@ cpdef deliver(VirtualRank dst, Message msg, double now)
 @cython.locals(box=Mailbox, unexpected=list, msg=Message, i=Py_ssize_t)
 cpdef post_receive(VirtualRank vr, RequestState req)
 
+@cython.locals(info=BufInfo)
 cpdef transfer_payload(RequestState req, Message msg)

@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .envelope import Enveloped
 from .matching import Message
+from .protocol_state import ProtocolState
 
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
 
-    from .surface import Request
     from .core import Engine
     from .fabric import ContentionLayer
     from .rank import VirtualRank
+    from .surface import Request
 
 __all__ = ["Protocol", "DEFERRED"]
 
@@ -28,8 +29,13 @@ __all__ = ["Protocol", "DEFERRED"]
 DEFERRED = -1.0
 
 
-class Protocol(ABC):
-    """Base class: subclasses implement :meth:`send` and :meth:`matched`."""
+class Protocol(ProtocolState, ABC):
+    """Base class: subclasses implement :meth:`send` and :meth:`matched`.
+
+    Its state (``ProtocolState``): ``engine``, ``net`` (the network model, wrapped to add
+    the envelope's bytes), ``fabric`` (the contention layer or None), ``credits`` (see
+    :meth:`probed`), ``envelope`` and ``poll_time``.
+    """
 
     name: ClassVar[str] = ""
     overlaps: ClassVar[bool] = False   # nonblocking calls run while the rank computes
@@ -51,11 +57,14 @@ class Protocol(ABC):
         self.engine: Engine
         self.net: NetworkModel
         self.fabric: ContentionLayer | None = None
+        self.hockney = False
+        self.send_network, self.send_seconds = False, 0.0   # the bsim protocol's send charge
 
     def bind(self, engine: Engine) -> None:
         """Attach to an engine (its network model and ranks)."""
         self.engine = engine
-        self.net = Enveloped(engine.network, self.envelope) if self.envelope else engine.network
+        self.use_network(Enveloped(engine.network, self.envelope) if self.envelope
+                         else engine.network)
         self.fabric = engine.fabric
 
     @abstractmethod

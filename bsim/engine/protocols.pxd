@@ -5,3 +5,4 @@ from bsim.engine.matching cimport Message
 from bsim.engine.rank cimport VirtualRank
 from bsim.engine.request_state cimport RequestState
 from bsim.engine.engine_state cimport EngineState
+from bsim.engine.protocol_state cimport ProtocolState

@@ -84,13 +84,13 @@ class BsimProtocol(Protocol):
     def __init__(self, send_cost: float | str = 0.0, poll_time: float = 1e-6,
                  envelope: int = 0) -> None:
         super().__init__(poll_time, envelope)
-        self._send_network = send_cost == "network"
-        if not self._send_network:
+        self.send_network = send_cost == "network"
+        if not self.send_network:
             if isinstance(send_cost, (str, bool)) or not 0 <= send_cost < float("inf"):
                 raise ValueError(f"bsim protocol: send_cost must be finite seconds >= 0 or "
                                  f"'network', got {send_cost!r}")
-        self.send_cost: float | str = send_cost if self._send_network else float(send_cost)
-        self._send_seconds = 0.0 if self._send_network else float(send_cost)
+        self.send_cost: float | str = send_cost if self.send_network else float(send_cost)
+        self.send_seconds = 0.0 if self.send_network else float(send_cost)
         self._on_flow = self._on_transfer                # bound once (contention hot path)
 
     def bind(self, engine: Engine) -> None:
@@ -102,16 +102,17 @@ class BsimProtocol(Protocol):
         return float(net.min_cost())
 
     @cython.locals(vr="VirtualRank", dst="VirtualRank", msg="Message", req="RequestState",
-                   eng="EngineState", t=cython.double, lag=cython.double)
+                   eng="EngineState", t=cython.double, lag=cython.double, p="ProtocolState")
     def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
              synchronous: bool) -> None:
+        p = self   # (its fields read as C fields when compiled)
         t = vr.clock
         msg.t_send = t
         eng = vr.engine
         lag = eng.lookahead
         if dst is vr and lag:   # to itself: visible once the copy's fixed cost is paid, the
             # same for every size, so that a later message never overtakes an earlier one
-            lag = min(lag, self.net.cost(vr.rank, vr.rank, 0))
+            lag = min(lag, p.net_cost(vr.rank, vr.rank, 0))
         vr.seq += 1
         key = msg.key = vr.keybase | vr.seq
         if synchronous:   # completes on the receiver's acknowledgement (engine/synchronous.py)
@@ -125,8 +126,8 @@ class BsimProtocol(Protocol):
             batch.append(msg)
         else:
             eng.post(t + lag, key, msg, dst.rank)
-        sc = (self.net.cost(vr.rank, dst.rank, msg.nbytes)
-              if self._send_network else self._send_seconds)
+        sc = (p.net_cost(vr.rank, dst.rank, msg.nbytes)
+              if p.send_network else p.send_seconds)
         if sc:
             vr.comm += sc
             vr.clock = t + sc
@@ -142,18 +143,19 @@ class BsimProtocol(Protocol):
         ``max(tp, ts) + cost`` as a ``Recv`` posted at ``tp`` (``docs/protocols.md``)."""
         self._credit(msg, msg.visible - max(t_probe, msg.t_send))
 
-    @cython.locals(req="RequestState", msg="Message")
+    @cython.locals(req="RequestState", msg="Message", p="ProtocolState", cost=cython.double)
     def matched(self, req: Request, msg: Message) -> None:
+        p = self
         transfer_payload(req, msg)
         if msg.rendezvous:   # a synchronous send: acknowledge the match to the sender
-            acknowledge(self.engine, self.net, req, msg)
-        if self.fabric is not None:   # the bytes move when the receiver handles it
+            acknowledge(p.engine, p.net, req, msg)
+        if p.fabric is not None:   # the bytes move when the receiver handles it
             req.flow = msg
             req.resolve(msg.t_send, DEFERRED, msg.t_send)
             return
-        cost = self.net.cost(msg.src, msg.dst, msg.nbytes)
-        if self.credits:   # a probe waited for it (see probed)
-            cost -= self.credits.pop(msg, 0.0)
+        cost = p.net_cost(msg.src, msg.dst, msg.nbytes)
+        if p.credits:   # a probe waited for it (see probed)
+            cost -= p.credits.pop(msg, 0.0)
         req.resolve(msg.t_send, cost, msg.t_send)
 
     def transfer(self, vr: VirtualRank, req: Request, start: float, call: str) -> float:

@@ -24,3 +24,13 @@ cdef class VirtualRank:
     @cython.locals(r=RequestState, unknown=long, t=double, wait=double, comm=double,
                    idle=double, w=double, av=double, cost=double)
     cpdef settle(self, list reqs, object call)
+
+@cython.locals(n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, r=RequestState, q=RequestState,
+               a=double, b=double, out=list)
+cpdef list _by_avail(list reqs)
+
+@cython.locals(vr=VirtualRank)
+cpdef current()
+
+@cython.locals(r=VirtualRank, eng=EngineState)
+cpdef add_time(object seconds)

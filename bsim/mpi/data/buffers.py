@@ -21,6 +21,7 @@ import numpy as np
 from ...constants import BOTTOM
 from ...engine.rank import current_or_none
 from ...errors import MPIUsageError, MPIUsageTypeError
+from .buffer_info import BufInfo
 from .datatypes import (
     CONTIGUOUS_PREDEFINED,
     PREDEFINED,
@@ -48,23 +49,6 @@ def _too_large(count: int, dt: Datatype) -> str:
         return f"count {count} exceeds MPI's largest count 2**63-1 (MPI_Count)"
     return (f"count {count} x {dt.label} = {count * dt.size} bytes exceeds MPI's largest "
             f"size 2**63-1 (MPI_Count)")
-
-
-class BufInfo:
-    """A parsed buffer spec: size in bytes, element count, datatype, memory or None."""
-
-    __slots__ = ("nbytes", "count", "datatype", "mem")
-
-    def __init__(self, nbytes: int, count: int, datatype: Datatype,
-                 mem: memoryview | GatherView | None):
-        self.nbytes = nbytes
-        self.count = count
-        self.datatype = datatype
-        self.mem = mem
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle the spec without its memory (shipped with collective arrivals)."""
-        return (BufInfo, (self.nbytes, self.count, self.datatype, None))
 
 
 class Buffer(BufInfo):

@@ -5,8 +5,10 @@ from bsim.engine.engine_state cimport EngineState
 from bsim.engine.matching cimport Message
 from bsim.engine.rank cimport VirtualRank
 from bsim.engine.request_state cimport RequestState
+from bsim.mpi.data.buffer_info cimport BufInfo
 
-@cython.locals(vr=VirtualRank, eng=EngineState, req=RequestState, msg=Message, nbytes=object)
+@cython.locals(vr=VirtualRank, eng=EngineState, req=RequestState, msg=Message, nbytes=object,
+               info=BufInfo)
 cpdef _flat(object comm, object buf, object peer, object tag, object call, object kind,
             bint hand=*)
 

@@ -36,7 +36,8 @@ from ...engine.synchronous import SELF_EAGER_LIMIT
 from ...errors import MPIUsageError
 from ..common.integers import integral
 from ..common.rc import IRECV_BUFSZ
-from ..data.buffers import Buffer, BufInfo, MPIUsageBufferError, parse_buffer
+from ..data.buffer_info import BufInfo
+from ..data.buffers import Buffer, MPIUsageBufferError, parse_buffer
 from ..requests.request import RECV, SEND, Prequest, Request, Status, hand_out
 from .message import MESSAGE_NO_PROC, MatchedMessage
 
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from ..comms.comm import Comm
 
 _WORLD, _GROUP = CommKind.WORLD, CommKind.GROUP
+_NDARRAY = np.ndarray   # (a global: compiled, a module attribute is a lookup per call)
 
 __all__ = ["Send", "Recv", "Isend", "Irecv", "Sendrecv", "Probe", "Iprobe", "Mprobe",
            "Improbe", "send", "recv", "isend", "irecv", "sendrecv"]
@@ -52,7 +54,7 @@ __all__ = ["Send", "Recv", "Isend", "Irecv", "Sendrecv", "Probe", "Iprobe", "Mpr
 
 def _check_dest(comm: Comm, vr: VirtualRank, dest: Any, tag: Any, call: str) -> None:
     size = comm.peer_size(vr)
-    if dest.__class__ is int and tag.__class__ is int and 0 <= dest < size \
+    if type(dest) is int and type(tag) is int and 0 <= dest < size \
             and 0 <= tag <= TAG_UB:
         return   # the common case, without conversions
     dest, tag = _as_int(dest), _as_int(tag)
@@ -67,7 +69,7 @@ def _check_dest(comm: Comm, vr: VirtualRank, dest: Any, tag: Any, call: str) -> 
 
 def _check_source(comm: Comm, vr: VirtualRank, source: Any, tag: Any, call: str) -> None:
     size = comm.peer_size(vr)
-    if source.__class__ is int and tag.__class__ is int and ANY_SOURCE <= source < size \
+    if type(source) is int and type(tag) is int and ANY_SOURCE <= source < size \
             and ANY_TAG <= tag <= TAG_UB:
         return   # the common case (ANY_SOURCE -2, ANY_TAG -1; PROC_NULL -1 handled before)
     source, tag = _as_int(source), _as_int(tag)
@@ -92,7 +94,7 @@ def _isend(comm: Comm, vr: VirtualRank, nbytes: int, payload: Any, lower: bool, 
     else:
         started.reset(SEND)   # a started Prequest
         req = started
-    if dest.__class__ is not int or tag.__class__ is not int:
+    if type(dest) is not int or type(tag) is not int:
         dest, tag = _as_int(dest), _as_int(tag)
     if dest == PROC_NULL:
         req.resolve(vr.clock, 0.0, vr.clock)
@@ -118,7 +120,7 @@ def _irecv(comm: Comm, vr: VirtualRank, info: BufInfo | None, lower: bool, sourc
         started.reset(RECV)   # a started Prequest
         req = started
     req.lower = lower
-    if source.__class__ is not int or tag.__class__ is not int:
+    if type(source) is not int or type(tag) is not int:
         source, tag = _as_int(source), _as_int(tag)
     if source == PROC_NULL:
         req.envelope = (PROC_NULL, ANY_TAG, 0)
@@ -170,9 +172,9 @@ def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind,
     general path must take the call (and raise what is wrong).  *hand*: the request is
     handed to the program (``hand_out``, inlined: a nonblocking call)."""
     g = getcurrent()
-    cls = buf.__class__
-    if (cls is not Buffer and cls is not np.ndarray) or g.__class__ is not RankGreenlet \
-            or peer.__class__ is not int or tag.__class__ is not int \
+    cls = type(buf)
+    if (cls is not Buffer and cls is not _NDARRAY) or type(g) is not RankGreenlet \
+            or type(peer) is not int or type(tag) is not int \
             or not 0 <= tag <= TAG_UB or peer < 0:
         return None
     vr = g.vrank
@@ -186,16 +188,18 @@ def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind,
     if vr.finalized or eng.measure is not None:
         return None
     payload = None
-    if cls is not Buffer:   # an array: parsed (what is wrong raises as it would anyway)
-        buf = parse_buffer(vr, buf, call)
-        if kind is SEND and buf.mem is not None:
-            payload = bytes(buf.mem)
-        elif buf.mem is not None and buf.mem.readonly:
+    if cls is Buffer:
+        info = buf
+    else:   # an array: parsed (what is wrong raises as it would anyway)
+        info = parse_buffer(vr, buf, call)
+        if kind is SEND and info.mem is not None:
+            payload = bytes(info.mem)
+        elif info.mem is not None and info.mem.readonly:
             return None   # (_irecv refuses it)
     vr.ops += 1
     req = Request(vr, kind, call)
     if kind is SEND:
-        nbytes = buf.nbytes
+        nbytes = info.nbytes
         me = vr.rank if comm.kind is _WORLD else comm._index[vr.rank]
         msg = Message(comm.context, vr.rank, wpeer, me, tag, nbytes, payload, False)
         vr.msgs += 1
@@ -206,7 +210,7 @@ def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind,
         req.ctx = comm.context
         req.src = wpeer
         req.tag = tag
-        req.rinfo = buf
+        req.rinfo = info
         req.t_post = vr.clock
         post_receive(vr, req)
     if hand:
@@ -363,7 +367,7 @@ def Sendrecv(comm: Comm, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any
              status: Status | None = None) -> None:
     """Send and receive."""
     call = "Sendrecv"
-    if sendbuf.__class__ is Buffer and recvbuf.__class__ is Buffer:
+    if type(sendbuf) is Buffer and type(recvbuf) is Buffer:
         # placeholders: each part flattened when it can be (Irecv's and Isend's path)
         rreq = _flat(comm, recvbuf, source, recvtag, call, RECV)
         if rreq is None:

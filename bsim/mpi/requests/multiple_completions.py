@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...constants import ANY_SOURCE, ANY_TAG, ERR_IN_STATUS, ERR_PENDING, ReqKind
 from ...engine.rank import current
+from ...engine.request_state import RequestState
 from ...errors import MPIUsageError
 from .status import Status
 
@@ -127,7 +128,7 @@ def wait_all(requests: list[Request], statuses: Any, call: str,
                 break
         else:
             for r in pending:
-                if r.kind != DONE:   # (not completed by an earlier one's finish)
+                if r.kind is not DONE:   # (not completed by an earlier one's finish)
                     r.finish(None)
             return []
     if statuses is None:
@@ -143,17 +144,35 @@ def active(requests: list[Request], call: str, unique: bool = False) -> list[Req
     """The requests of *requests* still pending; :class:`MPIUsageError` for a non-request
     or, with *unique* (calls that complete them together), a pending request listed twice
     (its completion would be counted twice and the wait would never end)."""
-    try:
-        pending = [r for r in requests if r.kind != DONE]
-    except AttributeError:   # checked only on failure: the normal path pays nothing
-        bad = next(i for i, r in enumerate(requests) if not hasattr(r, "kind"))
-        vr = current()
-        raise MPIUsageError(f"rank {vr.rank}: {call}: requests[{bad}] is {requests[bad]!r}, "
-                            f"not a Request (use MPI.REQUEST_NULL for an empty slot)") from None
-    if unique and len(pending) > 1 and len(set(map(id, pending))) != len(pending):
-        raise MPIUsageError(f"rank {current().rank}: {call}: a request appears twice in the "
-                            f"list (MPI allows each active request once)")
+    pending = []
+    for x in requests:
+        if not isinstance(x, RequestState):
+            _not_a_request(requests, call)
+        r = x
+        if r.kind is not DONE:   # (the kinds are ReqKind's members, never copies)
+            pending.append(r)
+    n = len(pending)
+    if unique and n > 1:
+        if n <= 16:   # a halo's few: compared pairwise, no set built
+            for i in range(1, n):
+                for j in range(i):
+                    if pending[i] is pending[j]:
+                        _listed_twice(call)
+        elif len(set(map(id, pending))) != n:
+            _listed_twice(call)
     return pending
+
+
+def _not_a_request(requests: list[Any], call: str) -> None:
+    bad = next(i for i, r in enumerate(requests) if not isinstance(r, RequestState))
+    raise MPIUsageError(f"rank {current().rank}: {call}: requests[{bad}] is "
+                        f"{requests[bad]!r}, not a Request (use MPI.REQUEST_NULL for an "
+                        f"empty slot)")
+
+
+def _listed_twice(call: str) -> None:
+    raise MPIUsageError(f"rank {current().rank}: {call}: a request appears twice in the "
+                        f"list (MPI allows each active request once)")
 
 
 def check_owner(req: Request, call: str) -> VirtualRank:

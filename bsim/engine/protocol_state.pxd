@@ -1,0 +1,14 @@
+# The C type of protocol_state.py's ProtocolState, for Cython (bsim/engine/compiled.py,
+# TYPED).
+
+cimport cython
+from bsim.engine.engine_state cimport EngineState
+
+cdef class ProtocolState:
+    cdef public EngineState engine
+    cdef public object net, fabric, credits, envelope, poll_time
+    cdef public bint hockney, send_network
+    cdef public double latency, bandwidth, send_seconds
+
+    @cython.locals(size=double)
+    cpdef double net_cost(self, object src, object dst, object nbytes)

@@ -1,0 +1,49 @@
+# cython: annotation_typing=False
+"""``ProtocolState``: what a protocol's per-message steps read, the base of ``Protocol``.
+
+A protocol's engine, network model, contention layer and probe credits are kept in this
+base (the rules are in ``protocol_base.py`` and ``protocols.py``), so that a compiled build
+makes it an extension type (``protocol_state.pxd``, ``bsim.engine.compiled.TYPED``) whose
+fields the hot path reads as C fields.  :meth:`ProtocolState.net_cost` is the network
+model's ``cost``; when the model is exactly Hockney's (``netmodels.flat.Hockney``, not a
+subclass) it computes Hockney's ``T(s) = latency + s / bandwidth`` itself, from the
+latency and bandwidth read when the protocol is bound, with the same floating-point
+operations as ``Hockney.cost``, so the result is the same to the last bit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from netmodels.flat import Hockney
+
+if TYPE_CHECKING:
+    from netmodels.base import NetworkModel
+
+__all__ = ["ProtocolState"]
+
+
+class ProtocolState:
+    """The fields of a protocol that its per-message steps read (``Protocol`` documents
+    them), and the network cost of one message."""
+
+    __slots__ = ("engine", "net", "fabric", "credits", "envelope", "poll_time", "hockney",
+                 "latency", "bandwidth", "send_network", "send_seconds")
+
+    def use_network(self, net: NetworkModel) -> None:
+        """Charge messages on *net* (:meth:`net_cost`); a Hockney model's latency and
+        bandwidth are read now."""
+        self.net = net
+        self.hockney = type(net) is Hockney
+        self.latency = net.latency if self.hockney else 0.0
+        self.bandwidth = net.bandwidth if self.hockney else 1.0
+
+    def net_cost(self, src: int, dst: int, nbytes: int) -> float:
+        """``net.cost(src, dst, nbytes)``: the time of one message of *nbytes* from world
+        rank *src* to *dst* (0 to itself under Hockney's model, as ``Hockney.cost``)."""
+        if self.hockney:
+            if src == dst:
+                return 0.0
+            size = nbytes
+            return self.latency + size / self.bandwidth
+        return self.net.cost(src, dst, nbytes)

@@ -6,9 +6,9 @@ from bsim.engine.request_state cimport RequestState
 
 cdef class VirtualRank:
     cdef public EngineState engine
-    cdef public object rank, greenlet, ops, msgs, nbytes, retval, pending, box
+    cdef public object rank, greenlet, nbytes, retval, pending, box
     cdef public object last_arrival, waitset, coll_seq, resume, world, thread_level
-    cdef public long long keybase, seq, wake_key
+    cdef public long long keybase, seq, wake_key, ops, msgs
     cdef public double clock, calc, wait, comm, nic_free, wake_at, host_mark
     cdef public bint finished, polled, finalized
     cdef public long wait_mode, unknown, open_requests

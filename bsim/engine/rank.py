@@ -22,6 +22,7 @@ from collections.abc import Callable
 from contextvars import copy_context
 from enum import IntEnum
 from heapq import heappush
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import greenlet
@@ -30,6 +31,11 @@ from greenlet import getcurrent
 from ..errors import AddTimeError, MPIUsageError, NotInSimulationError
 from .events import PRIO_RANK, TIE, Wakeups
 from .rank_program import charge_host_compute, run_current_rank
+
+try:   # C types of the hot path's locals when compiled (rank.pxd, bsim/engine/compiled.py)
+    import cython
+except ImportError:
+    from . import pure_cython as cython
 
 if TYPE_CHECKING:
     from .core import Engine
@@ -94,13 +100,8 @@ class VirtualRank:
         self.keybase = rank << 32
         self.seq = 0
         self.wake_key = -1
-        self.clock = 0.0
-        self.calc = 0.0
-        self.wait = 0.0
-        self.comm = 0.0
-        self.ops = 0
-        self.msgs = 0
-        self.nbytes = 0
+        self.clock = self.calc = self.wait = self.comm = 0.0
+        self.ops = self.msgs = self.nbytes = 0
         self.finished = False
         self.retval: Any = None
         self.pending: str | None = None   # the blocking call, for deadlock reports
@@ -227,7 +228,13 @@ class VirtualRank:
             for r in reqs:
                 r.waited = False
         if len(reqs) > 1:
-            reqs = _by_avail(reqs)
+            if cython.compiled:
+                reqs = _by_avail(reqs)
+            else:   # (as Python, sorted() is the faster)
+                try:
+                    reqs = sorted(reqs, key=_AVAIL)   # a C-level key
+                except TypeError:   # an unresolved request (avail None): it goes last
+                    reqs = sorted(reqs, key=_avail_of)
         t = self.clock
         wait = comm = 0.0
         tracer = self.engine.tracer
@@ -403,14 +410,11 @@ def _avail_of(r: Request) -> float:
 
 
 def _by_avail(reqs: list[Request]) -> list[Request]:
-    """*reqs* in order of ``avail``, ties in list order and an unresolved request (``avail``
-    None) last: ``sorted(reqs, key=_avail_of)``, as an insertion sort on the C doubles of
-    a call's few requests when compiled (``rank.pxd``)."""
+    """*reqs* in order of ``avail``, ties in list order, unresolved (None) last: ``sorted(reqs,
+    key=_avail_of)``; compiled, an insertion sort on C doubles for a call's few requests."""
     n = len(reqs)
-    if n > 32:
-        return sorted(reqs, key=_avail_of)
     for r in reqs:
-        if r.avail is None:
+        if n > 32 or r.avail is None:
             return sorted(reqs, key=_avail_of)
     out = list(reqs)
     for i in range(1, n):
@@ -435,6 +439,7 @@ def _tie_end(avail: float) -> float:
 
 _SMALLEST = math.ulp(0.0)
 _INF = math.inf   # (globals, not module attributes: the compiled hot path reads them)
+_AVAIL = attrgetter("avail")
 
 
 def _first_due(ready: list[Request], pos: dict[int, int]) -> Request:

@@ -8,7 +8,7 @@ from bsim.engine.request_state cimport RequestState
 from bsim.mpi.data.buffer_info cimport BufInfo
 
 @cython.locals(vr=VirtualRank, eng=EngineState, req=RequestState, msg=Message, nbytes=object,
-               info=BufInfo)
+               info=BufInfo, world=bint, plain=bint)
 cpdef _flat(object comm, object buf, object peer, object tag, object call, object kind,
             bint hand=*)
 

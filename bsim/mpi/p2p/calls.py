@@ -41,6 +41,11 @@ from ..data.buffers import Buffer, MPIUsageBufferError, parse_buffer
 from ..requests.request import RECV, SEND, Prequest, Request, Status, hand_out
 from .message import MESSAGE_NO_PROC, MatchedMessage
 
+try:   # C types of the hot path's locals when compiled (bsim/engine/compiled.py, TYPED)
+    import cython
+except ImportError:
+    from ...engine import pure_cython as cython
+
 if TYPE_CHECKING:
     from ...constants import ReqKind
     from ..comms.comm import Comm
@@ -172,14 +177,19 @@ def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind,
     general path must take the call (and raise what is wrong).  *hand*: the request is
     handed to the program (``hand_out``, inlined: a nonblocking call)."""
     g = getcurrent()
-    cls = type(buf)
-    if (cls is not Buffer and cls is not _NDARRAY) or type(g) is not RankGreenlet \
-            or type(peer) is not int or type(tag) is not int \
+    if cython.compiled:   # type() is Py_TYPE there; as Python, __class__ is the faster
+        cls = type(buf)
+        plain = type(g) is RankGreenlet and type(peer) is int and type(tag) is int
+    else:
+        cls = buf.__class__
+        plain = g.__class__ is RankGreenlet and peer.__class__ is int and tag.__class__ is int
+    if (cls is not Buffer and cls is not _NDARRAY) or not plain \
             or not 0 <= tag <= TAG_UB or peer < 0:
         return None
     vr = g.vrank
     eng = vr.engine
-    if comm.kind is _WORLD and peer < eng.nranks and vr.world is None:
+    world = comm.kind is _WORLD
+    if world and peer < eng.nranks and vr.world is None:
         wpeer = peer
     else:
         wpeer = _group_peer(comm, vr, peer)
@@ -200,7 +210,7 @@ def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind,
     req = Request(vr, kind, call)
     if kind is SEND:
         nbytes = info.nbytes
-        me = vr.rank if comm.kind is _WORLD else comm._index[vr.rank]
+        me = vr.rank if world else comm._index[vr.rank]
         msg = Message(comm.context, vr.rank, wpeer, me, tag, nbytes, payload, False)
         vr.msgs += 1
         vr.nbytes += nbytes

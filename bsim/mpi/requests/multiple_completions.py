@@ -41,6 +41,11 @@ from ...engine.request_state import RequestState
 from ...errors import MPIUsageError
 from .status import Status
 
+try:   # C types of the hot path's locals when compiled (bsim/engine/compiled.py, TYPED)
+    import cython
+except ImportError:
+    from ...engine import pure_cython as cython
+
 if TYPE_CHECKING:
     from ...engine.rank import VirtualRank
     from .request import Request
@@ -143,7 +148,18 @@ def wait_all(requests: list[Request], statuses: Any, call: str,
 def active(requests: list[Request], call: str, unique: bool = False) -> list[Request]:
     """The requests of *requests* still pending; :class:`MPIUsageError` for a non-request
     or, with *unique* (calls that complete them together), a pending request listed twice
-    (its completion would be counted twice and the wait would never end)."""
+    (its completion would be counted twice and the wait would never end).
+
+    Compiled, a typed loop, and a repeat is looked for pairwise in a short list; as
+    Python, a comprehension and a set, which are faster there."""
+    if not cython.compiled:
+        try:
+            pending = [r for r in requests if r.kind is not DONE]
+        except AttributeError:   # checked only on failure: the normal path pays nothing
+            _not_a_request(requests, call)
+        if unique and len(pending) > 1 and len(set(map(id, pending))) != len(pending):
+            _listed_twice(call)
+        return pending
     pending = []
     for x in requests:
         if not isinstance(x, RequestState):

@@ -183,7 +183,7 @@ def _not_a_request(requests: list[Any], call: str) -> None:
     bad = next(i for i, r in enumerate(requests) if not isinstance(r, RequestState))
     raise MPIUsageError(f"rank {current().rank}: {call}: requests[{bad}] is "
                         f"{requests[bad]!r}, not a Request (use MPI.REQUEST_NULL for an "
-                        f"empty slot)")
+                        f"empty slot)") from None   # (not the AttributeError behind it)
 
 
 def _listed_twice(call: str) -> None:

@@ -413,8 +413,10 @@ def _by_avail(reqs: list[Request]) -> list[Request]:
     """*reqs* in order of ``avail``, ties in list order, unresolved (None) last: ``sorted(reqs,
     key=_avail_of)``; compiled, an insertion sort on C doubles for a call's few requests."""
     n = len(reqs)
+    if n > 32:
+        return sorted(reqs, key=_avail_of)
     for r in reqs:
-        if n > 32 or r.avail is None:
+        if r.avail is None:
             return sorted(reqs, key=_avail_of)
     out = list(reqs)
     for i in range(1, n):

@@ -123,6 +123,27 @@ def halo_sendrecv(px: int = 64, py: int = 64, iterations: int = 10, nbytes: int 
         bsim.add_time(t_compute)
 
 
+def grid_collectives(px: int = 64, py: int = 64, iterations: int = 10, count: int = 512,
+                     t_compute: float = 1e-5) -> None:
+    """HPL's collectives (``skeletons/hpl.py`` with ``bcast="ibcast"``,
+    ``swap="allgatherv"``): the ranks as a ``py x px`` grid split into process rows and
+    columns; a rank and iteration posts an ``Ibcast`` of a panel on its row (root
+    ``k % px``), takes part in an ``Allgather`` of ``count`` doubles on its column, waits
+    for the broadcast, then ``add_time``."""
+    import bsim
+    from bsim import MPI
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    row = comm.Split(rank // px, rank % px)
+    col = comm.Split(rank % px + px * py, rank // px)
+    dbl = MPI.DOUBLE
+    for k in range(iterations):
+        req = row.Ibcast(bsim.Buffer(count * 8, dbl), root=k % px)
+        col.Allgather(bsim.Buffer(count, dbl), bsim.Buffer(count * py, dbl))
+        req.Wait()
+        bsim.add_time(t_compute)
+
+
 def halo_arrays(px: int = 64, py: int = 64, iterations: int = 10, count: int = 64,
                 t_compute: float = 1e-5) -> None:
     """The halo as an unmodified mpi4py program writes it: numpy arrays as buffers (the

@@ -11,13 +11,15 @@ string hashes (dictionary probes move with them).
 
 * ``halo``: ``skeletons.halo2d.main`` (4 ``Irecv``, 4 ``Isend``, ``Waitall``, ``add_time``);
 * ``sendrecv``: ``engine_speed.halo_sendrecv`` (four ``Sendrecv``, ``add_time``);
-* ``halo-py``: the halo with ``BSIM_PURE_PYTHON=1`` (the hot path as Python).
+* ``halo-py``: the halo with ``BSIM_PURE_PYTHON=1`` (the hot path as Python);
+* ``collectives``: ``engine_speed.grid_collectives`` (HPL's ``Ibcast`` on a process row and
+  ``Allgather`` on a column, ``Wait``, ``add_time``).
 
 ``--against TREE`` counts the same in another checkout of bsim (a ``git worktree`` with its
 extensions built: ``python setup.py build_ext --inplace``) and prints the ratio.  Needs
 ``valgrind`` (Debian: ``apt-get install valgrind``); about 20-40 s a count.
 
-    python benchmarks/hot_path_instructions.py [--workloads halo,sendrecv,halo-py]
+    python benchmarks/hot_path_instructions.py [--workloads halo,sendrecv,halo-py,...]
                                                [--against TREE]
 """
 
@@ -41,6 +43,9 @@ sys.path[:0] = [{tree!r}, {tree!r} + "/benchmarks"]
 import bsim
 if {mode!r} == "sendrecv":
     from engine_speed import halo_sendrecv as program
+    kwargs = dict(px={side}, py={side}, iterations={iters})
+elif {mode!r} == "collectives":
+    from engine_speed import grid_collectives as program
     kwargs = dict(px={side}, py={side}, iterations={iters})
 else:
     from skeletons.halo2d import main as program
@@ -78,13 +83,14 @@ def per_rank_iteration(tree: Path, mode: str) -> tuple[float, str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--workloads", default="halo,sendrecv,halo-py",
-                    help="comma-separated: halo, sendrecv, halo-py (default all three)")
+                    help="comma-separated: halo, sendrecv, halo-py, collectives (default "
+                         "the first three)")
     ap.add_argument("--against", type=Path, help="another bsim checkout to count and compare")
     ns = ap.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind not found (Debian: apt-get install valgrind)")
     modes = ns.workloads.split(",")
-    bad = set(modes) - {"halo", "sendrecv", "halo-py"}
+    bad = set(modes) - {"halo", "sendrecv", "halo-py", "collectives"}
     if bad:
         ap.error(f"--workloads: unknown {', '.join(sorted(bad))}")
     trees = [HERE] + ([ns.against.resolve()] if ns.against else [])

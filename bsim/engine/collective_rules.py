@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """Collective operations in the engine: dependency rules, costs, mismatch detection.
 
 Every collective call on a communicator is the k-th collective of the calling
@@ -38,6 +39,11 @@ from .collective_costs import CollectiveCosts
 from .events import PRIO_NET, Call
 from .matching import Message, post_receive
 from .schedule_driver import run_rounds, usable
+
+try:   # C types of the hot path's locals when compiled (bsim/engine/compiled.py, TYPED)
+    import cython
+except ImportError:
+    from . import pure_cython as cython
 
 if TYPE_CHECKING:
     from .core import Engine
@@ -95,7 +101,7 @@ class CollInstance:
     __slots__ = ("key", "op", "kind", "root", "size", "sig", "sig_rank", "arrived", "times",
                  "values", "reqs", "max_t", "root_t", "finalized", "result", "nbytes",
                  "rounds", "extra", "local", "expect", "cost_fn", "rkey", "scheduled",
-                 "root_known", "alg", "call")
+                 "root_known", "alg", "call", "shared")
 
     def __init__(self, key: Any, op: str, kind: int, root: int, size: int) -> None:
         self.key = key
@@ -124,6 +130,7 @@ class CollInstance:
         self.root_known = False  # fan-out: the root's arrival is visible here
         self.alg = False         # run as point-to-point messages (no completion event)
         self.call = ""           # ... and the name its rounds' waits report
+        self.shared = False      # every member pays one T (an Aggregate size): cost_fn(0)
 
     def record(self, me: int, t: float, value: Any, nbytes: float, rkey: int) -> None:
         """Register member *me*'s arrival at time *t*."""
@@ -178,6 +185,8 @@ def start_into(req: Request, post: Callable[[], Any]) -> Any:
         _reuse.clear()
 
 
+@cython.locals(vr="VirtualRank", inst="CollInstance", req="RequestState", me=cython.long,
+               size=cython.long, t=cython.double, rkey="long long", bg=cython.bint)
 def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: float,
            value: Any, extra: tuple[Any, ...] = (), blocking: bool = True,
            cost_bytes: Callable[[CollInstance, int], float] | Aggregate | None = None,
@@ -232,6 +241,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
         root0 = root if root >= 0 else 0
 
         if isinstance(cost_bytes, Aggregate):
+            inst.shared = True
             inst.cost_fn = costs.shared_cost(eng, comm, members, cop, inst, cost_bytes.fn,
                                              root0, sized)
         else:   # a rooted linear algorithm prices each member by its own messages
@@ -329,32 +339,40 @@ def _complete(inst: CollInstance, overlaps: bool) -> None:
     *overlaps* it runs in the background: :func:`_resolve`)."""
     kind, root, reqs = inst.kind, inst.root, inst.reqs
     T_of = inst.cost_fn
+    n = len(reqs)
     if kind == ALL:
         m = inst.max_t
-        for r, req in enumerate(reqs):   # _resolve, inlined: a call per member is hot
-            if req is not None:
-                if overlaps and req.post is not None:
-                    req.resolve(m + T_of(r), 0.0, m)
-                else:
-                    req.resolve(m, T_of(r), m)
+        # an Aggregate's T is the same for every member (its memo: shared_cost), so it is
+        # asked once; else member by member
+        T = T_of(0) if inst.shared else 0.0
+        for r in range(n):   # _resolve, inlined: a call per member is hot
+            req = reqs[r]
+            if req is None:
+                continue
+            if not inst.shared:
+                T = T_of(r)
+            if overlaps and req.post is not None:
+                req.resolve(m + T, 0.0, m)
+            else:
+                req.resolve(m, T, m)
     elif kind == FANOUT:
         inst.root_known = True
+        assert inst.root_t is not None   # scheduled only once the root's arrival is known
         rt = inst.root_t
-        assert rt is not None   # scheduled only once the root's arrival is known
         times = inst.times
-        for r, req in enumerate(reqs):   # _resolve, inlined
-            if req is not None and r != root:
-                if overlaps and req.post is not None:
-                    own = times[r]   # a late member's part starts at its post: max(own, rt)
-                    req.resolve((own if own is not None and own > rt else rt) + T_of(r),
-                                0.0, rt)
-                else:
-                    req.resolve(rt, T_of(r), rt)
+        for r in range(n):   # _resolve, inlined
+            req = reqs[r]
+            if req is None or r == root:
+                continue
+            if overlaps and req.post is not None:
+                own = times[r]   # a late member's part starts at its post: max(own, rt)
+                req.resolve((own if own is not None and own > rt else rt) + T_of(r), 0.0, rt)
+            else:
+                req.resolve(rt, T_of(r), rt)
     else:
         req = reqs[root]
         if req is not None:
-            m = inst.max_t
-            _resolve(req, m, T_of(root), overlaps and req.post is not None)
+            _resolve(req, inst.max_t, T_of(root), overlaps and req.post is not None)
 
 
 def finalize(vr: VirtualRank, comm: Comm, inst: CollInstance) -> None:

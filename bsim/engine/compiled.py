@@ -9,7 +9,8 @@ same results bit for bit (``tests/test_compiled_modules.py``).  Two groups:
   contention-aware runs;
 * :data:`TYPED`, the hot path of every run: the engine's state and event loop, virtual
   ranks, requests, messages and matching, the protocols' per-message steps, the flattened
-  point-to-point calls and ``Waitall``.  Written in Cython's pure-Python mode: a ``.pxd``
+  point-to-point calls and ``Waitall``, and the collectives' rules (an instance's
+  arrivals and completion).  Written in Cython's pure-Python mode: a ``.pxd``
   beside each ``.py`` makes its classes extension types with C fields, and
   ``@cython.locals`` (a no-op without Cython, ``bsim/engine/pure_cython.py``) types the
   locals of its hot functions.  The compiled modules read each other's C fields, so they
@@ -47,7 +48,7 @@ FLUID = ("bsim.engine.fabric", "bsim.engine.fabric_routes", "bsim.engine.fabric_
 TYPED = ("bsim.mpi.data.buffer_info", "bsim.engine.engine_state", "bsim.engine.request_state",
          "bsim.engine.rank", "bsim.engine.matching", "bsim.engine.protocol_state",
          "bsim.engine.protocols", "bsim.engine.core", "bsim.mpi.requests.multiple_completions",
-         "bsim.mpi.p2p.calls")
+         "bsim.mpi.p2p.calls", "bsim.engine.collective_rules")
 COMPILED = FLUID + TYPED
 # written by setup.py beside the extensions: {module name: SHA-256 of the source compiled}
 SOURCES_FILE = "compiled_sources.json"

@@ -22,6 +22,7 @@ from ...constants import BOTTOM
 from ...engine.rank import current_or_none
 from ...errors import MPIUsageError, MPIUsageTypeError
 from .buffer_info import BufInfo
+from .datatype_records import NULL_REC
 from .datatypes import (
     CONTIGUOUS_PREDEFINED,
     PREDEFINED,
@@ -104,9 +105,10 @@ def buffer(count: int, datatype: Any = None) -> Any:
 
 def _as_datatype(datatype: Any) -> Datatype:
     if isinstance(datatype, Datatype):
-        if not datatype:
+        rec = datatype._rec   # (what bool() and .committed read: a Buffer per call is hot)
+        if rec is NULL_REC:
             raise ValueError("MPI.DATATYPE_NULL is not a datatype of data")
-        if not datatype.committed:   # as MPICH: "Datatype has not been committed"
+        if not rec.committed:   # as MPICH: "Datatype has not been committed"
             raise ValueError(f"datatype {datatype._rec.label} is not committed: call its "
                              f"Commit() before passing data with it")
         return datatype

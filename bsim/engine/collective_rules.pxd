@@ -1,0 +1,26 @@
+# C types of collective_rules.py, for Cython (bsim/engine/compiled.py, TYPED).
+
+cimport cython
+from bsim.engine.engine_state cimport EngineState
+from bsim.engine.matching cimport Message, post_receive
+from bsim.engine.rank cimport VirtualRank
+from bsim.engine.request_state cimport RequestState
+
+cdef class CollInstance:
+    cdef public object key, op, sig, times, values, reqs, root_t, result, nbytes, rounds
+    cdef public object extra, cost_fn, call
+    cdef public long kind, root, size, sig_rank, arrived, finalized, local, expect
+    cdef public long long rkey
+    cdef public double max_t
+    cdef public bint scheduled, root_known, alg, shared
+
+    cpdef record(self, long me, double t, object value, object nbytes, long long rkey)
+
+cpdef _resolve(RequestState req, double start, double T, bint background,
+               double posted=*)
+
+@cython.locals(reqs=list, req=RequestState, r=Py_ssize_t, n=Py_ssize_t, m=double, rt=double,
+               T=double, kind=long, root=long)
+cpdef _complete(CollInstance inst, bint overlaps)
+
+cpdef finalize(VirtualRank vr, object comm, CollInstance inst)

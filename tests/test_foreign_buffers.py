@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -103,3 +105,62 @@ def test_dlpack_fortran_order_and_get_address():
     assert foreign_array(Dl(f)).nbytes == 48
     assert bsim.MPI.Get_address(f) == f.ctypes.data
     assert bsim.MPI.Get_address(bsim.MPI.BOTTOM) == 0
+
+
+_RELEASED = []
+
+
+@ctypes.PYFUNCTYPE(None, ctypes.c_void_p)
+def _release(capsule):   # (module-level: it must outlive every capsule made with it)
+    _RELEASED.append(capsule)
+
+
+class _CtypesCapsule:
+    """A DLPack exporter whose capsule's destructor is a ctypes callback, as mpi4py's own
+    tests make them (``dlpackimpl.py``): a ctypes callback run while an error is pending
+    fails to convert its argument and clears the error, so an error raised while bsim held
+    the last view of the buffer was lost as the view was dropped (``SystemError: ...
+    returned NULL without setting an exception``) when the spec parser ran compiled."""
+
+    KEEP: list = []   # the tensors and arrays, alive for as long as the test process
+
+    def __init__(self, a):
+        from bsim.mpi.data.foreign import _DLManagedTensor
+
+        shape = (ctypes.c_int64 * 1)(a.size)
+        self.managed = _DLManagedTensor()
+        t = self.managed.dl_tensor
+        t.data, t.ndim, t.shape = a.ctypes.data, 1, shape
+        t.device.device_type, t.dtype.code, t.dtype.bits, t.dtype.lanes = 1, 0, 32, 1
+        self.KEEP.append((a, shape, self.managed))
+
+    def __dlpack__(self, stream=None, **kw):
+        if kw:
+            raise TypeError("DLPack 0.x")
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
+                                                       ctypes.c_void_p]
+        return new(ctypes.addressof(self.managed), b"dltensor",
+                   ctypes.cast(_release, ctypes.c_void_p))
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def test_an_error_about_a_foreign_buffer_survives_its_release():
+    """A spec error on a DLPack buffer is the error (mpi4py's test_cco_buf
+    ``testReduceLocalBadCount``), and the buffer is released once it is handled."""
+    from bsim import MPI
+
+    def program():
+        s = _CtypesCapsule(np.arange(3, dtype="i4"))
+        r = _CtypesCapsule(np.arange(3, dtype="i4"))
+        for spec in ([s, 4, MPI.INT], [s, (1, 3), MPI.INT]):   # a count, a displacement
+            with pytest.raises(ValueError, match="exceeds the buffer|past the buffer"):
+                MPI.SUM.Reduce_local(spec, [r, 3, MPI.INT])
+        with pytest.raises(ValueError, match="bad buffer: count 4 x INT"):
+            MPI.COMM_WORLD.Send([s, 4, MPI.INT], dest=0)
+
+    del _RELEASED[:]
+    bsim.simulate(program, ranks=1)
+    assert _RELEASED   # the capsules are released (after their errors were handled)

@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """The per-run collective cost source (``--collectives``), with per-operation overrides.
 
 ``T = T(op, P, nbytes)`` for the timing rules of ``bsim/engine/collective_rules.py``:

@@ -9,7 +9,9 @@ and raises :class:`~bsim.errors.DeadlockError`, :class:`~bsim.errors.LivelockErr
 
 from __future__ import annotations
 
+import ast
 import dis
+import linecache
 import os
 import sys
 import sysconfig
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import greenlet
 
 from ..errors import DeadlockError, LivelockError, SimulationLimitError
-from .compiled import COMPILED
+from .compiled import COMPILED, compiled_modules
 from .events import Wakeups
 from .rank import VirtualRank
 
@@ -227,10 +229,31 @@ def called_from() -> tuple[str, str]:
     while frame is not None:
         name = frame.f_code.co_filename
         if not _is_internal(name):
-            return call, f"{name}:{frame.f_lineno}"
+            # a compiled call has no frame: what is seen is a helper it called (on_null),
+            # so the call is read from the user's source instead
+            written = _callee_written(frame) if compiled_modules() else ""
+            return written or call, f"{name}:{frame.f_lineno}"
         call = frame.f_code.co_name
         frame = frame.f_back
     return call, "?"
+
+
+def _callee_written(frame: types.FrameType) -> str:
+    """The name of the function *frame* is calling, as its source writes the call
+    (``Barrier`` for ``comm.Barrier()``), from the call's source span; "" if unknown."""
+    try:
+        span = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        first, last, col, end_col = span
+        lines = [linecache.getline(frame.f_code.co_filename, n).encode()
+                 for n in range(first, last + 1)]   # (columns count UTF-8 bytes)
+        lines[-1] = lines[-1][:end_col]
+        lines[0] = lines[0][col:]
+        node = ast.parse(b"".join(lines).decode(), mode="eval").body
+    except (AttributeError, IndexError, TypeError, SyntaxError, ValueError):
+        return ""   # (no positions before Python 3.11, no source, not one expression)
+    func = node.func if isinstance(node, ast.Call) else None
+    return (func.attr if isinstance(func, ast.Attribute)
+            else func.id if isinstance(func, ast.Name) else "")
 
 
 def user_location_of_traceback(exc: BaseException) -> str:

@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """Collectives of communicators (barrier, broadcast, reductions, scans), and their plumbing.
 
 mpi4py's names and keywords; the functions are bound as methods of

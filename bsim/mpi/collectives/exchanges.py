@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """Collectives that move blocks between ranks: gather, scatter, allgather, alltoall (all forms).
 
 mpi4py's names and keywords; the functions are bound as methods of

@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """Communicators (mpi4py's ``Comm``, ``Intracomm``, ``Topocomm`` and its ``Cartcomm``,
 ``Graphcomm``, ``Distgraphcomm``) and the predefined ones.
 

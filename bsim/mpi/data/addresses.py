@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...constants import BOTTOM
-from .buffers import raw_buffer
+from .buffer_specs import raw_buffer
 from .pickling import buffer
 
 __all__ = ["NullMemory", "Get_address", "Aint_add", "Aint_diff"]
@@ -26,7 +26,7 @@ class NullMemory(buffer):
 def Get_address(location: Any) -> int:  # noqa: N802 - mpi4py's name
     """The address of a buffer's first byte (``MPI.Get_address``); ``BOTTOM``, None and a
     window's null memory: 0.  Any other buffer is read as a message's is
-    (:func:`bsim.mpi.data.buffers.raw_buffer`: DLPack and CUDA-array-interface objects
+    (:func:`bsim.mpi.data.buffer_specs.raw_buffer`: DLPack and CUDA-array-interface objects
     checked the same way), so a bad one raises what mpi4py raises."""
     if location is None or location is BOTTOM or isinstance(location, NullMemory):
         return 0

@@ -16,18 +16,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...constants import BOTTOM
-from .buffers import (
-    _BYTE,
-    COUNT_MAX,
-    Buffer,
-    _as_datatype,
-    _count_in,
-    _through,
-    _too_large,
-    _usage_error,
-    raw_buffer,
-)
+from .buffer_specs import _count_in, _through, raw_buffer
+from .buffers import _usage_error
 from .datatypes import Datatype
+from .placeholder import _BYTE, COUNT_MAX, Buffer, _as_datatype, _too_large
 from .typemap import GatherView
 
 __all__ = ["BufInfoV", "parse_bufspecv", "parse_bufspecw", "parse_vector_buffer"]

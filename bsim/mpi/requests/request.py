@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """``Request``: mpi4py's handle for nonblocking operations (``Status`` is in status.py).
 
 A request knows, once its partner has acted, three times that drive the

@@ -26,12 +26,12 @@ import numpy as np
 from ...engine.rank import current_or_none
 from ...errors import MPIUsageError, MPIUsageTypeError
 from .buffer_info import BufInfo
-from .buffer_specs import parse_spec, raw_buffer
+from .buffer_specs import parse_spec
 from .datatypes import CONTIGUOUS_PREDEFINED, Datatype, plain_numpy_type
 from .placeholder import _BYTE, Buffer, _as_datatype
 
-__all__ = ["Buffer", "buffer", "BufInfo", "parse_bufspec", "parse_buffer", "raw_buffer",
-           "in_simulation", "MPIUsageBufferError", "MPIUsageKeyError"]
+__all__ = ["Buffer", "buffer", "BufInfo", "parse_bufspec", "parse_buffer", "in_simulation",
+           "MPIUsageBufferError", "MPIUsageKeyError"]
 
 if TYPE_CHECKING:
     from ...engine.rank import VirtualRank

@@ -4,4 +4,4 @@
 # (matching.deliver is not cimported: the loop calls it as a module global, which the event
 # queue's tests replace; a C call measured no faster on the halo)
 from bsim.engine.matching cimport Message
-from bsim.engine.rank cimport VirtualRank
+from bsim.engine.rank cimport VirtualRank, green_switch

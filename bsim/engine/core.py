@@ -397,7 +397,10 @@ class Engine(EngineState, FailureReports, simpy.Environment):
                         try:
                             resume = vr.resume
                             if resume is None:
-                                vr.greenlet.switch()
+                                if cython.compiled:   # greenlet's C API (rank.pxd)
+                                    green_switch(vr.greenlet)  # noqa: F821 (C only)
+                                else:
+                                    vr.greenlet.switch()
                             else:   # a continuation (bsim/engine/schedule_driver.py)
                                 vr.resume = None
                                 resume()

@@ -95,7 +95,7 @@ class FailureReports:
         a rendezvous): what a blocked send's line names (a send request keeps no
         destination of its own; looked up only when a run cannot go on)."""
         return {id(msg.sreq): msg for vr in self.local_ranks if vr.box is not None
-                for msg in vr.box.unexpected if msg.sreq is not None}
+                for msg in vr.box.unexpected or () if msg.sreq is not None}
 
     def _check_livelock(self, polling: VirtualRank) -> None:
         """Raise :class:`LivelockError` if every pending event is a poll's wake-up.

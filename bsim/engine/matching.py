@@ -76,14 +76,18 @@ class Message:
 
 
 class Mailbox:
-    """The receive side of one rank: posted receives, unexpected messages, probers."""
+    """The receive side of one rank: posted receives, unexpected messages, probers.
+
+    ``unexpected`` and ``probers`` are None until their first entry: a rank blocked in a
+    receive keeps one list, not three (``docs/benchmarks.md``, memory per idle rank).
+    """
 
     __slots__ = ("posted", "unexpected", "probers")
 
     def __init__(self) -> None:
         self.posted: list[Request] = []
-        self.unexpected: list[Message] = []
-        self.probers: list[Request] = []
+        self.unexpected: list[Message] | None = None
+        self.probers: list[Request] | None = None
 
 
 def mailbox(vr: VirtualRank) -> Mailbox:
@@ -114,7 +118,10 @@ def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
                 req.flow = msg
             dst.engine.protocol.matched(req, msg)
             return
-    box.unexpected.append(msg)
+    if box.unexpected is None:
+        box.unexpected = [msg]
+    else:
+        box.unexpected.append(msg)
     if box.probers:
         for req in list(box.probers):
             if _matches(req, msg):
@@ -128,14 +135,15 @@ def post_receive(vr: VirtualRank, req: Request) -> None:
     if box is None:   # mailbox() inlined (hot path)
         box = vr.box = Mailbox()
     unexpected = box.unexpected
-    for i, msg in enumerate(unexpected):
-        if (req.ctx == msg.ctx and (req.src == ANY_SOURCE or req.src == msg.src)
-                and (req.tag == ANY_TAG or req.tag == msg.tag)):
-            del unexpected[i]
-            if vr.engine.tracer is not None:
-                req.flow = msg
-            vr.engine.protocol.matched(req, msg)
-            return
+    if unexpected is not None:
+        for i, msg in enumerate(unexpected):
+            if (req.ctx == msg.ctx and (req.src == ANY_SOURCE or req.src == msg.src)
+                    and (req.tag == ANY_TAG or req.tag == msg.tag)):
+                del unexpected[i]
+                if vr.engine.tracer is not None:
+                    req.flow = msg
+                vr.engine.protocol.matched(req, msg)
+                return
     box.posted.append(req)
 
 
@@ -144,7 +152,7 @@ def find_unexpected(vr: VirtualRank, ctx: int, src: int, tag: int) -> Message | 
     box = vr.box
     if box is None:
         return None
-    for msg in box.unexpected:
+    for msg in box.unexpected or ():
         if msg.ctx == ctx and (src == ANY_SOURCE or src == msg.src) and \
                 (tag == ANY_TAG or tag == msg.tag):
             return msg

@@ -4,6 +4,26 @@ cimport cython
 from bsim.engine.engine_state cimport EngineState
 from bsim.engine.request_state cimport RequestState
 
+cdef extern from *:
+    # greenlet's C API, from the capsule greenlet._C_API as its greenlet.h reads it
+    # (PyGreenlet_Switch at index PyGreenlet_Switch_NUM = 6 of the table since greenlet
+    # 0.4): g.switch() without the method lookup, the argument tuple and the C frames of
+    # a Python-level call.  Looked up at the first switch.
+    """
+    typedef PyObject *(*bsim_greenlet_switch_t)(PyObject *, PyObject *, PyObject *);
+    static bsim_greenlet_switch_t bsim_greenlet_switch = NULL;
+    static PyObject *bsim_green_switch(PyObject *g) {
+        if (bsim_greenlet_switch == NULL) {
+            void **api = (void **)PyCapsule_Import("greenlet._C_API", 0);
+            if (api == NULL)
+                return NULL;
+            bsim_greenlet_switch = (bsim_greenlet_switch_t)api[6];
+        }
+        return bsim_greenlet_switch(g, NULL, NULL);
+    }
+    """
+    object green_switch "bsim_green_switch" (object g)
+
 cdef class VirtualRank:
     cdef public EngineState engine
     cdef public object rank, greenlet, nbytes, retval, pending, box
@@ -11,7 +31,9 @@ cdef class VirtualRank:
     cdef public long long keybase, seq, wake_key, ops, msgs
     cdef public double clock, calc, wait, comm, nic_free, wake_at, host_mark
     cdef public bint finished, polled, finalized
-    cdef public long wait_mode, unknown, open_requests
+    # int, not long: with its GC header the object takes 264 bytes, obmalloc's 272-byte
+    # size class, not 288 (docs/benchmarks.md, memory per idle rank)
+    cdef public int wait_mode, unknown, open_requests
 
     cpdef long long next_key(self)
     @cython.locals(key="long long")
@@ -21,9 +43,11 @@ cdef class VirtualRank:
     cpdef sync(self, object call=*, bint polling=*)
     @cython.locals(mode=long, t=double)
     cpdef on_resolve(self, RequestState req)
-    @cython.locals(r=RequestState, unknown=long, t=double, wait=double, comm=double,
-                   idle=double, w=double, av=double, cost=double)
+    @cython.locals(r=RequestState, unknown=long)
     cpdef settle(self, list reqs, object call)
+    @cython.locals(r=RequestState, t=double, wait=double, comm=double, idle=double, w=double,
+                   av=double, cost=double)
+    cpdef charge(self, list reqs, object call)
 
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, r=RequestState, q=RequestState,
                a=double, b=double, out=list)

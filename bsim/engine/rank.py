@@ -19,18 +19,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from contextvars import copy_context
 from enum import IntEnum
 from heapq import heappush
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-import greenlet
 from greenlet import getcurrent
 
 from ..errors import AddTimeError, MPIUsageError, NotInSimulationError
 from .events import PRIO_RANK, TIE, Wakeups
-from .rank_program import charge_host_compute, run_current_rank
+from .rank_program import RankGreenlet, charge_host_compute
 
 try:   # C types of the hot path's locals when compiled (rank.pxd, bsim/engine/compiled.py)
     import cython
@@ -56,30 +54,6 @@ class WaitMode(IntEnum):
 _NONE, _ALL, _ANY = int(WaitMode.NONE), int(WaitMode.ALL), int(WaitMode.ANY)
 WAIT_NONE, WAIT_ALL = _NONE, _ALL   # for bsim.engine.schedule_driver
 
-
-
-class RankGreenlet(greenlet.greenlet):
-    """The greenlet running one virtual rank's program: ``program(vrank)``.
-
-    Every rank's greenlet runs the one function
-    :func:`~bsim.engine.rank_program.run_current_rank`, which stays Python.
-
-    It runs in a copy of the creator's :mod:`contextvars` context (a greenlet starts
-    in an empty one), as an asyncio task does: what the run set up in a
-    context variable is seen in the rank (``netmodels.input_files``: the files a rank
-    reads are the run's inputs), and what a rank sets is its own.  Set once here, not
-    by a ``Context.run`` around the program, which would add a C frame to every switch.
-    """
-
-    __slots__ = ("vrank", "program")
-
-    def __init__(self, vrank: VirtualRank, program: Callable[[VirtualRank], Any],
-                 parent: greenlet.greenlet) -> None:
-        super().__init__(run_current_rank, parent)
-        greenlet.greenlet.gr_context.__set__(self, copy_context())   # the base's own slot
-        self.vrank = vrank
-        self.program = program
-        vrank.greenlet = self
 
 
 class VirtualRank:
@@ -150,7 +124,10 @@ class VirtualRank:
     def suspend(self, call: str) -> None:
         """Give control to the engine until someone calls :meth:`wake`."""
         self.pending = call
-        self.engine.main.switch()
+        if cython.compiled:   # greenlet's C API (rank.pxd): no method lookup, two C frames less
+            green_switch(self.engine.main)  # noqa: F821 (C only)
+        else:
+            self.engine.main.switch()
         self.pending = None
         if self.engine.measure is not None:
             self.host_mark = self.engine.measure.clock()
@@ -159,7 +136,10 @@ class VirtualRank:
         """Resume at simulated time *t* (>= now); the clock is not charged here."""
         self.wake(t)   # and suspend(), inlined
         self.pending = call
-        self.engine.main.switch()
+        if cython.compiled:   # greenlet's C API (rank.pxd): no method lookup, two C frames less
+            green_switch(self.engine.main)  # noqa: F821 (C only)
+        else:
+            self.engine.main.switch()
         self.pending = None
         if self.engine.measure is not None:
             self.host_mark = self.engine.measure.clock()
@@ -219,7 +199,10 @@ class VirtualRank:
             self.wait_mode = _ALL
             self.unknown = unknown
             self.pending = call   # suspend(), inlined: one frame less on every idle rank's
-            self.engine.main.switch()   # saved stack (docs/benchmarks.md)
+            if cython.compiled:   # saved stack (docs/benchmarks.md)
+                green_switch(self.engine.main)  # noqa: F821 (greenlet's C API: rank.pxd)
+            else:
+                self.engine.main.switch()
             self.pending = None
             if self.engine.measure is not None:
                 self.host_mark = self.engine.measure.clock()
@@ -227,6 +210,15 @@ class VirtualRank:
             self.waitset = None
             for r in reqs:
                 r.waited = False
+        self.charge(reqs, call)
+
+    def charge(self, reqs: list[Request], call: str) -> None:
+        """Charge the resolved requests *reqs* by :meth:`settle`'s timing rule.
+
+        A method of its own, called after the wait: compiled, its C frame, the largest of
+        the blocking path's, is not on the stack of a suspended rank, which the rank keeps
+        while it waits (``docs/benchmarks.md``, memory per idle rank).
+        """
         if len(reqs) > 1:
             if cython.compiled:
                 reqs = _by_avail(reqs)

@@ -1,5 +1,6 @@
-"""What every rank's greenlet runs: the program, then the rank's exit; and the host
-compute of a rank in host-compute mode (charged here at the rank's end, and by ``current``).
+"""Every rank's greenlet (:class:`RankGreenlet`) and what it runs: the program, then the
+rank's exit; and the host compute of a rank in host-compute mode (charged here at the rank's
+end, and by ``current``).
 
 Kept out of the compiled modules (``bsim.engine.compiled.TYPED``) on purpose.  A greenlet
 saves the C stack between its start and the point where it switches, at every switch and
@@ -12,6 +13,7 @@ starts for the program: about 0.5 KiB more per idle rank (``docs/benchmarks.md``
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import copy_context
 from typing import TYPE_CHECKING, Any
 
 import greenlet
@@ -19,7 +21,7 @@ import greenlet
 if TYPE_CHECKING:
     from .rank import VirtualRank
 
-__all__ = ["run_current_rank", "run_rank", "charge_host_compute"]
+__all__ = ["RankGreenlet", "run_current_rank", "run_rank", "charge_host_compute"]
 
 
 def run_current_rank() -> None:
@@ -66,3 +68,27 @@ def charge_host_compute(vr: VirtualRank) -> None:
         tracer = vr.engine.tracer
         if tracer is not None:   # a calc span, as add_time's (the trace adds up to calc)
             tracer.span(vr.rank, "calc", "measured", start, vr.clock)
+
+
+class RankGreenlet(greenlet.greenlet):
+    """The greenlet running one virtual rank's program: ``program(vrank)``.
+
+    Every rank's greenlet runs the one function :func:`run_current_rank`; the class lives
+    here, with it, outside the compiled modules.
+
+    It runs in a copy of the creator's :mod:`contextvars` context (a greenlet starts
+    in an empty one), as an asyncio task does: what the run set up in a
+    context variable is seen in the rank (``netmodels.input_files``: the files a rank
+    reads are the run's inputs), and what a rank sets is its own.  Set once here, not
+    by a ``Context.run`` around the program, which would add a C frame to every switch.
+    """
+
+    __slots__ = ("vrank", "program")
+
+    def __init__(self, vrank: VirtualRank, program: Callable[[VirtualRank], Any],
+                 parent: greenlet.greenlet) -> None:
+        super().__init__(run_current_rank, parent)
+        greenlet.greenlet.gr_context.__set__(self, copy_context())   # the base's own slot
+        self.vrank = vrank
+        self.program = program
+        vrank.greenlet = self

@@ -13,4 +13,4 @@ cpdef _flat(object comm, object buf, object peer, object tag, object call, objec
             bint hand=*)
 
 @cython.locals(vr=VirtualRank)
-cpdef _complete(RequestState req, object status, object call)
+cdef inline object _complete(RequestState req, object status, object call)

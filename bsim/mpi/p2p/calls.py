@@ -431,7 +431,11 @@ def _probe(comm: Comm, vr: VirtualRank, source: int, tag: int, call: str,
         t_probe = vr.clock
         req = Request(vr, RECV, call)
         req.ctx, req.src, req.tag = comm.context, src, tag
-        mailbox(vr).probers.append(req)
+        box = mailbox(vr)
+        if box.probers is None:
+            box.probers = [req]
+        else:
+            box.probers.append(req)
         vr.settle([req], call)
         msg = find_unexpected(vr, comm.context, src, tag)
         if msg is not None:   # the wait was part of its transfer (Protocol.probed)

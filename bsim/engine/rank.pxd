@@ -2,7 +2,7 @@
 
 cimport cython
 from bsim.engine.engine_state cimport EngineState
-from bsim.engine.request_state cimport RequestState
+from bsim.engine.request_state cimport RankState, RequestState
 
 cdef extern from *:
     # greenlet's C API, from the capsule greenlet._C_API as its greenlet.h reads it
@@ -24,16 +24,16 @@ cdef extern from *:
     """
     object green_switch "bsim_green_switch" (object g)
 
-cdef class VirtualRank:
+cdef class VirtualRank(RankState):
     cdef public EngineState engine
     cdef public object rank, greenlet, nbytes, retval, pending, box
     cdef public object last_arrival, waitset, coll_seq, resume, world, thread_level
     cdef public long long keybase, seq, wake_key, ops, msgs
     cdef public double clock, calc, wait, comm, nic_free, wake_at, host_mark
     cdef public bint finished, polled, finalized
-    # int, not long: with its GC header the object takes 264 bytes, obmalloc's 272-byte
-    # size class, not 288 (docs/benchmarks.md, memory per idle rank)
-    cdef public int wait_mode, unknown, open_requests
+    # int, not long: with its GC header the object fits obmalloc's 272-byte size class,
+    # not 288 (docs/benchmarks.md, memory per idle rank)
+    cdef public int wait_mode, unknown
 
     cpdef long long next_key(self)
     @cython.locals(key="long long")

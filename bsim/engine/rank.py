@@ -29,6 +29,7 @@ from greenlet import getcurrent
 from ..errors import AddTimeError, MPIUsageError, NotInSimulationError
 from .events import PRIO_RANK, TIE, Wakeups
 from .rank_program import RankGreenlet, charge_host_compute
+from .request_state import RankState
 
 try:   # C types of the hot path's locals when compiled (rank.pxd, bsim/engine/compiled.py)
     import cython
@@ -56,15 +57,15 @@ WAIT_NONE, WAIT_ALL = _NONE, _ALL   # for bsim.engine.schedule_driver
 
 
 
-class VirtualRank:
+class VirtualRank(RankState):
     """State of one virtual rank.  Kept small: thousands of these live at once."""
 
     __slots__ = (
         "rank", "engine", "greenlet", "keybase", "seq", "wake_key", "clock",
         "calc", "wait", "comm", "ops", "msgs", "nbytes", "finished", "retval",
         "pending", "box", "nic_free", "last_arrival", "waitset", "wait_mode",
-        "unknown", "wake_at", "coll_seq", "host_mark", "polled", "finalized", "open_requests",
-        "resume", "world", "thread_level",
+        "unknown", "wake_at", "coll_seq", "host_mark", "polled", "finalized", "resume",
+        "world", "thread_level",
     )
 
     def __init__(self, rank: int, engine: Engine) -> None:

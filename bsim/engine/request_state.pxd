@@ -1,5 +1,10 @@
 # The C type of request_state.py's RequestState, for Cython (bsim/engine/compiled.py, TYPED).
 
+cimport cython
+
+cdef class RankState:
+    cdef public int open_requests
+
 cdef class RequestState:
     cdef public object owner, kind, call, ctx, src, tag, avail
     cdef public double cost, partner, t_post
@@ -7,4 +12,5 @@ cdef class RequestState:
     cdef public object envelope, payload, rinfo, error, post, flow
 
     cpdef resolve(self, double avail, double cost, double partner)
+    @cython.locals(owner=RankState)
     cpdef finish(self, object status)

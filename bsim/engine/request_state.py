@@ -18,7 +18,7 @@ from ..constants import ANY_SOURCE, ANY_TAG, ReqKind
 if TYPE_CHECKING:
     from .rank import VirtualRank
 
-__all__ = ["RequestState", "STATE_FIELDS"]
+__all__ = ["RankState", "RequestState", "STATE_FIELDS"]
 
 DONE = ReqKind.DONE
 
@@ -26,6 +26,15 @@ STATE_FIELDS = ("owner", "kind", "call", "ctx", "src", "tag", "avail", "cost", "
                 "t_post", "waited", "envelope", "payload", "lower", "rinfo", "error", "post",
                 "flow", "cancelled", "handed")
 """The fields of a request's state, copied by ``Request(request)``."""
+
+
+class RankState:
+    """What a request updates of its owner, the base of ``VirtualRank`` (``rank.py``):
+    ``open_requests``, the nonblocking requests handed to the program and not completed.
+    Declared here so that a compiled request updates it as a C field (``rank.pxd``
+    cimports this module's types, so this one cannot cimport that one)."""
+
+    __slots__ = ("open_requests",)
 
 
 class RequestState:
@@ -44,9 +53,7 @@ class RequestState:
                     setattr(self, slot, getattr(owner, slot))
                 self._origin = getattr(owner, "_origin", owner)
                 return
-            from .rank import VirtualRank  # (not at import: rank.py types its requests)
-
-            if owner is not None and not isinstance(owner, VirtualRank):
+            if owner is not None and not isinstance(owner, RankState):   # a VirtualRank
                 raise TypeError(f"{type(self).__name__}(): expected a Request, got "
                                 f"{type(owner).__name__}")
         # the rank that posted it (None only for a null request, never waited on)
@@ -85,7 +92,8 @@ class RequestState:
         self.kind = DONE
         if self.handed:
             self.handed = False
-            self.owner.open_requests -= 1
+            owner = self.owner   # (a RankState when compiled: request_state.pxd)
+            owner.open_requests -= 1
         st = self.envelope   # (a truncated receive's status too, as MPICH fills it)
         if status is not None and st is not None:
             status._fill(*st)

@@ -309,7 +309,9 @@ class Engine(EngineState, FailureReports, simpy.Environment):
         for done in self.user_state.pop("bsim.at_finish", ()):   # e.g. files left open
             done()
 
-    @cython.locals(vr="VirtualRank", msg="Message", rkey="long long", events="long long")
+    @cython.locals(vr="VirtualRank", msg="Message", rkey="long long", events="long long",
+                   mark="long long", idle="long long", livelock_polls=cython.double,
+                   i=cython.Py_ssize_t, n=cython.Py_ssize_t)
     def run_until(self, end: float) -> None:
         """Process every event earlier than *end* (all of them for ``inf``)."""
         queue = self.queue

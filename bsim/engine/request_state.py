@@ -29,12 +29,19 @@ STATE_FIELDS = ("owner", "kind", "call", "ctx", "src", "tag", "avail", "cost", "
 
 
 class RankState:
-    """What a request updates of its owner, the base of ``VirtualRank`` (``rank.py``):
-    ``open_requests``, the nonblocking requests handed to the program and not completed.
-    Declared here so that a compiled request updates it as a C field (``rank.pxd``
-    cimports this module's types, so this one cannot cimport that one)."""
+    """What a request reaches of its owner, the base of ``VirtualRank`` (``rank.py``):
+    ``open_requests``, the nonblocking requests handed to the program and not completed,
+    and :meth:`on_resolve`.  Declared here so that a compiled request reaches them as a C
+    field and a C method (``rank.pxd`` cimports this module's types, so this one cannot
+    cimport that one)."""
 
     __slots__ = ("open_requests",)
+
+    def on_resolve(self, req: RequestState) -> None:
+        """A request this rank is blocked on now knows when it completes: wake the rank
+        when nothing else it waits for is unknown (``VirtualRank.on_resolve``; this base
+        has no wait of its own)."""
+        raise NotImplementedError(f"{type(self).__name__} does not wait on requests")
 
 
 class RequestState:
@@ -84,7 +91,8 @@ class RequestState:
         self.cost = cost
         self.partner = partner
         if self.waited:
-            self.owner.on_resolve(self)
+            owner = self.owner   # (a RankState when compiled: request_state.pxd)
+            owner.on_resolve(self)
 
     def finish(self, status: Any) -> Any:
         """Mark completed; fill *status* (an ``MPI.Status`` or None); return the received

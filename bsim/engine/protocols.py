@@ -68,8 +68,8 @@ try:   # C types of the hot path's locals when compiled (bsim/engine/compiled.py
 except ImportError:
     from . import pure_cython as cython
 
-__all__ = ["Protocol", "BsimProtocol", "LogGPProtocol", "LogGOPSProtocol", "build_protocol",
-           "PROTOCOLS", "DEFERRED"]
+__all__ = ["Protocol", "BsimProtocol", "bsim_send", "LogGPProtocol", "LogGOPSProtocol",
+           "build_protocol", "PROTOCOLS", "DEFERRED"]
 
 class BsimProtocol(Protocol):
     """The BSIM paper's rules: asynchronous sends, whole message cost charged at the receiver."""
@@ -101,40 +101,10 @@ class BsimProtocol(Protocol):
         """``min_cost()``: no message between two ranks costs less (base.py)."""
         return float(net.min_cost())
 
-    @cython.locals(vr="VirtualRank", dst="VirtualRank", msg="Message", req="RequestState",
-                   eng="EngineState", t=cython.double, lag=cython.double, p="ProtocolState")
     def send(self, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
              synchronous: bool) -> None:
-        p = self   # (its fields read as C fields when compiled)
-        t = vr.clock
-        msg.t_send = t
-        eng = vr.engine
-        lag = eng.lookahead
-        if dst is vr and lag:   # to itself: visible once the copy's fixed cost is paid, the
-            # same for every size, so that a later message never overtakes an earlier one
-            lag = min(lag, p.net_cost(vr.rank, vr.rank, 0))
-        vr.seq += 1
-        key = msg.key = vr.keybase | vr.seq
-        if synchronous:   # completes on the receiver's acknowledgement (engine/synchronous.py)
-            msg.rendezvous = True
-            msg.sreq = req
-        if eng.host_of is None:   # one process: Engine.deliver_at inlined (hot path)
-            batch = eng.deliveries.get(t + lag)
-            if batch is None:
-                batch = eng.deliveries[t + lag] = Deliveries()
-                heappush(eng.queue, (t + lag, PRIO_NET, -1, batch))
-            batch.append(msg)
-        else:
-            eng.post(t + lag, key, msg, dst.rank)
-        sc = (p.net_cost(vr.rank, dst.rank, msg.nbytes)
-              if p.send_network else p.send_seconds)
-        if sc:
-            vr.comm += sc
-            vr.clock = t + sc
-            if vr.engine.tracer is not None:
-                vr.engine.tracer.span(vr.rank, "comm", req.call, t, t + sc)
-        if not synchronous:
-            req.resolve(t, 0.0, t)
+        """Send *msg* from *vr* to *dst* (:func:`bsim_send`)."""
+        bsim_send(self, vr, dst, msg, req, synchronous)
 
     def probed(self, msg: Message, t_probe: float) -> None:
         """Credit a blocking probe's wait to the receive that takes *msg*: the probe,
@@ -187,6 +157,43 @@ class BsimProtocol(Protocol):
         if arrival < done:
             arrival = done
         req.owner.wake(arrival)
+
+
+def bsim_send(p: BsimProtocol, vr: VirtualRank, dst: VirtualRank, msg: Message, req: Request,
+              synchronous: bool) -> None:
+    """:meth:`BsimProtocol.send`: the message is sent at the sender's clock ``ts`` and is
+    visible at ``ts + lookahead``; the sender pays ``send_cost``.  A function, so that the
+    compiled send path (``mpi/p2p/calls.py``) calls it in C when the run's protocol is
+    exactly :class:`BsimProtocol` (``protocols.pxd``)."""
+    t = vr.clock
+    msg.t_send = t
+    eng = vr.engine
+    lag = eng.lookahead
+    if dst is vr and lag:   # to itself: visible once the copy's fixed cost is paid, the
+        # same for every size, so that a later message never overtakes an earlier one
+        lag = min(lag, p.net_cost(vr.rank, vr.rank, 0))
+    vr.seq += 1
+    key = msg.key = vr.keybase | vr.seq
+    if synchronous:   # completes on the receiver's acknowledgement (engine/synchronous.py)
+        msg.rendezvous = True
+        msg.sreq = req
+    if eng.host_of is None:   # one process: Engine.deliver_at inlined (hot path)
+        batch = eng.deliveries.get(t + lag)
+        if batch is None:
+            batch = eng.deliveries[t + lag] = Deliveries()
+            heappush(eng.queue, (t + lag, PRIO_NET, -1, batch))
+        batch.append(msg)
+    else:
+        eng.post(t + lag, key, msg, dst.rank)
+    sc = (p.net_cost(vr.rank, dst.rank, msg.nbytes)
+          if p.send_network else p.send_seconds)
+    if sc:
+        vr.comm += sc
+        vr.clock = t + sc
+        if vr.engine.tracer is not None:
+            vr.engine.tracer.span(vr.rank, "comm", req.call, t, t + sc)
+    if not synchronous:
+        req.resolve(t, 0.0, t)
 
 
 class LogGPProtocol(Protocol):

@@ -5,11 +5,13 @@ from bsim.engine.engine_state cimport EngineState
 from bsim.engine.request_state cimport RankState, RequestState
 
 cdef extern from *:
-    # greenlet's C API, from the capsule greenlet._C_API as its greenlet.h reads it
-    # (PyGreenlet_Switch at index PyGreenlet_Switch_NUM = 6 of the table since greenlet
-    # 0.4): g.switch() without the method lookup, the argument tuple and the C frames of
-    # a Python-level call.  Looked up at the first switch.
+    # greenlet's C API, from the capsule greenlet._C_API as its greenlet.h reads it: the
+    # table's entry PyGreenlet_Switch_NUM = 6 is PyGreenlet_Switch, and entry 0 the
+    # greenlet type, since the API was added (2010); the type is checked by name before
+    # the switch is trusted.  g.switch() without the method lookup, the argument tuple and
+    # the C frames of a Python-level call.  Looked up at the first switch.
     """
+    #include <string.h>
     typedef PyObject *(*bsim_greenlet_switch_t)(PyObject *, PyObject *, PyObject *);
     static bsim_greenlet_switch_t bsim_greenlet_switch = NULL;
     static PyObject *bsim_green_switch(PyObject *g) {
@@ -17,6 +19,13 @@ cdef extern from *:
             void **api = (void **)PyCapsule_Import("greenlet._C_API", 0);
             if (api == NULL)
                 return NULL;
+            if (api[0] == NULL || strcmp(((PyTypeObject *)api[0])->tp_name,
+                                         "greenlet.greenlet") != 0) {
+                PyErr_SetString(PyExc_ImportError, "bsim: greenlet's C API table is not "
+                                "the one bsim was written for; run with BSIM_PURE_PYTHON=1 "
+                                "(or install with BSIM_NO_COMPILE=1)");
+                return NULL;
+            }
             bsim_greenlet_switch = (bsim_greenlet_switch_t)api[6];
         }
         return bsim_greenlet_switch(g, NULL, NULL);

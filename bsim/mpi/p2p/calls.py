@@ -31,6 +31,7 @@ from greenlet import getcurrent
 
 from ...constants import ANY_SOURCE, ANY_TAG, ERR_RANK, ERR_TAG, PROC_NULL, TAG_UB, CommKind
 from ...engine.matching import Message, find_unexpected, mailbox, post_receive
+from ...engine.protocols import BsimProtocol, bsim_send
 from ...engine.rank import RankGreenlet, VirtualRank, current
 from ...engine.synchronous import SELF_EAGER_LIMIT
 from ...errors import MPIUsageError
@@ -214,8 +215,13 @@ def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind,
         msg = Message(comm.context, vr.rank, wpeer, me, tag, nbytes, payload, False)
         vr.msgs += 1
         vr.nbytes += nbytes
-        eng.protocol.send(vr, eng.ranks[wpeer], msg, req,
-                          wpeer == vr.rank and nbytes > SELF_EAGER_LIMIT)
+        proto = eng.protocol
+        if type(proto) is BsimProtocol:   # its send as a C call when compiled (calls.pxd)
+            bsim_send(proto, vr, eng.ranks[wpeer], msg, req,
+                      wpeer == vr.rank and nbytes > SELF_EAGER_LIMIT)
+        else:
+            proto.send(vr, eng.ranks[wpeer], msg, req,
+                       wpeer == vr.rank and nbytes > SELF_EAGER_LIMIT)
     else:
         req.ctx = comm.context
         req.src = wpeer

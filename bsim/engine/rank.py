@@ -51,6 +51,9 @@ class WaitMode(IntEnum):
     ANY = 2    # settle_any: the first request to become available
 
 
+if not cython.compiled:   # compiled, greenlet's C API (rank.pxd) in its place
+    green_current = getcurrent
+
 # hot path: plain-int module globals (an Enum attribute lookup costs ~6x a global's)
 _NONE, _ALL, _ANY = int(WaitMode.NONE), int(WaitMode.ALL), int(WaitMode.ANY)
 WAIT_NONE, WAIT_ALL = _NONE, _ALL   # for bsim.engine.schedule_driver
@@ -446,13 +449,13 @@ def _first_due(ready: list[Request], pos: dict[int, int]) -> Request:
 
 def current_or_none() -> VirtualRank | None:
     """The virtual rank running the caller, or None outside a simulation."""
-    g = getcurrent()
+    g = green_current()
     return g.vrank if type(g) is RankGreenlet else None
 
 
 def current() -> VirtualRank:
     """The virtual rank running the caller.  Raises outside a simulation."""
-    g = getcurrent()
+    g = green_current()
     if type(g) is RankGreenlet:
         vr = g.vrank
         if vr.finalized:
@@ -471,7 +474,7 @@ def add_time(seconds: float) -> None:
     Outside a simulation (the same skeleton under real ``mpiexec``) the
     behaviour is set by ``bsim.realmode`` (default: do nothing).
     """
-    g = getcurrent()
+    g = green_current()
     if type(g) is not RankGreenlet:
         from .. import realmode
         realmode.add_time(seconds)

@@ -4,7 +4,7 @@ cimport cython
 from bsim.engine.engine_state cimport EngineState
 from bsim.engine.matching cimport Message, post_receive
 from bsim.engine.protocols cimport bsim_send
-from bsim.engine.rank cimport VirtualRank
+from bsim.engine.rank cimport VirtualRank, green_current
 from bsim.engine.request_state cimport RequestState
 from bsim.mpi.data.buffer_info cimport BufInfo
 

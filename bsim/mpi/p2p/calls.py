@@ -51,6 +51,9 @@ if TYPE_CHECKING:
     from ...constants import ReqKind
     from ..comms.comm import Comm
 
+if not cython.compiled:   # compiled, greenlet's C API (rank.pxd, cimported) in its place
+    green_current = getcurrent
+
 _WORLD, _GROUP = CommKind.WORLD, CommKind.GROUP
 _NDARRAY = np.ndarray   # (a global: compiled, a module attribute is a lookup per call)
 
@@ -177,7 +180,7 @@ def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind,
     intracommunicator's group, without conversions or communicator lookups; None when the
     general path must take the call (and raise what is wrong).  *hand*: the request is
     handed to the program (``hand_out``, inlined: a nonblocking call)."""
-    g = getcurrent()
+    g = green_current()
     if cython.compiled:   # type() is Py_TYPE there; as Python, __class__ is the faster
         cls = type(buf)
         plain = type(g) is RankGreenlet and type(peer) is int and type(tag) is int

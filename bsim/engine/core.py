@@ -65,6 +65,9 @@ try:   # C types of the hot path's locals when compiled (bsim/engine/compiled.py
 except ImportError:   # (Cython is needed to build only)
     from . import pure_cython as cython
 
+if not cython.compiled:   # compiled, greenlet's C API in its place (rank.pxd)
+    green_switch = greenlet.greenlet.switch   # green_switch(g) is g.switch()
+
 __all__ = ["Engine", "LIVELOCK_POLLS"]
 
 GC_YOUNG_MIN = 50_000          # young-generation collector threshold during a run, at least
@@ -399,10 +402,7 @@ class Engine(EngineState, FailureReports, simpy.Environment):
                         try:
                             resume = vr.resume
                             if resume is None:
-                                if cython.compiled:   # greenlet's C API (rank.pxd)
-                                    green_switch(vr.greenlet)  # noqa: F821 (C only)
-                                else:
-                                    vr.greenlet.switch()
+                                green_switch(vr.greenlet)
                             else:   # a continuation (bsim/engine/schedule_driver.py)
                                 vr.resume = None
                                 resume()

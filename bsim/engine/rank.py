@@ -24,6 +24,7 @@ from heapq import heappush
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+import greenlet
 from greenlet import getcurrent
 
 from ..errors import AddTimeError, MPIUsageError, NotInSimulationError
@@ -51,8 +52,9 @@ class WaitMode(IntEnum):
     ANY = 2    # settle_any: the first request to become available
 
 
-if not cython.compiled:   # compiled, greenlet's C API (rank.pxd) in its place
+if not cython.compiled:   # compiled, greenlet's C API in their place (rank.pxd)
     green_current = getcurrent
+    green_switch = greenlet.greenlet.switch   # green_switch(g) is g.switch()
 
 # hot path: plain-int module globals (an Enum attribute lookup costs ~6x a global's)
 _NONE, _ALL, _ANY = int(WaitMode.NONE), int(WaitMode.ALL), int(WaitMode.ANY)
@@ -128,10 +130,7 @@ class VirtualRank(RankState):
     def suspend(self, call: str) -> None:
         """Give control to the engine until someone calls :meth:`wake`."""
         self.pending = call
-        if cython.compiled:   # greenlet's C API (rank.pxd): no method lookup, two C frames less
-            green_switch(self.engine.main)  # noqa: F821 (C only)
-        else:
-            self.engine.main.switch()
+        green_switch(self.engine.main)
         self.pending = None
         if self.engine.measure is not None:
             self.host_mark = self.engine.measure.clock()
@@ -140,10 +139,7 @@ class VirtualRank(RankState):
         """Resume at simulated time *t* (>= now); the clock is not charged here."""
         self.wake(t)   # and suspend(), inlined
         self.pending = call
-        if cython.compiled:   # greenlet's C API (rank.pxd): no method lookup, two C frames less
-            green_switch(self.engine.main)  # noqa: F821 (C only)
-        else:
-            self.engine.main.switch()
+        green_switch(self.engine.main)
         self.pending = None
         if self.engine.measure is not None:
             self.host_mark = self.engine.measure.clock()
@@ -203,10 +199,7 @@ class VirtualRank(RankState):
             self.wait_mode = _ALL
             self.unknown = unknown
             self.pending = call   # suspend(), inlined: one frame less on every idle rank's
-            if cython.compiled:   # saved stack (docs/benchmarks.md)
-                green_switch(self.engine.main)  # noqa: F821 (greenlet's C API: rank.pxd)
-            else:
-                self.engine.main.switch()
+            green_switch(self.engine.main)   # saved stack (docs/benchmarks.md)
             self.pending = None
             if self.engine.measure is not None:
                 self.host_mark = self.engine.measure.clock()

@@ -314,7 +314,8 @@ class Engine(EngineState, FailureReports, simpy.Environment):
 
     @cython.locals(vr="VirtualRank", msg="Message", rkey="long long", events="long long",
                    mark="long long", idle="long long", livelock_polls=cython.double,
-                   i=cython.Py_ssize_t, n=cython.Py_ssize_t)
+                   i=cython.Py_ssize_t, n=cython.Py_ssize_t, batch=list, head=tuple,
+                   t0=cython.double)
     def run_until(self, end: float) -> None:
         """Process every event earlier than *end* (all of them for ``inf``)."""
         queue = self.queue
@@ -350,14 +351,19 @@ class Engine(EngineState, FailureReports, simpy.Environment):
                             del deliveries[now]
                         if len(item) > 1:
                             item.sort(key=_by_key)
-                    i, n = 0, len(item)
+                    # (compiled, a list's C indexing: a subclass's item[i] is a Python call)
+                    batch = cython.cast(list, item) if cython.compiled else item
+                    i, n = 0, len(batch)
                     while i < n:
-                        msg = item[i]
-                        if queue and queue[0] < (now, PRIO_NET, msg.key):
-                            # an event ordered before this message: the rest waits its turn
-                            heappush(queue, (now, PRIO_NET, msg.key,
-                                             batch_cls(item[i:]) if i else item))
-                            break
+                        msg = batch[i]
+                        if queue:   # the queue's first entry before (now, PRIO_NET, key)?
+                            head = queue[0]   # (its time alone decides unless it is now:
+                            t0 = head[0]      # no tuple made or compared per message)
+                            if t0 < now or (t0 == now and head < (now, PRIO_NET, msg.key)):
+                                # an event ordered before this message: the rest waits
+                                heappush(queue, (now, PRIO_NET, msg.key,
+                                                 batch_cls(batch[i:]) if i else item))
+                                break
                         events += 1
                         if events == mark:
                             start, mark = self._periodic(base, events, start, max_events)
@@ -373,14 +379,18 @@ class Engine(EngineState, FailureReports, simpy.Environment):
                             del wakeups[now]
                         if len(item) > 1:
                             item.sort()   # (key, rank) pairs: the keys are unique
-                    i, n = 0, len(item)
+                    batch = cython.cast(list, item) if cython.compiled else item
+                    i, n = 0, len(batch)
                     while i < n:
-                        rkey, vr = item[i]
-                        if queue and queue[0] < (now, PRIO_RANK, rkey):
-                            # an event ordered before this wake-up: the rest waits its turn
-                            heappush(queue, (now, PRIO_RANK, rkey,
-                                             wake_cls(item[i:]) if i else item))
-                            break
+                        rkey, vr = batch[i]
+                        if queue:   # as for the deliveries above
+                            head = queue[0]
+                            t0 = head[0]
+                            if t0 < now or (t0 == now and head < (now, PRIO_RANK, rkey)):
+                                # an event ordered before this wake-up: the rest waits
+                                heappush(queue, (now, PRIO_RANK, rkey,
+                                                 wake_cls(batch[i:]) if i else item))
+                                break
                         i += 1
                         if rkey != vr.wake_key:   # superseded wake-up
                             continue

@@ -4,6 +4,7 @@ cimport cython
 from bsim.engine.rank cimport VirtualRank
 from bsim.engine.request_state cimport RequestState
 from bsim.mpi.data.buffer_info cimport BufInfo
+from bsim.engine.protocol_state cimport ProtocolState
 
 cdef class Message:
     cdef public object ctx, src, dst, src_crank, tag, nbytes, payload, lower, sreq, key
@@ -13,11 +14,14 @@ cdef class Message:
 cdef class Mailbox:
     cdef public list posted, unexpected, probers
 
-@cython.locals(box=Mailbox, posted=list, req=RequestState, i=Py_ssize_t)
+@cython.locals(box=Mailbox, posted=list, req=RequestState, i=Py_ssize_t, proto=ProtocolState)
 cpdef deliver(VirtualRank dst, Message msg, double now)
 
-@cython.locals(box=Mailbox, unexpected=list, msg=Message, i=Py_ssize_t)
+@cython.locals(box=Mailbox, unexpected=list, msg=Message, i=Py_ssize_t, proto=ProtocolState)
 cpdef post_receive(VirtualRank vr, RequestState req)
 
 @cython.locals(info=BufInfo)
 cpdef transfer_payload(RequestState req, Message msg)
+
+@cython.locals(cost=double)
+cpdef bsim_matched(ProtocolState p, RequestState req, Message msg)

@@ -19,13 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..constants import ANY_SOURCE, ANY_TAG
 from ..errors import TruncationError
+from .protocol_state import DEFERRED
+from .synchronous import acknowledge
 
 if TYPE_CHECKING:
-    from .surface import Request
+    from .protocol_state import ProtocolState
     from .rank import VirtualRank
+    from .surface import Request
 
 __all__ = ["Message", "Mailbox", "mailbox", "deliver", "post_receive", "find_unexpected",
-           "unreceived_messages", "transfer_payload"]
+           "unreceived_messages", "transfer_payload", "bsim_matched"]
 
 
 class Message:
@@ -116,7 +119,11 @@ def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
             del posted[i]
             if dst.engine.tracer is not None:
                 req.flow = msg
-            dst.engine.protocol.matched(req, msg)
+            proto = dst.engine.protocol
+            if proto.exact_bsim:   # a C call when compiled (matching.pxd)
+                bsim_matched(proto, req, msg)
+            else:
+                proto.matched(req, msg)
             return
     if box.unexpected is None:
         box.unexpected = [msg]
@@ -142,7 +149,11 @@ def post_receive(vr: VirtualRank, req: Request) -> None:
                 del unexpected[i]
                 if vr.engine.tracer is not None:
                     req.flow = msg
-                vr.engine.protocol.matched(req, msg)
+                proto = vr.engine.protocol
+                if proto.exact_bsim:
+                    bsim_matched(proto, req, msg)
+                else:
+                    proto.matched(req, msg)
                 return
     box.posted.append(req)
 
@@ -196,3 +207,28 @@ def transfer_payload(req: Request, msg: Message) -> None:
             req.payload = msg.payload
     elif req.lower:   # a pickle (or the bytes of a buffer send: unpickled the same way)
         req.payload = msg.payload
+
+
+def bsim_matched(p: ProtocolState, req: Request, msg: Message) -> None:
+    """``BsimProtocol.matched``: *msg* matched the receive *req*, which completes
+    ``cost(src, dst, s)`` after the send, ``t_s``: ``avail = t_s + cost`` (the BSIM
+    paper's receive rule: the whole message cost at the receiver), less what a blocking
+    probe already waited (``BsimProtocol.probed``).  A synchronous send is acknowledged.
+    With contention the bytes move when the receiver handles the receive (``cost =
+    DEFERRED``, ``BsimProtocol.transfer``).
+
+    Here, not in ``protocols.py``, so that :func:`deliver` and :func:`post_receive` call
+    it in C when the run's protocol is exactly ``BsimProtocol`` (``p.exact_bsim``):
+    ``protocols`` imports this module, so this one cannot import it.
+    """
+    transfer_payload(req, msg)
+    if msg.rendezvous:   # a synchronous send: acknowledge the match to the sender
+        acknowledge(p.engine, p.net, req, msg)
+    if p.fabric is not None:   # the bytes move when the receiver handles it
+        req.flow = msg
+        req.resolve(msg.t_send, DEFERRED, msg.t_send)
+        return
+    cost = p.net_cost(msg.src, msg.dst, msg.nbytes)
+    if p.credits:   # a probe waited for it (see BsimProtocol.probed)
+        cost -= p.credits.pop(msg, 0.0)
+    req.resolve(msg.t_send, cost, msg.t_send)

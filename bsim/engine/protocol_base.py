@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .envelope import Enveloped
 from .matching import Message
-from .protocol_state import ProtocolState
+from .protocol_state import DEFERRED, ProtocolState
 
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
@@ -23,10 +23,6 @@ if TYPE_CHECKING:
     from .surface import Request
 
 __all__ = ["Protocol", "DEFERRED"]
-
-#: ``Request.cost`` of a receive whose bytes move only when the receiver handles it
-#: (``bsim`` protocol with contention): ``settle`` asks the protocol to ``transfer`` it.
-DEFERRED = -1.0
 
 
 class Protocol(ProtocolState, ABC):
@@ -59,6 +55,7 @@ class Protocol(ProtocolState, ABC):
         self.fabric: ContentionLayer | None = None
         self.hockney = False
         self.send_network, self.send_seconds = False, 0.0   # the bsim protocol's send charge
+        self.exact_bsim = False   # BsimProtocol's own steps as C calls (ProtocolState)
 
     def bind(self, engine: Engine) -> None:
         """Attach to an engine (its network model and ranks)."""

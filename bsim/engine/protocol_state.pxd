@@ -7,7 +7,7 @@ from bsim.engine.engine_state cimport EngineState
 cdef class ProtocolState:
     cdef public EngineState engine
     cdef public object net, fabric, credits, envelope, poll_time
-    cdef public bint hockney, send_network
+    cdef public bint hockney, send_network, exact_bsim
     cdef public double latency, bandwidth, send_seconds
 
     @cython.locals(size=double)

@@ -20,15 +20,24 @@ from netmodels.flat import Hockney
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
 
-__all__ = ["ProtocolState"]
+__all__ = ["ProtocolState", "DEFERRED"]
+
+#: ``Request.cost`` of a receive whose bytes move only when the receiver handles it
+#: (``bsim`` protocol with contention): ``settle`` asks the protocol to ``transfer`` it.
+DEFERRED = -1.0
 
 
 class ProtocolState:
     """The fields of a protocol that its per-message steps read (``Protocol`` documents
-    them), and the network cost of one message."""
+    them), and the network cost of one message.
+
+    ``exact_bsim``: the protocol is ``BsimProtocol`` itself, not a subclass, so the send
+    path and :func:`~bsim.engine.matching.deliver` run its steps as the module functions
+    ``bsim_send`` and ``bsim_matched`` (C calls when compiled) instead of its methods.
+    """
 
     __slots__ = ("engine", "net", "fabric", "credits", "envelope", "poll_time", "hockney",
-                 "latency", "bandwidth", "send_network", "send_seconds")
+                 "latency", "bandwidth", "send_network", "send_seconds", "exact_bsim")
 
     def use_network(self, net: NetworkModel) -> None:
         """Charge messages on *net* (:meth:`net_cost`); a Hockney model's latency and

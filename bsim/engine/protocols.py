@@ -52,9 +52,8 @@ from netmodels.spec import SpecError, parse_spec
 from .events import PRIO_NET, Deliveries
 from .loggops import LogGOPSProtocol
 from .loggp_events import ClearToSend, DataArrival
-from .matching import Message, transfer_payload
+from .matching import Message, bsim_matched, transfer_payload
 from .protocol_base import DEFERRED, Protocol
-from .synchronous import acknowledge
 
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
@@ -91,6 +90,8 @@ class BsimProtocol(Protocol):
                                  f"'network', got {send_cost!r}")
         self.send_cost: float | str = send_cost if self.send_network else float(send_cost)
         self.send_seconds = 0.0 if self.send_network else float(send_cost)
+        # a subclass may override a step: then its methods run, not the module functions
+        self.exact_bsim = type(self) is BsimProtocol
         self._on_flow = self._on_transfer                # bound once (contention hot path)
 
     def bind(self, engine: Engine) -> None:
@@ -113,20 +114,9 @@ class BsimProtocol(Protocol):
         ``max(tp, ts) + cost`` as a ``Recv`` posted at ``tp`` (``docs/protocols.md``)."""
         self._credit(msg, msg.visible - max(t_probe, msg.t_send))
 
-    @cython.locals(req="RequestState", msg="Message", p="ProtocolState", cost=cython.double)
     def matched(self, req: Request, msg: Message) -> None:
-        p = self
-        transfer_payload(req, msg)
-        if msg.rendezvous:   # a synchronous send: acknowledge the match to the sender
-            acknowledge(p.engine, p.net, req, msg)
-        if p.fabric is not None:   # the bytes move when the receiver handles it
-            req.flow = msg
-            req.resolve(msg.t_send, DEFERRED, msg.t_send)
-            return
-        cost = p.net_cost(msg.src, msg.dst, msg.nbytes)
-        if p.credits:   # a probe waited for it (see probed)
-            cost -= p.credits.pop(msg, 0.0)
-        req.resolve(msg.t_send, cost, msg.t_send)
+        """*msg* matched the receive *req* (:func:`~bsim.engine.matching.bsim_matched`)."""
+        bsim_matched(self, req, msg)
 
     def transfer(self, vr: VirtualRank, req: Request, start: float, call: str) -> float:
         """Contention: move *req*'s message from *start* (the receiver handles it); its end.

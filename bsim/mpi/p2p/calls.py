@@ -31,7 +31,7 @@ from greenlet import getcurrent
 
 from ...constants import ANY_SOURCE, ANY_TAG, ERR_RANK, ERR_TAG, PROC_NULL, TAG_UB, CommKind
 from ...engine.matching import Message, find_unexpected, mailbox, post_receive
-from ...engine.protocols import BsimProtocol, bsim_send
+from ...engine.protocols import bsim_send
 from ...engine.rank import RankGreenlet, VirtualRank, current
 from ...engine.synchronous import SELF_EAGER_LIMIT
 from ...errors import MPIUsageError
@@ -219,7 +219,7 @@ def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind,
         vr.msgs += 1
         vr.nbytes += nbytes
         proto = eng.protocol
-        if type(proto) is BsimProtocol:   # its send as a C call when compiled (calls.pxd)
+        if proto.exact_bsim:   # BsimProtocol's send as a C call when compiled (calls.pxd)
             bsim_send(proto, vr, eng.ranks[wpeer], msg, req,
                       wpeer == vr.rank and nbytes > SELF_EAGER_LIMIT)
         else:

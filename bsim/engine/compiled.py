@@ -51,9 +51,10 @@ FLUID = ("bsim.engine.fabric", "bsim.engine.fabric_routes", "bsim.engine.fabric_
 TYPED = ("bsim.mpi.data.buffer_info", "bsim.engine.engine_state", "bsim.engine.request_state",
          "bsim.engine.rank", "bsim.engine.matching", "bsim.engine.protocol_state",
          "bsim.engine.protocols", "bsim.engine.core", "bsim.mpi.requests.multiple_completions",
-         "bsim.mpi.p2p.calls", "bsim.engine.collective_rules", "bsim.mpi.collectives.calls",
-         "bsim.mpi.collectives.exchanges", "bsim.mpi.requests.request", "bsim.mpi.comms.comm",
-         "bsim.mpi.data.placeholder", "bsim.mpi.data.buffers", "bsim.engine.collective_costs")
+         "bsim.mpi.p2p.fast_path", "bsim.mpi.p2p.calls", "bsim.engine.collective_rules",
+         "bsim.mpi.collectives.calls", "bsim.mpi.collectives.exchanges",
+         "bsim.mpi.requests.request", "bsim.mpi.comms.comm", "bsim.mpi.data.placeholder",
+         "bsim.mpi.data.buffers", "bsim.engine.collective_costs")
 COMPILED = FLUID + TYPED
 # written by setup.py beside the extensions: {module name: SHA-256 of the source compiled}
 SOURCES_FILE = "compiled_sources.json"

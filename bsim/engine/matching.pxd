@@ -25,3 +25,7 @@ cpdef transfer_payload(RequestState req, Message msg)
 
 @cython.locals(cost=double)
 cpdef bsim_matched(ProtocolState p, RequestState req, Message msg)
+
+@cython.locals(msg=Message)
+cpdef Message new_message(object ctx, object src, object dst, object src_crank, object tag,
+                          object nbytes, object payload, bint lower)

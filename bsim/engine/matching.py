@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .surface import Request
 
 __all__ = ["Message", "Mailbox", "mailbox", "deliver", "post_receive", "find_unexpected",
-           "unreceived_messages", "transfer_payload", "bsim_matched"]
+           "unreceived_messages", "transfer_payload", "bsim_matched", "new_message"]
 
 
 class Message:
@@ -76,6 +76,25 @@ class Message:
         msg = cls(ctx, src, dst, src_crank, tag, nbytes, payload, lower)
         msg.t_send, msg.visible, msg.rendezvous, msg.key = t_send, visible, rendezvous, key
         return msg
+
+
+def new_message(ctx: Any, src: int, dst: int, src_crank: int, tag: int, nbytes: int,
+                payload: Any, lower: bool) -> Message:
+    """``Message(ctx, src, dst, src_crank, tag, nbytes, payload, lower)``, made without the
+    type call and the parsing of its arguments; compiled only (the C allocation leaves
+    ``t_send``, ``visible``, ``sreq`` and ``rendezvous`` as ``__init__`` sets them; as
+    Python the slots would stay unset, and the callers make ``Message(...)`` there)."""
+    msg = Message.__new__(Message)
+    msg.ctx = ctx
+    msg.src = src
+    msg.dst = dst
+    msg.src_crank = src_crank
+    msg.tag = tag
+    msg.nbytes = nbytes
+    msg.payload = payload
+    msg.lower = lower
+    msg.key = 0
+    return msg
 
 
 class Mailbox:

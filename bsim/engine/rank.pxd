@@ -45,6 +45,39 @@ cdef extern from *:
     object green_switch "bsim_green_switch" (object g)
     object green_current "bsim_green_current" ()
 
+cdef extern from *:
+    # g.vrank of a RankGreenlet g (the caller checks the type) as a read of its slot: the
+    # slot's offset is taken once from the type's member descriptor (a T_OBJECT_EX
+    # member, as __slots__ makes), not looked up by name through the type at every call
+    """
+    #include "structmember.h"
+    static Py_ssize_t bsim_vrank_offset = 0;
+    static PyObject *bsim_vrank_of(PyObject *g) {
+        PyObject *v;
+        if (bsim_vrank_offset == 0) {
+            PyObject *d = PyObject_GetAttrString((PyObject *)Py_TYPE(g), "vrank");
+            if (d == NULL)
+                return NULL;
+            if (Py_TYPE(d) != &PyMemberDescr_Type
+                    || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+                Py_DECREF(d);
+                PyErr_SetString(PyExc_TypeError, "bsim: RankGreenlet.vrank is not a slot");
+                return NULL;
+            }
+            bsim_vrank_offset = ((PyMemberDescrObject *)d)->d_member->offset;
+            Py_DECREF(d);
+        }
+        v = *(PyObject **)((char *)g + bsim_vrank_offset);
+        if (v == NULL) {
+            PyErr_SetString(PyExc_AttributeError, "vrank");
+            return NULL;
+        }
+        Py_INCREF(v);
+        return v;
+    }
+    """
+    object vrank_of "bsim_vrank_of" (object g)
+
 cdef class VirtualRank(RankState):
     cdef public EngineState engine
     cdef public object rank, greenlet, nbytes, retval, pending, box

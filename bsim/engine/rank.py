@@ -55,6 +55,7 @@ class WaitMode(IntEnum):
 if not cython.compiled:   # compiled, greenlet's C API in their place (rank.pxd)
     green_current = getcurrent
     green_switch = greenlet.greenlet.switch   # green_switch(g) is g.switch()
+    vrank_of = attrgetter("vrank")   # (as Python, the call sites read g.vrank themselves)
 
 # hot path: plain-int module globals (an Enum attribute lookup costs ~6x a global's)
 _NONE, _ALL, _ANY = int(WaitMode.NONE), int(WaitMode.ALL), int(WaitMode.ANY)
@@ -450,7 +451,7 @@ def current() -> VirtualRank:
     """The virtual rank running the caller.  Raises outside a simulation."""
     g = green_current()
     if type(g) is RankGreenlet:
-        vr = g.vrank
+        vr = vrank_of(g) if cython.compiled else g.vrank
         if vr.finalized:
             raise MPIUsageError(f"rank {vr.rank}: MPI call after MPI.Finalize()")
         if vr.engine.measure is not None:
@@ -472,7 +473,7 @@ def add_time(seconds: float) -> None:
         from .. import realmode
         realmode.add_time(seconds)
         return
-    r = g.vrank
+    r = vrank_of(g) if cython.compiled else g.vrank
     # inlined check: the fast path is a finite float >= 0
     try:
         ok = seconds >= 0.0 and seconds != _INF and type(seconds) is not bool

@@ -2,6 +2,23 @@
 
 cimport cython
 
+cdef extern from *:
+    # cls.__new__(cls) as type.__call__ makes it before __init__: the type's own tp_new
+    # slot, called in C (Cython calls RequestState.__new__(cls), cls not known when
+    # compiled, as a Python method)
+    """
+    static PyObject *bsim_alloc_instance(PyTypeObject *cls) {
+        PyObject *args = PyTuple_New(0);
+        PyObject *obj;
+        if (args == NULL)
+            return NULL;
+        obj = cls->tp_new(cls, args, NULL);
+        Py_DECREF(args);
+        return obj;
+    }
+    """
+    object alloc_instance "bsim_alloc_instance" (type cls)
+
 cdef class RequestState
 
 cdef class RankState:
@@ -19,3 +36,6 @@ cdef class RequestState:
     cpdef resolve(self, double avail, double cost, double partner)
     @cython.locals(owner=RankState)
     cpdef finish(self, object status)
+
+@cython.locals(req=RequestState)
+cpdef RequestState new_request(object cls, RankState owner, object kind, object call)

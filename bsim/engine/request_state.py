@@ -15,10 +15,20 @@ from typing import TYPE_CHECKING, Any
 
 from ..constants import ANY_SOURCE, ANY_TAG, ReqKind
 
+try:   # C types when compiled (bsim/engine/compiled.py, TYPED)
+    import cython
+except ImportError:
+    from . import pure_cython as cython
+
 if TYPE_CHECKING:
     from .rank import VirtualRank
 
-__all__ = ["RankState", "RequestState", "STATE_FIELDS"]
+__all__ = ["RankState", "RequestState", "STATE_FIELDS", "new_request"]
+
+if not cython.compiled:   # compiled, a C function of request_state.pxd
+    def alloc_instance(cls: type) -> Any:
+        """``cls.__new__(cls)``."""
+        return cls.__new__(cls)
 
 DONE = ReqKind.DONE
 
@@ -117,3 +127,18 @@ class RequestState:
             payload, self.payload = self.payload, None
             return pickle.loads(payload) if payload else None
         return None
+
+
+def new_request(cls: type, owner: RankState, kind: ReqKind, call: str) -> RequestState:
+    """``cls(owner, kind, call)`` for an operation (*kind* not ``DONE``), made without
+    the type call and the parsing of its arguments; compiled only (``RequestState``'s C
+    allocation leaves every other field as ``__init__`` sets it: None, 0.0 or False; as
+    Python the slots would stay unset, and the callers make ``cls(...)`` there)."""
+    req = alloc_instance(cls)   # RequestState's C allocation, called in C (the .pxd)
+    req.owner = owner
+    req.kind = kind
+    req.call = call
+    req.ctx = 0
+    req.src = ANY_SOURCE
+    req.tag = ANY_TAG
+    return req

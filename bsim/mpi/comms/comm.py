@@ -37,6 +37,7 @@ from ..dynamic import connect as dynamic
 from ..dynamic import spawn
 from ..management import communicators as management
 from ..management import intercomm
+from ..p2p import fast_path
 from ..topologies import cartesian
 from ..topologies import graphs as topologies
 from ..topologies.neighbor_buffers import NeighborCalls
@@ -487,6 +488,7 @@ _TOPOLOGIES: dict[int, type[Topocomm]] = {CART: Cartcomm, GRAPH: Graphcomm,
                                           DIST_GRAPH: Distgraphcomm}
 
 COMM_WORLD = Intracomm(WORLD_CONTEXT, Kind.WORLD, name="WORLD")
+fast_path.know_world(COMM_WORLD)   # recognised there by identity (p2p's flattened path)
 COMM_SELF = Intracomm(SELF_CONTEXT, Kind.SELF, name="SELF")
 COMM_NULL = Intracomm(-1, Kind.NULL, name="MPI_COMM_NULL")
 PICKLED_BY_NAME.update(COMM_NULL=COMM_NULL, COMM_SELF=COMM_SELF, COMM_WORLD=COMM_WORLD)

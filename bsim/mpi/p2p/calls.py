@@ -11,10 +11,9 @@ This is the engine's hottest path: argument checks take a fast branch for
 plain ints in range before any conversion, and ``Isend``/``Irecv``/``Send``/``Recv``
 of a placeholder (:class:`~bsim.mpi.data.buffers.Buffer`) to or from a rank of the world
 or of an intracommunicator's group skip the general path altogether
-(:func:`_flat`: no parsing, conversion or communicator
-lookup, 8 fewer calls each); anything else, including every bad argument, takes
-the general path and its checks (``tests/test_p2p_fast_path.py`` holds the two to
-the same predictions).
+(:func:`~bsim.mpi.p2p.fast_path.flat_call`: no parsing, conversion or communicator
+lookup); anything else, including every bad argument, takes the general path and its
+checks (``tests/test_p2p_fast_path.py`` holds the two to the same predictions).
 """
 
 from __future__ import annotations
@@ -26,13 +25,9 @@ import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from greenlet import getcurrent
-
-from ...constants import ANY_SOURCE, ANY_TAG, ERR_RANK, ERR_TAG, PROC_NULL, TAG_UB, CommKind
+from ...constants import ANY_SOURCE, ANY_TAG, ERR_RANK, ERR_TAG, PROC_NULL, TAG_UB
 from ...engine.matching import Message, find_unexpected, mailbox, post_receive
-from ...engine.protocols import bsim_send
-from ...engine.rank import RankGreenlet, VirtualRank, current
+from ...engine.rank import VirtualRank, current
 from ...engine.synchronous import SELF_EAGER_LIMIT
 from ...errors import MPIUsageError
 from ..common.integers import integral
@@ -40,22 +35,11 @@ from ..common.rc import IRECV_BUFSZ
 from ..data.buffer_info import BufInfo
 from ..data.buffers import Buffer, MPIUsageBufferError, parse_buffer
 from ..requests.request import RECV, SEND, Prequest, Request, Status, hand_out
+from .fast_path import flat_call
 from .message import MESSAGE_NO_PROC, MatchedMessage
 
-try:   # C types of the hot path's locals when compiled (bsim/engine/compiled.py, TYPED)
-    import cython
-except ImportError:
-    from ...engine import pure_cython as cython
-
 if TYPE_CHECKING:
-    from ...constants import ReqKind
     from ..comms.comm import Comm
-
-if not cython.compiled:   # compiled, greenlet's C API (rank.pxd, cimported) in its place
-    green_current = getcurrent
-
-_WORLD, _GROUP = CommKind.WORLD, CommKind.GROUP
-_NDARRAY = np.ndarray   # (a global: compiled, a module attribute is a lookup per call)
 
 __all__ = ["Send", "Recv", "Isend", "Irecv", "Sendrecv", "Probe", "Iprobe", "Mprobe",
            "Improbe", "send", "recv", "isend", "irecv", "sendrecv"]
@@ -164,80 +148,6 @@ def _buf_send(comm: Comm, buf: Any, dest: int, tag: int, call: str,
     return _isend(comm, vr, info.nbytes, payload, False, dest, tag, call, synchronous, req)
 
 
-def _group_peer(comm: Comm, vr: VirtualRank, crank: int) -> int:
-    """World rank of rank *crank* (>= 0) of an intracommunicator's group when the flattened
-    path may take a call on it (in range, the caller a member); -1 otherwise."""
-    if comm.kind is _GROUP and comm.group_p2p and not comm.freed_by \
-            and crank < len(comm._group) and vr.rank in comm._index:
-        return comm._group[crank]
-    return -1
-
-
-def _flat(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind,
-          hand: bool = False) -> Request | None:
-    """The hot path, flattened: a placeholder or a numpy array sent to (*kind* ``SEND``)
-    or received from (``RECV``, no wildcard) rank *peer* of the world or of an
-    intracommunicator's group, without conversions or communicator lookups; None when the
-    general path must take the call (and raise what is wrong).  *hand*: the request is
-    handed to the program (``hand_out``, inlined: a nonblocking call)."""
-    g = green_current()
-    if cython.compiled:   # type() is Py_TYPE there; as Python, __class__ is the faster
-        cls = type(buf)
-        plain = type(g) is RankGreenlet and type(peer) is int and type(tag) is int
-    else:
-        cls = buf.__class__
-        plain = g.__class__ is RankGreenlet and peer.__class__ is int and tag.__class__ is int
-    if (cls is not Buffer and cls is not _NDARRAY) or not plain \
-            or not 0 <= tag <= TAG_UB or peer < 0:
-        return None
-    vr = g.vrank
-    eng = vr.engine
-    world = comm.kind is _WORLD
-    if world and peer < eng.nranks and vr.world is None:
-        wpeer = peer
-    else:
-        wpeer = _group_peer(comm, vr, peer)
-        if wpeer < 0:
-            return None
-    if vr.finalized or eng.measure is not None:
-        return None
-    payload = None
-    if cls is Buffer:
-        info = buf
-    else:   # an array: parsed (what is wrong raises as it would anyway)
-        info = parse_buffer(vr, buf, call)
-        if kind is SEND and info.mem is not None:
-            payload = bytes(info.mem)
-        elif info.mem is not None and info.mem.readonly:
-            return None   # (_irecv refuses it)
-    vr.ops += 1
-    req = Request(vr, kind, call)
-    if kind is SEND:
-        nbytes = info.nbytes
-        me = vr.rank if world else comm._index[vr.rank]
-        msg = Message(comm.context, vr.rank, wpeer, me, tag, nbytes, payload, False)
-        vr.msgs += 1
-        vr.nbytes += nbytes
-        proto = eng.protocol
-        if proto.exact_bsim:   # BsimProtocol's send as a C call when compiled (calls.pxd)
-            bsim_send(proto, vr, eng.ranks[wpeer], msg, req,
-                      wpeer == vr.rank and nbytes > SELF_EAGER_LIMIT)
-        else:
-            proto.send(vr, eng.ranks[wpeer], msg, req,
-                       wpeer == vr.rank and nbytes > SELF_EAGER_LIMIT)
-    else:
-        req.ctx = comm.context
-        req.src = wpeer
-        req.tag = tag
-        req.rinfo = info
-        req.t_post = vr.clock
-        post_receive(vr, req)
-    if hand:
-        req.handed = True
-        vr.open_requests += 1
-    return req
-
-
 def _complete(req: Request, status: Status | None, call: str) -> Any:
     vr = req.owner
     vr.settle([req], call)
@@ -326,7 +236,7 @@ def iprobe(comm: Comm, source: int = ANY_SOURCE, tag: int = ANY_TAG,
 def Send(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
     """Blocking send."""
     call = "Send"
-    _complete(_flat(comm, buf, dest, tag, call, SEND) or _buf_send(comm, buf, dest, tag, call),
+    _complete(flat_call(comm, buf, dest, tag, call, SEND) or _buf_send(comm, buf, dest, tag, call),
               None, call)
 
 
@@ -344,7 +254,7 @@ def Ssend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> None:
 
 def Isend(comm: Comm, buf: Any, dest: int, tag: int = 0) -> Request:
     """Nonblocking send."""
-    req = _flat(comm, buf, dest, tag, "Isend", SEND, True)
+    req = flat_call(comm, buf, dest, tag, "Isend", SEND, True)
     if req is None:
         return hand_out(_buf_send(comm, buf, dest, tag, "Isend"))
     return req
@@ -364,7 +274,7 @@ def Recv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
          status: Status | None = None) -> None:
     """Blocking receive."""
     call = "Recv"
-    req = _flat(comm, buf, source, tag, call, RECV)
+    req = flat_call(comm, buf, source, tag, call, RECV)
     if req is None:
         vr = current()
         req = _irecv(comm, vr, parse_buffer(vr, buf, call), False, source, tag, call)
@@ -373,7 +283,7 @@ def Recv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
 
 def Irecv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
     """Nonblocking receive."""
-    req = _flat(comm, buf, source, tag, "Irecv", RECV, True)
+    req = flat_call(comm, buf, source, tag, "Irecv", RECV, True)
     if req is None:
         vr = current()
         req = hand_out(_irecv(comm, vr, parse_buffer(vr, buf, "Irecv"), False, source, tag,
@@ -388,12 +298,12 @@ def Sendrecv(comm: Comm, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any
     call = "Sendrecv"
     if type(sendbuf) is Buffer and type(recvbuf) is Buffer:
         # placeholders: each part flattened when it can be (Irecv's and Isend's path)
-        rreq = _flat(comm, recvbuf, source, recvtag, call, RECV)
+        rreq = flat_call(comm, recvbuf, source, recvtag, call, RECV)
         if rreq is None:
             vr = current()
             rreq = _irecv(comm, vr, parse_buffer(vr, recvbuf, call), False, source, recvtag,
                           call)
-        sreq = _flat(comm, sendbuf, dest, sendtag, call, SEND)
+        sreq = flat_call(comm, sendbuf, dest, sendtag, call, SEND)
         if sreq is None:
             sinfo = parse_buffer(rreq.owner, sendbuf, call)
             sreq = _isend(comm, rreq.owner, sinfo.nbytes, None, False, dest, sendtag, call)

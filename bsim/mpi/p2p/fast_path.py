@@ -1,0 +1,146 @@
+# cython: annotation_typing=False
+"""The point-to-point hot path, flattened: :func:`flat_call`.
+
+``Isend``, ``Irecv``, ``Send``, ``Recv`` and ``Sendrecv`` (``calls.py``) first offer their
+call here.  A placeholder (:class:`~bsim.mpi.data.buffers.Buffer`) or a numpy array sent
+to or received from (no wildcard) a plain int rank of the world or of an
+intracommunicator's group, with a plain int tag in range, is posted without the general
+path's parsing, conversions and communicator lookups: the request and the message are
+made, and the protocol's send or the matching's post called, directly.  Anything else
+(including every bad argument) gets None back and takes the general path, which checks
+and raises; ``tests/test_p2p_fast_path.py`` holds the two to the same predictions.
+
+Compiled (``fast_path.pxd``, ``bsim/engine/compiled.py``), every step is a C call:
+greenlet's C API for the current greenlet and the rank's slot read in C
+(``rank.pxd``), the request and the message made without a type call
+(``new_request``, ``new_message``), ``bsim_send`` when the run's protocol is exactly
+``BsimProtocol``, and ``MPI.COMM_WORLD`` itself recognised by identity, its kind and
+context known without reading them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from greenlet import getcurrent
+
+from ...constants import TAG_UB, WORLD_CONTEXT, CommKind
+from ...engine.matching import Message, post_receive
+from ...engine.protocols import bsim_send
+from ...engine.rank import RankGreenlet
+from ...engine.request_state import new_request
+from ...engine.synchronous import SELF_EAGER_LIMIT
+from ..data.buffers import Buffer, parse_buffer
+from ..requests.request import SEND, Request
+
+try:   # C types of the hot path's locals when compiled (bsim/engine/compiled.py, TYPED)
+    import cython
+except ImportError:
+    from ...engine import pure_cython as cython
+
+if TYPE_CHECKING:
+    from ...constants import ReqKind
+    from ...engine.rank import VirtualRank
+    from ..comms.comm import Comm
+
+__all__ = ["flat_call", "know_world"]
+
+if not cython.compiled:   # compiled, C calls in their place (fast_path.pxd)
+    from ...engine.rank import vrank_of  # (g.vrank, not called as Python: flat_call)
+    green_current = getcurrent
+    new_message = Message     # (its C twin takes the same arguments)
+
+_WORLD, _GROUP = CommKind.WORLD, CommKind.GROUP
+_NDARRAY = np.ndarray   # (a global: compiled, a module attribute is a lookup per call)
+_world: Any = None      # MPI.COMM_WORLD, given by know_world
+
+
+def know_world(comm: Comm) -> None:
+    """Recognise *comm*, ``MPI.COMM_WORLD``, by identity: its kind is the world's and its
+    context :data:`~bsim.constants.WORLD_CONTEXT`, fixed when it is made.  Called by
+    ``bsim.mpi.comms.comm`` once it has made it (that module imports this one)."""
+    global _world
+    _world = comm
+
+
+def _group_peer(comm: Comm, vr: VirtualRank, crank: int) -> int:
+    """World rank of rank *crank* (>= 0) of an intracommunicator's group when the flattened
+    path may take a call on it (in range, the caller a member); -1 otherwise."""
+    if comm.kind is _GROUP and comm.group_p2p and not comm.freed_by \
+            and crank < len(comm._group) and vr.rank in comm._index:
+        return comm._group[crank]
+    return -1
+
+
+def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind,
+              hand: bool = False) -> Request | None:
+    """Post a send (*kind* ``SEND``) of *buf* to rank *peer* of *comm*, or a receive
+    (``RECV``) from it, and return its request; None when the general path must take the
+    call (module docstring).  *hand*: the request is handed to the program
+    (``hand_out``, inlined: a nonblocking call)."""
+    g = green_current()
+    if cython.compiled:   # type() is Py_TYPE there; as Python, __class__ is the faster
+        cls = type(buf)
+        if type(g) is not RankGreenlet or type(peer) is not int or type(tag) is not int:
+            return None
+        vr = vrank_of(g)   # (a slot read in C: rank.pxd)
+    else:
+        cls = buf.__class__
+        if g.__class__ is not RankGreenlet or peer.__class__ is not int \
+                or tag.__class__ is not int:
+            return None
+        vr = g.vrank
+    if (cls is not Buffer and cls is not _NDARRAY) or not 0 <= tag <= TAG_UB or peer < 0:
+        return None
+    eng = vr.engine
+    if comm is _world:
+        world = True
+        ctx = WORLD_CONTEXT
+    else:
+        world = comm.kind is _WORLD
+        ctx = comm.context
+    if world and peer < eng.nranks and vr.world is None:
+        wpeer = peer
+    else:
+        wpeer = _group_peer(comm, vr, peer)
+        if wpeer < 0:
+            return None
+    if vr.finalized or eng.measure is not None:
+        return None
+    payload = None
+    if cls is Buffer:
+        info = buf
+    else:   # an array: parsed (what is wrong raises as it would anyway)
+        info = parse_buffer(vr, buf, call)
+        if kind is SEND and info.mem is not None:
+            payload = bytes(info.mem)
+        elif info.mem is not None and info.mem.readonly:
+            return None   # (_irecv refuses it)
+    vr.ops += 1
+    # compiled, the request and the message are made in C (request_state.pxd, matching.pxd)
+    req = new_request(Request, vr, kind, call) if cython.compiled else Request(vr, kind, call)
+    if kind is SEND:
+        nbytes = info.nbytes
+        me = vr.rank if world else comm._index[vr.rank]
+        msg = new_message(ctx, vr.rank, wpeer, me, tag, nbytes, payload, False)
+        vr.msgs += 1
+        vr.nbytes += nbytes
+        proto = eng.protocol
+        if proto.exact_bsim:   # BsimProtocol's send as a C call when compiled
+            bsim_send(proto, vr, eng.ranks[wpeer], msg, req,
+                      wpeer == vr.rank and nbytes > SELF_EAGER_LIMIT)
+        else:
+            proto.send(vr, eng.ranks[wpeer], msg, req,
+                       wpeer == vr.rank and nbytes > SELF_EAGER_LIMIT)
+    else:
+        req.ctx = ctx
+        req.src = wpeer
+        req.tag = tag
+        req.rinfo = info
+        req.t_post = vr.clock
+        post_receive(vr, req)
+    if hand:
+        req.handed = True
+        vr.open_requests += 1
+    return req

@@ -120,6 +120,7 @@ class Engine(EngineState, FailureReports, simpy.Environment):
         self.queue: list[tuple[float, int, int, Any]] = []
         self.deliveries: dict[float, Deliveries] = {}   # time -> its batch in the queue
         self.wakeups: dict[float, Wakeups] = {}         # the same for rank wake-ups
+        self.last_batch, self.last_batch_time = None, 0.0   # the last send's (EngineState)
         self.colls: dict[Any, Any] = {}   # (collective context, sequence) -> CollInstance
         self.formula_collectives = 0       # calls priced by a formula (counted at member 0)
         self.collective_costs: CollectiveCosts   # set by simulate()
@@ -176,12 +177,8 @@ class Engine(EngineState, FailureReports, simpy.Environment):
         self.push(self._now + delay, priority, next(self._simpy_eid), event)
 
     def step(self) -> None:
-        """Not available: rank wake-ups must run inside :meth:`run_program`'s loop.
-
-        SimPy's ``run``/``step`` would pop rank wake-ups outside the greenlet
-        scheduler; bsim models written as SimPy processes are driven by
-        :meth:`run_program` instead.
-        """
+        """Not available: SimPy's ``run``/``step`` would pop rank wake-ups outside the
+        greenlet scheduler; :meth:`run_program` drives models written as SimPy processes."""
         raise RuntimeError("Engine.step() is not supported: run simulations with "
                            "bsim.simulate() (Engine.run_program drives the queue)")
 
@@ -315,7 +312,7 @@ class Engine(EngineState, FailureReports, simpy.Environment):
     @cython.locals(vr="VirtualRank", msg="Message", rkey="long long", events="long long",
                    mark="long long", idle="long long", livelock_polls=cython.double,
                    i=cython.Py_ssize_t, n=cython.Py_ssize_t, batch=list, head=tuple,
-                   t0=cython.double)
+                   t0=cython.double, now=cython.double, key="long long", end=cython.double)
     def run_until(self, end: float) -> None:
         """Process every event earlier than *end* (all of them for ``inf``)."""
         queue = self.queue
@@ -340,7 +337,10 @@ class Engine(EngineState, FailureReports, simpy.Environment):
         deliveries = self.deliveries
         batch_cls = Deliveries
         try:
-            while queue and queue[0][0] < end:
+            while queue:
+                t0 = queue[0][0]   # (a C double when compiled)
+                if not t0 < end:
+                    break
                 now, _, key, item = heappop(queue)   # a Wakeups, Message, Deliveries,
                 self._now = now                        # Call, NetEvent or SimPy event
                 cls = type(item)
@@ -349,6 +349,8 @@ class Engine(EngineState, FailureReports, simpy.Environment):
                     if key < 0:        # fresh from the send path: not yet sorted
                         if deliveries.get(now) is item:
                             del deliveries[now]
+                            if self.last_batch is item:   # (EngineState)
+                                self.last_batch = None
                         if len(item) > 1:
                             item.sort(key=_by_key)
                     # (compiled, a list's C indexing: a subclass's item[i] is a Python call)
@@ -418,8 +420,9 @@ class Engine(EngineState, FailureReports, simpy.Environment):
                                 resume()
                         except BaseException as exc:
                             self._abort(vr, exc)
-                        if private is not None and (len(modules) != private.count or
-                                                    modules.get("__main__") is not private.main_now):
+                        if private is not None and (
+                                len(modules) != private.count
+                                or modules.get("__main__") is not private.main_now):
                             private.leave(vr.rank)   # the rank imported, or replaced __main__
                         if vr.finished:
                             self.unfinished -= 1
@@ -494,6 +497,7 @@ class Engine(EngineState, FailureReports, simpy.Environment):
         self.thread_support.teardown()
         self.queue.clear()
         self.deliveries.clear()
+        self.last_batch = None
         self.wakeups.clear()
 
     def _abort(self, vr: VirtualRank | None, exc: BaseException) -> None:

@@ -12,7 +12,15 @@ __all__ = ["EngineState"]
 
 
 class EngineState:
-    """The engine's fields read on every message and wake-up (set by ``Engine.__init__``)."""
+    """The engine's fields read on every message and wake-up (set by ``Engine.__init__``).
+
+    ``last_batch`` and ``last_batch_time``: the ``Deliveries`` batch a send last joined
+    and its time, or None; when set, it is ``deliveries[last_batch_time]``.  The ``bsim``
+    send checks it before the dictionary (the sends of a rank, and of ranks in step, join
+    one batch): no float hashed and looked up per message.  Whatever takes a batch out of
+    ``deliveries`` sets it to None.
+    """
 
     __slots__ = ("_now", "nranks", "ranks", "protocol", "main", "queue", "deliveries",
-                 "wakeups", "lookahead", "host_of", "tracer", "measure", "defers", "hooked")
+                 "wakeups", "lookahead", "host_of", "tracer", "measure", "defers", "hooked",
+                 "last_batch", "last_batch_time")

@@ -7,7 +7,8 @@ from bsim.mpi.data.buffer_info cimport BufInfo
 from bsim.engine.protocol_state cimport ProtocolState
 
 cdef class Message:
-    cdef public object ctx, src, dst, src_crank, tag, nbytes, payload, lower, sreq, key
+    cdef public object ctx, src, dst, src_crank, tag, nbytes, payload, lower, sreq
+    cdef public long long key
     cdef public double t_send, visible
     cdef public bint rendezvous
 

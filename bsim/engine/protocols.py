@@ -168,10 +168,14 @@ def bsim_send(p: BsimProtocol, vr: VirtualRank, dst: VirtualRank, msg: Message, 
         msg.rendezvous = True
         msg.sreq = req
     if eng.host_of is None:   # one process: Engine.deliver_at inlined (hot path)
-        batch = eng.deliveries.get(t + lag)
-        if batch is None:
-            batch = eng.deliveries[t + lag] = Deliveries()
-            heappush(eng.queue, (t + lag, PRIO_NET, -1, batch))
+        batch = eng.last_batch   # the batch the last send joined, if of this time
+        if batch is None or eng.last_batch_time != t + lag:
+            batch = eng.deliveries.get(t + lag)
+            if batch is None:
+                batch = eng.deliveries[t + lag] = Deliveries()
+                heappush(eng.queue, (t + lag, PRIO_NET, -1, batch))
+            eng.last_batch = batch
+            eng.last_batch_time = t + lag
         batch.append(msg)
     else:
         eng.post(t + lag, key, msg, dst.rank)

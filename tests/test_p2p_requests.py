@@ -396,3 +396,34 @@ def test_waitany_on_no_active_request_empties_the_status():
 
     res = bsim.simulate(main, ranks=2, protocol="bsim")
     assert res.returns[1] == (MPI.UNDEFINED, MPI.ANY_SOURCE, MPI.ANY_TAG)
+
+
+_SHARED: dict[str, Any] = {}
+
+
+def _wait_on_anothers_request(call: str) -> None:
+    comm = bsim.MPI.COMM_WORLD
+    buf = bsim.Buffer(8)
+    if comm.Get_rank() == 1:
+        _SHARED["req"] = comm.Irecv(buf, source=0)
+        comm.Barrier()
+        comm.Send(buf, dest=0)
+    else:
+        comm.Barrier()
+        req = _SHARED["req"]
+        if call == "Waitall":
+            bsim.MPI.Request.Waitall([req])   # line of the call the report must name
+        else:
+            req.Wait()
+
+
+@pytest.mark.parametrize("call", ["Waitall", "Wait"])
+def test_waiting_on_another_ranks_request_is_one_clear_error(call: str) -> None:
+    """A request belongs to the rank that posted it: another rank's wait on it names both
+    ranks, the call and the caller's line (compiled, the owner check is a C function)."""
+    with pytest.raises(MPIUsageError) as info:
+        bsim.simulate(_wait_on_anothers_request, ranks=2, check_memory=False,
+                      kwargs={"call": call})
+    text = str(info.value)
+    assert text.startswith(f"rank 0: {call}: request ") and "belongs to rank 1" in text
+    assert f"{__file__}:" in text

@@ -11,3 +11,6 @@ cpdef list wait_all(object requests, object statuses, object call, bint stop_at_
 
 @cython.locals(r=RequestState, pending=list, n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t)
 cpdef list active(object requests, object call, bint unique=*)
+
+@cython.locals(me=VirtualRank)
+cpdef check_owner(RequestState req, object call)

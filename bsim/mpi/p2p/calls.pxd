@@ -7,3 +7,7 @@ from bsim.mpi.p2p.fast_path cimport flat_call
 
 @cython.locals(vr=VirtualRank)
 cdef inline object _complete(RequestState req, object status, object call)
+
+@cython.locals(vr=VirtualRank)
+cdef inline object _complete_pair(RequestState sreq, RequestState rreq, object status,
+                                  object call)

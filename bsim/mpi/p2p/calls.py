@@ -154,6 +154,14 @@ def _complete(req: Request, status: Status | None, call: str) -> Any:
     return req.finish(status)
 
 
+def _complete_pair(sreq: Request, rreq: Request, status: Status | None, call: str) -> None:
+    """A ``Sendrecv``'s two requests, settled together and completed (C calls compiled)."""
+    vr = rreq.owner
+    vr.settle([sreq, rreq], call)
+    sreq.finish(None)
+    rreq.finish(status)
+
+
 def send(comm: Comm, obj: Any, dest: int, tag: int = 0) -> None:
     """Send in standard mode."""
     _complete(_obj_send(comm, obj, dest, tag, "send"), None, "send")
@@ -307,9 +315,7 @@ def Sendrecv(comm: Comm, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any
         if sreq is None:
             sinfo = parse_buffer(rreq.owner, sendbuf, call)
             sreq = _isend(comm, rreq.owner, sinfo.nbytes, None, False, dest, sendtag, call)
-        rreq.owner.settle([sreq, rreq], call)
-        sreq.finish(None)
-        rreq.finish(status)
+        _complete_pair(sreq, rreq, status, call)
         return
     vr = current()
     sinfo = parse_buffer(vr, sendbuf, call)   # both specs checked before anything is posted
@@ -317,9 +323,7 @@ def Sendrecv(comm: Comm, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any
     rreq = _irecv(comm, vr, info, False, source, recvtag, call)
     sreq = _isend(comm, vr, sinfo.nbytes, bytes(sinfo.mem) if sinfo.mem is not None else None,
                   False, dest, sendtag, call)
-    vr.settle([sreq, rreq], call)
-    sreq.finish(None)
-    rreq.finish(status)
+    _complete_pair(sreq, rreq, status, call)
 
 
 def Sendrecv_replace(comm: Comm, buf: Any, dest: int, sendtag: int = 0,

@@ -104,7 +104,7 @@ cdef class VirtualRank(RankState):
     cpdef charge(self, list reqs, object call)
 
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, r=RequestState, q=RequestState,
-               a=double, b=double, out=list)
+               a=double, b=double, out=list, prev=double, ordered=bint)
 cpdef list _by_avail(list reqs)
 
 @cython.locals(vr=VirtualRank)

@@ -405,9 +405,17 @@ def _by_avail(reqs: list[Request]) -> list[Request]:
     n = len(reqs)
     if n > 32:
         return sorted(reqs, key=_avail_of)
+    ordered = True
+    prev = -_INF
     for r in reqs:
         if r.avail is None:
             return sorted(reqs, key=_avail_of)
+        a = r.avail
+        if a < prev:
+            ordered = False
+        prev = a
+    if ordered:   # already in order (the list itself: the callers only read it)
+        return reqs
     out = list(reqs)
     for i in range(1, n):
         r = out[i]

@@ -9,6 +9,6 @@ from bsim.engine.protocol_state cimport ProtocolState
 
 cimport cython
 
-@cython.locals(eng=EngineState, t=double, lag=double)
+@cython.locals(eng=EngineState, t=double, lag=double, visible=double)
 cpdef bsim_send(ProtocolState p, VirtualRank vr, VirtualRank dst, Message msg, RequestState req,
                 bint synchronous)

@@ -153,7 +153,7 @@ def bsim_send(p: BsimProtocol, vr: VirtualRank, dst: VirtualRank, msg: Message, 
               synchronous: bool) -> None:
     """:meth:`BsimProtocol.send`: the message is sent at the sender's clock ``ts`` and is
     visible at ``ts + lookahead``; the sender pays ``send_cost``.  A function, so that the
-    compiled send path (``mpi/p2p/calls.py``) calls it in C when the run's protocol is
+    compiled send path (``mpi/p2p/fast_path.py``) calls it in C when the run's protocol is
     exactly :class:`BsimProtocol` (``protocols.pxd``)."""
     t = vr.clock
     msg.t_send = t
@@ -167,18 +167,19 @@ def bsim_send(p: BsimProtocol, vr: VirtualRank, dst: VirtualRank, msg: Message, 
     if synchronous:   # completes on the receiver's acknowledgement (engine/synchronous.py)
         msg.rendezvous = True
         msg.sreq = req
+    visible = t + lag
     if eng.host_of is None:   # one process: Engine.deliver_at inlined (hot path)
         batch = eng.last_batch   # the batch the last send joined, if of this time
-        if batch is None or eng.last_batch_time != t + lag:
-            batch = eng.deliveries.get(t + lag)
+        if batch is None or eng.last_batch_time != visible:
+            batch = eng.deliveries.get(visible)
             if batch is None:
-                batch = eng.deliveries[t + lag] = Deliveries()
-                heappush(eng.queue, (t + lag, PRIO_NET, -1, batch))
+                batch = eng.deliveries[visible] = Deliveries()
+                heappush(eng.queue, (visible, PRIO_NET, -1, batch))
             eng.last_batch = batch
-            eng.last_batch_time = t + lag
+            eng.last_batch_time = visible
         batch.append(msg)
     else:
-        eng.post(t + lag, key, msg, dst.rank)
+        eng.post(visible, key, msg, dst.rank)
     sc = (p.net_cost(vr.rank, dst.rank, msg.nbytes)
           if p.send_network else p.send_seconds)
     if sc:

@@ -3,17 +3,21 @@
 A rank's greenlet is switched into when it starts and when the engine wakes it; a
 ``Send`` (``bsim``: complete at its call), a ``Recv`` of a message already visible and a
 ``Sendrecv`` whose receive is already visible are settled on the rank's clock without a
-round trip through the engine (``VirtualRank.settle``).  Counted here with
-``greenlet.settrace``, against a count made by hand from the visibility rule
-(``docs/protocols.md``: a message sent at ``ts`` is visible at ``ts + lookahead``).
+round trip through the engine (``VirtualRank.settle``), and so is a ``Recv`` of a message
+still in flight when it is the one the receive will take (``matching.early_matching``).
+Counted here with ``greenlet.settrace``, against a count made by hand from the visibility
+rule (``docs/protocols.md``: a message sent at ``ts`` is visible at ``ts + lookahead``).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import greenlet
 import pytest
 
 import bsim
+import bsim.engine.core as core
 from bsim.engine.rank import RankGreenlet
 
 NET = "hockney:latency=1e-6,bandwidth=1e9"
@@ -37,7 +41,9 @@ def _program() -> None:
                       recvtag=3)         # the receive visible, the send immediate: none
 
 
-def test_determined_blocking_calls_take_no_switch() -> None:
+def _switches_into(early: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[int, int], Any]:
+    if not early:
+        monkeypatch.setattr(core, "early_matching", lambda engine: False)
     into: dict[int, int] = {}
 
     def trace(event: str, args: tuple) -> None:
@@ -51,7 +57,17 @@ def test_determined_blocking_calls_take_no_switch() -> None:
                             contention="none", check_memory=False)
     finally:
         greenlet.settrace(old)
-    # each rank: its start and one wake-up
-    assert into == {0: 2, 1: 2}
+    return into, res
+
+
+@pytest.mark.parametrize("early", [True, False], ids=["early-matching", "at-visibility"])
+def test_determined_blocking_calls_take_no_switch(early: bool,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    into, res = _switches_into(early, monkeypatch)
+    # rank 0: its start and one wake-up (tag 9 is not sent yet); rank 1: its start, and
+    # one wake-up only when its first Recv waits for the message to become visible (the
+    # engine is still at t = 0 then; the message is already sent, and no other receive
+    # could take it, so with early matching the Recv takes it at once)
+    assert into == {0: 2, 1: 1 if early else 2}
     # rank 1 ends at 1.0 plus the costs of the three Recvs and the Sendrecv's receive
     assert res.finish[1] == pytest.approx(1.0 + 4 * (1e-6 + 8 / 1e9), rel=1e-12, abs=0)

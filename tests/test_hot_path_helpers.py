@@ -2,9 +2,11 @@
 
 ``settle`` orders a call's requests with an insertion sort on C doubles
 (``bsim.engine.rank._by_avail``); it must give exactly ``sorted(key=avail, None last)``,
-stable.  ``active`` checks a list completed together for a repeated request pairwise when
-it is short and with a set when it is long; both must find a repeat anywhere, and a
-non-request anywhere.  The protocol computes Hockney's cost itself
+stable.  The event loop orders the messages that become visible at one time by key with
+a check and an insertion sort on C integers (``bsim.engine.matching.order_by_key``); it
+must give ``sorted(key=key)``.  ``active`` checks a list completed together for a repeated
+request pairwise when it is short and with a set when it is long; both must find a repeat
+anywhere, and a non-request anywhere.  The protocol computes Hockney's cost itself
 (``ProtocolState.net_cost``); it must be ``Hockney.cost``'s float, and a subclass's own.
 """
 
@@ -18,6 +20,7 @@ from hypothesis import strategies as st
 
 import bsim
 from bsim import MPI
+from bsim.engine.matching import Message, order_by_key
 from bsim.engine.protocols import build_protocol
 from bsim.engine.rank import _by_avail
 from bsim.engine.request_state import RequestState
@@ -39,6 +42,19 @@ def test_by_avail_is_a_stable_sort_with_unresolved_last(avails: list[float | Non
         math.inf if p[1].avail is None else p[1].avail, p[0]))]
     got = _by_avail(list(reqs))
     assert [id(r) for r in got] == [id(r) for r in expected]
+
+
+@given(st.lists(st.integers(-1, 1 << 62), max_size=70, unique=True), st.booleans())
+def test_order_by_key_sorts_a_batch_by_key(keys: list[int], presorted: bool) -> None:
+    # short and long lists, in order already (the usual case) or not
+    msgs = []
+    for k in sorted(keys) if presorted else keys:
+        m = Message(0, 0, 1, 0, 0, 8, None, False)
+        m.key = k
+        msgs.append(m)
+    batch = list(msgs)
+    order_by_key(batch)
+    assert [id(m) for m in batch] == [id(m) for m in sorted(msgs, key=lambda m: m.key)]
 
 
 @pytest.mark.parametrize("n, first, second", [(3, 0, 2), (16, 5, 15), (17, 0, 16),

@@ -33,7 +33,6 @@ import time as _time
 from collections.abc import Callable
 from heapq import heappop, heappush
 from itertools import count
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import greenlet
@@ -42,14 +41,14 @@ from simpy.core import EmptySchedule
 
 from ..errors import BsimError, LookaheadError, MPIUsageError, RankError
 from .engine_state import EngineState
+from .event_marks import EventMarks
 from .events import PRIO_NET, PRIO_RANK, SIMPY_KEYS, Call, Deliveries, NetEvent, Wakeups
 from .events import fire_simpy_event as run_simpy_event
 from .failures import FailureReports, program_interrupt, user_location_of_traceback
-from .hooks import PROGRESS_EVERY
 from .host_memory import create_ranks, start_ranks
 from .host_sockets import CooperativeSockets
 from .host_watchdog import HostBlockWatchdog
-from .matching import Message, deliver
+from .matching import Message, by_key, deliver, early_matching, order_by_key
 from .private_modules import PrivateModules
 from .process_exit import ExitGuard
 from .rank import RankGreenlet, VirtualRank
@@ -75,10 +74,17 @@ GC_ALLOCS_PER_RANK = 64        # ... and this many net allocations per local ran
 GC_YOUNG_MAX = 32_000_000      # ... up to this (bounds the garbage cycles a run can hold)
 LIVELOCK_POLLS = 100_000   # consecutive fruitless polls before the livelock check scans the queue
 
-_by_key = attrgetter("key")   # a message's place among the deliveries of one time
 
 
-class Engine(EngineState, FailureReports, simpy.Environment):
+def _ahead(head: tuple[Any, ...], prio: int, key: int) -> bool:
+    """Whether the queue's first entry *head*, of the current time, comes before the entry
+    ``(now, prio, key)`` of a batch's next item (keys are unique: no further field).
+    Compiled, C integers compared; as Python the loop compares the tuples."""
+    p = head[1]
+    return p < prio or (p == prio and head[2] < key)
+
+
+class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
     """One simulation: the event queue, the virtual ranks and the models they use.
 
     ``Engine(nranks, network, protocol)``; :meth:`run_program` runs
@@ -133,6 +139,7 @@ class Engine(EngineState, FailureReports, simpy.Environment):
         self.progress: Callable[[Engine], None] | None = None
         self.measure: Any = None
         self.hooked = False        # tracer or noise set: add_time takes the slow path
+        self.early_match = False   # blocking receives take messages in flight (start)
         self.calc_excess: dict[int, float] = {}   # rank -> calc beyond add_time's (peak.py)
         # per-rank copies of the program's own modules (bsim.engine.private_modules);
         # None: every module shared (simulate(private_modules=False))
@@ -273,12 +280,10 @@ class Engine(EngineState, FailureReports, simpy.Environment):
         # 4,096 ranks).  What survives a young collection is the requests and messages in
         # flight, about proportional to the ranks, so the threshold grows with them
         # (GC_ALLOCS_PER_RANK, capped): at 65,536 ranks a fixed 50,000 spent 2.3 s of a
-        # 19 s loop in young collections, 524,288 spends 0.3 s; at 1,048,576 ranks (halo,
-        # 2 iterations) 2,000,000 spent 13.5 s of a 93 s loop, 16,777,216 5.9 s of 89 s
-        # (docs/benchmarks.md).  The halo holds ~12 requests and messages per rank in
-        # flight, MILC's CG (8 gathers) about 30: a threshold just under what a program
-        # holds collects again and again (16 a rank: 34 collections, 1.2 s of MILC's 12 s
-        # loop at 4,096 ranks; 64 a rank: none).
+        # 19 s loop in young collections, 524,288 spends 0.3 s (docs/benchmarks.md).  The
+        # halo holds ~12 requests and messages per rank in flight, MILC's CG about 30: a
+        # threshold just under what a program holds collects again and again (16 a rank:
+        # 34 collections, 1.2 s of MILC's 12 s loop at 4,096 ranks; 64 a rank: none).
         self._gc_saved = t = gc.get_threshold()
         young = min(max(t[0], GC_YOUNG_MIN, GC_ALLOCS_PER_RANK * len(self.local_ranks)),
                     GC_YOUNG_MAX)
@@ -286,6 +291,7 @@ class Engine(EngineState, FailureReports, simpy.Environment):
         start_ranks(self.local_ranks, RankGreenlet, program, self.main)
         self.unfinished = len(self.local_ranks)
         self.hooked = self.tracer is not None or self.noise is not None
+        self.early_match = early_matching(self)
         self.watchdog.arm()
         self.sockets.arm()
         self.thread_support.arm()
@@ -312,7 +318,8 @@ class Engine(EngineState, FailureReports, simpy.Environment):
     @cython.locals(vr="VirtualRank", msg="Message", rkey="long long", events="long long",
                    mark="long long", idle="long long", livelock_polls=cython.double,
                    i=cython.Py_ssize_t, n=cython.Py_ssize_t, batch=list, head=tuple,
-                   t0=cython.double, now=cython.double, key="long long", end=cython.double)
+                   t0=cython.double, now=cython.double, key="long long", end=cython.double,
+                   wakeups=dict, deliveries=dict)
     def run_until(self, end: float) -> None:
         """Process every event earlier than *end* (all of them for ``inf``)."""
         queue = self.queue
@@ -351,8 +358,11 @@ class Engine(EngineState, FailureReports, simpy.Environment):
                             del deliveries[now]
                             if self.last_batch is item:   # (EngineState)
                                 self.last_batch = None
-                        if len(item) > 1:
-                            item.sort(key=_by_key)
+                        if len(item) > 1:   # (compiled, in C: matching.order_by_key)
+                            if cython.compiled:
+                                order_by_key(cython.cast(list, item))
+                            else:
+                                item.sort(key=by_key)
                     # (compiled, a list's C indexing: a subclass's item[i] is a Python call)
                     batch = cython.cast(list, item) if cython.compiled else item
                     i, n = 0, len(batch)
@@ -361,7 +371,9 @@ class Engine(EngineState, FailureReports, simpy.Environment):
                         if queue:   # the queue's first entry before (now, PRIO_NET, key)?
                             head = queue[0]   # (its time alone decides unless it is now:
                             t0 = head[0]      # no tuple made or compared per message)
-                            if t0 < now or (t0 == now and head < (now, PRIO_NET, msg.key)):
+                            if t0 < now or (t0 == now and (
+                                    _ahead(head, PRIO_NET, msg.key) if cython.compiled
+                                    else head < (now, PRIO_NET, msg.key))):
                                 # an event ordered before this message: the rest waits
                                 heappush(queue, (now, PRIO_NET, msg.key,
                                                  batch_cls(batch[i:]) if i else item))
@@ -379,8 +391,8 @@ class Engine(EngineState, FailureReports, simpy.Environment):
                     if key < 0:        # fresh from VirtualRank.wake: not yet sorted
                         if wakeups.get(now) is item:
                             del wakeups[now]
-                        if len(item) > 1:
-                            item.sort()   # (key, rank) pairs: the keys are unique
+                        if len(item) > 1:   # (key, rank) pairs: the keys are unique
+                            (cython.cast(list, item) if cython.compiled else item).sort()
                     batch = cython.cast(list, item) if cython.compiled else item
                     i, n = 0, len(batch)
                     while i < n:
@@ -388,7 +400,9 @@ class Engine(EngineState, FailureReports, simpy.Environment):
                         if queue:   # as for the deliveries above
                             head = queue[0]
                             t0 = head[0]
-                            if t0 < now or (t0 == now and head < (now, PRIO_RANK, rkey)):
+                            if t0 < now or (t0 == now and (
+                                    _ahead(head, PRIO_RANK, rkey) if cython.compiled
+                                    else head < (now, PRIO_RANK, rkey))):
                                 # an event ordered before this wake-up: the rest waits
                                 heappush(queue, (now, PRIO_RANK, rkey,
                                                  wake_cls(batch[i:]) if i else item))
@@ -455,34 +469,6 @@ class Engine(EngineState, FailureReports, simpy.Environment):
             self.events = base + events
             self.host_seconds += _time.perf_counter() - start
             self.poll_streak = idle
-
-    def _next_mark(self, done: int, max_events: int) -> int:
-        """The count of events (relative to *done*, the events before this loop) at which
-        :meth:`_periodic` runs next: the next multiple of ``PROGRESS_EVERY`` when there is a
-        progress hook, and the event that would pass ``max_events`` (-1: never)."""
-        marks = []
-        if self.progress is not None:
-            marks.append((done // PROGRESS_EVERY + 1) * PROGRESS_EVERY)
-        if max_events > 0:
-            marks.append(max(max_events + 1, done + 1))
-        return min(marks) - done if marks else -1
-
-    def _periodic(self, base: int, events: int, start: float, max_events: int
-                  ) -> tuple[float, int]:
-        """At every ``PROGRESS_EVERY``-th event the progress hook; before the event that
-        would pass ``max_events``, the limit's error (exactly there, as a run split over host
-        processes stops where their total passes it).  Returns the new start of the
-        host-time measurement and the next mark (:meth:`_next_mark`)."""
-        done = base + events
-        self.events = done
-        self.host_seconds += _time.perf_counter() - start
-        start = _time.perf_counter()
-        if 0 < max_events < done:   # (the event that would pass it is not processed)
-            self.limit_error(f"the run reached the limit max_events={max_events:,}")
-        if self.progress is not None and not done % PROGRESS_EVERY:
-            self.progress(self)
-        after = self._next_mark(done, max_events)
-        return start, (after + events if after > 0 else -1)
 
     # -- failure -------------------------------------------------------------
     def _teardown(self) -> None:

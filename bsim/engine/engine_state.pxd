@@ -6,4 +6,4 @@ cdef class EngineState:
     cdef public list ranks, queue
     cdef public dict deliveries, wakeups
     cdef public object protocol, main, host_of, tracer, measure, last_batch
-    cdef public bint defers, hooked
+    cdef public bint defers, hooked, early_match

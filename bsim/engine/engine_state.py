@@ -19,8 +19,11 @@ class EngineState:
     send checks it before the dictionary (the sends of a rank, and of ranks in step, join
     one batch): no float hashed and looked up per message.  Whatever takes a batch out of
     ``deliveries`` sets it to None.
+
+    ``early_match``: blocking receives may take messages still in flight
+    (``bsim.engine.matching.early_matching``); set when the run starts.
     """
 
     __slots__ = ("_now", "nranks", "ranks", "protocol", "main", "queue", "deliveries",
                  "wakeups", "lookahead", "host_of", "tracer", "measure", "defers", "hooked",
-                 "last_batch", "last_batch_time")
+                 "last_batch", "last_batch_time", "early_match")

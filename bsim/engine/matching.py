@@ -15,6 +15,7 @@ sequence)``: deterministic and independent of host timing.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ANY_SOURCE, ANY_TAG
@@ -22,13 +23,28 @@ from ..errors import TruncationError
 from .protocol_state import DEFERRED
 from .synchronous import acknowledge
 
+try:   # C types of the hot path's locals when compiled (matching.pxd, bsim/engine/compiled.py)
+    import cython
+except ImportError:
+    from . import pure_cython as cython
+
 if TYPE_CHECKING:
     from .protocol_state import ProtocolState
     from .rank import VirtualRank
     from .surface import Request
 
 __all__ = ["Message", "Mailbox", "mailbox", "deliver", "post_receive", "find_unexpected",
-           "unreceived_messages", "transfer_payload", "bsim_matched", "new_message"]
+           "unreceived_messages", "transfer_payload", "bsim_matched", "new_message",
+           "early_matching", "stop_early_matching", "note_in_flight", "order_by_key",
+           "by_key", "IN_FLIGHT", "TAKEN_EARLY"]
+
+by_key = attrgetter("key")   # a message's place among the deliveries of one time
+
+# ``Message.visible`` of a message sent and not yet visible, listed in its sender's
+# ``Mailbox.in_flight`` (``note_in_flight``); of one a blocking receive took before it was
+# visible (``post_receive``), whose delivery event then does nothing
+IN_FLIGHT = _IN_FLIGHT = -2.0       # (the underscored: C doubles when compiled, matching.pxd)
+TAKEN_EARLY = _TAKEN_EARLY = -1.0
 
 
 class Message:
@@ -98,18 +114,22 @@ def new_message(ctx: Any, src: int, dst: int, src_crank: int, tag: int, nbytes: 
 
 
 class Mailbox:
-    """The receive side of one rank: posted receives, unexpected messages, probers.
+    """The receive side of one rank: posted receives, unexpected messages, probers; and
+    ``in_flight``, the messages this rank sent to other ranks that are not yet visible, in
+    send order, while the engine matches early (:func:`early_matching`).
 
-    ``unexpected`` and ``probers`` are None until their first entry: a rank blocked in a
-    receive keeps one list, not three (``docs/benchmarks.md``, memory per idle rank).
+    ``unexpected``, ``probers`` and ``in_flight`` are None until their first entry: a rank
+    blocked in a receive keeps one list, not three (``docs/benchmarks.md``, memory per
+    idle rank).
     """
 
-    __slots__ = ("posted", "unexpected", "probers")
+    __slots__ = ("posted", "unexpected", "probers", "in_flight")
 
     def __init__(self) -> None:
         self.posted: list[Request] = []
         self.unexpected: list[Message] | None = None
         self.probers: list[Request] | None = None
+        self.in_flight: list[Message] | None = None
 
 
 def mailbox(vr: VirtualRank) -> Mailbox:
@@ -126,8 +146,11 @@ def _matches(req: Request, msg: Message) -> bool:
 
 
 def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
-    """Make *msg* visible at *dst* at time *now*: match a posted receive or queue it."""
-    msg.visible = now
+    """Make *msg* visible at *dst* at time *now*: match a posted receive or queue it.
+    Nothing for a message a receive already took (:data:`TAKEN_EARLY`)."""
+    if msg.visible == _TAKEN_EARLY:
+        return
+    msg.visible = now   # (in its sender's in_flight, if there, it is now a delivered one)
     box = dst.box
     if box is None:
         box = dst.box = Mailbox()
@@ -155,8 +178,12 @@ def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
                 req.resolve(now, 0.0, msg.t_send)
 
 
-def post_receive(vr: VirtualRank, req: Request) -> None:
-    """Post *req*: take the earliest matching unexpected message or wait in line."""
+def post_receive(vr: VirtualRank, req: Request, blocking: bool = False) -> None:
+    """Post *req*: take the earliest matching unexpected message or wait in line.
+
+    *blocking*: the receive is waited for at once and never handed to the program (``Recv``,
+    ``Sendrecv``); then, while the engine matches early, it may take a message still in
+    flight (:func:`early_matching`)."""
     box = vr.box
     if box is None:   # mailbox() inlined (hot path)
         box = vr.box = Mailbox()
@@ -174,7 +201,131 @@ def post_receive(vr: VirtualRank, req: Request) -> None:
                 else:
                     proto.matched(req, msg)
                 return
+    if blocking and vr.engine.early_match and _take_in_flight(vr, box, req):
+        return
     box.posted.append(req)
+
+
+def early_matching(engine: Any) -> bool:
+    """Whether blocking receives of *engine*'s run may take messages still in flight.
+
+    A receive from one named source takes that source's first matching message in send
+    order, whenever the message becomes visible (MPI's non-overtaking rule), unless a
+    receive posted before it takes the message first.  So when a blocking receive is
+    posted while that message is already sent, and no receive posted before it matches
+    the message, the match is decided: under the ``bsim`` protocol without contention the
+    receive ends at ``max(tp, ts) + cost`` whether it matches at once or at ``ts + δ``
+    (``docs/protocols.md``, "Visibility"), and nothing else of the run depends on the
+    moment of the match, so the prediction is the same, bit for bit.  Taking the message
+    at once spares the rank a suspension and a wake-up.
+
+    Only in one host process (the sender's list is local), under exactly the ``bsim``
+    protocol (a subclass may time a match by its moment), without contention (there the
+    bytes move when the receiver handles the receive: the moment counts), without a
+    tracer (its records keep their order), and never for a synchronous send (its
+    acknowledgement leaves at the match) or a message to oneself (its lag is shorter).
+    """
+    protocol = engine.protocol
+    return (engine.host_of is None and engine.tracer is None
+            and getattr(protocol, "exact_bsim", False) and protocol.fabric is None)
+
+
+def stop_early_matching(engine: Any) -> None:
+    """No more early matches in *engine*'s run (a rank started a Python thread: its
+    threads' messages are ordered by their own keys, not by the rank's send order)."""
+    engine.early_match = False
+    for vr in engine.ranks:
+        if vr.box is not None:
+            vr.box.in_flight = None
+
+
+def _take_in_flight(vr: VirtualRank, box: Mailbox, req: Request) -> bool:
+    """Match the blocking receive *req* with the first message its source sent to *vr*
+    that matches it and is still in flight, when that is decided (:func:`early_matching`).
+    True when it did."""
+    src = req.src
+    me = vr.rank
+    if src < 0 or src == me:   # a wildcard, or to oneself
+        return False
+    eng = vr.engine
+    sender = eng.ranks[src]
+    sbox = sender.box
+    if sbox is None:
+        return False
+    sent = sbox.in_flight
+    if not sent:
+        return False
+    ctx = req.ctx
+    tag = req.tag   # (ANY_TAG is the only tag below 0)
+    n = len(sent)
+    j = 0
+    while j < n:
+        msg = sent[j]
+        if (msg.visible == _IN_FLIGHT and msg.dst == me and (msg.ctx is ctx or msg.ctx == ctx)
+                and (tag < 0 or tag == msg.tag)):
+            if msg.rendezvous:
+                return False
+            for r in box.posted:   # a receive posted before this one would take it
+                if (r.ctx == msg.ctx and (r.src == ANY_SOURCE or r.src == msg.src)
+                        and (r.tag == ANY_TAG or r.tag == msg.tag)):
+                    return False
+            del sent[j]
+            msg.visible = _TAKEN_EARLY
+            bsim_matched(eng.protocol, req, msg)
+            return True
+        j += 1
+    return False
+
+
+def note_in_flight(sent: list[Message], msg: Message) -> None:
+    """Append *msg*, just sent, to its sender's ``in_flight`` list *sent* (``bsim_send``
+    makes a new list when there is none or when all are visible), first dropping the
+    messages at its head that became visible since: the list keeps the messages from its
+    oldest one still in flight on.  A message is in flight while its ``visible`` is
+    :data:`IN_FLIGHT`; :func:`deliver` sets it to the time it became visible,
+    :func:`_take_in_flight` to :data:`TAKEN_EARLY` as it takes it out.
+
+    A rank's messages to other ranks become visible in the order it sent them (the same
+    lag ``δ`` after a clock that never goes back, and in key order at equal times), so
+    when the last one is visible, all are."""
+    n = len(sent)
+    k = 0
+    while k < n:   # the visible ones at the head
+        first = sent[k]
+        if first.visible == _IN_FLIGHT:
+            break
+        k += 1
+    if k:
+        del sent[:k]
+    sent.append(msg)
+
+
+def order_by_key(batch: list[Message]) -> None:
+    """Sort *batch*, the messages that become visible at one time, by key: the order of
+    their deliveries (``bsim.engine.events``).  Compiled: one pass comparing C integers
+    when it is in order already (the usual case: ranks of equal times run, and send, in
+    key order), an insertion sort when it is short, else ``list.sort``."""
+    n = len(batch)
+    if not cython.compiled:
+        batch.sort(key=by_key)
+        return
+    i = 1
+    while i < n and cython.cast(Message, batch[i - 1]).key < cython.cast(Message, batch[i]).key:
+        i += 1
+    if i >= n:
+        return
+    if n > 32:
+        batch.sort(key=by_key)
+        return
+    while i < n:
+        msg = batch[i]
+        key = msg.key
+        j = i - 1
+        while j >= 0 and cython.cast(Message, batch[j]).key > key:
+            batch[j + 1] = batch[j]
+            j -= 1
+        batch[j + 1] = msg
+        i += 1
 
 
 def find_unexpected(vr: VirtualRank, ctx: int, src: int, tag: int) -> Message | None:

@@ -126,7 +126,10 @@ class VirtualRank(RankState):
         if batch is None:
             batch = eng.wakeups[t] = Wakeups()
             heappush(eng.queue, (t, PRIO_RANK, -1, batch))
-        batch.append((key, self))
+        if cython.compiled:   # list's own append in C (a subclass's is a Python-level call)
+            cython.cast(list, batch).append((key, self))
+        else:
+            batch.append((key, self))
 
     def suspend(self, call: str) -> None:
         """Give control to the engine until someone calls :meth:`wake`."""

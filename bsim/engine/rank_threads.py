@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 import greenlet
 
 from ..errors import MPIUsageError
-from .matching import mailbox
+from .matching import mailbox, stop_early_matching
 from .rank import RankGreenlet, VirtualRank
 
 if TYPE_CHECKING:
@@ -409,6 +409,8 @@ class ThreadSupport:
             raise MPIUsageError(f"rank {parent.rank}: threading.Thread.start: Python threads "
                                 f"of a rank are not simulated over several host processes")
         root = engine.ranks[parent.rank]
+        if engine.early_match:   # a rank's threads send in their own key order
+            stop_early_matching(engine)
         if root.coll_seq is None:
             root.coll_seq = {}
         ctx = VirtualRank(parent.rank, engine)

@@ -104,7 +104,10 @@ def _isend(comm: Comm, vr: VirtualRank, nbytes: int, payload: Any, lower: bool, 
 
 
 def _irecv(comm: Comm, vr: VirtualRank, info: BufInfo | None, lower: bool, source: int,
-           tag: int, call: str, started: Prequest | None = None) -> Request:
+           tag: int, call: str, started: Prequest | None = None,
+           blocking: bool = False) -> Request:
+    """Post a receive; *blocking*: waited for at once, never handed to the program
+    (``post_receive``: it may then take a message still in flight)."""
     vr.ops += 1
     req: Request
     if started is None:
@@ -129,7 +132,7 @@ def _irecv(comm: Comm, vr: VirtualRank, info: BufInfo | None, lower: bool, sourc
     if source == ANY_SOURCE or tag == ANY_TAG:
         vr.sync(call)  # which message matches depends on what arrived by now
     req.t_post = vr.clock
-    post_receive(vr, req)
+    post_receive(vr, req, blocking)
     return req
 
 
@@ -190,7 +193,8 @@ def recv(comm: Comm, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_T
         warnings.warn("the 'buf' argument is deprecated", UserWarning, stacklevel=2)
     vr = current()
     call = "recv"
-    return _complete(_irecv(comm, vr, None, True, source, tag, call), status, call)
+    return _complete(_irecv(comm, vr, None, True, source, tag, call, blocking=True), status,
+                     call)
 
 
 def irecv(comm: Comm, buf: Any = None, source: int = ANY_SOURCE, tag: int = ANY_TAG) -> Request:
@@ -222,7 +226,7 @@ def sendrecv(comm: Comm, sendobj: Any, dest: int, sendtag: int = 0, recvbuf: Any
     """Send and receive."""
     vr = current()
     call = "sendrecv"
-    rreq = _irecv(comm, vr, None, True, source, recvtag, call)
+    rreq = _irecv(comm, vr, None, True, source, recvtag, call, blocking=True)
     sreq = _obj_send(comm, sendobj, dest, sendtag, call)
     vr.settle([sreq, rreq], call)
     sreq.finish(None)
@@ -285,7 +289,8 @@ def Recv(comm: Comm, buf: Any, source: int = ANY_SOURCE, tag: int = ANY_TAG,
     req = flat_call(comm, buf, source, tag, call, RECV)
     if req is None:
         vr = current()
-        req = _irecv(comm, vr, parse_buffer(vr, buf, call), False, source, tag, call)
+        req = _irecv(comm, vr, parse_buffer(vr, buf, call), False, source, tag, call,
+                     blocking=True)
     _complete(req, status, call)
 
 
@@ -310,7 +315,7 @@ def Sendrecv(comm: Comm, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any
         if rreq is None:
             vr = current()
             rreq = _irecv(comm, vr, parse_buffer(vr, recvbuf, call), False, source, recvtag,
-                          call)
+                          call, blocking=True)
         sreq = flat_call(comm, sendbuf, dest, sendtag, call, SEND)
         if sreq is None:
             sinfo = parse_buffer(rreq.owner, sendbuf, call)
@@ -320,7 +325,7 @@ def Sendrecv(comm: Comm, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any
     vr = current()
     sinfo = parse_buffer(vr, sendbuf, call)   # both specs checked before anything is posted
     info = parse_buffer(vr, recvbuf, call) if recvbuf is not None else None
-    rreq = _irecv(comm, vr, info, False, source, recvtag, call)
+    rreq = _irecv(comm, vr, info, False, source, recvtag, call, blocking=True)
     sreq = _isend(comm, vr, sinfo.nbytes, bytes(sinfo.mem) if sinfo.mem is not None else None,
                   False, dest, sendtag, call)
     _complete_pair(sreq, rreq, status, call)
@@ -333,7 +338,8 @@ def Sendrecv_replace(comm: Comm, buf: Any, dest: int, sendtag: int = 0,
     vr = current()
     call = "Sendrecv_replace"
     sreq = _buf_send(comm, buf, dest, sendtag, call)   # payload copied before receiving
-    rreq = _irecv(comm, vr, parse_buffer(vr, buf, call), False, source, recvtag, call)
+    rreq = _irecv(comm, vr, parse_buffer(vr, buf, call), False, source, recvtag, call,
+                  blocking=True)
     vr.settle([sreq, rreq], call)
     sreq.finish(None)
     rreq.finish(status)

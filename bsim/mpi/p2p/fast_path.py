@@ -139,7 +139,7 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
         req.tag = tag
         req.rinfo = info
         req.t_post = vr.clock
-        post_receive(vr, req)
+        post_receive(vr, req, not hand)   # not handed: a blocking receive
     if hand:
         req.handed = True
         vr.open_requests += 1

@@ -27,6 +27,8 @@ from hypothesis import strategies as st
 
 import bsim
 import bsim.engine.core as core
+from bsim.engine.compiled import compiled_modules
+from bsim.engine.matching import may_match_early
 from bsim.engine.rank import RankGreenlet
 from bsim.outputs.trace import ChromeTracer
 
@@ -37,11 +39,11 @@ KINDS = ("sendrecv", "isend_recv", "several", "wildcard_first", "issend", "any_t
 
 @contextmanager
 def _matching(early: bool) -> Iterator[None]:
-    if early:
+    """Early matching on (where the run allows it, compiled or not: as Python the engine
+    leaves it off for speed, ``matching.early_matching``) or off."""
+    rule = may_match_early if early else (lambda engine: False)
+    with mock.patch.object(core, "early_matching", rule):
         yield
-    else:
-        with mock.patch.object(core, "early_matching", lambda engine: False):
-            yield
 
 
 def _value(src: int, step: int, i: int) -> int:
@@ -185,6 +187,14 @@ def _ring(iterations: int) -> None:
         bsim.add_time(1e-5)
 
 
+def test_the_compiled_hot_path_matches_early() -> None:
+    engine = core.Engine(2)
+    engine.protocol = type("P", (), {"exact_bsim": True, "fabric": None})()
+    # compiled, on where the run allows it; as Python, off (its cost, early_matching)
+    assert core.early_matching(engine) is ("bsim.engine.matching" in compiled_modules())
+    assert may_match_early(engine)
+
+
 def test_a_receive_of_a_message_in_flight_does_not_wait_for_it() -> None:
     # 16 ranks in step: at each Sendrecv, every rank but the first finds its left
     # neighbour's message sent (the ranks run in rank order at equal times)
@@ -197,10 +207,9 @@ def test_a_receive_of_a_message_in_flight_does_not_wait_for_it() -> None:
 
 def test_the_run_that_may_match_early(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[bool] = []
-    real = core.early_matching
 
     def spy(engine: Any) -> bool:
-        seen.append(real(engine))
+        seen.append(may_match_early(engine))
         return seen[-1]
 
     monkeypatch.setattr(core, "early_matching", spy)

@@ -45,6 +45,7 @@ import argparse
 import itertools
 import multiprocessing
 import os
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -270,6 +271,18 @@ def _run_indexed(task: tuple[int, str, dict[str, str], dict[str, Any]]) -> Outco
         return i, None, (user_message(exc), traceback.format_exc())
 
 
+def _default_signals() -> None:
+    """A pool worker's start: ``SIGTERM`` and ``SIGHUP`` back to their default action, so
+    that the pool's ``terminate`` ends a worker at once whatever it is blocked in.  Forked
+    from a process that handles them (``bsim.cli.signals``), a worker inherits a Python
+    handler that must run first; once, in a test run, a worker waiting on the pool's
+    queue lock was left alive and the pool's exit waited for it."""
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None:
+            signal.signal(signum, signal.SIG_DFL)
+
+
 def _execute(tasks: list[Any], jobs: int,
              on_row: Any) -> tuple[int, tuple[str | None, str]] | None:
     """Run *tasks* over *jobs* processes, calling ``on_row(i, row)`` as points finish.
@@ -284,7 +297,8 @@ def _execute(tasks: list[Any], jobs: int,
             on_row(i, row)
         return None
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with multiprocessing.get_context(method).Pool(jobs) as pool:   # exit: terminate
+    with multiprocessing.get_context(method).Pool(jobs, _default_signals) as pool:
+        # (exit: terminate, which ends the workers with SIGTERM)
         for i, row, failure in pool.imap_unordered(_run_indexed, tasks):
             if failure is not None:
                 return i, failure

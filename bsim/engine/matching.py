@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Message", "Mailbox", "mailbox", "deliver", "post_receive", "find_unexpected",
            "unreceived_messages", "transfer_payload", "bsim_matched", "new_message",
-           "early_matching", "stop_early_matching", "note_in_flight", "order_by_key",
+           "early_matching", "may_match_early", "stop_early_matching", "note_in_flight",
+           "order_by_key",
            "by_key", "IN_FLIGHT", "TAKEN_EARLY"]
 
 by_key = attrgetter("key")   # a message's place among the deliveries of one time
@@ -207,7 +208,16 @@ def post_receive(vr: VirtualRank, req: Request, blocking: bool = False) -> None:
 
 
 def early_matching(engine: Any) -> bool:
-    """Whether blocking receives of *engine*'s run may take messages still in flight.
+    """Whether blocking receives of *engine*'s run take messages still in flight: when
+    the hot path is compiled and the run allows it (:func:`may_match_early`).  As Python
+    (no C compiler, ``BSIM_PURE_PYTHON=1``) the list of messages in flight costs more than
+    the wake-ups it spares on a halo (3.7% more instructions; 5% fewer on the ``Sendrecv``
+    halo), and the interpreted hot path keeps its speed: the predictions are the same."""
+    return cython.compiled and may_match_early(engine)
+
+
+def may_match_early(engine: Any) -> bool:
+    """Whether the run of *engine* allows a blocking receive to take a message in flight.
 
     A receive from one named source takes that source's first matching message in send
     order, whenever the message becomes visible (MPI's non-overtaking rule), unless a

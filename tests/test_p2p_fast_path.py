@@ -265,6 +265,9 @@ def _one_call(call: str, **kw: Any) -> None:
     ("Sendrecv", dict(dest=2, source=0), "invalid dest 2"),
     ("Sendrecv", dict(dest=0, source=4), "invalid source 4"),
     ("Sendrecv", dict(dest=0, sendtag=-5, source=0), "invalid tag -5"),
+    # beyond a C int (the fast path compares ranks as C integers): no OverflowError
+    ("Isend", dict(dest=2**31), f"invalid dest {2**31}"),
+    ("Recv", dict(source=2**70, tag=1), f"invalid source {2**70}"),
 ])
 def test_bad_arguments_still_reach_the_general_checks(call: str, kw: dict[str, Any],
                                                       why: str) -> None:

@@ -78,6 +78,9 @@ cdef extern from *:
     """
     object vrank_of "bsim_vrank_of" (object g)
 
+# WaitMode's values as C integers (rank.py's _NONE, _ALL, _ANY)
+cdef long _NONE, _ALL, _ANY
+
 cdef class VirtualRank(RankState):
     cdef public EngineState engine
     cdef public object rank, greenlet, nbytes, retval, pending, box

@@ -54,6 +54,7 @@ if not cython.compiled:   # compiled, C calls in their place (fast_path.pxd)
 _WORLD, _GROUP = CommKind.WORLD, CommKind.GROUP
 _NDARRAY = np.ndarray   # (a global: compiled, a module attribute is a lookup per call)
 _world: Any = None      # MPI.COMM_WORLD, given by know_world
+_INT_MAX = 2**31 - 1    # the largest rank MPI can name (a C int)
 
 
 def know_world(comm: Comm) -> None:
@@ -91,8 +92,10 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
                 or tag.__class__ is not int:
             return None
         vr = g.vrank
-    if (cls is not Buffer and cls is not _NDARRAY) or not 0 <= tag <= TAG_UB or peer < 0:
+    if (cls is not Buffer and cls is not _NDARRAY) or not 0 <= tag <= TAG_UB \
+            or not 0 <= peer <= _INT_MAX:   # (MPI's ranks are C ints)
         return None
+    ipeer = peer   # (compiled, a C integer: no int object made to compare it below)
     eng = vr.engine
     if comm is _world:
         world = True
@@ -100,7 +103,7 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
     else:
         world = comm.kind is _WORLD
         ctx = comm.context
-    if world and peer < eng.nranks and vr.world is None:
+    if world and ipeer < eng.nranks and vr.world is None:
         wpeer = peer
     else:
         wpeer = _group_peer(comm, vr, peer)

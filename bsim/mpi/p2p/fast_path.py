@@ -83,7 +83,8 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
     g = green_current()
     if cython.compiled:   # type() is Py_TYPE there; as Python, __class__ is the faster
         cls = type(buf)
-        if type(g) is not RankGreenlet or type(peer) is not int or type(tag) is not int:
+        if type(g) is not RankGreenlet or type(peer) is not int or type(tag) is not int \
+                or peer > _INT_MAX:   # (below, a C integer: MPI's ranks are C ints)
             return None
         vr = vrank_of(g)   # (a slot read in C: rank.pxd)
     else:
@@ -92,8 +93,7 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
                 or tag.__class__ is not int:
             return None
         vr = g.vrank
-    if (cls is not Buffer and cls is not _NDARRAY) or not 0 <= tag <= TAG_UB \
-            or not 0 <= peer <= _INT_MAX:   # (MPI's ranks are C ints)
+    if (cls is not Buffer and cls is not _NDARRAY) or not 0 <= tag <= TAG_UB or peer < 0:
         return None
     ipeer = peer   # (compiled, a C integer: no int object made to compare it below)
     eng = vr.engine

@@ -36,8 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["Message", "Mailbox", "mailbox", "deliver", "post_receive", "find_unexpected",
            "unreceived_messages", "transfer_payload", "bsim_matched", "new_message",
            "early_matching", "may_match_early", "stop_early_matching", "note_in_flight",
-           "order_by_key",
-           "by_key", "IN_FLIGHT", "TAKEN_EARLY"]
+           "order_by_key", "by_key", "IN_FLIGHT", "TAKEN_EARLY"]
 
 by_key = attrgetter("key")   # a message's place among the deliveries of one time
 

@@ -29,8 +29,9 @@ cpdef post_receive(VirtualRank vr, RequestState req, bint blocking=*)
                sender=VirtualRank)
 cdef bint _take_in_flight(VirtualRank vr, Mailbox box, RequestState req) except -1
 
-@cython.locals(n=Py_ssize_t, k=Py_ssize_t, first=Message)
-cpdef note_in_flight(list sent, Message msg)
+@cython.locals(box=Mailbox, sent=list, last=Message, n=Py_ssize_t, k=Py_ssize_t,
+               first=Message)
+cpdef note_in_flight(VirtualRank vr, Message msg)
 
 @cython.locals(info=BufInfo)
 cpdef transfer_payload(RequestState req, Message msg)

@@ -286,17 +286,25 @@ def _take_in_flight(vr: VirtualRank, box: Mailbox, req: Request) -> bool:
     return False
 
 
-def note_in_flight(sent: list[Message], msg: Message) -> None:
-    """Append *msg*, just sent, to its sender's ``in_flight`` list *sent* (``bsim_send``
-    makes a new list when there is none or when all are visible), first dropping the
-    messages at its head that became visible since: the list keeps the messages from its
-    oldest one still in flight on.  A message is in flight while its ``visible`` is
-    :data:`IN_FLIGHT`; :func:`deliver` sets it to the time it became visible,
-    :func:`_take_in_flight` to :data:`TAKEN_EARLY` as it takes it out.
+def note_in_flight(vr: VirtualRank, msg: Message) -> None:
+    """List *msg*, just sent by *vr* to another rank, in ``vr``'s ``in_flight``, first
+    dropping the messages at the list's head that became visible since: the list keeps
+    the messages from its oldest one still in flight on.  A message is in flight while its
+    ``visible`` is :data:`IN_FLIGHT`; :func:`deliver` sets it to the time it became
+    visible, :func:`_take_in_flight` to :data:`TAKEN_EARLY` as it takes it out.
 
     A rank's messages to other ranks become visible in the order it sent them (the same
     lag ``δ`` after a clock that never goes back, and in key order at equal times), so
-    when the last one is visible, all are."""
+    when the last one is visible, all are: then a new list."""
+    msg.visible = _IN_FLIGHT
+    box = vr.box
+    if box is None:
+        box = vr.box = Mailbox()
+    sent = box.in_flight
+    last = sent[-1] if sent else None
+    if last is None or last.visible != _IN_FLIGHT:
+        box.in_flight = [msg]
+        return
     n = len(sent)
     k = 0
     while k < n:   # the visible ones at the head

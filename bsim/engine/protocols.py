@@ -52,7 +52,7 @@ from netmodels.spec import SpecError, parse_spec
 from .events import PRIO_NET, Deliveries
 from .loggops import LogGOPSProtocol
 from .loggp_events import ClearToSend, DataArrival
-from .matching import IN_FLIGHT, Mailbox, Message, bsim_matched, note_in_flight, transfer_payload
+from .matching import Message, bsim_matched, note_in_flight, transfer_payload
 from .protocol_base import DEFERRED, Protocol
 
 if TYPE_CHECKING:
@@ -181,17 +181,8 @@ def bsim_send(p: BsimProtocol, vr: VirtualRank, dst: VirtualRank, msg: Message, 
             cython.cast(list, batch).append(msg)
         else:
             batch.append(msg)
-        if eng.early_match and dst is not vr:   # listed in flight: a blocking receive may
-            msg.visible = IN_FLIGHT             # take it before it is visible (matching.py)
-            box = vr.box
-            if box is None:
-                box = vr.box = Mailbox()
-            sent = box.in_flight
-            last = sent[-1] if sent else None
-            if last is not None and last.visible < 0.0:   # the last still in flight
-                note_in_flight(sent, msg)                # (visible: its time, >= 0)
-            else:   # none, or all visible (in the order sent): a new list
-                box.in_flight = [msg]
+        if eng.early_match and dst is not vr:   # a blocking receive may take it before
+            note_in_flight(vr, msg)             # it is visible (matching.py)
     else:
         eng.post(visible, key, msg, dst.rank)
     sc = (p.net_cost(vr.rank, dst.rank, msg.nbytes)

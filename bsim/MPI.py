@@ -281,7 +281,7 @@ def Finalize() -> None:
 def Is_finalized() -> bool:
     """Whether the calling rank has called :func:`Finalize`."""
     vr = current_or_none()
-    return vr is not None and vr.finalized
+    return vr is not None and bool(vr.finalized)   # (a C char when compiled)
 
 
 def Get_version() -> tuple[int, int]:

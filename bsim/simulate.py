@@ -484,7 +484,7 @@ def collect(engine: Engine, name: str, params: dict[str, Any]) -> Result:
         collectives=engine.collective_costs.spec(),
         contention=engine.fabric.spec() if engine.fabric is not None else "none",
         program=name, params=dict(params), events=engine.events, host_seconds=engine.host_seconds,
-        returns=[r.retval for r in rs], noise=_noise_spec(engine.noise),
+        returns=[engine.returns.get(r) for r in rs], noise=_noise_spec(engine.noise),
         filesystem=engine.filesystem.spec() if engine.filesystem is not None else "",
         pending_requests={r.rank: r.open_requests for r in rs if r.open_requests},
         unreceived=unreceived_messages(engine), unreceived_first=first_unreceived(engine),

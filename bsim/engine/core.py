@@ -117,6 +117,9 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
         self.network = network
         self.protocol = protocol
         self.ranks = create_ranks(VirtualRank, self, nranks)   # (host_memory: counted)
+        self.program: Callable[[VirtualRank], Any] | None = None   # set by start()
+        self.own_programs: dict[VirtualRank, Callable[[VirtualRank], Any]] = {}
+        self.returns: dict[VirtualRank, Any] = {}   # what a program returned, when not None
         self.main: greenlet.greenlet = greenlet.getcurrent()
         self.events = 0
         self.host_seconds = 0.0
@@ -132,7 +135,8 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
         self.collective_costs: CollectiveCosts   # set by simulate()
         self.request_class: Callable[..., Any]   # the surface's Request (surface.py): simulate()
         self.fabric: ContentionLayer | None = None   # contention 'fluid' (bsim.engine.fabric)
-        self.world_group = tuple(range(nranks))
+        # the ranks' own int objects, not a second set (32 bytes a rank above 256)
+        self.world_group = tuple([vr.rank for vr in self.ranks])
         # instrumentation (bsim.engine.hooks): all off by default
         self.tracer: Any = None
         self.noise: Any = None
@@ -156,7 +160,7 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
         # the protocol's lookahead over this network, set by simulate()
         self.lookahead = 0.0
         # receives move their bytes when handled (bsim protocol + contention): the
-        # ranks settle requests in turn (VirtualRank._settle_in_turn); set by bind()
+        # ranks settle requests in turn (settle_in_turn.py); set by bind()
         self.defers = False
         # distributed runs (bsim.engine.distributed): which host process runs which rank
         self.host = 0
@@ -288,6 +292,7 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
         young = min(max(t[0], GC_YOUNG_MIN, GC_ALLOCS_PER_RANK * len(self.local_ranks)),
                     GC_YOUNG_MAX)
         gc.set_threshold(young, max(t[1], 20), t[2])
+        self.program = program   # what each rank's greenlet runs (rank_program.py)
         start_ranks(self.local_ranks, RankGreenlet, program, self.main)
         self.unfinished = len(self.local_ranks)
         self.hooked = self.tracer is not None or self.noise is not None

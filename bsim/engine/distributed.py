@@ -445,7 +445,7 @@ def gather_accounts(engine: Engine, comm: Any) -> None:
     """Copy every rank's final account onto every host's engine (for the Result), and every
     rank's ``calc_excess`` (the noise beyond its modelled compute, for the peak check)."""
     mine = [(vr.rank, vr.clock, vr.calc, vr.wait, vr.comm, vr.ops, vr.msgs, vr.nbytes,
-             vr.retval, vr.open_requests) for vr in engine.local_ranks]
+             engine.returns.get(vr), vr.open_requests) for vr in engine.local_ranks]
     left = {vr.rank: len(vr.box.unexpected) for vr in engine.local_ranks
             if vr.box is not None and vr.box.unexpected}
     costs = engine.collective_costs
@@ -467,7 +467,9 @@ def gather_accounts(engine: Engine, comm: Any) -> None:
         for rank, clock, calc, wait, comm_t, ops, msgs, nbytes, retval, open_reqs in accounts:
             vr: VirtualRank = ranks[rank]
             vr.clock, vr.calc, vr.wait, vr.comm = clock, calc, wait, comm_t
-            vr.ops, vr.msgs, vr.nbytes, vr.retval = ops, msgs, nbytes, retval
+            vr.ops, vr.msgs, vr.nbytes = ops, msgs, nbytes
+            if retval is not None:
+                engine.returns[vr] = retval
             vr.open_requests = open_reqs
     engine.events = total_events
     engine.host_seconds = wall

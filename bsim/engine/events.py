@@ -45,13 +45,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .core import Engine
 
-__all__ = ["Priority", "Call", "Deliveries", "Wakeups", "NetEvent", "SIMPY_KEYS", "PRIO_NET",
-           "PRIO_RANK", "PRIO_SETTLE", "TIE", "fire_simpy_event"]
+__all__ = ["Priority", "WaitMode", "Call", "Deliveries", "Wakeups", "NetEvent", "SIMPY_KEYS",
+           "PRIO_NET", "PRIO_RANK", "PRIO_SETTLE", "TIE", "fire_simpy_event"]
 
 SIMPY_KEYS = 1 << 62   # keys of plain SimPy events start here (above every rank's)
 
 #: Send times this close (relative) are a tie for the order in which a rank handles its
-#: receives under contention (``VirtualRank._settle_in_turn``): far below any physical
+#: receives under contention (``bsim.engine.settle_in_turn``): far below any physical
 #: difference (a nanosecond at 1,000 s), far above float rounding (1e-16 a step).
 TIE = 1e-12
 
@@ -62,6 +62,14 @@ class Priority(IntEnum):
     NET = 0      # message arrivals and other network events
     RANK = 1     # rank wake-ups: at equal times they see messages that arrived
     SETTLE = 2   # the fluid fabric recomputes rates after every start at an instant
+
+
+class WaitMode(IntEnum):
+    """What a suspended rank waits for (how ``on_resolve`` treats its requests)."""
+
+    NONE = 0   # not waiting on requests
+    ALL = 1    # settle: every request of the wait set
+    ANY = 2    # settle_any: the first request to become available
 
 
 # hot paths use these module globals as plain ints: an Enum attribute lookup costs ~6x a

@@ -76,16 +76,19 @@ class FailureReports:
                     call = f"{call} in thread {getattr(thread, 'name', '?')}"
                 if vr.polled:
                     call = f"polling {call}"
-                if vr.waitset:
+                waitset = vr.waitset
+                if waitset is not None and not isinstance(waitset, list):
+                    waitset = [waitset]   # VirtualRank.settle_one's one request
+                if waitset:
                     if sends is None:
                         sends = self._unmatched_sends()
-                    waiting = [_describe(r, sends) for r in vr.waitset if r.avail is None]
-                    if len(vr.waitset) == 1 and vr.waitset[0].call == call:
+                    waiting = [_describe(r, sends) for r in waitset if r.avail is None]
+                    if len(waitset) == 1 and waitset[0].call == call:
                         call = waiting[0] if waiting else call
                     elif waiting:
                         call += " on " + ", ".join(waiting)
                     else:   # every request known: the rank waits for the last to end
-                        call += f" ({len(vr.waitset)} requests, ending)"
+                        call += f" ({len(waitset)} requests, ending)"
                 blocked.append((vr.rank, call, _user_location(vr.greenlet)))
         return blocked
 

@@ -45,13 +45,20 @@ class ComputeNoise(Protocol):
 
 
 class _Measure:
-    """Host-compute mode state: scale and the rank whose time is being measured."""
+    """Host-compute mode state: the scale, the clock, and each rank's mark: the clock's
+    reading when the rank last resumed or returned from bsim's bookkeeping (kept here,
+    not on every rank: ``docs/benchmarks.md``, memory per idle rank)."""
 
-    __slots__ = ("scale", "clock")
+    __slots__ = ("scale", "clock", "marks")
 
     def __init__(self, scale: float) -> None:
         self.scale = scale
         self.clock = time.perf_counter
+        self.marks: dict[Any, float] = {}   # VirtualRank (or a thread's) -> clock()
+
+    def mark(self, vr: Any) -> None:
+        """Start *vr*'s next stretch of measured compute now."""
+        self.marks[vr] = self.clock()
 
 
 def measure_compute(engine: Engine, scale: float = 1.0) -> None:

@@ -21,7 +21,8 @@ cdef class Mailbox:
 @cython.locals(box=Mailbox, posted=list, req=RequestState, i=Py_ssize_t, proto=ProtocolState)
 cpdef deliver(VirtualRank dst, Message msg, double now)
 
-@cython.locals(box=Mailbox, unexpected=list, msg=Message, i=Py_ssize_t, proto=ProtocolState)
+@cython.locals(box=Mailbox, unexpected=list, msg=Message, i=Py_ssize_t, proto=ProtocolState,
+               posted=list)
 cpdef post_receive(VirtualRank vr, RequestState req, bint blocking=*)
 
 @cython.locals(sbox=Mailbox, sent=list, msg=Message, r=RequestState, n=Py_ssize_t,

@@ -83,14 +83,15 @@ cdef long _NONE, _ALL, _ANY
 
 cdef class VirtualRank(RankState):
     cdef public EngineState engine
-    cdef public object rank, greenlet, nbytes, retval, pending, box
-    cdef public object last_arrival, waitset, coll_seq, resume, world, thread_level
+    cdef public object rank, greenlet, nbytes, pending, box
+    cdef public object last_arrival, waitset, coll_seq, resume, world
     cdef public long long keybase, seq, wake_key, ops, msgs
-    cdef public double clock, calc, wait, comm, nic_free, wake_at, host_mark
-    cdef public bint finished, polled, finalized
-    # int, not long: with its GC header the object fits obmalloc's 272-byte size class,
-    # not 288 (docs/benchmarks.md, memory per idle rank)
-    cdef public int wait_mode, unknown
+    cdef public double clock, calc, wait, comm, nic_free, wake_at
+    # ints and chars (flags: 0 or 1 read from Python), not longs, bints or objects: with
+    # its GC header the object fits obmalloc's 240-byte size class (docs/benchmarks.md,
+    # memory per idle rank)
+    cdef public int wait_mode, unknown, thread_level
+    cdef public char finished, polled, finalized
 
     cpdef long long next_key(self)
     @cython.locals(key="long long")
@@ -102,9 +103,12 @@ cdef class VirtualRank(RankState):
     cpdef on_resolve(self, RequestState req)
     @cython.locals(r=RequestState, unknown=long)
     cpdef settle(self, list reqs, object call)
+    cpdef settle_one(self, RequestState req, object call)
     @cython.locals(r=RequestState, t=double, wait=double, comm=double, idle=double, w=double,
                    av=double, cost=double)
     cpdef charge(self, list reqs, object call)
+
+cdef inline _await(VirtualRank vr, object waitset, long unknown, object call)
 
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, r=RequestState, q=RequestState,
                a=double, b=double, out=list, prev=double, ordered=bint)

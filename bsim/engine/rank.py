@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from enum import IntEnum
 from heapq import heappush
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
@@ -28,9 +27,10 @@ import greenlet
 from greenlet import getcurrent
 
 from ..errors import AddTimeError, MPIUsageError, NotInSimulationError
-from .events import PRIO_RANK, TIE, Wakeups
+from .events import PRIO_RANK, WaitMode, Wakeups
 from .rank_program import RankGreenlet, charge_host_compute
 from .request_state import RankState
+from .settle_in_turn import settle_in_turn, trace_idle
 
 try:   # C types of the hot path's locals when compiled (rank.pxd, bsim/engine/compiled.py)
     import cython
@@ -42,14 +42,6 @@ if TYPE_CHECKING:
     from .surface import Request
 
 __all__ = ["VirtualRank", "RankGreenlet", "WaitMode", "current", "current_or_none", "add_time"]
-
-
-class WaitMode(IntEnum):
-    """What a suspended rank waits for (how ``on_resolve`` treats its requests)."""
-
-    NONE = 0   # not waiting on requests
-    ALL = 1    # settle: every request of the wait set
-    ANY = 2    # settle_any: the first request to become available
 
 
 if not cython.compiled:   # compiled, greenlet's C API in their place (rank.pxd)
@@ -68,9 +60,9 @@ class VirtualRank(RankState):
 
     __slots__ = (
         "rank", "engine", "greenlet", "keybase", "seq", "wake_key", "clock",
-        "calc", "wait", "comm", "ops", "msgs", "nbytes", "finished", "retval",
+        "calc", "wait", "comm", "ops", "msgs", "nbytes", "finished",
         "pending", "box", "nic_free", "last_arrival", "waitset", "wait_mode",
-        "unknown", "wake_at", "coll_seq", "host_mark", "polled", "finalized", "resume",
+        "unknown", "wake_at", "coll_seq", "polled", "finalized", "resume",
         "world", "thread_level",
     )
 
@@ -84,17 +76,15 @@ class VirtualRank(RankState):
         self.clock = self.calc = self.wait = self.comm = 0.0
         self.ops = self.msgs = self.nbytes = 0
         self.finished = False
-        self.retval: Any = None
         self.pending: str | None = None   # the blocking call, for deadlock reports
         self.box: Any = None              # Mailbox, created on first use
         self.nic_free = 0.0               # loggp: when this rank's NIC is free again
         self.last_arrival: dict[int, float] | None = None  # loggp: per-destination FIFO
-        self.waitset: list[Request] | None = None
+        self.waitset: list[Request] | Request | None = None   # settle_one: a request
         self.wait_mode = _NONE
         self.unknown = 0
         self.wake_at = math.inf
         self.coll_seq: dict[Any, int] | None = None   # per collective context
-        self.host_mark = 0.0              # host-compute mode: perf_counter at last resume
         self.polled = False               # asleep after a poll that found nothing
         self.finalized = False            # called MPI.Finalize: no MPI call after it
         self.open_requests = 0            # nonblocking requests handed out, not completed
@@ -103,7 +93,7 @@ class VirtualRank(RankState):
         self.resume: Callable[[], None] | None = None
         # its MPI.COMM_WORLD when not the run's: a spawned rank's (bsim/engine/spawning.py)
         self.world: Any = None
-        self.thread_level: int | None = None   # its Init_thread's (mpi/common/initialization)
+        self.thread_level = -1   # its Init_thread's, -1 before (mpi/common/initialization)
 
     # -- scheduling primitives ----------------------------------------------
     def next_key(self) -> int:
@@ -137,7 +127,7 @@ class VirtualRank(RankState):
         green_switch(self.engine.main)
         self.pending = None
         if self.engine.measure is not None:
-            self.host_mark = self.engine.measure.clock()
+            self.engine.measure.mark(self)
 
     def sleep_until(self, t: float, call: str = "") -> None:
         """Resume at simulated time *t* (>= now); the clock is not charged here."""
@@ -146,7 +136,7 @@ class VirtualRank(RankState):
         green_switch(self.engine.main)
         self.pending = None
         if self.engine.measure is not None:
-            self.host_mark = self.engine.measure.clock()
+            self.engine.measure.mark(self)
 
     def sync(self, call: str = "", polling: bool = False) -> None:
         """Bring the engine up to this rank's clock (sleep until ``now == clock``).
@@ -191,7 +181,7 @@ class VirtualRank(RankState):
         ``cost`` is the whole message cost (the BSIM paper's receive rule).
         """
         if self.engine.defers:
-            self._settle_in_turn(reqs, call)
+            settle_in_turn(self, reqs, call)
             return
         unknown = 0
         for r in reqs:
@@ -199,19 +189,24 @@ class VirtualRank(RankState):
                 r.waited = True
                 unknown += 1
         if unknown:
-            self.waitset = reqs
-            self.wait_mode = _ALL
-            self.unknown = unknown
-            self.pending = call   # suspend(), inlined: one frame less on every idle rank's
-            green_switch(self.engine.main)   # saved stack (docs/benchmarks.md)
-            self.pending = None
-            if self.engine.measure is not None:
-                self.host_mark = self.engine.measure.clock()
-            self.wait_mode = _NONE
-            self.waitset = None
+            _await(self, reqs, unknown, call)
             for r in reqs:
                 r.waited = False
         self.charge(reqs, call)
+
+    def settle_one(self, req: Request, call: str) -> None:
+        """:meth:`settle` of one request, *req*, as a blocking call has (``Recv``,
+        ``Wait``, a blocking collective): no list is made before the wait, and while the
+        rank waits its ``waitset`` is *req* itself (80 bytes less on every idle rank:
+        ``docs/benchmarks.md``, memory per idle rank)."""
+        if self.engine.defers:
+            settle_in_turn(self, [req], call)
+            return
+        if req.avail is None:
+            req.waited = True
+            _await(self, req, 1, call)
+            req.waited = False
+        self.charge([req], call)
 
     def charge(self, reqs: list[Request], call: str) -> None:
         """Charge the resolved requests *reqs* by :meth:`settle`'s timing rule.
@@ -247,7 +242,7 @@ class VirtualRank(RankState):
                 else:
                     comm += idle
                 if tracer is not None:
-                    _trace_idle(tracer, self.rank, call, t, max(w, 0.0), av)
+                    trace_idle(tracer, self.rank, call, t, max(w, 0.0), av)
                 t = av
             cost = r.cost
             t += cost
@@ -260,83 +255,6 @@ class VirtualRank(RankState):
                     tracer.message(m.src, m.dst, m.nbytes, m.tag, m.t_send, t)
         self.wait += wait
         self.comm += comm
-        self.clock = t
-
-    def _settle_in_turn(self, reqs: list[Request], call: str) -> None:
-        """:meth:`settle` when receives move their bytes as they are handled.
-
-        ``bsim`` protocol with contention (``docs/protocols.md``): a receive's
-        cost is known only once its flow has crossed the network, and its flow
-        starts when the rank handles it, so the requests are handled one at a
-        time as they become known, in order of ``avail`` as in :meth:`settle`.
-        A request is taken once no request still unknown can come before it:
-        an unknown receive's message is not visible yet, so its ``avail`` (the
-        send time) is later than ``now - lookahead``.  Send times within
-        :data:`TIE` (relative) of each other are a tie, taken in list order:
-        ranks whose clocks differ by float rounding alone, or a zero lookahead
-        (a message sent at this very instant), must not reorder the flows.
-        """
-        eng = self.engine
-        lag = eng.lookahead
-        tracer = eng.tracer
-        unknown = [r for r in reqs if r.avail is None]
-        ready = [r for r in reqs if r.avail is not None]
-        t = self.clock
-        pos = {id(r): i for i, r in enumerate(reqs)}
-        while ready or unknown:
-            if unknown:
-                still = [r for r in unknown if r.avail is None]
-                if len(still) != len(unknown):
-                    ready += [r for r in unknown if r.avail is not None]
-                    unknown = still
-            best = _first_due(ready, pos) if ready else None
-            due = math.inf   # when every request that could come before best is known
-            if best is not None:
-                avail = best.avail
-                assert avail is not None
-                first = pos[id(best)]
-                if any(pos[id(r)] < first for r in unknown):   # one sent in a tie, too
-                    avail = _tie_end(avail)
-                due = avail + lag
-            if unknown and eng._now < due:
-                for r in unknown:
-                    r.waited = True
-                self.clock = t
-                self.waitset = unknown
-                self.wait_mode = _ANY
-                self.wake_at = math.inf
-                if best is not None:
-                    self.wake(max(eng._now, due))
-                self.suspend(call)
-                self.wait_mode = _NONE
-                self.waitset = None
-                for r in unknown:
-                    r.waited = False
-                continue
-            assert best is not None
-            ready.remove(best)
-            avail = best.avail
-            assert avail is not None
-            if avail > t:
-                idle = avail - t
-                w = min(max(best.partner - t, 0.0), idle)
-                self.wait += w
-                self.comm += idle - w
-                if tracer is not None:
-                    _trace_idle(tracer, self.rank, call, t, w, avail)
-                t = avail
-            cost = best.cost
-            if cost < 0.0:   # DEFERRED: the bytes move now
-                self.clock = t
-                cost = best.cost = eng.protocol.transfer(self, best, t, call) - t
-            t += cost
-            self.comm += cost
-            if tracer is not None:
-                if cost > 0.0:
-                    tracer.span(self.rank, "comm", call, t - cost, t)
-                if best.flow is not None:
-                    m = best.flow
-                    tracer.message(m.src, m.dst, m.nbytes, m.tag, m.t_send, t)
         self.clock = t
 
     def settle_any(self, reqs: list[Request], call: str) -> int:
@@ -389,12 +307,21 @@ class VirtualRank(RankState):
         return f"<VirtualRank {self.rank} t={self.clock:.9g} {state}>"
 
 
-def _trace_idle(tracer: Any, rank: int, call: str, t: float, w: float, avail: float) -> None:
-    """Spans of one idle stretch: wait (partner absent) then comm."""
-    if w > 0.0:
-        tracer.span(rank, "wait", call, t, t + w)
-    if t + w < avail:
-        tracer.span(rank, "comm", call, t + w, avail)
+def _await(vr: VirtualRank, waitset: Any, unknown: int, call: str) -> None:
+    """Suspend *vr* in blocking call *call* until its *unknown* unresolved requests of
+    *waitset* (a list, or one request) are resolved (:meth:`VirtualRank.on_resolve`
+    wakes it).  ``suspend``, inlined when compiled (``rank.pxd``): no C frame of its own
+    on the stack a suspended rank keeps (``docs/benchmarks.md``, memory per idle rank)."""
+    vr.waitset = waitset
+    vr.wait_mode = _ALL
+    vr.unknown = unknown
+    vr.pending = call
+    green_switch(vr.engine.main)
+    vr.pending = None
+    if vr.engine.measure is not None:
+        vr.engine.measure.mark(vr)
+    vr.wait_mode = _NONE
+    vr.waitset = None
 
 
 def _avail_of(r: Request) -> float:
@@ -435,21 +362,8 @@ def _by_avail(reqs: list[Request]) -> list[Request]:
     return out
 
 
-def _tie_end(avail: float) -> float:
-    """The latest send time that ties with *avail* (later than *avail* even at 0)."""
-    return avail + abs(avail) * TIE + _SMALLEST
-
-
-_SMALLEST = math.ulp(0.0)
 _INF = math.inf   # (globals, not module attributes: the compiled hot path reads them)
 _AVAIL = attrgetter("avail")
-
-
-def _first_due(ready: list[Request], pos: dict[int, int]) -> Request:
-    """The request :meth:`VirtualRank._settle_in_turn` handles next: the earliest send
-    time, a tie (:data:`TIE`) going to the request earlier in the caller's list."""
-    end = _tie_end(min([_avail_of(r) for r in ready]))
-    return min([r for r in ready if _avail_of(r) <= end], key=lambda r: pos[id(r)])
 
 
 def current_or_none() -> VirtualRank | None:

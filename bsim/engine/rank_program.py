@@ -28,18 +28,23 @@ def run_current_rank() -> None:
     """The function of every rank's greenlet (``RankGreenlet``): :func:`run_rank` on its
     rank and program.  One function for all, not a closure made per rank (about 220 bytes
     a rank fewer), and not a method (a bound method's call would leave ~140 bytes more of
-    C stack to save at every switch)."""
-    g = greenlet.getcurrent()
-    run_rank(g.vrank, g.program)
+    C stack to save at every switch).  The program is the run's (``engine.program``) or,
+    for a Python thread of a rank or a spawned rank, its own (``engine.own_programs``)."""
+    vr = greenlet.getcurrent().vrank
+    engine = vr.engine
+    program = engine.own_programs.pop(vr, None)
+    run_rank(vr, engine.program if program is None else program)
 
 
 def run_rank(vr: VirtualRank, program: Callable[[VirtualRank], Any]) -> None:
     """*program* on *vr*, then its exit: sys.exit code, threads, atexit handlers."""
     engine = vr.engine
     if engine.measure is not None:
-        vr.host_mark = engine.measure.clock()
+        engine.measure.mark(vr)
     try:
-        vr.retval = program(vr)
+        retval = program(vr)
+        if retval is not None:   # kept by the engine, not on every rank (docs/benchmarks.md)
+            engine.returns[vr] = retval
     except SystemExit as exc:   # sys.exit(0) ends the rank; another code is an error
         if exc.code not in (None, 0):
             raise engine.exit_guard.exit_error(vr, exc) from None
@@ -57,8 +62,8 @@ def charge_host_compute(vr: VirtualRank) -> None:
     (calc that is not modelled compute: also added to ``engine.calc_excess[rank]``)."""
     m = vr.engine.measure
     now = m.clock()
-    dt = (now - vr.host_mark) * m.scale
-    vr.host_mark = now
+    dt = (now - m.marks[vr]) * m.scale
+    m.marks[vr] = now
     if dt > 0.0:
         start = vr.clock
         vr.clock = start + dt
@@ -83,12 +88,14 @@ class RankGreenlet(greenlet.greenlet):
     by a ``Context.run`` around the program, which would add a C frame to every switch.
     """
 
-    __slots__ = ("vrank", "program")
+    __slots__ = ("vrank",)   # the program is the engine's (16 bytes a rank fewer)
 
     def __init__(self, vrank: VirtualRank, program: Callable[[VirtualRank], Any],
                  parent: greenlet.greenlet) -> None:
         super().__init__(run_current_rank, parent)
         greenlet.greenlet.gr_context.__set__(self, copy_context())   # the base's own slot
         self.vrank = vrank
-        self.program = program
+        engine = vrank.engine
+        if program is not engine.program:   # a thread's, a spawned rank's
+            engine.own_programs[vrank] = program
         vrank.greenlet = self

@@ -11,6 +11,7 @@ adds the surface in Python above it.
 from __future__ import annotations
 
 import pickle
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ANY_SOURCE, ANY_TAG, ReqKind
@@ -23,7 +24,7 @@ except ImportError:
 if TYPE_CHECKING:
     from .rank import VirtualRank
 
-__all__ = ["RankState", "RequestState", "STATE_FIELDS", "new_request"]
+__all__ = ["RankState", "RequestState", "STATE_FIELDS", "new_request", "origin_of"]
 
 if not cython.compiled:   # compiled, a C function of request_state.pxd
     def alloc_instance(cls: type) -> Any:
@@ -36,6 +37,16 @@ STATE_FIELDS = ("owner", "kind", "call", "ctx", "src", "tag", "avail", "cost", "
                 "t_post", "waited", "envelope", "payload", "lower", "rinfo", "error", "post",
                 "flow", "cancelled", "handed")
 """The fields of a request's state, copied by ``Request(request)``."""
+
+_ORIGINS: dict[int, Any] = {}
+"""``id(copy) -> original`` of the live copies made by ``Request(request)``: kept here
+while the copy lives, not in a field of every request (16 bytes a request:
+``docs/benchmarks.md``, memory per idle rank)."""
+
+
+def origin_of(req: Any) -> Any:
+    """The request *req* is a copy of (``Request(request)``), or *req* itself."""
+    return _ORIGINS.get(id(req), req)
 
 
 class RankState:
@@ -68,7 +79,8 @@ class RequestState:
                 # __new__ doubled their cost)
                 for slot in STATE_FIELDS:
                     setattr(self, slot, getattr(owner, slot))
-                self._origin = getattr(owner, "_origin", owner)
+                _ORIGINS[id(self)] = _ORIGINS.get(id(owner), owner)
+                weakref.finalize(self, _ORIGINS.pop, id(self), None)
                 return
             if owner is not None and not isinstance(owner, RankState):   # a VirtualRank
                 raise TypeError(f"{type(self).__name__}(): expected a Request, got "

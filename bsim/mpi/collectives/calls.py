@@ -121,7 +121,7 @@ def take_part(comm: Comm, vr: VirtualRank, op: str, kind: int, root: int, nbytes
     inst, me, req = arrive(vr, comm, op, kind, root, nbytes, value, extra,
                            blocking, cost_bytes, blocks=blocks)
     if blocking and req is not None:
-        vr.settle([req], op)
+        vr.settle_one(req, op)
     return inst, me, req
 
 

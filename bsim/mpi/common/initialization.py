@@ -9,7 +9,7 @@ MPICH).  The thread level (MPI 4.1 Sec. 11.6) is what the rank asked for:
 MPICH provides any level up to ``THREAD_MULTIPLE``.  Whatever level is asked, a rank's
 Python threads run as thread contexts, one MPI call at a time (docs/architecture.md).
 
-A rank's state is its ``VirtualRank.thread_level``: None while it is initialized by
+A rank's state is its ``VirtualRank.thread_level``: -1 while it is initialized by
 ``mpi4py.rc`` (or not at all, when ``rc.initialize`` is False), else the level its own
 ``Init``/``Init_thread`` provided.
 """
@@ -39,9 +39,9 @@ def _initialized_at_import() -> bool:
 
 def _init(call: str, level: int) -> int:
     vr = current()
-    if vr.thread_level is not None or _initialized_at_import() or vr.finalized:
+    if vr.thread_level >= 0 or _initialized_at_import() or vr.finalized:
         why = ("mpi4py initializes it on import unless mpi4py.rc.initialize = False"
-               if vr.thread_level is None and not vr.finalized else "it was called before")
+               if vr.thread_level < 0 and not vr.finalized else "it was called before")
         raise MPIUsageError(f"rank {vr.rank}: {call}: MPI is already initialized ({why}; "
                             f"calling MPI_Init or MPI_Init_thread twice is erroneous)",
                             error_class=ERR_OTHER)
@@ -65,7 +65,7 @@ def Init_thread(required: int = THREAD_MULTIPLE) -> int:
 def Is_initialized() -> bool:
     """Whether the calling rank has initialized MPI (still True after ``Finalize``)."""
     vr = current_or_none()
-    if vr is None or vr.finalized or vr.thread_level is not None:
+    if vr is None or vr.finalized or vr.thread_level >= 0:
         return True
     return _initialized_at_import()
 
@@ -73,7 +73,7 @@ def Is_initialized() -> bool:
 def Query_thread() -> int:
     """The calling rank's thread level: what it asked for (module docstring)."""
     vr = current_or_none()
-    if vr is not None and vr.thread_level is not None:
+    if vr is not None and vr.thread_level >= 0:
         return int(vr.thread_level)
     rc = _rc()
     if rc is None:

@@ -153,7 +153,7 @@ def _buf_send(comm: Comm, buf: Any, dest: int, tag: int, call: str,
 
 def _complete(req: Request, status: Status | None, call: str) -> Any:
     vr = req.owner
-    vr.settle([req], call)
+    vr.settle_one(req, call)
     return req.finish(status)
 
 

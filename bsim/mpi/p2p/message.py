@@ -137,7 +137,7 @@ class MatchedMessage(HandleValues):
     def recv(self, status: Status | None = None) -> Any:
         """Receive the probed message as a Python object."""
         req = self._receive(None, True, "Message.recv")
-        req.owner.settle([req], "Message.recv")
+        req.owner.settle_one(req, "Message.recv")
         return req.finish(status)
 
     def irecv(self) -> Request:
@@ -147,7 +147,7 @@ class MatchedMessage(HandleValues):
     def Recv(self, buf: Any, status: Status | None = None) -> None:
         """Receive the probed message into *buf*."""
         req = self._receive(buf, False, "Message.Recv")
-        req.owner.settle([req], "Message.Recv")
+        req.owner.settle_one(req, "Message.Recv")
         req.finish(status)
 
     def Irecv(self, buf: Any) -> Request:

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from ...constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, ERR_REQUEST, UNDEFINED, ReqKind
 from ...engine.rank import VirtualRank, current
-from ...engine.request_state import RequestState
+from ...engine.request_state import RequestState, origin_of
 from ...errors import MPIUsageError
 from ..common.handles import HandleValues, subclassable
 from .multiple_completions import (
@@ -65,7 +65,7 @@ class Request(RequestState, RequestSets, HandleValues):
       (completion), :meth:`describe` (reports), ``Prequest.reset``.
     """
 
-    __slots__ = ("_origin", "__weakref__")
+    __slots__ = ("__weakref__",)
     _handle_kind = "Request"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -77,7 +77,7 @@ class Request(RequestState, RequestSets, HandleValues):
 
     def _handle_identity(self) -> object | None:
         """What copies of this request share (None once it is null)."""
-        return getattr(self, "_origin", self) if self else None
+        return origin_of(self) if self else None
 
     # -- mpi4py surface ----------------------------------------------------
     def __bool__(self) -> bool:
@@ -89,7 +89,7 @@ class Request(RequestState, RequestSets, HandleValues):
             return NotImplemented
         if self is other or (not self and not other):
             return True
-        return getattr(self, "_origin", self) is getattr(other, "_origin", other)
+        return origin_of(self) is origin_of(other)
 
     def __hash__(self) -> int:
         """mpi4py's handles are unhashable."""
@@ -162,7 +162,7 @@ class Request(RequestState, RequestSets, HandleValues):
             return None
         owner = check_owner(self, "Wait")
         owner.ops += 1
-        owner.settle([self], self.call + ".Wait")
+        owner.settle_one(self, self.call + ".Wait")
         return self.finish(status)
 
     def Test(self, status: Status | None = None) -> bool:

@@ -34,3 +34,14 @@ def locals(**types: Any) -> Callable[[F], F]:   # noqa: A001  (Cython's name)
     def unchanged(fn: F) -> F:
         return fn
     return unchanged
+
+
+def boundscheck(flag: bool) -> Callable[[F], F]:
+    """``@cython.boundscheck(False)``: compiled, a function's list and buffer indexing
+    skips its range checks (its indices are right by construction); here a no-op."""
+    def unchanged(fn: F) -> F:
+        return fn
+    return unchanged
+
+
+wraparound = boundscheck   # ``@cython.wraparound(False)``: no negative-index handling

@@ -102,6 +102,8 @@ def place_blocks(info: BufInfoV, blocks: list[Any]) -> None:
 def check_root(comm: Comm, vr: VirtualRank, root: Any, call: str) -> int:
     """*root* as an int rank of *comm*; :class:`MPIUsageError` when it is not one."""
     size = comm.size_of(vr)
+    if type(root) is int and 0 <= root < size:   # the usual root: no conversion to check
+        return root
     root = integral(root)   # size / 2 == 2.0 is rank 2, as mpi4py converts it
     if not isinstance(root, (int, np.integer)) or not 0 <= root < size:
         raise MPIUsageError(f"rank {vr.rank}: {call}(root={root!r}): invalid root for "

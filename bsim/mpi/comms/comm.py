@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ...constants import CART, DIST_GRAPH, ERR_COMM, GRAPH, SELF_CONTEXT, WORLD_CONTEXT
 from ...constants import CommKind as Kind
-from ...engine.rank import current, current_or_none
+from ...engine.rank import VirtualRank, current, current_or_none
 from ...errors import MPIUsageError
 from ..collectives import intercomm as inter
 from ..collectives import intercomm_buffers as inter_buffers
@@ -45,8 +45,12 @@ from . import fault_tolerance
 from .methods import CommCalls, CommManagement, IntracommCalls
 from .python_api import PICKLED_BY_NAME, CommPythonAPI, on_null
 
+try:   # compiled, vr is a C VirtualRank in the per-rank methods below (comm.pxd)
+    import cython
+except ImportError:
+    from ...engine import pure_cython as cython
+
 if TYPE_CHECKING:
-    from ...engine.rank import VirtualRank
     from ..management.groups import Group
 
 __all__ = ["Comm", "Intracomm", "Intercomm", "Topocomm", "Cartcomm", "Graphcomm",
@@ -114,7 +118,7 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
         self._handle: object = self   # copies share it: equality and hashing follow it
         self.context = ctx
         self.coll_ctx = ctx + 1 if isinstance(ctx, int) else (ctx, "c")   # collectives' context
-        self.kind = kind
+        self.kind = Kind(kind)   # the member itself: the per-rank methods compare with `is`
         self._group = group if group is not None else ()
         self._index = {w: i for i, w in enumerate(group)} if group is not None else {}
         self._name = name
@@ -132,14 +136,15 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
                         pass
 
     # -- identity --------------------------------------------------------
+    @cython.locals(vr=VirtualRank)
     def rank_of(self, vr: VirtualRank) -> int:
         """The rank of *vr* in this communicator."""
         kind = self.kind
-        if kind == _WORLD:   # a spawned rank's world: bsim/engine/spawning.py
+        if kind is _WORLD:   # a spawned rank's world: bsim/engine/spawning.py
             return vr.rank if vr.world is None else vr.rank - vr.world.base
-        if kind == _SELF:
+        if kind is _SELF:
             return 0
-        if kind == _NULL:
+        if kind is _NULL:
             raise on_null(vr)
         if self.freed_by and vr.rank in self.freed_by:
             raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()",
@@ -149,14 +154,15 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
         except KeyError:
             raise MPIUsageError(f"rank {vr.rank} is not a member of {self!r}") from None
 
+    @cython.locals(vr=VirtualRank)
     def size_of(self, vr: VirtualRank) -> int:
         """The size of this communicator as seen by *vr*."""
         kind = self.kind
-        if kind == _WORLD:
+        if kind is _WORLD:
             return vr.engine.nranks if vr.world is None else vr.world.size
-        if kind == _SELF:
+        if kind is _SELF:
             return 1
-        if kind == _NULL:
+        if kind is _NULL:
             raise on_null(vr)
         if self.freed_by and vr.rank in self.freed_by:
             raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()",
@@ -165,30 +171,33 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
 
     group_p2p, peer_size = True, size_of   # p2p ranks index _group; valid p2p ranks
 
+    @cython.locals(vr=VirtualRank)
     def world_rank(self, crank: int, vr: VirtualRank) -> int:
         """World rank of communicator rank *crank* (an intercomm's: of the remote group)."""
         kind = self.kind
-        if kind == _WORLD:
+        if kind is _WORLD:
             return crank if vr.world is None else vr.world.base + crank
-        if kind == _SELF:
+        if kind is _SELF:
             return vr.rank
         return self._group[crank]
 
+    @cython.locals(vr=VirtualRank)
     def coll_context(self, vr: VirtualRank) -> Any:
         """Context of this communicator's collectives (COMM_SELF: one per rank)."""
         kind = self.kind
-        if kind == _SELF:
+        if kind is _SELF:
             return ("self", vr.rank)
-        return vr.world.coll_ctx if kind == _WORLD and vr.world is not None else self.coll_ctx
+        return vr.world.coll_ctx if kind is _WORLD and vr.world is not None else self.coll_ctx
 
+    @cython.locals(vr=VirtualRank)
     def members(self, vr: VirtualRank) -> tuple[int, ...]:
         """World ranks of the members, in communicator rank order."""
         kind = self.kind
-        if kind == _WORLD:
+        if kind is _WORLD:
             return vr.engine.world_group if vr.world is None else vr.world.members
-        if kind == _SELF:
+        if kind is _SELF:
             return (vr.rank,)
-        if kind == _NULL:
+        if kind is _NULL:
             raise on_null(vr)
         return self._group
 

@@ -42,13 +42,18 @@ class Buffer(BufInfo):
 
     def __init__(self, count: int, datatype: Datatype | str | None = None) -> None:
         dt = _BYTE if datatype is None else _as_datatype(datatype)
-        if not isinstance(count, (int, np.integer)) or count < 0:
+        if type(count) is not int:   # (an exact int, the usual count, skips both checks)
+            if not isinstance(count, (int, np.integer)):
+                raise ValueError(f"Buffer: count must be an int >= 0, got {count!r}")
+            count = int(count)
+        if count < 0:
             raise ValueError(f"Buffer: count must be an int >= 0, got {count!r}")
-        self.count = int(count)
+        nbytes = count * dt.size
+        if nbytes > COUNT_MAX or count > COUNT_MAX:
+            raise ValueError(f"Buffer: {_too_large(count, dt)}")
+        self.count = count
         self.datatype = dt
-        self.nbytes = self.count * dt.size
-        if self.nbytes > COUNT_MAX or self.count > COUNT_MAX:
-            raise ValueError(f"Buffer: {_too_large(self.count, dt)}")
+        self.nbytes = nbytes
         self.mem = None
 
     def __len__(self) -> int:

@@ -9,7 +9,8 @@ from bsim.engine.request_state cimport RequestState
 cpdef list wait_all(object requests, object statuses, object call, bint stop_at_error,
                     bint results=*)
 
-@cython.locals(r=RequestState, pending=list, n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t)
+@cython.locals(r=RequestState, pending=list, n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t,
+               total=Py_ssize_t)
 cpdef list active(object requests, object call, bint unique=*)
 
 @cython.locals(me=VirtualRank)

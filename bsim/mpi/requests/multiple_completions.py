@@ -145,13 +145,15 @@ def wait_all(requests: list[Request], statuses: Any, call: str,
         release_statuses(statuses, array, len(requests))
 
 
+@cython.boundscheck(False)   # (compiled: pending[i] for i < len(pending), no checks)
+@cython.wraparound(False)
 def active(requests: list[Request], call: str, unique: bool = False) -> list[Request]:
     """The requests of *requests* still pending; :class:`MPIUsageError` for a non-request
     or, with *unique* (calls that complete them together), a pending request listed twice
     (its completion would be counted twice and the wait would never end).
 
-    Compiled, a typed loop, and a repeat is looked for pairwise in a short list; as
-    Python, a comprehension and a set, which are faster there."""
+    Compiled, a typed loop over a copy of the list, and a repeat is looked for pairwise in
+    a short list; as Python, a comprehension and a set, which are faster there."""
     if not cython.compiled:
         try:
             pending = [r for r in requests if r.kind is not DONE]
@@ -160,14 +162,22 @@ def active(requests: list[Request], call: str, unique: bool = False) -> list[Req
         if unique and len(pending) > 1 and len(set(map(id, pending))) != len(pending):
             _listed_twice(call)
         return pending
-    pending = []
-    for x in requests:
+    # one copy of the list, then the done requests taken out in place (usually none):
+    # no list grown append by append
+    pending = cython.cast(list, requests)[:] if type(requests) is list else list(requests)
+    total = len(pending)
+    n = 0
+    for i in range(total):
+        x = pending[i]
         if not isinstance(x, RequestState):
             _not_a_request(requests, call)
         r = x
         if r.kind is not DONE:   # (the kinds are ReqKind's members, never copies)
-            pending.append(r)
-    n = len(pending)
+            if n != i:
+                pending[n] = r
+            n += 1
+    if n != total:
+        del pending[n:]
     if unique and n > 1:
         if n <= 16:   # a halo's few: compared pairwise, no set built
             for i in range(1, n):

@@ -2,3 +2,4 @@
 # (bsim/engine/compiled.py, TYPED; the module's classes stay Python classes).
 
 from bsim.mpi.requests.multiple_completions cimport check_owner, wait_all
+from bsim.engine.request_state cimport RankState, RequestState

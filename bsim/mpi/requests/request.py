@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from ...constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, ERR_REQUEST, UNDEFINED, ReqKind
 from ...engine.rank import VirtualRank, current
-from ...engine.request_state import RequestState, origin_of
+from ...engine.request_state import RankState, RequestState, origin_of
 from ...errors import MPIUsageError
 from ..common.handles import HandleValues, subclassable
 from .multiple_completions import (
@@ -31,6 +31,11 @@ from .multiple_completions import (
     wait_all,
 )
 from .status import Status
+
+try:   # C types of hand_out's locals when compiled (request.pxd)
+    import cython
+except ImportError:
+    from ...engine import pure_cython as cython
 
 __all__ = ["hand_out", "Request", "Prequest", "Status", "REQUEST_NULL", "SEND", "RECV", "DONE"]
 
@@ -428,14 +433,17 @@ def _polled(requests: list[Request], done: bool, call: str) -> bool:
     return done
 
 
+@cython.locals(r=RequestState, owner=RankState)
 def hand_out(req: Request) -> Request:
     """Count *req* as given to the program until it completes or is freed.
 
     Requests still open when a rank finishes are reported (``Result.pending_requests``).
     """
-    if not req.handed:
-        req.handed = True
-        req.owner.open_requests += 1
+    r = req   # (compiled, its fields and its owner's count are C fields)
+    if not r.handed:
+        r.handed = True
+        owner = r.owner
+        owner.open_requests += 1
     return req
 
 

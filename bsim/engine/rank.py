@@ -30,7 +30,7 @@ from ..errors import AddTimeError, MPIUsageError, NotInSimulationError
 from .events import PRIO_RANK, WaitMode, Wakeups
 from .rank_program import RankGreenlet, charge_host_compute
 from .request_state import RankState
-from .settle_in_turn import settle_in_turn, trace_idle
+from .settle_in_turn import settle_in_turn, trace_handled, trace_idle
 
 try:   # C types of the hot path's locals when compiled (rank.pxd, bsim/engine/compiled.py)
     import cython
@@ -248,11 +248,7 @@ class VirtualRank(RankState):
             t += cost
             comm += cost
             if tracer is not None:
-                if cost > 0.0:
-                    tracer.span(self.rank, "comm", call, t - cost, t)
-                if r.flow is not None:
-                    m = r.flow
-                    tracer.message(m.src, m.dst, m.nbytes, m.tag, m.t_send, t)
+                trace_handled(tracer, self.rank, call, t, cost, r.flow)
         self.wait += wait
         self.comm += comm
         self.clock = t

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .rank import VirtualRank
     from .surface import Request
 
-__all__ = ["settle_in_turn", "trace_idle"]
+__all__ = ["settle_in_turn", "trace_idle", "trace_handled"]
 
 _NONE, _ANY = int(WaitMode.NONE), int(WaitMode.ANY)
 
@@ -89,11 +89,7 @@ def settle_in_turn(vr: VirtualRank, reqs: list[Request], call: str) -> None:
         t += cost
         vr.comm += cost
         if tracer is not None:
-            if cost > 0.0:
-                tracer.span(vr.rank, "comm", call, t - cost, t)
-            if best.flow is not None:
-                m = best.flow
-                tracer.message(m.src, m.dst, m.nbytes, m.tag, m.t_send, t)
+            trace_handled(tracer, vr.rank, call, t, cost, best.flow)
     vr.clock = t
 
 
@@ -103,6 +99,16 @@ def trace_idle(tracer: Any, rank: int, call: str, t: float, w: float, avail: flo
         tracer.span(rank, "wait", call, t, t + w)
     if t + w < avail:
         tracer.span(rank, "comm", call, t + w, avail)
+
+
+def trace_handled(tracer: Any, rank: int, call: str, t: float, cost: float,
+                  flow: Any) -> None:
+    """The comm span of a request handled until *t* at *cost*, and its message (*flow*,
+    the matched ``Message``, or None), as received at *t*."""
+    if cost > 0.0:
+        tracer.span(rank, "comm", call, t - cost, t)
+    if flow is not None:
+        tracer.message(flow.src, flow.dst, flow.nbytes, flow.tag, flow.t_send, t)
 
 
 def _tie_end(avail: float) -> float:

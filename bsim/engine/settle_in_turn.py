@@ -1,6 +1,7 @@
 """A rank's blocking wait when receives move their bytes as they are handled (``bsim``
 protocol with contention): :func:`settle_in_turn`, what ``VirtualRank.settle`` does then.
-Compiled with the hot path (``bsim.engine.compiled.TYPED``, no ``.pxd``).
+Compiled with the hot path (``bsim.engine.compiled.TYPED``; ``settle_in_turn.pxd``
+gives the rank's and the engine's C types).
 """
 
 from __future__ import annotations
@@ -9,6 +10,11 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from .events import TIE, WaitMode
+
+try:   # C types of the wait's locals when compiled (settle_in_turn.pxd)
+    import cython
+except ImportError:
+    from . import pure_cython as cython
 
 if TYPE_CHECKING:
     from .rank import VirtualRank
@@ -19,6 +25,7 @@ __all__ = ["settle_in_turn", "trace_idle", "trace_handled"]
 _NONE, _ANY = int(WaitMode.NONE), int(WaitMode.ANY)
 
 
+@cython.locals(vr="VirtualRank", eng="EngineState", t="double", lag="double")
 def settle_in_turn(vr: VirtualRank, reqs: list[Request], call: str) -> None:
     """:meth:`VirtualRank.settle` when receives move their bytes as they are handled.
 

@@ -42,11 +42,9 @@ class Buffer(BufInfo):
 
     def __init__(self, count: int, datatype: Datatype | str | None = None) -> None:
         dt = _BYTE if datatype is None else _as_datatype(datatype)
-        if type(count) is not int:   # (an exact int, the usual count, skips both checks)
-            if not isinstance(count, (int, np.integer)):
-                raise ValueError(f"Buffer: count must be an int >= 0, got {count!r}")
-            count = int(count)
-        if count < 0:
+        if type(count) is not int and isinstance(count, (int, np.integer)):
+            count = int(count)   # (an exact int, the usual count, skips the conversion)
+        if type(count) is not int or count < 0:
             raise ValueError(f"Buffer: count must be an int >= 0, got {count!r}")
         nbytes = count * dt.size
         if nbytes > COUNT_MAX or count > COUNT_MAX:

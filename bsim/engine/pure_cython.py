@@ -45,3 +45,19 @@ def boundscheck(flag: bool) -> Callable[[F], F]:
 
 
 wraparound = boundscheck   # ``@cython.wraparound(False)``: no negative-index handling
+
+C = TypeVar("C", bound=type)
+
+
+def cclass(cls: C) -> C:
+    """``@cython.cclass``: compiled, the class is an extension type (its ``.pxd`` declares
+    its C fields); here the class unchanged."""
+    return cls
+
+
+def freelist(size: int) -> Callable[[C], C]:
+    """``@cython.freelist(n)``: compiled, the extension type keeps up to *n* freed
+    instances' memory for its next ones; here a no-op."""
+    def unchanged(cls: C) -> C:
+        return cls
+    return unchanged

@@ -27,6 +27,7 @@ cdef class RankState:
     cpdef on_resolve(self, RequestState req)
 
 cdef class RequestState:
+    cdef object __weakref__   # Request(request)'s copies are released by a weakref.finalize
     cdef public object owner, kind, call, ctx, src, tag, avail
     cdef public double cost, partner, t_post
     cdef public bint waited, lower, cancelled, handed

@@ -43,7 +43,21 @@ __all__ = ["hand_out", "Request", "Prequest", "Status", "REQUEST_NULL", "SEND", 
 SEND, RECV, DONE = ReqKind.SEND, ReqKind.RECV, ReqKind.DONE
 
 
-class Request(RequestState, RequestSets, HandleValues):
+class ProgramSubclasses:
+    """Mixed into :class:`Request`: a program's subclass whose ``__new__`` calls
+    ``super().__new__(cls, request)`` gets a base taking that argument (a ``__new__`` on
+    ``Request`` would slow every request; compiled, an extension type cannot define
+    ``__init_subclass__`` itself)."""
+
+    __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__new__" in cls.__dict__ and not cls.__dict__.get("_takes_args"):
+            cls.__bases__ = tuple(subclassable(b, Request) for b in cls.__bases__)
+
+
+class Request(RequestState, RequestSets, HandleValues, ProgramSubclasses):
     """Handle of a nonblocking operation (mpi4py's ``MPI.Request``).
 
     Truthy while pending, falsy once completed (then ``REQUEST_NULL``).  ``Wait``, ``Test``
@@ -70,15 +84,11 @@ class Request(RequestState, RequestSets, HandleValues):
       (completion), :meth:`describe` (reports), ``Prequest.reset``.
     """
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ()
+    # compiled, an instance's __module__ (pickle's lookup of REQUEST_NULL) is read from the
+    # first class of its MRO that has one in its dict: without this, a Python base's
+    __module__ = __name__
     _handle_kind = "Request"
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        """A program's subclass whose ``__new__`` calls ``super().__new__(cls, request)``
-        gets a base taking that argument (a ``__new__`` here would slow every request)."""
-        super().__init_subclass__(**kwargs)
-        if "__new__" in cls.__dict__ and not cls.__dict__.get("_takes_args"):
-            cls.__bases__ = tuple(subclassable(b, Request) for b in cls.__bases__)
 
     def _handle_identity(self) -> object | None:
         """What copies of this request share (None once it is null)."""

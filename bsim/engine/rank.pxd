@@ -83,9 +83,10 @@ cdef long _NONE, _ALL, _ANY
 
 cdef class VirtualRank(RankState):
     cdef public EngineState engine
-    cdef public object rank, greenlet, nbytes, pending, box
+    cdef public object rank, greenlet, pending, box
     cdef public object last_arrival, waitset, coll_seq, resume, world
-    cdef public long long keybase, seq, wake_key, ops, msgs
+    # (nbytes a C integer: a send adds to it without making an int object)
+    cdef public long long keybase, seq, wake_key, ops, msgs, nbytes
     cdef public double clock, calc, wait, comm, nic_free, wake_at
     # ints and chars (flags: 0 or 1 read from Python), not longs, bints or objects: with
     # its GC header the object fits obmalloc's 240-byte size class (docs/benchmarks.md,

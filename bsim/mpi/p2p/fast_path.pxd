@@ -10,6 +10,7 @@ from bsim.engine.request_state cimport RequestState, new_request
 from bsim.mpi.data.buffer_info cimport BufInfo
 
 @cython.locals(vr=VirtualRank, eng=EngineState, req=RequestState, msg=Message, nbytes=object,
-               info=BufInfo, world=bint, proto=ProtocolState, ipeer=Py_ssize_t)
+               info=BufInfo, world=bint, proto=ProtocolState, ipeer=Py_ssize_t, iw=Py_ssize_t,
+               sent="long long")
 cpdef flat_call(object comm, object buf, object peer, object tag, object call, object kind,
                 bint hand=*)

@@ -54,7 +54,10 @@ if not cython.compiled:   # compiled, C calls in their place (fast_path.pxd)
 _WORLD, _GROUP = CommKind.WORLD, CommKind.GROUP
 _NDARRAY = np.ndarray   # (a global: compiled, a module attribute is a lookup per call)
 _world: Any = None      # MPI.COMM_WORLD, given by know_world
-_INT_MAX = 2**31 - 1    # the largest rank MPI can name (a C int)
+# flat_call compares a rank and a tag with literals (compiled, an int object against a
+# constant, in C): the largest rank MPI can name (a C int) and MPICH's largest tag
+if TAG_UB != 536870911:
+    raise ImportError(f"bsim.mpi.p2p.fast_path: flat_call's literal is not TAG_UB {TAG_UB}")
 
 
 def know_world(comm: Comm) -> None:
@@ -74,6 +77,8 @@ def _group_peer(comm: Comm, vr: VirtualRank, crank: int) -> int:
     return -1
 
 
+@cython.boundscheck(False)   # (compiled: its one list index, the peer's rank, is in range)
+@cython.wraparound(False)
 def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind,
               hand: bool = False) -> Request | None:
     """Post a send (*kind* ``SEND``) of *buf* to rank *peer* of *comm*, or a receive
@@ -84,7 +89,7 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
     if cython.compiled:   # type() is Py_TYPE there; as Python, __class__ is the faster
         cls = type(buf)
         if type(g) is not RankGreenlet or type(peer) is not int or type(tag) is not int \
-                or peer > _INT_MAX:   # (below, a C integer: MPI's ranks are C ints)
+                or peer > 2147483647:   # (below, a C integer: MPI's ranks are C ints)
             return None
         vr = vrank_of(g)   # (a slot read in C: rank.pxd)
     else:
@@ -93,7 +98,7 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
                 or tag.__class__ is not int:
             return None
         vr = g.vrank
-    if (cls is not Buffer and cls is not _NDARRAY) or not 0 <= tag <= TAG_UB or peer < 0:
+    if (cls is not Buffer and cls is not _NDARRAY) or not 0 <= tag <= 536870911 or peer < 0:
         return None
     ipeer = peer   # (compiled, a C integer: no int object made to compare it below)
     eng = vr.engine
@@ -109,6 +114,7 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
         wpeer = _group_peer(comm, vr, peer)
         if wpeer < 0:
             return None
+    iw = wpeer   # (compiled, a C integer: the ranks list indexed in C)
     if vr.finalized or eng.measure is not None:
         return None
     payload = None
@@ -128,13 +134,14 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
         me = vr.rank if world else comm._index[vr.rank]
         msg = new_message(ctx, vr.rank, wpeer, me, tag, nbytes, payload, False)
         vr.msgs += 1
-        vr.nbytes += nbytes
+        sent = nbytes   # (compiled, a C integer added to the rank's C count)
+        vr.nbytes += sent
         proto = eng.protocol
         if proto.exact_bsim:   # BsimProtocol's send as a C call when compiled
-            bsim_send(proto, vr, eng.ranks[wpeer], msg, req,
+            bsim_send(proto, vr, eng.ranks[iw], msg, req,
                       wpeer == vr.rank and nbytes > SELF_EAGER_LIMIT)
         else:
-            proto.send(vr, eng.ranks[wpeer], msg, req,
+            proto.send(vr, eng.ranks[iw], msg, req,
                        wpeer == vr.rank and nbytes > SELF_EAGER_LIMIT)
     else:
         req.ctx = ctx

@@ -67,6 +67,9 @@ except ImportError:   # (Cython is needed to build only)
 if not cython.compiled:   # compiled, greenlet's C API in its place (rank.pxd)
     green_switch = greenlet.greenlet.switch   # green_switch(g) is g.switch()
 
+    def prefetch_deliveries(batch: list, i: int, n: int, ranks: list) -> None:
+        """Compiled, cache hints for the next deliveries (core.pxd); as Python not called."""
+
 __all__ = ["Engine", "LIVELOCK_POLLS"]
 
 GC_YOUNG_MIN = 50_000          # young-generation collector threshold during a run, at least
@@ -386,6 +389,8 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
                         events += 1
                         if events == mark:
                             start, mark = self._periodic(base, events, start, max_events)
+                        if cython.compiled:   # the loads of the next deliveries (core.pxd)
+                            prefetch_deliveries(batch, i, n, ranks)
                         try:
                             deliver(ranks[msg.dst], msg, now)
                         except BaseException as exc:

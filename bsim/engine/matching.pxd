@@ -7,6 +7,9 @@ from bsim.mpi.data.buffer_info cimport BufInfo
 from bsim.engine.protocol_state cimport ProtocolState
 from bsim.engine.engine_state cimport EngineState
 
+cdef extern from "Python.h":
+    void gc_untrack "PyObject_GC_UnTrack" (object obj)
+
 cdef class Message:
     cdef public object ctx, src, dst, src_crank, tag, nbytes, payload, lower, sreq
     cdef public long long key

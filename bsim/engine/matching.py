@@ -28,6 +28,10 @@ try:   # C types of the hot path's locals when compiled (matching.pxd, bsim/engi
 except ImportError:
     from . import pure_cython as cython
 
+if not cython.compiled:   # compiled, CPython's C API in its place (matching.pxd)
+    def gc_untrack(obj: object) -> None:
+        """``PyObject_GC_UnTrack``; as Python not called."""
+
 if TYPE_CHECKING:
     from .protocol_state import ProtocolState
     from .rank import VirtualRank
@@ -379,7 +383,11 @@ def unreceived_messages(engine: Any) -> dict[int, int]:
 
 def transfer_payload(req: Request, msg: Message) -> None:
     """Fill the receive request's status and data from the matched message."""
-    req.envelope = (msg.src_crank, msg.tag, msg.nbytes)
+    envelope = (msg.src_crank, msg.tag, msg.nbytes)
+    if cython.compiled:   # (matching.pxd) three ints can be in no cycle: not the
+        gc_untrack(envelope)   # collector's to follow (as its own young collections
+        # would decide), so that its end, a step later, touches no other object
+    req.envelope = envelope
     info = req.rinfo
     if info is not None:
         if msg.nbytes > info.nbytes:

@@ -4,11 +4,11 @@
 # (matching.deliver is not cimported: the loop calls it as a module global, which the event
 # queue's tests replace; a C call measured no faster on the halo)
 cimport cython
-from cpython.list cimport PyList_GET_ITEM
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 from cpython.long cimport PyLong_CheckExact
 from cpython.object cimport PyObject, Py_TYPE
-from bsim.engine.matching cimport Mailbox, Message, order_by_key
+from bsim.engine.matching cimport _TAKEN_EARLY, Mailbox, Message, order_by_key
 from bsim.engine.request_state cimport RequestState
 from bsim.engine.rank cimport VirtualRank, green_switch
 
@@ -28,7 +28,12 @@ cdef extern from *:
     """
     void prefetch "bsim_prefetch" (const void *p) noexcept nogil
     Py_ssize_t ssize_of "PyLong_AsSsize_t" (PyObject *o) noexcept   # (-1 on error, kept)
-    void prefetch_items "bsim_prefetch_items" (list lst) noexcept
+    void prefetch_items "bsim_prefetch_items" (PyObject *lst) noexcept
+
+
+# the destination ranks of the batch's next messages, by message index modulo 16 (borrowed
+# pointers; NULL for a message that is not to a rank), written by prefetch_deliveries
+cdef PyObject *_next_ranks[16]
 
 
 cdef inline void prefetch_deliveries(list batch, Py_ssize_t i, Py_ssize_t n,
@@ -42,8 +47,12 @@ cdef inline void prefetch_deliveries(list batch, Py_ssize_t i, Py_ssize_t n,
     # 4,096 ranks and more, a rank's objects are out of the caches when a message reaches
     # it.  Hints only: what the loop does is the same without them.
     cdef PyObject *p
-    cdef Py_ssize_t k, j
-    cdef list posted
+    cdef PyObject *box
+    cdef PyObject *posted
+    cdef Py_ssize_t k, j, m
+    if i == 0:   # a batch's first messages: their ranks, without the steps before
+        for k in range(min(n, 8)):
+            _next_ranks[k] = _rank_of(batch, k, ranks)
     if i + 12 < n:
         p = PyList_GET_ITEM(batch, i + 12)
         prefetch(p)
@@ -52,43 +61,49 @@ cdef inline void prefetch_deliveries(list batch, Py_ssize_t i, Py_ssize_t n,
         p = PyList_GET_ITEM(batch, i + 10)
         if <PyObject *>Py_TYPE(<object>p) == <PyObject *>Message:
             prefetch(<PyObject *>(<Message>p).dst)
-    p = _rank_of(batch, i + 8, n, ranks)
-    if p != NULL:
-        prefetch(p)
-        prefetch(<char *>p + 64)
-    p = _rank_of(batch, i + 6, n, ranks)
-    if p != NULL:
-        prefetch(<PyObject *>(<VirtualRank>p).box)
-    posted = _posted_of(batch, i + 5, n, ranks)
-    if posted is not None:
-        prefetch(<PyObject *>posted)
-    posted = _posted_of(batch, i + 4, n, ranks)
-    if posted:
-        prefetch_items(posted)
-    posted = _posted_of(batch, i + 3, n, ranks)
-    if posted:
-        k = min(len(posted), 4)
-        for j in range(k):
-            p = PyList_GET_ITEM(posted, j)
+    if i + 8 < n:
+        p = _next_ranks[(i + 8) & 15] = _rank_of(batch, i + 8, ranks)
+        if p != NULL:
             prefetch(p)
             prefetch(<char *>p + 64)
-            prefetch(<char *>p + 128)
-    posted = _posted_of(batch, i + 1, n, ranks)
-    if posted:
-        k = min(len(posted), 4)
-        for j in range(k):
-            prefetch(<PyObject *>(<RequestState>PyList_GET_ITEM(posted, j)).rinfo)
+    if i + 6 < n:
+        p = _next_ranks[(i + 6) & 15]
+        if p != NULL:
+            if (<Message>PyList_GET_ITEM(batch, i + 6)).visible == _TAKEN_EARLY:
+                _next_ranks[(i + 6) & 15] = NULL   # a receive took it: nothing to deliver
+            else:
+                prefetch(<PyObject *>(<VirtualRank>p).box)
+    if i + 5 < n:
+        posted = _posted_of(_next_ranks[(i + 5) & 15])
+        if posted != NULL:
+            prefetch(posted)
+    if i + 4 < n:
+        posted = _posted_of(_next_ranks[(i + 4) & 15])
+        if posted != NULL:
+            prefetch_items(posted)
+    if i + 3 < n:
+        posted = _posted_of(_next_ranks[(i + 3) & 15])
+        if posted != NULL:
+            m = min(PyList_GET_SIZE(<object>posted), 4)
+            for j in range(m):
+                p = PyList_GET_ITEM(<object>posted, j)
+                prefetch(p)
+                prefetch(<char *>p + 64)
+                prefetch(<char *>p + 128)
+    if i + 1 < n:
+        posted = _posted_of(_next_ranks[(i + 1) & 15])
+        if posted != NULL:
+            m = min(PyList_GET_SIZE(<object>posted), 4)
+            for j in range(m):
+                prefetch(<PyObject *>(<RequestState>PyList_GET_ITEM(<object>posted, j)).rinfo)
 
 
-cdef inline PyObject *_rank_of(list batch, Py_ssize_t k, Py_ssize_t n, list ranks) noexcept:
-    # the destination rank of message k of the batch (NULL past its end, or for anything
-    # but a message to a rank number of the ranks list)
-    cdef PyObject *p
+cdef inline PyObject *_rank_of(list batch, Py_ssize_t k, list ranks) noexcept:
+    # the destination rank of message k of the batch (NULL for anything but a message to
+    # a rank number of the ranks list)
+    cdef PyObject *p = PyList_GET_ITEM(batch, k)
     cdef PyObject *dst
     cdef Py_ssize_t d
-    if k >= n:
-        return NULL
-    p = PyList_GET_ITEM(batch, k)
     if <PyObject *>Py_TYPE(<object>p) != <PyObject *>Message:
         return NULL
     dst = <PyObject *>(<Message>p).dst
@@ -98,19 +113,21 @@ cdef inline PyObject *_rank_of(list batch, Py_ssize_t k, Py_ssize_t n, list rank
     if d == -1 and PyErr_Occurred() != NULL:   # an int beyond a C one: not a rank
         PyErr_Clear()
         return NULL
-    if d < 0 or d >= len(ranks):
+    if d < 0 or d >= PyList_GET_SIZE(ranks):
         return NULL
     return PyList_GET_ITEM(ranks, d)
 
 
-cdef inline list _posted_of(list batch, Py_ssize_t k, Py_ssize_t n, list ranks) noexcept:
-    # the posted receives of message k's destination (None when it has no mailbox)
-    cdef PyObject *p = _rank_of(batch, k, n, ranks)
-    cdef Mailbox box
-    if p == NULL:
-        return None
-    box = <Mailbox>(<VirtualRank>p).box
-    if box is None:
-        return None
-    return box.posted
-
+cdef inline PyObject *_posted_of(PyObject *rank) noexcept:
+    # the list of posted receives of *rank* (a VirtualRank or NULL): NULL when it has none
+    cdef PyObject *box
+    cdef PyObject *posted
+    if rank == NULL:
+        return NULL
+    box = <PyObject *>(<VirtualRank>rank).box
+    if box == <PyObject *>None:
+        return NULL
+    posted = <PyObject *>(<Mailbox>box).posted
+    if posted == <PyObject *>None:
+        return NULL
+    return posted

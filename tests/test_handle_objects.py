@@ -3,8 +3,10 @@
 The same program runs under real ``mpiexec`` (mpi4py on MPICH) and under bsim: handle
 values of the predefined objects (MPICH's), ``fromhandle``/``fromint`` round trips,
 unhashable handles, weak references, ``free()`` of constants, copies and created objects,
-pickled copies, constructor type checks, handles written through ``MPI._addressof`` and
-Fortran statuses must give the same answers.
+pickled copies, constructor type checks, handles written through ``MPI._addressof`` (a
+live request's too: compiled, ``Request`` is an extension type whose comparison cannot be
+wrapped, so its ``__eq__`` reads the written handle itself) and Fortran statuses must give
+the same answers.
 """
 
 from __future__ import annotations
@@ -76,6 +78,14 @@ def main():
         writes.append([value == ctypes.c_int(MPI._handleof(const)).value, new == const,
                        MPI._addressof(status) != 0, new != status])
     out["ctypes"] = writes
+    comm = MPI.COMM_WORLD   # a live request's handle written into a new Request's memory
+    req = comm.Irecv(bytearray(8), source=comm.Get_rank(), tag=77)
+    new = MPI.Request()
+    ctypes.c_int.from_address(MPI._addressof(new)).value = \
+        ctypes.c_int.from_address(MPI._addressof(req)).value
+    out["request_written"] = [new == req, new != req, new != MPI.REQUEST_NULL]
+    comm.Send(bytearray(8), dest=comm.Get_rank(), tag=77)
+    req.Wait()
     status = MPI.Status()
     status.source, status.tag = 3, 5
     out["status"] = [status.py2f()[MPI.F_SOURCE], status.py2f()[MPI.F_TAG],
@@ -106,6 +116,7 @@ def test_handle_objects_by_hand():
     assert out["constructors"] == ["TypeError"] * 24
     assert out["status"] == [3, 5, True, True] and all(out["pickled"])
     assert out["ctypes"] == [[True] * 4] * 5
+    assert out["request_written"] == [True, False, True]
 
 
 def test_stand_in_null_handles():

@@ -34,6 +34,8 @@ def test_a_copy_equals_its_request_and_a_copy_of_the_copy_too() -> None:
 
 
 def test_a_copy_is_forgotten_once_it_is_gone() -> None:
+    gc.collect()
+    before = dict(request_state._ORIGINS)   # copies other tests keep alive (handle tables)
     bsim.simulate(_copies, 2)
     gc.collect()
-    assert request_state._ORIGINS == {}
+    assert request_state._ORIGINS == before

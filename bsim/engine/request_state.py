@@ -24,7 +24,8 @@ except ImportError:
 if TYPE_CHECKING:
     from .rank import VirtualRank
 
-__all__ = ["RankState", "RequestState", "STATE_FIELDS", "new_request", "origin_of"]
+__all__ = ["RankState", "RequestState", "STATE_FIELDS", "new_request", "note_copy",
+           "origin_of"]
 
 if not cython.compiled:   # compiled, a C function of request_state.pxd
     def alloc_instance(cls: type) -> Any:
@@ -47,6 +48,13 @@ while the copy lives, not in a field of every request (16 bytes a request:
 def origin_of(req: Any) -> Any:
     """The request *req* is a copy of (``Request(request)``), or *req* itself."""
     return _ORIGINS.get(id(req), req)
+
+
+def note_copy(copy: Any, of: Any) -> None:
+    """List *copy* as a copy of the request *of* (of what *of* copies, if it is a copy)
+    while *copy* lives."""
+    _ORIGINS[id(copy)] = _ORIGINS.get(id(of), of)
+    weakref.finalize(copy, _ORIGINS.pop, id(copy), None)
 
 
 class RankState:
@@ -86,8 +94,7 @@ class RequestState:
                 # __new__ doubled their cost)
                 for slot in STATE_FIELDS:
                     setattr(self, slot, getattr(owner, slot))
-                _ORIGINS[id(self)] = _ORIGINS.get(id(owner), owner)
-                weakref.finalize(self, _ORIGINS.pop, id(self), None)
+                note_copy(self, owner)
                 return
             if owner is not None and not isinstance(owner, RankState):   # a VirtualRank
                 raise TypeError(f"{type(self).__name__}(): expected a Request, got "

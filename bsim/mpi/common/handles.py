@@ -19,8 +19,8 @@ import ctypes
 from itertools import count
 from typing import Any, ClassVar, TypeVar
 
-__all__ = ["HandleValues", "register_constant", "subclassable", "_sizeof", "_addressof",
-           "_handleof"]
+__all__ = ["HandleValues", "register_constant", "subclassable", "sync_addressed", "_sizeof",
+           "_addressof", "_handleof"]
 
 H = TypeVar("H", bound="HandleValues")
 
@@ -185,6 +185,9 @@ def _sync(obj: Any) -> None:
         for slot in klass.__dict__.get("__slots__", ()):
             if slot not in ("__weakref__", "__dict__") and hasattr(new, slot):
                 setattr(obj, slot, getattr(new, slot))
+    adopt = getattr(obj, "_adopt_handle", None)   # what identity the slots do not hold
+    if adopt is not None:
+        adopt(new)
 
 
 def _syncing(compare: Any) -> Any:
@@ -200,10 +203,22 @@ def _syncing(compare: Any) -> Any:
 _SYNCING: set[Any] = set()   # the comparisons _watch has wrapped
 
 
+def sync_addressed(a: Any, b: Any) -> None:
+    """What ``_watch`` adds to a comparison, for a class whose comparison cannot be
+    replaced (an extension type, as ``Request`` compiled): called by its ``__eq__``, it
+    reads the handle memory of *a* and *b* once a program has taken an address."""
+    if _CELLS:
+        _sync(a)
+        _sync(b)
+
+
 def _watch(cls: type) -> None:
     """From the first ``_addressof`` of a *cls* object on, its comparisons read the handle
-    memory first (nothing is paid before a program takes an address)."""
+    memory first (nothing is paid before a program takes an address).  An extension type
+    (immutable) is left as it is: its ``__eq__`` calls :func:`sync_addressed` itself."""
     for klass in cls.__mro__:
+        if not klass.__flags__ & _HEAPTYPE:
+            continue
         for name in ("__eq__", "__ne__"):
             compare = klass.__dict__.get(name)
             if compare is not None and compare not in _SYNCING \

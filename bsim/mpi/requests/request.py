@@ -19,9 +19,9 @@ from typing import Any, cast
 
 from ...constants import ANY_SOURCE, ANY_TAG, COLLECTIVE, ERR_REQUEST, UNDEFINED, ReqKind
 from ...engine.rank import VirtualRank, current
-from ...engine.request_state import RankState, RequestState, origin_of
+from ...engine.request_state import RankState, RequestState, note_copy, origin_of
 from ...errors import MPIUsageError
-from ..common.handles import HandleValues, subclassable
+from ..common.handles import HandleValues, subclassable, sync_addressed
 from .multiple_completions import (
     RequestSets,
     active,
@@ -94,6 +94,12 @@ class Request(RequestState, RequestSets, HandleValues, ProgramSubclasses):
         """What copies of this request share (None once it is null)."""
         return origin_of(self) if self else None
 
+    def _adopt_handle(self, other: Request) -> None:
+        """Become a copy of *other*'s request, whose handle a program wrote into this one's
+        memory (``MPI._addressof``; the fields are copied by ``handles._sync``)."""
+        if other:
+            note_copy(self, other)
+
     # -- mpi4py surface ----------------------------------------------------
     def __bool__(self) -> bool:
         return self.kind != DONE
@@ -102,6 +108,7 @@ class Request(RequestState, RequestSets, HandleValues, ProgramSubclasses):
         """The same request, or both null (complete): a done request is ``REQUEST_NULL``."""
         if not isinstance(other, Request):
             return NotImplemented
+        sync_addressed(self, other)   # a handle written at _addressof (compiled: not wrapped)
         if self is other or (not self and not other):
             return True
         return origin_of(self) is origin_of(other)

@@ -47,7 +47,6 @@ cdef inline void prefetch_deliveries(list batch, Py_ssize_t i, Py_ssize_t n,
     # 4,096 ranks and more, a rank's objects are out of the caches when a message reaches
     # it.  Hints only: what the loop does is the same without them.
     cdef PyObject *p
-    cdef PyObject *box
     cdef PyObject *posted
     cdef Py_ssize_t k, j, m
     if i == 0:   # a batch's first messages: their ranks, without the steps before

@@ -16,6 +16,20 @@ cdef class CollInstance:
 
     cpdef record(self, long me, double t, object value, object nbytes, long long rkey)
 
+# the collective kinds as C integers (ALL, FANOUT, FANIN stay Python ints for importers)
+cdef long _K_ALL, _K_FANOUT, _K_FANIN
+
+@cython.locals(inst=CollInstance, req=RequestState, eng=EngineState, me=long, size=long,
+               seq=long, t=double, rkey="long long", bg=bint, sized=bint, seqs=dict,
+               colls=dict)
+cpdef tuple arrive(VirtualRank vr, object comm, object op, long kind, long root,
+                   object nbytes, object value, object extra=*, bint blocking=*,
+                   object cost_bytes=*, object cost_op=*, object blocks=*)
+
+cdef bint _sized(object extra) except -1
+
+cdef _schedule_completion(EngineState eng, CollInstance inst)
+
 cpdef _resolve(RequestState req, double start, double T, bint background,
                double posted=*)
 

@@ -40,11 +40,6 @@ from .events import PRIO_NET, Call
 from .matching import Message, post_receive
 from .schedule_driver import run_rounds, usable
 
-try:   # C types of the hot path's locals when compiled (bsim/engine/compiled.py, TYPED)
-    import cython
-except ImportError:
-    from . import pure_cython as cython
-
 if TYPE_CHECKING:
     from .core import Engine
     from .rank import VirtualRank
@@ -58,6 +53,7 @@ __all__ = ["ALL", "FANOUT", "FANIN", "CollectiveCosts", "CollInstance", "Aggrega
 SEND, RECV = ReqKind.SEND, ReqKind.RECV
 
 ALL, FANOUT, FANIN = 0, 1, 2
+_K_ALL, _K_FANOUT, _K_FANIN = ALL, FANOUT, FANIN   # C longs when compiled (the .pxd)
 
 
 class Aggregate:
@@ -185,8 +181,6 @@ def start_into(req: Request, post: Callable[[], Any]) -> Any:
         _reuse.clear()
 
 
-@cython.locals(vr="VirtualRank", inst="CollInstance", req="RequestState", me=cython.long,
-               size=cython.long, t=cython.double, rkey="long long", bg=cython.bint)
 def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: float,
            value: Any, extra: tuple[Any, ...] = (), blocking: bool = True,
            cost_bytes: Callable[[CollInstance, int], float] | Aggregate | None = None,
@@ -224,18 +218,19 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     key = (cctx, seq)
     me = comm.rank_of(vr)
     size = comm.size_of(vr)
-    inst = eng.colls.get(key)
+    colls = eng.colls
+    inst = colls.get(key)
     # MPI 4.1 Sec. 6.12: a nonblocking collective (or a started persistent one) never
     # matches a blocking one, so the signatures differ
     sig = (op, root, extra) if blocking else (op, root, extra, "nonblocking")
     if inst is None:
-        inst = eng.colls[key] = CollInstance(key, op, kind, root, size)
+        inst = colls[key] = CollInstance(key, op, kind, root, size)
         inst.sig, inst.sig_rank = sig, me
     elif inst.sig != sig:
         raise _mismatch(vr, comm, seq, inst, sig)
     costs = eng.collective_costs
+    sized = _sized(extra)
     if inst.local < 0:
-        sized = _sized(extra)
         _count_local(eng, inst, comm, vr)
         members = comm.members(vr)
         root0 = root if root >= 0 else 0
@@ -246,19 +241,19 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
                                              root0, sized)
         else:   # a rooted linear algorithm prices each member by its own messages
             linear = (costs.linear_kind(cop, size, nbytes if sized else None)
-                      if kind != ALL else None)
+                      if kind != _K_ALL else None)
             inst.cost_fn = costs.member_cost(eng, comm, members, cop, inst, cost_bytes, root0,
                                              sized, linear, blocks)
     t = vr.clock
     rkey = vr.next_key() if me == (root if root >= 0 else 0) else 0   # _owner, inlined
-    alg = (costs.algorithm(cop, size, nbytes if _sized(extra) else None)
+    alg = (costs.algorithm(cop, size, nbytes if sized else None)
            if costs.any_algorithmic and blocking and size > 1 else None)
     if alg is not None:
         inst.alg = True
     elif me == 0 and size > 1:   # priced by a formula: no contention, no network noise
         eng.formula_collectives += 1
     if me == 0 and size > 1:   # once per call: the key its algorithm is chosen from
-        calls, ck = costs.calls, (cop, size, nbytes if _sized(extra) else None)
+        calls, ck = costs.calls, (cop, size, nbytes if sized else None)
         calls[ck] = calls.get(ck, 0) + 1
     inst.record(me, t, value, nbytes, rkey)
     vr.ops += 1
@@ -277,14 +272,14 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     if size == 1:
         _resolve(req, t, T_of(me), bg)
         return inst, me, req
-    if kind == FANOUT:
+    if kind == _K_FANOUT:
         if me == root:
             _resolve(req, t, T_of(me), bg)
         elif inst.root_known and inst.root_t is not None:
             _resolve(req, inst.root_t, T_of(me), bg, t)
-    elif kind == FANIN and me != root:
+    elif kind == _K_FANIN and me != root:
         _resolve(req, t, T_of(me), bg)
-    if kind == FANOUT or inst.arrived == size:   # else _schedule_completion does nothing
+    if kind == _K_FANOUT or inst.arrived == size:   # else _schedule_completion does nothing
         _schedule_completion(eng, inst)
     return inst, me, req
 

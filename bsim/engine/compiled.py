@@ -59,7 +59,8 @@ TYPED = ("bsim.mpi.data.buffer_info", "bsim.engine.engine_state", "bsim.engine.r
          "bsim.mpi.collectives.calls", "bsim.mpi.collectives.exchanges",
          "bsim.mpi.requests.request", "bsim.mpi.comms.comm", "bsim.mpi.data.placeholder",
          "bsim.mpi.data.buffers", "bsim.engine.collective_costs",
-         "bsim.engine.settle_in_turn")
+         "bsim.engine.settle_in_turn", "bsim.mpi.data.vector_buffers",
+         "bsim.mpi.collectives.block_checks")
 COMPILED = FLUID + TYPED
 # written by setup.py beside the extensions: {module name: SHA-256 of the source compiled}
 SOURCES_FILE = "compiled_sources.json"

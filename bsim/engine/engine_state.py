@@ -26,4 +26,5 @@ class EngineState:
 
     __slots__ = ("_now", "nranks", "ranks", "protocol", "main", "queue", "deliveries",
                  "wakeups", "lookahead", "host_of", "tracer", "measure", "defers", "hooked",
-                 "last_batch", "last_batch_time", "early_match")
+                 "last_batch", "last_batch_time", "early_match", "colls",
+                 "formula_collectives", "collective_costs", "request_class")

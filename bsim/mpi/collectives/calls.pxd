@@ -1,7 +1,7 @@
 # C types of calls.py's plumbing, for Cython (bsim/engine/compiled.py, TYPED): a collective
 # call reaches take_part and settle as C calls, one C frame each on a waiting rank's stack.
 
-from bsim.engine.collective_rules cimport CollInstance, finalize
+from bsim.engine.collective_rules cimport CollInstance, arrive, finalize
 from bsim.engine.rank cimport VirtualRank
 
 cpdef tuple take_part(object comm, VirtualRank vr, object op, object kind, object root,

@@ -119,9 +119,13 @@ def take_part(comm: Comm, vr: VirtualRank, op: str, kind: int, root: int, nbytes
 
     Returns ``(instance, my rank in comm, request)`` (``bsim.engine.collective_rules``;
     *blocks*: a v-variant's blocks as the root knows them, ``arrive``).
+
+    The compiled calls pass every argument by position: Cython makes a call with keywords
+    to a ``cpdef`` function (this one, and ``arrive``) a Python call, with its arguments
+    parsed again.
     """
-    inst, me, req = arrive(vr, comm, op, kind, root, nbytes, value, extra,
-                           blocking, cost_bytes, blocks=blocks)
+    inst, me, req = arrive(vr, comm, op, kind, root, nbytes, value, extra,   # a C call
+                           blocking, cost_bytes, None, blocks)
     if blocking and req is not None:
         vr.settle_one(req, op)
     return inst, me, req
@@ -156,7 +160,7 @@ def Barrier(comm: Comm) -> None:
 def Ibarrier(comm: Comm) -> Request:
     """Nonblocking barrier."""
     vr = current()
-    inst, _, req = take_part(comm, vr, "barrier", ALL, -1, 0, None, blocking=False)
+    inst, _, req = take_part(comm, vr, "barrier", ALL, -1, 0, None, (), None, False)
     return nonblocking_request(comm, vr, inst, req, lambda: None)
 
 
@@ -200,7 +204,7 @@ def Ibcast(comm: Comm, buf: Any, root: int = 0) -> Request:
     vr = current()
     root, info, raw = _bcast_args(comm, vr, buf, root, "Ibcast")
     inst, me, req = take_part(comm, vr, "bcast", FANOUT, root, info.nbytes, raw,
-                              (("nbytes", info.nbytes),), blocking=False)
+                              (("nbytes", info.nbytes),), None, False)
     return nonblocking_request(comm, vr, inst, req,
                                lambda: write_into(info, inst.values[root]) if me != root else None)
 
@@ -223,7 +227,7 @@ def allreduce(comm: Comm, sendobj: Any, op: Any = SUM) -> Any:
     fn = as_op(op)
     payload = dumps(sendobj)
     inst, _, _ = take_part(comm, vr, "allreduce", ALL, -1, len(payload), payload,
-                           (("op", fn.name),), cost_bytes=LARGEST)
+                           (("op", fn.name),), LARGEST)
     if inst.result is None:
         inst.result = dumps(fold(fn, [pickle.loads(v) for v in inst.values]))
     return leave(comm, vr, inst, pickle.loads(inst.result))
@@ -235,7 +239,7 @@ def _scan_obj(comm: Comm, sendobj: Any, op: Any, exclusive: bool) -> Any:
     name = "exscan" if exclusive else "scan"
     payload = dumps(sendobj)
     inst, me, _ = take_part(comm, vr, name, ALL, -1, len(payload), payload, (("op", fn.name),),
-                            cost_bytes=LARGEST)
+                            LARGEST)
     upto = me if exclusive else me + 1
     result = fold(fn, [pickle.loads(v) for v in inst.values[:upto]]) if upto else None
     return leave(comm, vr, inst, result)
@@ -321,7 +325,7 @@ def _Reduce(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, root: int, blocking
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call, fn,
                                      matched=comm.rank_of(vr) == root)
     inst, me, req = take_part(comm, vr, "reduce", FANIN, root, nbytes, value,
-                              (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
+                              (("op", fn.name), ("nbytes", nbytes)), None, blocking)
 
     def post() -> None:
         if me == root:
@@ -348,7 +352,7 @@ def _Allreduce(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, blocking: bool) 
     fn = as_op(op)
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call, fn)
     inst, me, req = take_part(comm, vr, "allreduce", ALL, -1, nbytes, value,
-                              (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
+                              (("op", fn.name), ("nbytes", nbytes)), None, blocking)
 
     def post() -> None:
         if inst.result is None:
@@ -381,7 +385,7 @@ def _Scan(comm: Comm, sendbuf: Any, recvbuf: Any, op: Any, exclusive: bool,
     rinfo, value, nbytes = _red_args(comm, vr, sendbuf, recvbuf, call, fn)
     op_name = "exscan" if exclusive else "scan"
     inst, me, req = take_part(comm, vr, op_name, ALL, -1, nbytes, value,
-                              (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
+                              (("op", fn.name), ("nbytes", nbytes)), None, blocking)
 
     def post() -> None:
         upto = me if exclusive else me + 1
@@ -436,7 +440,7 @@ def _Reduce_scatter(comm: Comm, sendbuf: Any, recvbuf: Any, recvcounts: Any, op:
                 raise MPIUsageError(f"rank {vr.rank}: {call}: mismatch in receive count "
                                     f"{mine} and counts[{me_}] {counts[me_]}")
     inst, me, req = take_part(comm, vr, "reduce_scatter", ALL, -1, nbytes, (raw, sinfo, mine),
-                              (("op", fn.name), ("nbytes", nbytes)), blocking=blocking)
+                              (("op", fn.name), ("nbytes", nbytes)), None, blocking)
 
     def post() -> None:
         result = _reduced(inst, fn)

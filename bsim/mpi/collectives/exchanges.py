@@ -47,9 +47,8 @@ def gather(comm: Comm, sendobj: Any, root: int = 0) -> list[Any] | None:
     # a Gatherv of the pickles (mpi4py's PyMPI_gather), sized P x its own block as the
     # schedules take it: the root pays the formula for the total, a non-root for its own
     # block (it cannot know the others' sizes)
-    inst, me, _ = take_part(comm, vr, "gatherv", FANIN, root, len(payload) * size, payload,
-                            cost_bytes=lambda i, r: (sum(i.nbytes) if r == root
-                                                     else i.nbytes[r]) / size)
+    inst, me, _ = take_part(comm, vr, "gatherv", FANIN, root, len(payload) * size, payload, (),
+                            lambda i, r: (sum(i.nbytes) if r == root else i.nbytes[r]) / size)
     result = [pickle.loads(v) for v in inst.values] if me == root else None
     return leave(comm, vr, inst, result)
 
@@ -90,9 +89,9 @@ def scatter(comm: Comm, sendobj: Any = None, root: int = 0) -> Any:
     counts = leave(comm, vr, inst, inst.values[root])
     assert counts is not None
     nbytes = sum(counts) if me == root else counts[me] * size
-    inst, me, _ = take_part(comm, vr, "scatterv", FANOUT, root, nbytes, payload,
-                            cost_bytes=lambda i, r: i.nbytes[root],
-                            blocks=lambda i: [len(p) for p in i.values[root]])
+    inst, me, _ = take_part(comm, vr, "scatterv", FANOUT, root, nbytes, payload, (),
+                            lambda i, r: i.nbytes[root], True,
+                            lambda i: [len(p) for p in i.values[root]])
     return leave(comm, vr, inst, pickle.loads(inst.values[root][me]))
 
 
@@ -116,8 +115,8 @@ def alltoall(comm: Comm, sendobj: Any) -> list[Any]:
     vr = current()
     size = comm.size_of(vr)
     payload = [dumps(x) for x in per_rank_objects(vr, sendobj, size, "alltoall")]
-    inst, me, _ = take_part(comm, vr, "alltoall", ALL, -1, sum(map(len, payload)), payload,
-                            cost_bytes=LARGEST)
+    inst, me, _ = take_part(comm, vr, "alltoall", ALL, -1, sum(map(len, payload)), payload, (),
+                            LARGEST)
     return leave(comm, vr, inst, [pickle.loads(v[me]) for v in inst.values])
 
 
@@ -175,10 +174,10 @@ def _Gather(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
         else None
     inst, me, req = take_part(comm, vr, "gatherv" if vector else "gather", FANIN, root, total,
                               (nb, raw, counts) if vector else raw,
-                              () if vector else (("nbytes", nb),), blocking=blocking,
-                              cost_bytes=(lambda i, r: i.nbytes[r] if r == root
-                                          else i.nbytes[r] / size) if vector else None,
-                              blocks=(lambda i: i.values[root][2]) if vector else None)
+                              () if vector else (("nbytes", nb),),
+                              (lambda i, r: i.nbytes[r] if r == root
+                               else i.nbytes[r] / size) if vector else None,
+                              blocking, (lambda i: i.values[root][2]) if vector else None)
 
     def post() -> None:
         if rinfo is not None:
@@ -225,9 +224,8 @@ def _Scatter(comm: Comm, sendbuf: Any, recvbuf: Any, root: int, vector: bool,
     # the root's total prices the formula; under the linear algorithm (MPICH's Scatterv)
     # each block is sent and priced as it is (blocks: the root's counts)
     inst, me, req = take_part(comm, vr, "scatterv" if vector else "scatter", FANOUT, root, nb,
-                              value, blocking=blocking,
-                              cost_bytes=lambda i, r: i.nbytes[root],
-                              blocks=(lambda i: i.values[root][0]) if vector else None)
+                              value, (), lambda i, r: i.nbytes[root], blocking,
+                              (lambda i: i.values[root][0]) if vector else None)
 
     def post() -> None:
         if rinfo is None or inst.values[root] is None:   # or an empty block, done before
@@ -272,9 +270,8 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
         # in the v form member 0 checks every block once all have arrived
         check_block(vr, call, nb, rinfo.block(me)[1])
     inst, me, req = take_part(comm, vr, "allgather", ALL, -1, rinfo.nbytes,
-                              (nb, raw) if vector else raw,
-                              () if vector else (("nbytes", nb),),
-                              cost_bytes=LARGEST, blocking=blocking)
+                              (nb, raw) if vector else raw, () if vector else (("nbytes", nb),),
+                              LARGEST, blocking)
 
     def post() -> None:
         _place_checked(vr, call, rinfo, inst.values, vector, check_all=me == 0)
@@ -328,8 +325,7 @@ def _Alltoall(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool, blocking: bo
     # v/w forms: each rank's send block sizes travel with it, to check against the receives
     value = ([sinfo.block(r)[1] for r in range(size)], data) if vector else data
     inst, me, req = take_part(comm, vr, "alltoall", ALL, -1, sinfo.nbytes, value,
-                              () if vector else (("nbytes", sinfo.nbytes),),
-                              cost_bytes=LARGEST, blocking=blocking)
+                              () if vector else (("nbytes", sinfo.nbytes),), LARGEST, blocking)
 
     def post() -> None:   # block r of the receive buffer is rank r's block for me
         if vector:

@@ -4,7 +4,7 @@ cimport cython
 from bsim.engine.engine_state cimport EngineState
 from bsim.engine.matching cimport Message, post_receive
 from bsim.engine.rank cimport VirtualRank
-from bsim.engine.request_state cimport RequestState
+from bsim.engine.request_state cimport RequestState, new_request
 
 cdef class CollInstance:
     cdef public object key, op, sig, times, values, reqs, root_t, result, nbytes, rounds

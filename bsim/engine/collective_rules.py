@@ -38,7 +38,13 @@ from ..errors import CollectiveMismatchError
 from .collective_costs import CollectiveCosts
 from .events import PRIO_NET, Call
 from .matching import Message, post_receive
+from .request_state import new_request
 from .schedule_driver import run_rounds, usable
+
+try:   # compiled or not (bsim/engine/compiled.py, TYPED): the request's constructor
+    import cython
+except ImportError:
+    from . import pure_cython as cython
 
 if TYPE_CHECKING:
     from .core import Engine
@@ -262,7 +268,12 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     if alg is not None:
         _run_algorithm(vr, comm, key, inst, me, cop, alg, nbytes, blocks)
         return inst, me, None
-    req = _reuse.pop() if _reuse else eng.request_class(vr, RECV, op)
+    if _reuse:
+        req = _reuse.pop()
+    elif cython.compiled:   # the surface's Request, whose __init__ is RequestState's: in C
+        req = new_request(eng.request_class, vr, RECV, op)
+    else:
+        req = eng.request_class(vr, RECV, op)
     if req.kind != RECV:   # a persistent collective's request, started again
         req.reset(RECV)    # type: ignore[attr-defined]
     req.src = COLLECTIVE

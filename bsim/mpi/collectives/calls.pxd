@@ -1,6 +1,7 @@
 # C types of calls.py's plumbing, for Cython (bsim/engine/compiled.py, TYPED): a collective
 # call reaches take_part and settle as C calls, one C frame each on a waiting rank's stack.
 
+cimport cython
 from bsim.engine.collective_rules cimport CollInstance, arrive, finalize
 from bsim.engine.rank cimport VirtualRank
 
@@ -9,3 +10,10 @@ cpdef tuple take_part(object comm, VirtualRank vr, object op, object kind, objec
                       bint blocking=*, object blocks=*)
 
 cpdef leave(object comm, VirtualRank vr, CollInstance inst, object result=*)
+
+@cython.final
+cdef class CollectivePost:
+    cdef object comm, post, info
+    cdef VirtualRank vr
+    cdef CollInstance inst
+    cdef long root

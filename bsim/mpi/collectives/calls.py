@@ -43,11 +43,16 @@ from ..data.vector_buffers import BufInfoV
 from ..requests.request import Request, hand_out
 from .ops import SUM, Op, as_op, check_op_type, element_dtype, fold, fold_in_layout
 
+try:   # compiled or not (bsim/engine/compiled.py, TYPED)
+    import cython
+except ImportError:
+    from ...engine import pure_cython as cython
+
 if TYPE_CHECKING:
     from ..comms.comm import Comm
 
-__all__ = ["take_part", "leave", "nonblocking_request", "check_root", "write_into", "same_shape",
-           "place_blocks",
+__all__ = ["take_part", "leave", "nonblocking_request", "CollectivePost", "check_root",
+           "write_into", "same_shape", "place_blocks",
            "dumps", "as_array", "NOTHING", "barrier", "Barrier", "Ibarrier", "bcast", "Bcast",
            "Ibcast", "reduce", "allreduce", "scan", "exscan", "Reduce", "Ireduce", "Allreduce",
            "Iallreduce", "Scan", "Exscan", "Reduce_scatter_block", "Reduce_scatter"]
@@ -137,11 +142,40 @@ def leave(comm: Comm, vr: VirtualRank, inst: CollInstance, result: Any = None) -
     return result
 
 
+@cython.freelist(64)   # compiled, a finished call's post is the next one's memory
+@cython.cclass
+class CollectivePost:
+    """A nonblocking collective's ``post``, which its request runs at completion: the
+    call's own *post()* (None: nothing), or a broadcast's copy of the root's data into
+    *info* (a non-root's receive buffer), then the rank leaves the instance.
+
+    An object rather than two closures a call (the call's, and one around it): a
+    closure is two objects to make and free."""
+
+    __slots__ = ("comm", "vr", "inst", "post", "info", "root")
+
+    def __init__(self, comm: Comm, vr: VirtualRank, inst: CollInstance, post: Any,
+                 info: Any = None, root: int = -1) -> None:
+        self.comm = comm
+        self.vr = vr
+        self.inst = inst
+        self.post = post
+        self.info = info
+        self.root = root
+
+    def __call__(self) -> Any:
+        if self.info is not None:
+            write_into(self.info, self.inst.values[self.root])
+        return leave(self.comm, self.vr, self.inst,
+                     self.post() if self.post is not None else None)
+
+
 def nonblocking_request(comm: Comm, vr: VirtualRank, inst: CollInstance, req: Request | None,
-                        post: Any) -> Request:
-    """Wrap a nonblocking collective's request; *post()* runs at completion."""
+                        post: Any, info: Any = None, root: int = -1) -> Request:
+    """Wrap a nonblocking collective's request: at completion, *post()* runs (None:
+    nothing; with *info*, the root's data is copied into it: :class:`CollectivePost`)."""
     assert req is not None
-    req.post = lambda: leave(comm, vr, inst, post())
+    req.post = CollectivePost(comm, vr, inst, post, info, root)
     return hand_out(req)
 
 
@@ -161,7 +195,7 @@ def Ibarrier(comm: Comm) -> Request:
     """Nonblocking barrier."""
     vr = current()
     inst, _, req = take_part(comm, vr, "barrier", ALL, -1, 0, None, (), None, False)
-    return nonblocking_request(comm, vr, inst, req, lambda: None)
+    return nonblocking_request(comm, vr, inst, req, None)
 
 
 def bcast(comm: Comm, obj: Any = None, root: int = 0) -> Any:
@@ -205,8 +239,7 @@ def Ibcast(comm: Comm, buf: Any, root: int = 0) -> Request:
     root, info, raw = _bcast_args(comm, vr, buf, root, "Ibcast")
     inst, me, req = take_part(comm, vr, "bcast", FANOUT, root, info.nbytes, raw,
                               (("nbytes", info.nbytes),), None, False)
-    return nonblocking_request(comm, vr, inst, req,
-                               lambda: write_into(info, inst.values[root]) if me != root else None)
+    return nonblocking_request(comm, vr, inst, req, None, info if me != root else None, root)
 
 
 def reduce(comm: Comm, sendobj: Any, op: Any = SUM, root: int = 0) -> Any:

@@ -10,6 +10,7 @@ send buffer (alltoall).  Real buffers get the data; placeholders move nothing.
 from __future__ import annotations
 
 import pickle
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...constants import IN_PLACE
@@ -272,13 +273,20 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
     inst, me, req = take_part(comm, vr, "allgather", ALL, -1, rinfo.nbytes,
                               (nb, raw) if vector else raw, () if vector else (("nbytes", nb),),
                               LARGEST, blocking)
-
-    def post() -> None:
-        _place_checked(vr, call, rinfo, inst.values, vector, check_all=me == 0)
     if not blocking:
-        return nonblocking_request(comm, vr, inst, req, post)
-    post()
+        return nonblocking_request(comm, vr, inst, req,
+                                   _allgather_post(vr, call, rinfo, inst, vector, me == 0))
+    _place_checked(vr, call, rinfo, inst.values, vector, me == 0)
     return leave(comm, vr, inst)
+
+
+def _allgather_post(vr: Any, call: str, rinfo: Any, inst: Any, vector: bool,
+                    check_all: bool) -> Callable[[], None]:
+    """A nonblocking allgather's post: the members' blocks placed at completion (a closure
+    made here, so that the blocking call, compiled, makes none)."""
+    def post() -> None:
+        _place_checked(vr, call, rinfo, inst.values, vector, check_all)
+    return post
 
 
 def Allgather(comm: Comm, sendbuf: Any, recvbuf: Any) -> None:

@@ -215,15 +215,13 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     """
     cop = cost_op or op
     eng = vr.engine
-    cctx = comm.coll_context(vr)
+    cctx, me, size = comm.coll_identity(vr)
     seqs = vr.coll_seq
     if seqs is None:
         seqs = vr.coll_seq = {}
     seq = seqs.get(cctx, 0)
     seqs[cctx] = seq + 1
     key = (cctx, seq)
-    me = comm.rank_of(vr)
-    size = comm.size_of(vr)
     colls = eng.colls
     inst = colls.get(key)
     # MPI 4.1 Sec. 6.12: a nonblocking collective (or a started persistent one) never
@@ -268,12 +266,9 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     if alg is not None:
         _run_algorithm(vr, comm, key, inst, me, cop, alg, nbytes, blocks)
         return inst, me, None
-    if _reuse:
-        req = _reuse.pop()
-    elif cython.compiled:   # the surface's Request, whose __init__ is RequestState's: in C
-        req = new_request(eng.request_class, vr, RECV, op)
-    else:
-        req = eng.request_class(vr, RECV, op)
+    # compiled, the surface's Request (whose __init__ is RequestState's) is made in C
+    req = (_reuse.pop() if _reuse else new_request(eng.request_class, vr, RECV, op)
+           if cython.compiled else eng.request_class(vr, RECV, op))
     if req.kind != RECV:   # a persistent collective's request, started again
         req.reset(RECV)    # type: ignore[attr-defined]
     req.src = COLLECTIVE

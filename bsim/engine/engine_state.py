@@ -12,7 +12,9 @@ __all__ = ["EngineState"]
 
 
 class EngineState:
-    """The engine's fields read on every message and wake-up (set by ``Engine.__init__``).
+    """The engine's fields read on every message and wake-up, and on every collective
+    arrival (``colls``, ``collective_costs``, ``request_class``, ``formula_collectives``:
+    ``bsim.engine.collective_rules.arrive``); set by ``Engine.__init__`` and ``simulate``.
 
     ``last_batch`` and ``last_batch_time``: the ``Deliveries`` batch a send last joined
     and its time, or None; when set, it is ``deliveries[last_batch_time]``.  The ``bsim``

@@ -123,12 +123,9 @@ def take_part(comm: Comm, vr: VirtualRank, op: str, kind: int, root: int, nbytes
     """Arrive at collective *op* on *comm*; block until done unless not *blocking*.
 
     Returns ``(instance, my rank in comm, request)`` (``bsim.engine.collective_rules``;
-    *blocks*: a v-variant's blocks as the root knows them, ``arrive``).
-
-    The compiled calls pass every argument by position: Cython makes a call with keywords
-    to a ``cpdef`` function (this one, and ``arrive``) a Python call, with its arguments
-    parsed again.
-    """
+    *blocks*: a v-variant's blocks as the root knows them, ``arrive``).  Called with
+    arguments by position: Cython makes a keyword call to a ``cpdef`` function a Python
+    call."""
     inst, me, req = arrive(vr, comm, op, kind, root, nbytes, value, extra,   # a C call
                            blocking, cost_bytes, None, blocks)
     if blocking and req is not None:
@@ -145,23 +142,16 @@ def leave(comm: Comm, vr: VirtualRank, inst: CollInstance, result: Any = None) -
 @cython.freelist(64)   # compiled, a finished call's post is the next one's memory
 @cython.cclass
 class CollectivePost:
-    """A nonblocking collective's ``post``, which its request runs at completion: the
-    call's own *post()* (None: nothing), or a broadcast's copy of the root's data into
-    *info* (a non-root's receive buffer), then the rank leaves the instance.
-
-    An object rather than two closures a call (the call's, and one around it): a
-    closure is two objects to make and free."""
+    """A nonblocking collective's ``post``, run at completion: the call's *post()* (None:
+    nothing) or a broadcast's copy of the root's data into *info*, then the rank leaves
+    the instance.  One object from a free list, where two closures were four objects."""
 
     __slots__ = ("comm", "vr", "inst", "post", "info", "root")
 
     def __init__(self, comm: Comm, vr: VirtualRank, inst: CollInstance, post: Any,
                  info: Any = None, root: int = -1) -> None:
-        self.comm = comm
-        self.vr = vr
-        self.inst = inst
-        self.post = post
-        self.info = info
-        self.root = root
+        self.comm, self.vr, self.inst, self.post, self.info, self.root = (
+            comm, vr, inst, post, info, root)
 
     def __call__(self) -> Any:
         if self.info is not None:

@@ -190,6 +190,21 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
         return vr.world.coll_ctx if kind is _WORLD and vr.world is not None else self.coll_ctx
 
     @cython.locals(vr=VirtualRank)
+    def coll_identity(self, vr: VirtualRank) -> tuple[Any, int, int]:
+        """``(coll_context(vr), rank_of(vr), size_of(vr))``, what a collective's arrival
+        asks (``bsim.engine.collective_rules.arrive``), in one call or two."""
+        kind = self.kind
+        if kind is _WORLD:
+            world = vr.world
+            if world is None:
+                return self.coll_ctx, vr.rank, vr.engine.nranks
+            return world.coll_ctx, vr.rank - world.base, world.size
+        if kind is _SELF:
+            return ("self", vr.rank), 0, 1
+        me = self.rank_of(vr)   # a null, freed or foreign communicator raises here
+        return self.coll_ctx, me, len(self._group)
+
+    @cython.locals(vr=VirtualRank)
     def members(self, vr: VirtualRank) -> tuple[int, ...]:
         """World ranks of the members, in communicator rank order."""
         kind = self.kind
@@ -383,6 +398,7 @@ class Intercomm(Comm):
 
     group_p2p, rank_of = False, intercomm.rank_of   # the peers: the remote group
     size_of = intercomm.size_of
+    coll_identity = intercomm.coll_identity
     peer_size = intercomm.peer_size
     world_rank = intercomm.world_rank
     members = intercomm.members

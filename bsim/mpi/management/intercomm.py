@@ -87,6 +87,12 @@ def size_of(ic: Intercomm, vr: VirtualRank) -> int:
     return len(ic.sides[side])
 
 
+def coll_identity(ic: Intercomm, vr: VirtualRank) -> tuple[Any, int, int]:
+    """``(collective context, rank, size)`` of *vr*'s local group (``Comm.coll_identity``)."""
+    side = _side(ic, vr)
+    return ic.coll_context(vr), ic._index[vr.rank], len(ic.sides[side])
+
+
 def peer_size(ic: Intercomm, vr: VirtualRank) -> int:
     """The size of the remote group: the valid point-to-point ranks."""
     side = _side(ic, vr)

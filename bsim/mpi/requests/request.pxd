@@ -4,8 +4,13 @@
 # its Python bases (RequestSets, HandleValues, ProgramSubclasses) add methods only.
 
 from bsim.mpi.requests.multiple_completions cimport check_owner, wait_all
+cimport cython
+from bsim.engine.rank cimport VirtualRank
 from bsim.engine.request_state cimport RankState, RequestState
 
 
 cdef class Request(RequestState):
     pass
+
+@cython.locals(owner=VirtualRank)
+cpdef object wait_for(RequestState req, object status)

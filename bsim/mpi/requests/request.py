@@ -173,19 +173,12 @@ class Request(RequestState, RequestSets, HandleValues, ProgramSubclasses):
 
     def Wait(self, status: Status | None = None) -> bool:
         """Wait for completion."""
-        Request.wait(self, status)   # not a subclass's own ``wait`` (mpi4py's subclasses)
+        wait_for(self, status)   # not a subclass's own ``wait`` (mpi4py's subclasses)
         return True
 
     def wait(self, status: Status | None = None) -> Any:
         """Wait for completion; return the received object (lowercase receives)."""
-        if self.kind == DONE:
-            if status is not None:
-                empty_status(status)
-            return None
-        owner = check_owner(self, "Wait")
-        owner.ops += 1
-        owner.settle_one(self, self.call + ".Wait")
-        return self.finish(status)
+        return wait_for(self, status)
 
     def Test(self, status: Status | None = None) -> bool:
         """Test for completion."""
@@ -448,6 +441,19 @@ def _polled(requests: list[Request], done: bool, call: str) -> bool:
         if owner is not None:
             owner.engine.protocol.poll(owner, call)
     return done
+
+
+def wait_for(req: Request, status: Status | None) -> Any:
+    """``Request.wait``: wait for *req*'s completion; return the received object (lowercase
+    receives).  A function, so that ``Wait`` calls it in C when compiled (``request.pxd``)."""
+    if req.kind == DONE:
+        if status is not None:
+            empty_status(status)
+        return None
+    owner = check_owner(req, "Wait")
+    owner.ops += 1
+    owner.settle_one(req, req.call + ".Wait")
+    return req.finish(status)
 
 
 @cython.locals(r=RequestState, owner=RankState)

@@ -5,8 +5,9 @@ Its own module so that a compiled build makes it an extension type
 (``buffer_info.pxd``, ``bsim.engine.compiled.TYPED``) whose fields the hot path reads as C
 fields: the flattened calls (``bsim/mpi/p2p/calls.py``) take a placeholder's size from
 it and the matching (``bsim/engine/matching.py``) a receive buffer's size and memory.
-:class:`~bsim.mpi.data.buffers.Buffer`, the placeholder, is a Python subclass; the specs
-are parsed in ``buffers.py``.
+:class:`~bsim.mpi.data.placeholder.Buffer`, the placeholder, is an extension subclass
+(``placeholder.pxd``) without fields of its own, so that a skeleton's ``Buffer`` per call
+comes from ``BufInfo``'s free list; the specs are parsed in ``buffers.py``.
 """
 
 from __future__ import annotations
@@ -17,9 +18,16 @@ if TYPE_CHECKING:
     from .datatypes import Datatype
     from .typemap import GatherView
 
+try:   # compiled or not (bsim/engine/compiled.py, TYPED)
+    import cython
+except ImportError:
+    from ...engine import pure_cython as cython
+
 __all__ = ["BufInfo"]
 
 
+@cython.freelist(64)   # compiled, a dropped spec's memory is the next one's (and a Buffer's)
+@cython.cclass
 class BufInfo:
     """A parsed buffer spec: size in bytes, element count, datatype, memory or None."""
 

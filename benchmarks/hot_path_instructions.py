@@ -13,13 +13,16 @@ string hashes (dictionary probes move with them).
 * ``sendrecv``: ``engine_speed.halo_sendrecv`` (four ``Sendrecv``, ``add_time``);
 * ``halo-py``: the halo with ``BSIM_PURE_PYTHON=1`` (the hot path as Python);
 * ``collectives``: ``engine_speed.grid_collectives`` (HPL's ``Ibcast`` on a process row and
-  ``Allgather`` on a column, ``Wait``, ``add_time``).
+  ``Allgather`` on a column, ``Wait``, ``add_time``);
+* ``hpl``: ``skeletons.hpl`` on a 32 x 32 process grid of the petascale torus with the
+  settings of ``hpl_petascale.py``, a rank and *panel* (N of 32 panels less 16): the
+  skeleton's own Python with its collectives, as the petascale run spends it.
 
 ``--against TREE`` counts the same in another checkout of bsim (a ``git worktree`` with its
 extensions built: ``python setup.py build_ext --inplace``) and prints the ratio.  Needs
 ``valgrind`` (Debian: ``apt-get install valgrind``); about 20-40 s a count.
 
-    python benchmarks/hot_path_instructions.py [--workloads halo,sendrecv,halo-py,...]
+    python benchmarks/hot_path_instructions.py [--workloads halo,sendrecv,halo-py,hpl,...]
                                                [--against TREE]
 """
 
@@ -36,21 +39,29 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
 SIDE = 32                      # 32 x 32 = 1,024 ranks
+PANELS = 4                     # hpl: panels an iteration (16 and 32 panels)
 NETWORK = "hockney:latency=1e-6,bandwidth=1e10"
 CHILD = """
 import sys
 sys.path[:0] = [{tree!r}, {tree!r} + "/benchmarks"]
 import bsim
+network = {network!r}
 if {mode!r} == "sendrecv":
     from engine_speed import halo_sendrecv as program
     kwargs = dict(px={side}, py={side}, iterations={iters})
 elif {mode!r} == "collectives":
     from engine_speed import grid_collectives as program
     kwargs = dict(px={side}, py={side}, iterations={iters})
+elif {mode!r} == "hpl":
+    from bsim.machines import network_spec
+    from skeletons.hpl import main as program
+    network = network_spec("petascale_torus")
+    kwargs = dict(n={panels} * 512, nb=512, p={side}, q={side}, kernel="petascale_torus",
+                  pivot="panel", swap="allgatherv", bcast="ibcast", verbose=False)
 else:
     from skeletons.halo2d import main as program
     kwargs = dict(px={side}, py={side}, nx=64 * {side}, ny=64 * {side}, iterations={iters})
-res = bsim.simulate(program, ranks={side} * {side}, network={network!r}, protocol="bsim",
+res = bsim.simulate(program, ranks={side} * {side}, network=network, protocol="bsim",
                     check_memory=False, kwargs=kwargs)
 print(res.total_ops, repr(res.elapsed))
 """
@@ -58,7 +69,8 @@ print(res.total_ops, repr(res.elapsed))
 
 def count(tree: Path, mode: str, iters: int) -> tuple[int, str]:
     """Instructions of one run (callgrind's total) and what the run printed."""
-    code = CHILD.format(tree=str(tree), mode=mode, side=SIDE, iters=iters, network=NETWORK)
+    code = CHILD.format(tree=str(tree), mode=mode, side=SIDE, iters=iters, network=NETWORK,
+                        panels=PANELS * iters)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0", PYTHONPATH=str(tree),
                BSIM_PURE_PYTHON="1" if mode == "halo-py" else "")
     with tempfile.TemporaryDirectory() as tmp:
@@ -77,25 +89,25 @@ def per_rank_iteration(tree: Path, mode: str) -> tuple[float, str]:
     the same)."""
     four, _ = count(tree, mode, 4)
     eight, printed = count(tree, mode, 8)
-    return (eight - four) / (4 * SIDE * SIDE), printed
+    return (eight - four) / (4 * SIDE * SIDE * (PANELS if mode == "hpl" else 1)), printed
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--workloads", default="halo,sendrecv,halo-py",
-                    help="comma-separated: halo, sendrecv, halo-py, collectives (default "
-                         "the first three)")
+                    help="comma-separated: halo, sendrecv, halo-py, collectives, hpl "
+                         "(default the first three)")
     ap.add_argument("--against", type=Path, help="another bsim checkout to count and compare")
     ns = ap.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind not found (Debian: apt-get install valgrind)")
     modes = ns.workloads.split(",")
-    bad = set(modes) - {"halo", "sendrecv", "halo-py", "collectives"}
+    bad = set(modes) - {"halo", "sendrecv", "halo-py", "collectives", "hpl"}
     if bad:
         ap.error(f"--workloads: unknown {', '.join(sorted(bad))}")
     trees = [HERE] + ([ns.against.resolve()] if ns.against else [])
     print(f"instructions a rank and iteration, {SIDE * SIDE:,} ranks (callgrind; 8 iterations "
-          f"less 4)")
+          f"less 4; hpl: a rank and panel, {8 * PANELS} panels less {4 * PANELS})")
     print(f"{'workload':>9} " + " ".join(f"{str(t)[-24:]:>24}" for t in trees)
           + ("   this / other" if ns.against else ""), flush=True)
     for mode in modes:

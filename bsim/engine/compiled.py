@@ -14,10 +14,11 @@ same results bit for bit (``tests/test_compiled_modules.py``).  Two groups:
   beside each ``.py`` makes its classes extension types with C fields, and
   ``@cython.locals`` (a no-op without Cython, ``bsim/engine/pure_cython.py``) types the
   locals of its hot functions.  The modules above them that a collective call goes through
-  (its MPI calls, requests, communicators, placeholder buffers, cost source) are compiled
-  as plain Python made into C, about a quarter fewer instructions a collective, but for
-  ``Request``, an extension type (``request.pxd``) so that it is made from the free list
-  of ``RequestState`` (``@cython.freelist``, as ``Message``); the communicators' per-rank
+  (its MPI calls, requests, communicators, placeholder and vector buffers, cost source) are
+  compiled as plain Python made into C, about a quarter fewer instructions a collective,
+  but for ``Request`` and the placeholder ``Buffer``, extension types (``request.pxd``,
+  ``placeholder.pxd``) so that they are made from the free lists of ``RequestState`` and
+  ``BufInfo`` (``@cython.freelist``, as ``Message``); the communicators' per-rank
   methods and the contention wait (``settle_in_turn``) have a ``.pxd`` of cimports alone,
   so that ``@cython.locals`` reads the rank as a C type.  The
   compiled modules read each other's C fields, so they run compiled all together or not

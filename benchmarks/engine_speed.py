@@ -144,6 +144,28 @@ def grid_collectives(px: int = 64, py: int = 64, iterations: int = 10, count: in
         bsim.add_time(t_compute)
 
 
+def one_collective(px: int = 64, py: int = 64, iterations: int = 10, count: int = 512,
+                   t_compute: float = 1e-5, call: str = "barrier") -> None:
+    """One of ``grid_collectives``' calls alone, to count what it costs: a rank and
+    iteration a ``Barrier`` on its column, an ``Ibcast`` on its row from member 0 and its
+    ``Wait``, or an ``Allgather`` on its column (*call*), then ``add_time``."""
+    import bsim
+    from bsim import MPI
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    row = comm.Split(rank // px, rank % px)
+    col = comm.Split(rank % px + px * py, rank // px)
+    dbl = MPI.DOUBLE
+    for _ in range(iterations):
+        if call == "ibcast":
+            row.Ibcast(bsim.Buffer(count * 8, dbl), root=0).Wait()
+        elif call == "allgather":
+            col.Allgather(bsim.Buffer(count, dbl), bsim.Buffer(count * py, dbl))
+        else:
+            col.Barrier()
+        bsim.add_time(t_compute)
+
+
 def halo_arrays(px: int = 64, py: int = 64, iterations: int = 10, count: int = 64,
                 t_compute: float = 1e-5) -> None:
     """The halo as an unmodified mpi4py program writes it: numpy arrays as buffers (the

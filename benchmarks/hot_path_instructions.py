@@ -14,11 +14,14 @@ string hashes (dictionary probes move with them).
 * ``halo-py``: the halo with ``BSIM_PURE_PYTHON=1`` (the hot path as Python);
 * ``collectives``: ``engine_speed.grid_collectives`` (HPL's ``Ibcast`` on a process row and
   ``Allgather`` on a column, ``Wait``, ``add_time``);
+* ``barrier``, ``ibcast``, ``allgather``: ``engine_speed.one_collective``, one of those
+  calls alone (``Ibcast`` with its ``Wait``) and ``add_time``, on the same grid;
 * ``hpl``: ``skeletons.hpl`` on a 32 x 32 process grid of the petascale torus with the
   settings of ``hpl_petascale.py``, a rank and *panel* (N of 32 panels less 16): the
   skeleton's own Python with its collectives, as the petascale run spends it.
 
-``--against TREE`` counts the same in another checkout of bsim (a ``git worktree`` with its
+``--against TREE`` counts the same workloads (this checkout's ``engine_speed.py``; the
+skeletons are the tree's) with another checkout of bsim (a ``git worktree`` with its
 extensions built: ``python setup.py build_ext --inplace``) and prints the ratio.  Needs
 ``valgrind`` (Debian: ``apt-get install valgrind``); about 20-40 s a count.
 
@@ -40,10 +43,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 SIDE = 32                      # 32 x 32 = 1,024 ranks
 PANELS = 4                     # hpl: panels an iteration (16 and 32 panels)
+WORKLOADS = ("halo", "sendrecv", "halo-py", "collectives", "barrier", "ibcast", "allgather",
+             "hpl")
 NETWORK = "hockney:latency=1e-6,bandwidth=1e10"
 CHILD = """
 import sys
-sys.path[:0] = [{tree!r}, {tree!r} + "/benchmarks"]
+sys.path[:0] = [{tree!r}, {bench!r}]   # bsim from the tree, the workloads from here
 import bsim
 network = {network!r}
 if {mode!r} == "sendrecv":
@@ -52,6 +57,9 @@ if {mode!r} == "sendrecv":
 elif {mode!r} == "collectives":
     from engine_speed import grid_collectives as program
     kwargs = dict(px={side}, py={side}, iterations={iters})
+elif {mode!r} in ("barrier", "ibcast", "allgather"):
+    from engine_speed import one_collective as program
+    kwargs = dict(px={side}, py={side}, iterations={iters}, call={mode!r})
 elif {mode!r} == "hpl":
     from bsim.machines import network_spec
     from skeletons.hpl import main as program
@@ -70,7 +78,7 @@ print(res.total_ops, repr(res.elapsed))
 def count(tree: Path, mode: str, iters: int) -> tuple[int, str]:
     """Instructions of one run (callgrind's total) and what the run printed."""
     code = CHILD.format(tree=str(tree), mode=mode, side=SIDE, iters=iters, network=NETWORK,
-                        panels=PANELS * iters)
+                        panels=PANELS * iters, bench=str(HERE / "benchmarks"))
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0", PYTHONPATH=str(tree),
                BSIM_PURE_PYTHON="1" if mode == "halo-py" else "")
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,14 +103,14 @@ def per_rank_iteration(tree: Path, mode: str) -> tuple[float, str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--workloads", default="halo,sendrecv,halo-py",
-                    help="comma-separated: halo, sendrecv, halo-py, collectives, hpl "
-                         "(default the first three)")
+                    help="comma-separated: " + ", ".join(WORKLOADS) + " (default the first "
+                         "three)")
     ap.add_argument("--against", type=Path, help="another bsim checkout to count and compare")
     ns = ap.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind not found (Debian: apt-get install valgrind)")
     modes = ns.workloads.split(",")
-    bad = set(modes) - {"halo", "sendrecv", "halo-py", "collectives", "hpl"}
+    bad = set(modes) - set(WORKLOADS)
     if bad:
         ap.error(f"--workloads: unknown {', '.join(sorted(bad))}")
     trees = [HERE] + ([ns.against.resolve()] if ns.against else [])

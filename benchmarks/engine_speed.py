@@ -123,6 +123,15 @@ def halo_sendrecv(px: int = 64, py: int = 64, iterations: int = 10, nbytes: int 
         bsim.add_time(t_compute)
 
 
+def _process_grid(px: int, py: int) -> tuple[Any, Any, Any]:
+    """The ranks as a ``py x px`` grid: (the rank's process row, its column, ``DOUBLE``)."""
+    from bsim import MPI
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    return (comm.Split(rank // px, rank % px), comm.Split(rank % px + px * py, rank // px),
+            MPI.DOUBLE)
+
+
 def grid_collectives(px: int = 64, py: int = 64, iterations: int = 10, count: int = 512,
                      t_compute: float = 1e-5) -> None:
     """HPL's collectives (``skeletons/hpl.py`` with ``bcast="ibcast"``,
@@ -131,12 +140,7 @@ def grid_collectives(px: int = 64, py: int = 64, iterations: int = 10, count: in
     ``k % px``), takes part in an ``Allgather`` of ``count`` doubles on its column, waits
     for the broadcast, then ``add_time``."""
     import bsim
-    from bsim import MPI
-    comm = MPI.COMM_WORLD
-    rank = comm.Get_rank()
-    row = comm.Split(rank // px, rank % px)
-    col = comm.Split(rank % px + px * py, rank // px)
-    dbl = MPI.DOUBLE
+    row, col, dbl = _process_grid(px, py)
     for k in range(iterations):
         req = row.Ibcast(bsim.Buffer(count * 8, dbl), root=k % px)
         col.Allgather(bsim.Buffer(count, dbl), bsim.Buffer(count * py, dbl))
@@ -150,12 +154,7 @@ def one_collective(px: int = 64, py: int = 64, iterations: int = 10, count: int 
     iteration a ``Barrier`` on its column, an ``Ibcast`` on its row from member 0 and its
     ``Wait``, or an ``Allgather`` on its column (*call*), then ``add_time``."""
     import bsim
-    from bsim import MPI
-    comm = MPI.COMM_WORLD
-    rank = comm.Get_rank()
-    row = comm.Split(rank // px, rank % px)
-    col = comm.Split(rank % px + px * py, rank // px)
-    dbl = MPI.DOUBLE
+    row, col, dbl = _process_grid(px, py)
     for _ in range(iterations):
         if call == "ibcast":
             row.Ibcast(bsim.Buffer(count * 8, dbl), root=0).Wait()

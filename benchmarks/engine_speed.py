@@ -194,7 +194,9 @@ def greenlet_floor(nranks: int, iterations: int) -> tuple[int, float, float]:
     (4 ``Irecv``, 4 ``Isend``, ``Waitall``, ``add_time`` a rank and iteration) calling
     no-op Python methods, one switch to a round-robin scheduler (a deque) per rank and
     iteration, no simulated time.  Returns (operations, CPU and wall seconds of the
-    scheduling loop)."""
+    scheduling loop).  The clock covers what bsim's loop covers (``Engine.run_until``): the
+    greenlets are made before it, as bsim makes its ranks' before its loop, and their first
+    switch (the start of each rank's program) is inside it, as bsim's is."""
     from collections import deque
 
     import greenlet
@@ -227,9 +229,9 @@ def greenlet_floor(nranks: int, iterations: int) -> tuple[int, float, float]:
 
     comm = Comm()
     ready = deque(greenlet.greenlet(rank_program) for _ in range(nranks))
+    c0, w0 = time.process_time(), time.perf_counter()   # (bsim's loop starts its ranks too)
     for r, g in enumerate(ready):
         g.switch(comm, r)   # each runs to its first Waitall
-    c0, w0 = time.process_time(), time.perf_counter()
     while ready:
         g = ready.popleft()
         g.switch()
@@ -248,11 +250,12 @@ def _rss_kib() -> int:
     return 0
 
 
-def simpy_timeouts(nprocs: int, total: int) -> tuple[int, float]:
+def simpy_timeouts(nprocs: int, total: int) -> tuple[int, float, float]:
     """Raw SimPy: *nprocs* processes yielding timeouts, at least *total* in all and at
     least 10 per process (so process start-up stays a small part at every scale).
 
-    Returns (timeouts, seconds of ``env.run()``).
+    Returns (timeouts, wall and CPU seconds of ``env.run()``): the processes are made
+    before the clock starts, as bsim makes its ranks before its loop.
     """
     import simpy
     per = max(10, -(-total // nprocs))
@@ -264,9 +267,9 @@ def simpy_timeouts(nprocs: int, total: int) -> tuple[int, float]:
 
     for i in range(nprocs):
         env.process(proc(env, 1e-6 * (1 + i % 16), per))
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     env.run()
-    return nprocs * per, time.perf_counter() - t0
+    return nprocs * per, time.perf_counter() - t0, time.process_time() - c0
 
 
 def _bare_greenlet_kib(n: int) -> float:
@@ -315,10 +318,8 @@ def _sitting_child(mode: str, iters: int) -> dict[str, Any]:
         ops, cpu, wall = greenlet_floor(4096, iters)
         return dict(ops=ops, cpu=cpu, wall=wall)
     if mode == "simpy":
-        import simpy   # noqa: F401  (imported before the clock starts)
-        c = time.process_time()
-        timeouts, wall = simpy_timeouts(4096, 4096 * iters * 10)
-        return dict(ops=timeouts, cpu=time.process_time() - c, wall=wall)
+        timeouts, wall, cpu = simpy_timeouts(4096, 4096 * iters * 10)
+        return dict(ops=timeouts, cpu=cpu, wall=wall)
     import bsim
     spent = _loop_clock()
     if mode in ("halo", "halo-py"):   # halo-py: run() sets BSIM_PURE_PYTHON=1
@@ -408,7 +409,7 @@ def _child(mode: str, px: int, py: int, iters: int) -> dict[str, Any]:
                peak_kib=peak, elapsed=res.elapsed)
     del res
     gc.collect()
-    timeouts, seconds = simpy_timeouts(n, 400_000)
+    timeouts, seconds, _ = simpy_timeouts(n, 400_000)
     out.update(simpy_timeouts=timeouts, simpy_seconds=seconds)
     return out
 

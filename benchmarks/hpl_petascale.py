@@ -71,7 +71,7 @@ def main() -> None:
 def _simpy_rate() -> float:
     """Raw SimPy timeouts per second on 4,096 processes (engine_speed.py's yardstick)."""
     from engine_speed import simpy_timeouts  # benchmarks/ is sys.path[0] for a script
-    n, seconds = simpy_timeouts(4096, 400_000)
+    n, seconds, _ = simpy_timeouts(4096, 400_000)
     return n / seconds
 
 

@@ -4,7 +4,10 @@
 (``bsim.engine.rank._by_avail``); it must give exactly ``sorted(key=avail, None last)``,
 stable.  The event loop orders the messages that become visible at one time by key with
 a check and an insertion sort on C integers (``bsim.engine.matching.order_by_key``); it
-must give ``sorted(key=key)``.  ``active`` checks a list completed together for a repeated
+must give ``sorted(key=key)``; it orders the wake-ups of one time, ``(key, rank)`` pairs,
+with a natural merge sort of their runs in C (``order_wakeups``), which must give
+``list.sort``'s order, and leave what it cannot sort in C (keys beyond a C integer,
+equal keys) to ``list.sort``.  ``active`` checks a list completed together for a repeated
 request pairwise when it is short and with a set when it is long; both must find a repeat
 anywhere, and a non-request anywhere.  The protocol computes Hockney's cost itself
 (``ProtocolState.net_cost``); it must be ``Hockney.cost``'s float, and a subclass's own.
@@ -20,7 +23,7 @@ from hypothesis import strategies as st
 
 import bsim
 from bsim import MPI
-from bsim.engine.matching import Message, order_by_key
+from bsim.engine.matching import Message, order_by_key, order_wakeups
 from bsim.engine.protocols import build_protocol
 from bsim.engine.rank import _by_avail
 from bsim.engine.request_state import RequestState
@@ -55,6 +58,32 @@ def test_order_by_key_sorts_a_batch_by_key(keys: list[int], presorted: bool) -> 
     batch = list(msgs)
     order_by_key(batch)
     assert [id(m) for m in batch] == [id(m) for m in sorted(msgs, key=lambda m: m.key)]
+
+
+@given(st.lists(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), min_size=1, max_size=12),
+                max_size=40))
+def test_order_wakeups_sorts_runs_of_keys(runs: list[list[int]]) -> None:
+    # a batch as it comes: ascending runs (ranks woken in the order their last message
+    # arrived), of any lengths and keys, the keys distinct; the ranks are not comparable
+    seen: set[int] = set()
+    keys = []
+    for run in runs:
+        fresh = sorted(set(run) - seen)
+        seen.update(fresh)
+        keys += fresh
+    batch = [(k, object()) for k in keys]
+    expected = sorted(batch, key=lambda p: p[0])
+    order_wakeups(batch)
+    assert [id(p) for p in batch] == [id(p) for p in expected]
+
+
+@pytest.mark.parametrize("keys", [[3, 1 << 70, 2, -(1 << 64)], [5, 2, 2, 1], [2, 2]])
+def test_order_wakeups_leaves_the_rest_to_list_sort(keys: list[int]) -> None:
+    # keys beyond a C long long, equal keys (the second items decide, as list.sort has it)
+    batch = [(k, -i) for i, k in enumerate(keys)]
+    expected = sorted(batch)
+    order_wakeups(batch)
+    assert batch == expected
 
 
 @pytest.mark.parametrize("n, first, second", [(3, 0, 2), (16, 5, 15), (17, 0, 16),

@@ -8,7 +8,9 @@ from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 from cpython.long cimport PyLong_CheckExact
 from cpython.object cimport PyObject, Py_TYPE
-from bsim.engine.matching cimport _TAKEN_EARLY, Mailbox, Message, order_by_key
+from bsim.engine.matching cimport (_TAKEN_EARLY, Mailbox, Message, order_by_key,
+                                   order_wakeups)
+from bsim.engine.engine_state cimport ModuleWatch
 from bsim.engine.request_state cimport RequestState
 from bsim.engine.rank cimport VirtualRank, green_switch
 

@@ -48,7 +48,7 @@ from .failures import FailureReports, program_interrupt, user_location_of_traceb
 from .host_memory import create_ranks, start_ranks
 from .host_sockets import CooperativeSockets
 from .host_watchdog import HostBlockWatchdog
-from .matching import Message, by_key, deliver, early_matching, order_by_key
+from .matching import Message, by_key, deliver, early_matching, order_by_key, order_wakeups
 from .private_modules import PrivateModules
 from .process_exit import ExitGuard
 from .rank import RankGreenlet, VirtualRank
@@ -327,7 +327,7 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
                    mark="long long", idle="long long", livelock_polls=cython.double,
                    i=cython.Py_ssize_t, n=cython.Py_ssize_t, batch=list, head=tuple,
                    t0=cython.double, now=cython.double, key="long long", end=cython.double,
-                   wakeups=dict, deliveries=dict)
+                   wakeups=dict, deliveries=dict, private="ModuleWatch", modules=dict)
     def run_until(self, end: float) -> None:
         """Process every event earlier than *end* (all of them for ``inf``)."""
         queue = self.queue
@@ -402,7 +402,7 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
                         if wakeups.get(now) is item:
                             del wakeups[now]
                         if len(item) > 1:   # (key, rank) pairs: the keys are unique
-                            (cython.cast(list, item) if cython.compiled else item).sort()
+                            order_wakeups(cython.cast(list, item) if cython.compiled else item)
                     batch = cython.cast(list, item) if cython.compiled else item
                     i, n = 0, len(batch)
                     while i < n:

@@ -1,4 +1,5 @@
-# The C type of engine_state.py's EngineState, for Cython (bsim/engine/compiled.py, TYPED).
+# The C types of engine_state.py's EngineState and ModuleWatch, for Cython
+# (bsim/engine/compiled.py, TYPED).
 
 cdef class EngineState:
     cdef public double _now, lookahead, last_batch_time
@@ -9,3 +10,8 @@ cdef class EngineState:
     cdef public object protocol, main, host_of, tracer, measure, last_batch
     cdef public object collective_costs, request_class
     cdef public bint defers, hooked, early_match
+
+cdef class ModuleWatch:
+    cdef public bint swapping
+    cdef public Py_ssize_t count
+    cdef public object main_now

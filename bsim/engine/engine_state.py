@@ -1,5 +1,6 @@
 # cython: annotation_typing=False
-"""``EngineState``: the fields of the engine that the hot path reads, the base of ``Engine``.
+"""``EngineState``: the fields of the engine that the hot path reads, the base of ``Engine``;
+``ModuleWatch``: those of the run's private modules that the event loop reads.
 
 A compiled build makes it an extension type (``engine_state.pxd``), so that the compiled
 modules (``bsim.engine.compiled.TYPED``) read these fields as C fields; ``Engine``
@@ -8,7 +9,7 @@ modules (``bsim.engine.compiled.TYPED``) read these fields as C fields; ``Engine
 
 from __future__ import annotations
 
-__all__ = ["EngineState"]
+__all__ = ["EngineState", "ModuleWatch"]
 
 
 class EngineState:
@@ -30,3 +31,14 @@ class EngineState:
                  "wakeups", "lookahead", "host_of", "tracer", "measure", "defers", "hooked",
                  "last_batch", "last_batch_time", "early_match", "colls",
                  "formula_collectives", "collective_costs", "request_class")
+
+
+class ModuleWatch:
+    """What the event loop checks at every switch to a rank, the base of
+    :class:`~bsim.engine.private_modules.PrivateModules`: ``swapping``, whether a switch
+    must install the rank's own modules first; ``count`` and ``main_now``, the size of
+    ``sys.modules`` and its ``__main__`` as the last switch left them (a rank that imports
+    or replaces ``__main__`` changes one, and its modules are recorded after its turn).
+    Compiled, C fields (``engine_state.pxd``): the loop reads them without a lookup."""
+
+    __slots__ = ("swapping", "count", "main_now")

@@ -32,6 +32,12 @@ if not cython.compiled:   # compiled, CPython's C API in its place (matching.pxd
     def gc_untrack(obj: object) -> None:
         """``PyObject_GC_UnTrack``; as Python not called."""
 
+    sort_keyed = list.sort   # (order_wakeups: list.sort's order, compiled in C)
+
+    def list_del(lst: list[Any], i: int) -> None:
+        """``del lst[i]``; as Python the callers delete in place."""
+        del lst[i]
+
 if TYPE_CHECKING:
     from .protocol_state import ProtocolState
     from .rank import VirtualRank
@@ -40,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["Message", "Mailbox", "mailbox", "deliver", "post_receive", "find_unexpected",
            "unreceived_messages", "transfer_payload", "bsim_matched", "new_message",
            "early_matching", "may_match_early", "stop_early_matching", "note_in_flight",
-           "order_by_key", "by_key", "IN_FLIGHT", "TAKEN_EARLY"]
+           "order_by_key", "order_wakeups", "by_key", "IN_FLIGHT", "TAKEN_EARLY"]
 
 by_key = attrgetter("key")   # a message's place among the deliveries of one time
 
@@ -165,7 +171,10 @@ def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
     for i, req in enumerate(posted):
         if (req.ctx == msg.ctx and (req.src == ANY_SOURCE or req.src == msg.src)
                 and (req.tag == ANY_TAG or req.tag == msg.tag)):
-            del posted[i]
+            if cython.compiled:   # (in C: matching.pxd)
+                list_del(posted, i)
+            else:
+                del posted[i]
             if dst.engine.tracer is not None:
                 req.flow = msg
             proto = dst.engine.protocol
@@ -199,7 +208,10 @@ def post_receive(vr: VirtualRank, req: Request, blocking: bool = False) -> None:
         for i, msg in enumerate(unexpected):
             if (req.ctx == msg.ctx and (req.src == ANY_SOURCE or req.src == msg.src)
                     and (req.tag == ANY_TAG or req.tag == msg.tag)):
-                del unexpected[i]
+                if cython.compiled:   # (in C: matching.pxd)
+                    list_del(unexpected, i)
+                else:
+                    del unexpected[i]
                 if vr.engine.tracer is not None:
                     req.flow = msg
                 proto = vr.engine.protocol
@@ -289,7 +301,10 @@ def _take_in_flight(vr: VirtualRank, box: Mailbox, req: Request) -> bool:
                 if (r.ctx == msg.ctx and (r.src == ANY_SOURCE or r.src == msg.src)
                         and (r.tag == ANY_TAG or r.tag == msg.tag)):
                     return False
-            del sent[j]
+            if cython.compiled:   # (in C: matching.pxd)
+                list_del(sent, j)
+            else:
+                del sent[j]
             msg.visible = _TAKEN_EARLY
             bsim_matched(eng.protocol, req, msg)
             return True
@@ -354,6 +369,14 @@ def order_by_key(batch: list[Message]) -> None:
             j -= 1
         batch[j + 1] = msg
         i += 1
+
+
+def order_wakeups(batch: list[tuple[int, VirtualRank]]) -> None:
+    """Sort *batch*, the ``(key, rank)`` wake-ups of one time (distinct int keys), by key:
+    the order of one queue entry per wake-up (``bsim.engine.events``).  Compiled, in C
+    (``matching.pxd``'s ``sort_keyed``): a natural merge sort of the keys' runs, the order
+    ``list.sort`` gives; as Python, ``list.sort``."""
+    sort_keyed(batch)
 
 
 def find_unexpected(vr: VirtualRank, ctx: int, src: int, tag: int) -> Message | None:

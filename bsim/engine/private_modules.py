@@ -42,6 +42,8 @@ import sysconfig
 import types
 from typing import Any
 
+from .engine_state import ModuleWatch
+
 __all__ = ["PrivateModules"]
 
 _WORKER = "__worker__"   # mpi4py.futures' copy of the main module in a worker: per rank
@@ -108,8 +110,9 @@ class _CompiledOnce(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         exec(self.code[module.__name__][0], module.__dict__)
 
 
-class PrivateModules:
-    """Per-rank copies of the program's own modules, swapped in at each switch."""
+class PrivateModules(ModuleWatch):
+    """Per-rank copies of the program's own modules, swapped in at each switch (the
+    fields the event loop checks at a switch are :class:`ModuleWatch`'s)."""
 
     def __init__(self, programs: bool = True) -> None:
         self.programs = programs   # False: only ``__main__`` is private (--shared-modules)

@@ -8,8 +8,9 @@ program written with the ``[None, count, datatype]`` placeholder spec or the
 ``[array, datatype]`` spec (which the fast path does not take) must give the same
 prediction to the last bit, under every protocol and with contention, and arrays the same
 data; the fast path must really be taken; and what it does not handle
-(bad ranks and tags, numpy ints, ``PROC_NULL``, after ``Finalize``) must still
-reach the general path's checks and errors.
+(bad ranks and tags, numpy ints, after ``Finalize``) must still
+reach the general path's checks and errors.  ``PROC_NULL`` it takes (a request complete at
+once), with the general path's status.
 """
 
 from __future__ import annotations
@@ -215,15 +216,15 @@ def test_fast_path_is_taken_for_placeholders_and_arrays_only(
 
     monkeypatch.setattr(p2p, "_isend", counting_isend)
     monkeypatch.setattr(p2p, "_irecv", counting_irecv)
-    # interior ranks only talk to ranks (never PROC_NULL) on a 2x2 grid's neighbours
+    # on a 2x2 grid half the neighbours are PROC_NULL: those calls take it too
     bsim.simulate(_halo(2, 2, 1, True), 4)
-    assert calls == {"isend": 8, "irecv": 8}   # the 8 PROC_NULL calls, and nothing else
+    assert calls == {"isend": 0, "irecv": 0}
     calls.update(isend=0, irecv=0)
     bsim.simulate(_halo(2, 2, 1, False), 4)
     assert calls == {"isend": 16, "irecv": 16}
     calls.update(isend=0, irecv=0)
     bsim.simulate(_array_halo(2, 2, 1, True), 4)   # numpy arrays take it too
-    assert calls == {"isend": 8, "irecv": 8}
+    assert calls == {"isend": 0, "irecv": 0}
     calls.update(isend=0, irecv=0)
     bsim.simulate(_array_halo(2, 2, 1, False), 4)   # [array, datatype] specs do not
     assert calls == {"isend": 16, "irecv": 16}
@@ -233,8 +234,8 @@ def test_fast_path_is_taken_for_placeholders_and_arrays_only(
     bsim.simulate(_pipeline(3, False), 4)
     assert calls == {"isend": 9, "irecv": 9}
     calls.update(isend=0, irecv=0)
-    bsim.simulate(_sendrecv_halo(2, 2, 1, True), 4)   # Sendrecv: the 8 PROC_NULL parts each
-    assert calls == {"isend": 8, "irecv": 8}
+    bsim.simulate(_sendrecv_halo(2, 2, 1, True), 4)   # Sendrecv, its PROC_NULL parts too
+    assert calls == {"isend": 0, "irecv": 0}
 
 
 def _one_call(call: str, **kw: Any) -> None:
@@ -275,7 +276,7 @@ def test_bad_arguments_still_reach_the_general_checks(call: str, kw: dict[str, A
         _one_call(call, **kw)
 
 
-def test_numpy_ranks_and_proc_null_take_the_general_path() -> None:
+def test_numpy_ranks_take_the_general_path_and_proc_null_completes_at_once() -> None:
     def main() -> list[Any]:
         comm = MPI.COMM_WORLD
         rank = comm.Get_rank()
@@ -294,6 +295,30 @@ def test_numpy_ranks_and_proc_null_take_the_general_path() -> None:
     assert res.returns == [[MPI.PROC_NULL, 0]] * 2
     assert res.messages.tolist() == [1, 1]
     assert res.bytes.tolist() == [16, 16]
+
+
+def test_a_receive_from_proc_null_fills_the_status_as_mpi_says() -> None:
+    # the MPI standard (Sec. 3.11): source PROC_NULL, tag ANY_TAG, count 0, whatever the
+    # status held before; a placeholder and an array alike, blocking or not
+    def main() -> list[int]:
+        comm = MPI.COMM_WORLD
+        other = 1 - comm.Get_rank()
+        st = MPI.Status()
+        got = []
+        comm.Sendrecv(bsim.Buffer(24), dest=other, sendtag=7, recvbuf=bsim.Buffer(24),
+                      source=other, recvtag=7, status=st)
+        got += [st.Get_source(), st.Get_tag(), st.Get_count(MPI.BYTE)]
+        comm.Irecv(bsim.Buffer(16), source=MPI.PROC_NULL, tag=3).Wait(st)
+        got += [st.Get_source(), st.Get_tag(), st.Get_count(MPI.BYTE)]
+        comm.Sendrecv(bsim.Buffer(24), dest=other, sendtag=7, recvbuf=bsim.Buffer(24),
+                      source=other, recvtag=7, status=st)
+        comm.Recv(np.zeros(2), source=MPI.PROC_NULL, tag=3, status=st)
+        got += [st.Get_source(), st.Get_tag(), st.Get_count(MPI.BYTE)]
+        return got
+
+    res = bsim.simulate(main, 2)
+    null = [MPI.PROC_NULL, MPI.ANY_TAG, 0]
+    assert res.returns == [[1, 7, 24] + null + null, [0, 7, 24] + null + null]
 
 
 def test_after_finalize_the_fast_path_raises_as_the_general_one() -> None:

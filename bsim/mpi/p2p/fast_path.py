@@ -6,7 +6,8 @@ call here.  A placeholder (:class:`~bsim.mpi.data.buffers.Buffer`) or a numpy ar
 to or received from (no wildcard) a plain int rank of the world or of an
 intracommunicator's group, with a plain int tag in range, is posted without the general
 path's parsing, conversions and communicator lookups: the request and the message are
-made, and the protocol's send or the matching's post called, directly.  Anything else
+made, and the protocol's send or the matching's post called, directly.  To or from
+``PROC_NULL`` (a halo's edges), the request is made complete at once.  Anything else
 (including every bad argument) gets None back and takes the general path, which checks
 and raises; ``tests/test_p2p_fast_path.py`` holds the two to the same predictions.
 
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from greenlet import getcurrent
 
-from ...constants import TAG_UB, WORLD_CONTEXT, CommKind
+from ...constants import ANY_TAG, PROC_NULL, TAG_UB, WORLD_CONTEXT, CommKind
 from ...engine.matching import Message, post_receive
 from ...engine.protocols import bsim_send
 from ...engine.rank import RankGreenlet
@@ -54,10 +55,12 @@ if not cython.compiled:   # compiled, C calls in their place (fast_path.pxd)
 _WORLD, _GROUP = CommKind.WORLD, CommKind.GROUP
 _NDARRAY = np.ndarray   # (a global: compiled, a module attribute is a lookup per call)
 _world: Any = None      # MPI.COMM_WORLD, given by know_world
+_NULL_ENVELOPE = (PROC_NULL, ANY_TAG, 0)   # a receive from PROC_NULL: its status
 # flat_call compares a rank and a tag with literals (compiled, an int object against a
-# constant, in C): the largest rank MPI can name (a C int) and MPICH's largest tag
-if TAG_UB != 536870911:
-    raise ImportError(f"bsim.mpi.p2p.fast_path: flat_call's literal is not TAG_UB {TAG_UB}")
+# constant, in C): the largest rank MPI can name (a C int), MPICH's largest tag and PROC_NULL
+if TAG_UB != 536870911 or PROC_NULL != -1:
+    raise ImportError(f"bsim.mpi.p2p.fast_path: flat_call's literals are not TAG_UB {TAG_UB} "
+                      f"and PROC_NULL {PROC_NULL}")
 
 
 def know_world(comm: Comm) -> None:
@@ -75,6 +78,27 @@ def _group_peer(comm: Comm, vr: VirtualRank, crank: int) -> int:
             and crank < len(comm._group) and vr.rank in comm._index:
         return comm._group[crank]
     return -1
+
+
+def _null_peer(vr: VirtualRank, eng: Any, buf: Any, call: str, kind: ReqKind,
+               hand: bool) -> Request | None:
+    """:func:`flat_call` to or from ``PROC_NULL``, on any communicator: a request complete
+    at once, nothing sent or received, its status ``(PROC_NULL, ANY_TAG, 0)`` (the MPI
+    standard, Sec. 3.11), as ``calls._isend`` and ``_irecv`` make it.  An array is parsed
+    all the same (what is wrong with it raises)."""
+    if vr.finalized or eng.measure is not None:
+        return None
+    if buf.__class__ is not Buffer:
+        parse_buffer(vr, buf, call)
+    vr.ops += 1
+    req = new_request(Request, vr, kind, call) if cython.compiled else Request(vr, kind, call)
+    if kind is not SEND:
+        req.envelope = _NULL_ENVELOPE
+    req.resolve(vr.clock, 0.0, vr.clock)
+    if hand:
+        req.handed = True
+        vr.open_requests += 1
+    return req
 
 
 @cython.boundscheck(False)   # (compiled: its one list index, the peer's rank, is in range)
@@ -98,10 +122,12 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
                 or tag.__class__ is not int:
             return None
         vr = g.vrank
-    if (cls is not Buffer and cls is not _NDARRAY) or not 0 <= tag <= 536870911 or peer < 0:
+    if (cls is not Buffer and cls is not _NDARRAY) or not 0 <= tag <= 536870911 or peer < -1:
         return None
     ipeer = peer   # (compiled, a C integer: no int object made to compare it below)
     eng = vr.engine
+    if ipeer == -1:   # PROC_NULL
+        return _null_peer(vr, eng, buf, call, kind, hand)
     if comm is _world:
         world = True
         ctx = WORLD_CONTEXT

@@ -4,6 +4,10 @@
 cimport cython
 from bsim.engine.engine_state cimport EngineState
 
+cdef extern from "Python.h":
+    # float(n) of an int n, as its float() and int / float compute it (no float object)
+    double int_as_double "PyLong_AsDouble" (object n) except? -1.0
+
 cdef class ProtocolState:
     cdef public EngineState engine
     cdef public object net, fabric, credits, envelope, poll_time

@@ -17,6 +17,14 @@ from typing import TYPE_CHECKING
 
 from netmodels.flat import Hockney
 
+try:   # compiled, CPython's conversion of an int to a C double in its place (the .pxd)
+    import cython
+except ImportError:
+    from . import pure_cython as cython
+
+if not cython.compiled:
+    int_as_double = float
+
 if TYPE_CHECKING:
     from netmodels.base import NetworkModel
 
@@ -53,6 +61,9 @@ class ProtocolState:
         if self.hockney:
             if src == dst:
                 return 0.0
-            size = nbytes
+            if cython.compiled and type(nbytes) is int:   # its value, no float object made
+                size = int_as_double(nbytes)
+            else:
+                size = nbytes
             return self.latency + size / self.bandwidth
         return self.net.cost(src, dst, nbytes)

@@ -255,8 +255,7 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
                blocking: bool = True) -> Any:
     vr = current()
     call = _name("Allgatherv" if vector else "Allgather", blocking)
-    size = comm.size_of(vr)
-    me = comm.rank_of(vr)
+    _, me, size = comm.coll_identity(vr)   # (rank_of and size_of in one call)
     rinfo = parse_vector_buffer(vr, recvbuf, size, call, not vector)
     if vector:
         check_disjoint(vr, call, rinfo, size)

@@ -191,8 +191,7 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
 
     @cython.locals(vr=VirtualRank)
     def coll_identity(self, vr: VirtualRank) -> tuple[Any, int, int]:
-        """``(coll_context(vr), rank_of(vr), size_of(vr))``, what a collective's arrival
-        asks (``bsim.engine.collective_rules.arrive``), in one call or two."""
+        """``(coll_context(vr), rank_of(vr), size_of(vr))``: what ``arrive`` asks, at once."""
         kind = self.kind
         if kind is _WORLD:
             world = vr.world
@@ -201,7 +200,9 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
             return world.coll_ctx, vr.rank - world.base, world.size
         if kind is _SELF:
             return ("self", vr.rank), 0, 1
-        me = self.rank_of(vr)   # a null, freed or foreign communicator raises here
+        index = self._index   # a member of a group none freed: rank_of's answer, inlined
+        me = index[vr.rank] if kind is _GROUP and not self.freed_by and vr.rank in index \
+            else self.rank_of(vr)   # a null, freed or foreign communicator raises here
         return self.coll_ctx, me, len(self._group)
 
     @cython.locals(vr=VirtualRank)

@@ -802,3 +802,25 @@ def test_sharing_a_price_between_translated_communicators_changes_no_prediction(
     apart = bsim.simulate(main, 32, network=net, protocol="bsim")
     assert shared.finish.tolist() == apart.finish.tolist()
     assert shared.wait.tolist() == apart.wait.tolist()
+
+
+def test_groups_of_different_shapes_keep_their_own_prices():
+    """Two groups of 4 on an 8x4 torus that are not translates (x = 0..3 of row 0, whose
+    3 -> 0 is 3 hops, and the column x = 4, whose y ring wraps: 1 hop) broadcast the same
+    size from the same root in one run: each member's finish equals the one it has when
+    its group broadcasts alone, so neither group is priced with the other's shape."""
+    def run(which):
+        def main():
+            from mpi4py import MPI
+            world = MPI.COMM_WORLD
+            r = world.rank
+            color = 0 if r < 4 else 1 if r % 8 == 4 else MPI.UNDEFINED
+            four = world.Split(color, r)
+            if four != MPI.COMM_NULL and color in which:
+                four.Bcast(bsim.Buffer(1 << 20), root=1)
+        return bsim.simulate(main, 32, network="torus:dims=8x4,cores=1,link_bandwidth=1e9,"
+                                                "hop_latency=1e-6", protocol="bsim").finish
+    both, row, column = run((0, 1)), run((0,)), run((1,))
+    assert both[:4].tolist() == row[:4].tolist()
+    assert both[[4, 12, 20, 28]].tolist() == column[[4, 12, 20, 28]].tolist()
+    assert row[:4].tolist() != column[[4, 12, 20, 28]].tolist()   # the shapes' prices differ

@@ -64,7 +64,8 @@ class CollectiveCosts:
             else:
                 self._models[op] = build_collective_model(value)
         self._cost_cache: dict[tuple[Any, ...], float] = {}
-        self._places: dict[Any, Any] = {}
+        self._places: dict[Any, int] = {}      # a communicator's context: its place's number
+        self._place_ids: dict[Any, int] = {}   # a place: its number (one per distinct place)
         self._p2p_cache: dict[Any, Callable[[float], float]] = {}
         self.any_algorithmic = any(m is None for m in self._models.values())
         self._names: dict[str, str] = {}
@@ -188,24 +189,25 @@ class CollectiveCosts:
             self._p2p_cache[key] = fn
         return fn
 
-    def _place(self, engine: Engine, comm: Comm, group: tuple[int, ...]) -> Any:
+    def _place(self, engine: Engine, comm: Comm, group: tuple[int, ...]) -> int:
         """What a collective's cost on *comm* depends on besides the op, size and root.
 
         The communicator, or where the network says its costs are invariant under
         translation (``group_shape``: a torus), the group's shape, so that communicators
         placed alike share one price (HPL's process rows: one evaluation for 64 rows).
         Groups above :data:`SHAPE_LIMIT` members keep the communicator (a shape that large
-        is rarely repeated and costs memory).
+        is rarely repeated and costs memory).  Returned as a number, one per distinct
+        place: the cost cache's key hashes it at every call, a shape's tuple of P members'
+        offsets would be hashed whole.
         """
         ctx = comm.coll_ctx
         place = self._places.get(ctx)
         if place is None:
             shape_of = getattr(engine.network, "group_shape", None)
-            if shape_of is not None and len(group) <= SHAPE_LIMIT:
-                place = ("shape", shape_of(group))
-            else:
-                place = ("ctx", ctx)
-            self._places[ctx] = place
+            where = (("shape", shape_of(group)) if shape_of is not None
+                     and len(group) <= SHAPE_LIMIT else ("ctx", ctx))
+            place = self._places[ctx] = self._place_ids.setdefault(where,
+                                                                   len(self._place_ids))
         return place
 
     def shared_cost(self, engine: Engine, comm: Comm, group: tuple[int, ...], op: str,

@@ -14,7 +14,3 @@ from bsim.mpi.data.buffer_info cimport BufInfo
                sent="long long")
 cpdef flat_call(object comm, object buf, object peer, object tag, object call, object kind,
                 bint hand=*)
-
-@cython.locals(req=RequestState)
-cdef object _null_peer(VirtualRank vr, EngineState eng, object buf, object call, object kind,
-                       bint hand)

@@ -80,27 +80,6 @@ def _group_peer(comm: Comm, vr: VirtualRank, crank: int) -> int:
     return -1
 
 
-def _null_peer(vr: VirtualRank, eng: Any, buf: Any, call: str, kind: ReqKind,
-               hand: bool) -> Request | None:
-    """:func:`flat_call` to or from ``PROC_NULL``, on any communicator: a request complete
-    at once, nothing sent or received, its status ``(PROC_NULL, ANY_TAG, 0)`` (the MPI
-    standard, Sec. 3.11), as ``calls._isend`` and ``_irecv`` make it.  An array is parsed
-    all the same (what is wrong with it raises)."""
-    if vr.finalized or eng.measure is not None:
-        return None
-    if buf.__class__ is not Buffer:
-        parse_buffer(vr, buf, call)
-    vr.ops += 1
-    req = new_request(Request, vr, kind, call) if cython.compiled else Request(vr, kind, call)
-    if kind is not SEND:
-        req.envelope = _NULL_ENVELOPE
-    req.resolve(vr.clock, 0.0, vr.clock)
-    if hand:
-        req.handed = True
-        vr.open_requests += 1
-    return req
-
-
 @cython.boundscheck(False)   # (compiled: its one list index, the peer's rank, is in range)
 @cython.wraparound(False)
 def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKind,
@@ -126,23 +105,22 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
         return None
     ipeer = peer   # (compiled, a C integer: no int object made to compare it below)
     eng = vr.engine
-    if ipeer == -1:   # PROC_NULL
-        return _null_peer(vr, eng, buf, call, kind, hand)
-    if comm is _world:
-        world = True
-        ctx = WORLD_CONTEXT
-    else:
-        world = comm.kind is _WORLD
-        ctx = comm.context
-    if world and ipeer < eng.nranks and vr.world is None:
-        wpeer = peer
-    else:
-        wpeer = _group_peer(comm, vr, peer)
-        if wpeer < 0:
-            return None
-    iw = wpeer   # (compiled, a C integer: the ranks list indexed in C)
     if vr.finalized or eng.measure is not None:
         return None
+    if ipeer != -1:   # (PROC_NULL, on any communicator: no peer, as in calls._isend)
+        if comm is _world:
+            world = True
+            ctx = WORLD_CONTEXT
+        else:
+            world = comm.kind is _WORLD
+            ctx = comm.context
+        if world and ipeer < eng.nranks and vr.world is None:
+            wpeer = peer
+        else:
+            wpeer = _group_peer(comm, vr, peer)
+            if wpeer < 0:
+                return None
+        iw = wpeer   # (compiled, a C integer: the ranks list indexed in C)
     payload = None
     if cls is Buffer:
         info = buf
@@ -155,7 +133,11 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
     vr.ops += 1
     # compiled, the request and the message are made in C (request_state.pxd, matching.pxd)
     req = new_request(Request, vr, kind, call) if cython.compiled else Request(vr, kind, call)
-    if kind is SEND:
+    if ipeer == -1:   # complete at once, nothing sent or received (MPI 4.1 Sec. 3.11)
+        if kind is not SEND:
+            req.envelope = _NULL_ENVELOPE
+        req.resolve(vr.clock, 0.0, vr.clock)
+    elif kind is SEND:
         nbytes = info.nbytes
         me = vr.rank if world else comm._index[vr.rank]
         msg = new_message(ctx, vr.rank, wpeer, me, tag, nbytes, payload, False)

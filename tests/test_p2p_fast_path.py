@@ -269,6 +269,12 @@ def _one_call(call: str, **kw: Any) -> None:
     # beyond a C int (the fast path compares ranks as C integers): no OverflowError
     ("Isend", dict(dest=2**31), f"invalid dest {2**31}"),
     ("Recv", dict(source=2**70, tag=1), f"invalid source {2**70}"),
+    # beyond a C long long, either side (PyLong_AsLongLong's -1 there would be PROC_NULL)
+    ("Isend", dict(dest=2**63), f"invalid dest {2**63}"),
+    ("Isend", dict(dest=-2**63 - 1), f"invalid dest {-2**63 - 1}"),
+    ("Irecv", dict(source=2**63 - 1), f"invalid source {2**63 - 1}"),
+    ("Isend", dict(dest=1, tag=2**64 - 1), "invalid tag"),
+    ("Irecv", dict(source=0, tag=-2**70), "invalid tag"),
 ])
 def test_bad_arguments_still_reach_the_general_checks(call: str, kw: dict[str, Any],
                                                       why: str) -> None:

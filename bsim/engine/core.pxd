@@ -1,8 +1,8 @@
 # The C types core.py's event loop declares (@cython.locals), for Cython
 # (bsim/engine/compiled.py, TYPED).
 
-# (matching.deliver is not cimported: the loop calls it as a module global, which the event
-# queue's tests replace; a C call measured no faster on the halo)
+# (matching.deliver is cimported as deliver_in_c: the loop calls it in C unless the module
+# global ``deliver``, which the event queue's tests replace, is not matching's own)
 cimport cython
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
@@ -10,6 +10,7 @@ from cpython.long cimport PyLong_CheckExact
 from cpython.object cimport PyObject, Py_TYPE
 from bsim.engine.matching cimport (_TAKEN_EARLY, Mailbox, Message, order_by_key,
                                    order_wakeups)
+from bsim.engine.matching cimport deliver as deliver_in_c
 from bsim.engine.engine_state cimport ModuleWatch
 from bsim.engine.request_state cimport RequestState
 from bsim.engine.rank cimport VirtualRank, green_switch

@@ -70,6 +70,10 @@ if not cython.compiled:   # compiled, greenlet's C API in its place (rank.pxd)
     def prefetch_deliveries(batch: list, i: int, n: int, ranks: list) -> None:
         """Compiled, cache hints for the next deliveries (core.pxd); as Python not called."""
 
+    deliver_in_c = deliver   # compiled, matching.deliver called in C (core.pxd)
+
+_DELIVER = deliver   # what the loop calls in C unless the module's ``deliver`` was replaced
+
 __all__ = ["Engine", "LIVELOCK_POLLS"]
 
 GC_YOUNG_MIN = 50_000          # young-generation collector threshold during a run, at least
@@ -327,7 +331,8 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
                    mark="long long", idle="long long", livelock_polls=cython.double,
                    i=cython.Py_ssize_t, n=cython.Py_ssize_t, batch=list, head=tuple,
                    t0=cython.double, now=cython.double, key="long long", end=cython.double,
-                   wakeups=dict, deliveries=dict, private="ModuleWatch", modules=dict)
+                   wakeups=dict, deliveries=dict, private="ModuleWatch", modules=dict,
+                   direct=cython.bint)
     def run_until(self, end: float) -> None:
         """Process every event earlier than *end* (all of them for ``inf``)."""
         queue = self.queue
@@ -351,6 +356,7 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
         mark = self._next_mark(base, max_events)   # events (relative) of the next check
         deliveries = self.deliveries
         batch_cls = Deliveries
+        direct = deliver is _DELIVER   # (the event queue's tests replace it, to watch)
         try:
             while queue:
                 t0 = queue[0][0]   # (a C double when compiled)
@@ -392,7 +398,10 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
                         if cython.compiled:   # the loads of the next deliveries (core.pxd)
                             prefetch_deliveries(batch, i, n, ranks)
                         try:
-                            deliver(ranks[msg.dst], msg, now)
+                            if direct:   # (compiled, a C call: no arguments' tuple)
+                                deliver_in_c(ranks[msg.dst], msg, now)
+                            else:
+                                deliver(ranks[msg.dst], msg, now)
                         except BaseException as exc:
                             self._abort(None, exc)
                         i += 1
@@ -455,26 +464,17 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
                 events += 1
                 if events == mark:
                     start, mark = self._periodic(base, events, start, max_events)
-                if cls is msg_cls:
-                    try:
+                try:
+                    if cls is msg_cls:
                         deliver(ranks[item.dst], item, now)
-                    except BaseException as exc:
-                        self._abort(None, exc)
-                elif cls is call_cls:
-                    try:
+                    elif cls is call_cls:
                         item.fn(*item.args)
-                    except BaseException as exc:
-                        self._abort(None, exc)
-                elif isinstance(item, NetEvent):
-                    try:
+                    elif isinstance(item, NetEvent):
                         item.run(self)
-                    except BaseException as exc:
-                        self._abort(None, exc)
-                else:   # a SimPy event (bsim.engine.simpy_bridge)
-                    try:
+                    else:   # a SimPy event (bsim.engine.simpy_bridge)
                         run_simpy_event(item)
-                    except BaseException as exc:
-                        self._abort(None, exc)
+                except BaseException as exc:
+                    self._abort(None, exc)
         finally:
             self.events = base + events
             self.host_seconds += _time.perf_counter() - start

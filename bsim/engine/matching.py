@@ -41,6 +41,7 @@ if not cython.compiled:   # compiled, CPython's C API in its place (matching.pxd
 if TYPE_CHECKING:
     from .protocol_state import ProtocolState
     from .rank import VirtualRank
+    from .request_state import RequestState
     from .surface import Request
 
 __all__ = ["Message", "Mailbox", "mailbox", "deliver", "post_receive", "find_unexpected",
@@ -168,7 +169,10 @@ def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
     if box is None:
         box = dst.box = Mailbox()
     posted = box.posted
-    for i, req in enumerate(posted):
+    for i in range(len(posted)):
+        # (compiled, no type test: post_receive, whose argument is typed, is all that
+        # appends to it; a Request's subclass type would be tested against its base's)
+        req = cython.cast(RequestState, posted[i]) if cython.compiled else posted[i]
         if (req.ctx == msg.ctx and (req.src == ANY_SOURCE or req.src == msg.src)
                 and (req.tag == ANY_TAG or req.tag == msg.tag)):
             if cython.compiled:   # (in C: matching.pxd)

@@ -29,7 +29,7 @@ from greenlet import getcurrent
 from ..errors import AddTimeError, MPIUsageError, NotInSimulationError
 from .events import PRIO_RANK, WaitMode, Wakeups
 from .rank_program import RankGreenlet, charge_host_compute
-from .request_state import RankState
+from .request_state import RankState, RequestState
 from .settle_in_turn import settle_in_turn, trace_handled, trace_idle
 
 try:   # C types of the hot path's locals when compiled (rank.pxd, bsim/engine/compiled.py)
@@ -190,7 +190,8 @@ class VirtualRank(RankState):
                 unknown += 1
         if unknown:
             _await(self, reqs, unknown, call)
-            for r in reqs:
+            for x in reqs:   # (compiled, no type test: each was tested above)
+                r = cython.cast(RequestState, x) if cython.compiled else x
                 r.waited = False
         self.charge(reqs, call)
 
@@ -213,7 +214,9 @@ class VirtualRank(RankState):
 
         A method of its own, called after the wait: compiled, its C frame, the largest of
         the blocking path's, is not on the stack of a suspended rank, which the rank keeps
-        while it waits (``docs/benchmarks.md``, memory per idle rank).
+        while it waits (``docs/benchmarks.md``, memory per idle rank).  Its callers,
+        :meth:`settle` and :meth:`settle_one`, have type-tested *reqs*' items: compiled,
+        this method and :func:`_by_avail` read them as requests without a test.
         """
         if len(reqs) > 1:
             if cython.compiled:
@@ -226,7 +229,8 @@ class VirtualRank(RankState):
         t = self.clock
         wait = comm = 0.0
         tracer = self.engine.tracer
-        for r in reqs:
+        for x in reqs:
+            r = cython.cast(RequestState, x) if cython.compiled else x
             avail = r.avail
             if avail is None:   # every request is resolved here
                 continue
@@ -333,7 +337,8 @@ def _by_avail(reqs: list[Request]) -> list[Request]:
         return sorted(reqs, key=_avail_of)
     ordered = True
     prev = -_INF
-    for r in reqs:
+    for x in reqs:   # (compiled, tested by the caller: VirtualRank.charge)
+        r = cython.cast(RequestState, x) if cython.compiled else x
         if r.avail is None:
             return sorted(reqs, key=_avail_of)
         a = r.avail
@@ -344,11 +349,11 @@ def _by_avail(reqs: list[Request]) -> list[Request]:
         return reqs
     out = list(reqs)
     for i in range(1, n):
-        r = out[i]
+        r = cython.cast(RequestState, out[i]) if cython.compiled else out[i]
         a = r.avail
         j = i - 1
         while j >= 0:
-            q = out[j]
+            q = cython.cast(RequestState, out[j]) if cython.compiled else out[j]
             b = q.avail
             if b <= a:   # stable: an equal avail stays after the earlier request
                 break

@@ -28,7 +28,8 @@ cdef class RankState:
 
 cdef class RequestState:
     cdef object __weakref__   # Request(request)'s copies are released by a weakref.finalize
-    cdef public object owner, kind, call, ctx, src, tag, avail
+    cdef public RankState owner   # (typed: read as its rank, without a test, at each use)
+    cdef public object kind, call, ctx, src, tag, avail
     cdef public double cost, partner, t_post
     cdef public bint waited, lower, cancelled, handed
     cdef public object envelope, payload, rinfo, error, post, flow

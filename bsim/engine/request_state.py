@@ -160,7 +160,9 @@ def new_request(cls: type, owner: RankState, kind: ReqKind, call: str) -> Reques
     the type call and the parsing of its arguments; compiled only (``RequestState``'s C
     allocation leaves every other field as ``__init__`` sets it: None, 0.0 or False; as
     Python the slots would stay unset, and the callers make ``cls(...)`` there)."""
-    req = alloc_instance(cls)   # RequestState's C allocation, called in C (the .pxd)
+    # RequestState's C allocation, called in C (the .pxd); *cls* is RequestState or one of
+    # its extension subclasses (Request): read as one without a type test
+    req = cython.cast(RequestState, alloc_instance(cls))
     req.owner = owner
     req.kind = kind
     req.call = call

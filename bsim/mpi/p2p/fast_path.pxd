@@ -9,8 +9,22 @@ from bsim.engine.rank cimport VirtualRank, green_current, vrank_of
 from bsim.engine.request_state cimport RequestState, new_request
 from bsim.mpi.data.buffer_info cimport BufInfo
 
+cdef extern from *:
+    # an exact int's value as a C long long, or the least one (LLONG_MIN) when it is beyond
+    # that range: a rank or a tag checked against MPI's bounds without an int object, and
+    # no error set (PyLong_AsLongLongAndOverflow)
+    """
+    #include <limits.h>
+    static long long bsim_int_or_least(PyObject *o) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        return overflow ? LLONG_MIN : v;
+    }
+    """
+    long long int_or_least "bsim_int_or_least" (object o) noexcept
+
 @cython.locals(vr=VirtualRank, eng=EngineState, req=RequestState, msg=Message, nbytes=object,
-               info=BufInfo, world=bint, proto=ProtocolState, ipeer=Py_ssize_t, iw=Py_ssize_t,
-               sent="long long")
+               info=BufInfo, world=bint, proto=ProtocolState, ipeer="long long",
+               itag="long long", iw=Py_ssize_t, sent="long long", dst=VirtualRank)
 cpdef flat_call(object comm, object buf, object peer, object tag, object call, object kind,
                 bint hand=*)

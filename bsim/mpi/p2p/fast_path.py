@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ...constants import ReqKind
     from ...engine.rank import VirtualRank
     from ..comms.comm import Comm
+    from ..data.buffer_info import BufInfo
 
 __all__ = ["flat_call", "know_world"]
 
@@ -51,13 +52,14 @@ if not cython.compiled:   # compiled, C calls in their place (fast_path.pxd)
     from ...engine.rank import vrank_of  # (g.vrank, not called as Python: flat_call)
     green_current = getcurrent
     new_message = Message     # (its C twin takes the same arguments)
+    int_or_least = int        # (not called as Python)
 
 _WORLD, _GROUP = CommKind.WORLD, CommKind.GROUP
 _NDARRAY = np.ndarray   # (a global: compiled, a module attribute is a lookup per call)
 _world: Any = None      # MPI.COMM_WORLD, given by know_world
 _NULL_ENVELOPE = (PROC_NULL, ANY_TAG, 0)   # a receive from PROC_NULL: its status
-# flat_call compares a rank and a tag with literals (compiled, an int object against a
-# constant, in C): the largest rank MPI can name (a C int), MPICH's largest tag and PROC_NULL
+# flat_call compares a rank and a tag with literals (compiled, as C integers): the largest
+# rank MPI can name (a C int), MPICH's largest tag and PROC_NULL
 if TAG_UB != 536870911 or PROC_NULL != -1:
     raise ImportError(f"bsim.mpi.p2p.fast_path: flat_call's literals are not TAG_UB {TAG_UB} "
                       f"and PROC_NULL {PROC_NULL}")
@@ -91,8 +93,11 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
     g = green_current()
     if cython.compiled:   # type() is Py_TYPE there; as Python, __class__ is the faster
         cls = type(buf)
-        if type(g) is not RankGreenlet or type(peer) is not int or type(tag) is not int \
-                or peer > 2147483647:   # (below, a C integer: MPI's ranks are C ints)
+        if type(g) is not RankGreenlet or type(peer) is not int or type(tag) is not int:
+            return None
+        ipeer = int_or_least(peer)   # C integers, compared in C (fast_path.pxd)
+        itag = int_or_least(tag)
+        if ipeer > 2147483647:   # (MPI's ranks are C ints)
             return None
         vr = vrank_of(g)   # (a slot read in C: rank.pxd)
     else:
@@ -100,10 +105,11 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
         if g.__class__ is not RankGreenlet or peer.__class__ is not int \
                 or tag.__class__ is not int:
             return None
+        ipeer, itag = peer, tag
         vr = g.vrank
-    if (cls is not Buffer and cls is not _NDARRAY) or not 0 <= tag <= 536870911 or peer < -1:
+    if (cls is not Buffer and cls is not _NDARRAY) or not 0 <= itag <= 536870911 \
+            or ipeer < -1:
         return None
-    ipeer = peer   # (compiled, a C integer: no int object made to compare it below)
     eng = vr.engine
     if vr.finalized or eng.measure is not None:
         return None
@@ -122,8 +128,8 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
                 return None
         iw = wpeer   # (compiled, a C integer: the ranks list indexed in C)
     payload = None
-    if cls is Buffer:
-        info = buf
+    if cls is Buffer:   # (a BufInfo: compiled, not type-tested against its base)
+        info = cython.cast(BufInfo, buf) if cython.compiled else buf
     else:   # an array: parsed (what is wrong raises as it would anyway)
         info = parse_buffer(vr, buf, call)
         if kind is SEND and info.mem is not None:
@@ -145,12 +151,11 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
         sent = nbytes   # (compiled, a C integer added to the rank's C count)
         vr.nbytes += sent
         proto = eng.protocol
+        dst = eng.ranks[iw]
         if proto.exact_bsim:   # BsimProtocol's send as a C call when compiled
-            bsim_send(proto, vr, eng.ranks[iw], msg, req,
-                      wpeer == vr.rank and nbytes > SELF_EAGER_LIMIT)
+            bsim_send(proto, vr, dst, msg, req, dst is vr and nbytes > SELF_EAGER_LIMIT)
         else:
-            proto.send(vr, eng.ranks[iw], msg, req,
-                       wpeer == vr.rank and nbytes > SELF_EAGER_LIMIT)
+            proto.send(vr, dst, msg, req, dst is vr and nbytes > SELF_EAGER_LIMIT)
     else:
         req.ctx = ctx
         req.src = wpeer

@@ -2,7 +2,7 @@
 # TYPED).
 
 cimport cython
-from bsim.engine.rank cimport VirtualRank
+from bsim.engine.rank cimport VirtualRank, current
 from bsim.engine.request_state cimport RequestState
 
 @cython.locals(r=RequestState, owner=VirtualRank, pending=list)

@@ -128,12 +128,17 @@ def wait_all(requests: list[Request], statuses: Any, call: str,
         owner.ops += 1
         owner.settle(pending, call)
     if statuses is None and not results:
-        for r in pending:
+        # (compiled, pending's items read as requests without a type test: active()
+        # tested them)
+        for x in pending:
+            r = cython.cast(RequestState, x) if cython.compiled else x
             if r.error is not None or r.post is not None:
                 break
         else:
-            for r in pending:
-                if r.kind is not DONE:   # (not completed by an earlier one's finish)
+            done = DONE
+            for x in pending:
+                r = cython.cast(RequestState, x) if cython.compiled else x
+                if r.kind is not done:   # (not completed by an earlier one's finish)
                     r.finish(None)
             return []
     if statuses is None:
@@ -167,12 +172,13 @@ def active(requests: list[Request], call: str, unique: bool = False) -> list[Req
     pending = cython.cast(list, requests)[:] if type(requests) is list else list(requests)
     total = len(pending)
     n = 0
+    done = DONE
     for i in range(total):
         x = pending[i]
         if not isinstance(x, RequestState):
             _not_a_request(requests, call)
-        r = x
-        if r.kind is not DONE:   # (the kinds are ReqKind's members, never copies)
+        r = cython.cast(RequestState, x)   # (tested: no second test)
+        if r.kind is not done:   # (the kinds are ReqKind's members, never copies)
             if n != i:
                 pending[n] = r
             n += 1

@@ -13,7 +13,7 @@ from bsim.engine.matching cimport (_TAKEN_EARLY, Mailbox, Message, order_by_key,
 from bsim.engine.matching cimport deliver as deliver_in_c
 from bsim.engine.engine_state cimport ModuleWatch
 from bsim.engine.request_state cimport RequestState
-from bsim.engine.rank cimport VirtualRank, green_switch
+from bsim.engine.rank cimport VirtualRank, enter_rank, green_switch
 
 @cython.locals(p="long long")
 cdef inline bint _ahead(tuple head, long long prio, long long key) except -1

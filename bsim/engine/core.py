@@ -51,7 +51,7 @@ from .host_watchdog import HostBlockWatchdog
 from .matching import Message, by_key, deliver, early_matching, order_by_key, order_wakeups
 from .private_modules import PrivateModules
 from .process_exit import ExitGuard
-from .rank import RankGreenlet, VirtualRank
+from .rank import RankGreenlet, VirtualRank, enter_rank
 from .rank_generators import RankGenerators
 from .rank_threads import ThreadSupport
 
@@ -444,6 +444,7 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
                             start, mark = self._periodic(base, events, start, max_events)
                         if private is not None and private.swapping:
                             private.enter(vr.rank)
+                        enter_rank(vr)   # (compiled, its MPI calls find it there: rank.py)
                         try:
                             resume = vr.resume
                             if resume is None:
@@ -453,6 +454,8 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
                                 resume()
                         except BaseException as exc:
                             self._abort(vr, exc)
+                        finally:
+                            enter_rank(None)
                         if private is not None and (
                                 len(modules) != private.count
                                 or modules.get("__main__") is not private.main_now):

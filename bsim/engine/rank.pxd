@@ -81,6 +81,13 @@ cdef extern from *:
 # WaitMode's values as C integers (rank.py's _NONE, _ALL, _ANY)
 cdef long _NONE, _ALL, _ANY
 
+cdef extern from *:
+    # the calling host thread, as a number (its thread state's address; the GIL is held)
+    """
+    #define bsim_thread_state() ((Py_ssize_t)PyThreadState_Get())
+    """
+    Py_ssize_t thread_state "bsim_thread_state" () noexcept
+
 cdef class VirtualRank(RankState):
     cdef public EngineState engine
     cdef public object rank, greenlet, pending, box
@@ -114,6 +121,13 @@ cdef inline _await(VirtualRank vr, object waitset, long unknown, object call)
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, r=RequestState, q=RequestState,
                a=double, b=double, out=list, prev=double, ordered=bint)
 cpdef list _by_avail(list reqs)
+
+# the rank the engine switched into and the thread that switched (rank.py: running_rank)
+cdef VirtualRank _running
+cdef Py_ssize_t _running_thread
+cpdef enter_rank(VirtualRank vr)
+cdef VirtualRank running_rank()
+cdef check_own_greenlet(VirtualRank vr)
 
 @cython.locals(vr=VirtualRank)
 cpdef current()

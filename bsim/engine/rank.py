@@ -18,6 +18,7 @@ operation), so ``finish == calc + wait + comm``.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from heapq import heappush
 from operator import attrgetter
@@ -48,6 +49,15 @@ if not cython.compiled:   # compiled, greenlet's C API in their place (rank.pxd)
     green_current = getcurrent
     green_switch = greenlet.greenlet.switch   # green_switch(g) is g.switch()
     vrank_of = attrgetter("vrank")   # (as Python, the call sites read g.vrank themselves)
+    thread_state = threading.get_ident   # (compiled, PyThreadState_Get: rank.pxd)
+
+# The rank the engine has switched into (Engine.run_until) and the host thread that
+# switched: compiled, an MPI call of that rank finds it here without asking greenlet,
+# which costs about 120 instructions a call (thread-local reads and type checks).  As
+# Python, greenlet.getcurrent() is asked first (a builtin, cheaper than this module's
+# functions), and this is the answer only when the greenlet is not a rank's.
+_running: VirtualRank | None = None
+_running_thread = 0
 
 # hot path: plain ints (an Enum attribute lookup costs ~6x a global's; compiled, C longs)
 _NONE, _ALL, _ANY = int(WaitMode.NONE), int(WaitMode.ALL), int(WaitMode.ANY)
@@ -123,6 +133,7 @@ class VirtualRank(RankState):
 
     def suspend(self, call: str) -> None:
         """Give control to the engine until someone calls :meth:`wake`."""
+        check_own_greenlet(self)
         self.pending = call
         green_switch(self.engine.main)
         self.pending = None
@@ -131,6 +142,7 @@ class VirtualRank(RankState):
 
     def sleep_until(self, t: float, call: str = "") -> None:
         """Resume at simulated time *t* (>= now); the clock is not charged here."""
+        check_own_greenlet(self)
         self.wake(t)   # and suspend(), inlined
         self.pending = call
         green_switch(self.engine.main)
@@ -312,6 +324,7 @@ def _await(vr: VirtualRank, waitset: Any, unknown: int, call: str) -> None:
     *waitset* (a list, or one request) are resolved (:meth:`VirtualRank.on_resolve`
     wakes it).  ``suspend``, inlined when compiled (``rank.pxd``): no C frame of its own
     on the stack a suspended rank keeps (``docs/benchmarks.md``, memory per idle rank)."""
+    check_own_greenlet(vr)
     vr.waitset = waitset
     vr.wait_mode = _ALL
     vr.unknown = unknown
@@ -367,6 +380,32 @@ _INF = math.inf   # (globals, not module attributes: the compiled hot path reads
 _AVAIL = attrgetter("avail")
 
 
+def enter_rank(vr: VirtualRank | None) -> None:
+    """The engine switches into *vr*'s greenlet now (None: it is back)."""
+    global _running, _running_thread
+    _running = vr
+    _running_thread = thread_state()
+
+
+def running_rank() -> VirtualRank | None:
+    """The rank the engine switched into when the caller runs in the host thread that
+    switched; None otherwise (the caller then finds its rank by its greenlet).
+
+    So a greenlet of the program's own, switched to from a rank, makes its MPI calls as
+    that rank, compiled or not.  Before a rank waits, :func:`check_own_greenlet` makes
+    sure that the waiting greenlet is the rank's, the one the engine will resume."""
+    return _running if _running_thread == thread_state() else None
+
+
+def check_own_greenlet(vr: VirtualRank) -> None:
+    """Raise :class:`NotInSimulationError` unless the caller runs in *vr*'s greenlet (see
+    :func:`running_rank`); called before a rank waits."""
+    if green_current() is not vr.greenlet:
+        raise NotInSimulationError(
+            f"rank {vr.rank}: an MPI call that waits was made from a greenlet that is not "
+            f"the rank's (greenlets of a program's own cannot make blocking MPI calls)")
+
+
 def current_or_none() -> VirtualRank | None:
     """The virtual rank running the caller, or None outside a simulation."""
     g = green_current()
@@ -375,17 +414,22 @@ def current_or_none() -> VirtualRank | None:
 
 def current() -> VirtualRank:
     """The virtual rank running the caller.  Raises outside a simulation."""
-    g = green_current()
-    if type(g) is RankGreenlet:
-        vr = vrank_of(g) if cython.compiled else g.vrank
-        if vr.finalized:
-            raise MPIUsageError(f"rank {vr.rank}: MPI call after MPI.Finalize()")
-        if vr.engine.measure is not None:
-            charge_host_compute(vr)
-        return vr
-    raise NotInSimulationError(
-        "this MPI call was made outside a simulated rank: run the program with "
-        "bsim.simulate(main, ranks=N) or `bsim run`")
+    vr = running_rank() if cython.compiled else None
+    if vr is None:
+        g = green_current()
+        if type(g) is RankGreenlet:
+            vr = vrank_of(g) if cython.compiled else g.vrank
+        else:   # as Python, a greenlet of the program's own in a rank is taken for it here
+            vr = running_rank()
+            if vr is None:
+                raise NotInSimulationError(
+                    "this MPI call was made outside a simulated rank: run the program "
+                    "with bsim.simulate(main, ranks=N) or `bsim run`")
+    if vr.finalized:
+        raise MPIUsageError(f"rank {vr.rank}: MPI call after MPI.Finalize()")
+    if vr.engine.measure is not None:
+        charge_host_compute(vr)
+    return vr
 
 
 def add_time(seconds: float) -> None:
@@ -394,12 +438,17 @@ def add_time(seconds: float) -> None:
     Outside a simulation (the same skeleton under real ``mpiexec``) the
     behaviour is set by ``bsim.realmode`` (default: do nothing).
     """
-    g = green_current()
-    if type(g) is not RankGreenlet:
-        from .. import realmode
-        realmode.add_time(seconds)
-        return
-    r = vrank_of(g) if cython.compiled else g.vrank
+    r = running_rank() if cython.compiled else None
+    if r is None:
+        g = green_current()
+        if type(g) is RankGreenlet:
+            r = vrank_of(g) if cython.compiled else g.vrank
+        else:
+            r = running_rank()   # (as in current())
+            if r is None:
+                from .. import realmode
+                realmode.add_time(seconds)
+                return
     # inlined check: the fast path is a finite float >= 0
     try:
         ok = seconds >= 0.0 and seconds != _INF and type(seconds) is not bool

@@ -5,7 +5,7 @@ from bsim.engine.engine_state cimport EngineState
 from bsim.engine.matching cimport Message, new_message, post_receive
 from bsim.engine.protocols cimport bsim_send
 from bsim.engine.protocol_state cimport ProtocolState
-from bsim.engine.rank cimport VirtualRank, green_current, vrank_of
+from bsim.engine.rank cimport VirtualRank, green_current, running_rank, vrank_of
 from bsim.engine.request_state cimport RequestState, new_request
 from bsim.mpi.data.buffer_info cimport BufInfo
 

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["flat_call", "know_world"]
 
 if not cython.compiled:   # compiled, C calls in their place (fast_path.pxd)
-    from ...engine.rank import vrank_of  # (g.vrank, not called as Python: flat_call)
+    from ...engine.rank import running_rank, vrank_of  # (not called as Python: flat_call)
     green_current = getcurrent
     new_message = Message     # (its C twin takes the same arguments)
     int_or_least = int        # (not called as Python)
@@ -90,17 +90,22 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
     (``RECV``) from it, and return its request; None when the general path must take the
     call (module docstring).  *hand*: the request is handed to the program
     (``hand_out``, inlined: a nonblocking call)."""
-    g = green_current()
     if cython.compiled:   # type() is Py_TYPE there; as Python, __class__ is the faster
         cls = type(buf)
-        if type(g) is not RankGreenlet or type(peer) is not int or type(tag) is not int:
+        if type(peer) is not int or type(tag) is not int:
             return None
         ipeer = int_or_least(peer)   # C integers, compared in C (fast_path.pxd)
         itag = int_or_least(tag)
         if ipeer > 2147483647:   # (MPI's ranks are C ints)
             return None
-        vr = vrank_of(g)   # (a slot read in C: rank.pxd)
+        vr = running_rank()   # the rank the engine switched into (rank.py)
+        if vr is None:
+            g = green_current()
+            if type(g) is not RankGreenlet:
+                return None
+            vr = vrank_of(g)   # (a slot read in C: rank.pxd)
     else:
+        g = green_current()
         cls = buf.__class__
         if g.__class__ is not RankGreenlet or peer.__class__ is not int \
                 or tag.__class__ is not int:

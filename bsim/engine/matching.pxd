@@ -7,9 +7,6 @@ from bsim.mpi.data.buffer_info cimport BufInfo
 from bsim.engine.protocol_state cimport ProtocolState
 from bsim.engine.engine_state cimport EngineState
 
-cdef extern from "Python.h":
-    void gc_untrack "PyObject_GC_UnTrack" (object obj)
-
 cdef extern from *:
     # ``del lst[i]`` (0 <= i < len(lst), checked by the caller) for a queue's match: the
     # items after i moved down one, the item's reference dropped last, without the

@@ -29,9 +29,6 @@ except ImportError:
     from . import pure_cython as cython
 
 if not cython.compiled:   # compiled, CPython's C API in its place (matching.pxd)
-    def gc_untrack(obj: object) -> None:
-        """``PyObject_GC_UnTrack``; as Python not called."""
-
     sort_keyed = list.sort   # (order_wakeups: list.sort's order, compiled in C)
 
     def list_del(lst: list[Any], i: int) -> None:
@@ -410,11 +407,7 @@ def unreceived_messages(engine: Any) -> dict[int, int]:
 
 def transfer_payload(req: Request, msg: Message) -> None:
     """Fill the receive request's status and data from the matched message."""
-    envelope = (msg.src_crank, msg.tag, msg.nbytes)
-    if cython.compiled:   # (matching.pxd) three ints can be in no cycle: not the
-        gc_untrack(envelope)   # collector's to follow (as its own young collections
-        # would decide), so that its end, a step later, touches no other object
-    req.envelope = envelope
+    req.raw_envelope = msg   # read as (src_crank, tag, nbytes): RequestState.envelope
     info = req.rinfo
     if info is not None:
         if msg.nbytes > info.nbytes:

@@ -32,7 +32,7 @@ cdef class RequestState:
     cdef public object kind, call, ctx, src, tag, avail
     cdef public double cost, partner, t_post
     cdef public bint waited, lower, cancelled, handed
-    cdef public object envelope, payload, rinfo, error, post, flow
+    cdef public object raw_envelope, payload, rinfo, error, post, flow
 
     @cython.locals(owner=RankState)
     cpdef resolve(self, double avail, double cost, double partner)

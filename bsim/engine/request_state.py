@@ -38,6 +38,8 @@ STATE_FIELDS = ("owner", "kind", "call", "ctx", "src", "tag", "avail", "cost", "
                 "t_post", "waited", "envelope", "payload", "lower", "rinfo", "error", "post",
                 "flow", "cancelled", "handed")
 """The fields of a request's state, copied by ``Request(request)``."""
+# (as Python; compiled, request_state.pxd) envelope is a property over raw_envelope
+_SLOTS = tuple(["raw_envelope" if f == "envelope" else f for f in STATE_FIELDS]) + ("__weakref__",)
 
 _ORIGINS: dict[int, Any] = {}
 """``id(copy) -> original`` of the live copies made by ``Request(request)``: kept here
@@ -83,7 +85,7 @@ class RequestState:
     ones, which skips CPython's allocator on the way in and out; a subclass defined in
     Python (``Prequest``, a program's) is allocated as usual."""
 
-    __slots__ = (*STATE_FIELDS, "__weakref__")
+    __slots__ = _SLOTS
 
     def __init__(self, owner: VirtualRank | RequestState | None = None, kind: ReqKind = DONE,
                  call: str = "REQUEST_NULL") -> None:
@@ -111,7 +113,7 @@ class RequestState:
         self.partner = 0.0
         self.t_post = 0.0
         self.waited = False
-        self.envelope: tuple[int, int, int] | None = None
+        self.raw_envelope: Any = None   # what envelope reads: a tuple, None or a Message
         self.payload: Any = None
         self.lower = False
         self.rinfo: Any = None   # the parsed receive buffer (bsim.mpi.data.buffers.BufInfo)
@@ -120,6 +122,19 @@ class RequestState:
         self.flow: Any = None   # tracing: the matched Message
         self.cancelled = False
         self.handed = False   # given to the program: counted in owner.open_requests
+
+    @property
+    def envelope(self) -> tuple[int, int, int] | None:
+        """``(source, tag, bytes)`` of a receive's status once a message matched it (the
+        source's rank in the communicator; the bytes received); None before.  Kept as
+        ``raw_envelope``: a tuple, or the matched message itself, whose fields are read
+        here (``matching.transfer_payload``: no tuple made at every match)."""
+        env = self.raw_envelope
+        return env if env is None or type(env) is tuple else _envelope_of(env)
+
+    @envelope.setter
+    def envelope(self, value: tuple[int, int, int] | None) -> None:
+        self.raw_envelope = value
 
     def resolve(self, avail: float, cost: float, partner: float) -> None:
         """Set the times of the matched operation; wake the owner if it waits on it."""
@@ -138,9 +153,14 @@ class RequestState:
             self.handed = False
             owner = self.owner   # (a RankState when compiled: request_state.pxd)
             owner.open_requests -= 1
-        st = self.envelope   # (a truncated receive's status too, as MPICH fills it)
-        if status is not None and st is not None:
-            status._fill(*st)
+        st = self.raw_envelope   # (a truncated receive's status too, as MPICH fills it)
+        if st is not None:
+            if type(st) is not tuple:   # the matched message: not kept (nor its payload)
+                self.raw_envelope = None
+                if status is not None:
+                    st = _envelope_of(st)
+            if status is not None:
+                status._fill(*st)
         if self.error is not None:
             err, self.error = self.error, None
             raise err
@@ -153,6 +173,11 @@ class RequestState:
             payload, self.payload = self.payload, None
             return pickle.loads(payload) if payload else None
         return None
+
+
+def _envelope_of(msg: Any) -> tuple[int, int, int]:
+    """The status envelope of the message *msg* that matched a receive in full."""
+    return (msg.src_crank, msg.tag, msg.nbytes)
 
 
 def new_request(cls: type, owner: RankState, kind: ReqKind, call: str) -> RequestState:

@@ -146,7 +146,7 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
     req = new_request(Request, vr, kind, call) if cython.compiled else Request(vr, kind, call)
     if ipeer == -1:   # complete at once, nothing sent or received (MPI 4.1 Sec. 3.11)
         if kind is not SEND:
-            req.envelope = _NULL_ENVELOPE
+            req.raw_envelope = _NULL_ENVELOPE
         req.resolve(vr.clock, 0.0, vr.clock)
     elif kind is SEND:
         nbytes = info.nbytes

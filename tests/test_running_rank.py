@@ -1,12 +1,13 @@
-"""Which rank an MPI call belongs to: the one the engine switched into.
+"""Which rank an MPI call belongs to.
 
-The engine notes the rank whose greenlet it switches into (``rank.enter_rank``), and an
-MPI call of that rank finds it there (``rank.running_rank``), compiled without asking
-greenlet at every call.  So a greenlet of the program's own, switched to from a rank,
-makes its calls as that rank; but it cannot wait in one: the engine resumes the rank's
-own greenlet, not it, so a blocking call from it raises before the rank would wait
-(``rank.check_own_greenlet``).  Outside a run, and from another host thread, there is
-no running rank.
+Compiled, the engine notes the rank whose greenlet it switches into (``rank.enter_rank``)
+and an MPI call of that rank finds it there (``rank.running_rank``) without asking
+greenlet at every call; as Python, a call whose greenlet is not a rank's looks for the
+rank its greenlet descends from.  Either way a greenlet of the program's own, made and
+switched to in a rank, makes its calls as that rank; but it cannot wait in one: the engine
+resumes the rank's own greenlet, not it, so a blocking call from it raises before the rank
+would wait (``rank.refuse_other_greenlet``).  Outside a run, and from another host thread,
+there is no running rank.
 """
 
 from __future__ import annotations

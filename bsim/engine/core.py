@@ -444,7 +444,8 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
                             start, mark = self._periodic(base, events, start, max_events)
                         if private is not None and private.swapping:
                             private.enter(vr.rank)
-                        enter_rank(vr)   # (compiled, its MPI calls find it there: rank.py)
+                        if cython.compiled:   # its MPI calls find it there (rank.py)
+                            enter_rank(vr)
                         try:
                             resume = vr.resume
                             if resume is None:
@@ -455,7 +456,8 @@ class Engine(EngineState, EventMarks, FailureReports, simpy.Environment):
                         except BaseException as exc:
                             self._abort(vr, exc)
                         finally:
-                            enter_rank(None)
+                            if cython.compiled:
+                                enter_rank(None)
                         if private is not None and (
                                 len(modules) != private.count
                                 or modules.get("__main__") is not private.main_now):

@@ -166,10 +166,10 @@ def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
     if box is None:
         box = dst.box = Mailbox()
     posted = box.posted
-    for i in range(len(posted)):
+    for i, x in enumerate(posted):
         # (compiled, no type test: post_receive, whose argument is typed, is all that
         # appends to it; a Request's subclass type would be tested against its base's)
-        req = cython.cast(RequestState, posted[i]) if cython.compiled else posted[i]
+        req = cython.cast(RequestState, x) if cython.compiled else x
         if (req.ctx == msg.ctx and (req.src == ANY_SOURCE or req.src == msg.src)
                 and (req.tag == ANY_TAG or req.tag == msg.tag)):
             if cython.compiled:   # (in C: matching.pxd)
@@ -408,6 +408,9 @@ def unreceived_messages(engine: Any) -> dict[int, int]:
 def transfer_payload(req: Request, msg: Message) -> None:
     """Fill the receive request's status and data from the matched message."""
     req.raw_envelope = msg   # read as (src_crank, tag, nbytes): RequestState.envelope
+    payload = msg.payload
+    if payload is not None:   # the request keeps the message, not its data
+        msg.payload = None
     info = req.rinfo
     if info is not None:
         if msg.nbytes > info.nbytes:
@@ -420,15 +423,15 @@ def transfer_payload(req: Request, msg: Message) -> None:
             # as MPICH: the status names the message, counts what the buffer took, and
             # the buffer holds the message's first bytes
             req.envelope = (msg.src_crank, msg.tag, info.nbytes)
-            if info.mem is not None and msg.payload is not None:
-                info.mem[:info.nbytes] = msg.payload[:info.nbytes]
+            if info.mem is not None and payload is not None:
+                info.mem[:info.nbytes] = payload[:info.nbytes]
             return
-        if info.mem is not None and msg.payload is not None:
-            info.mem[:msg.nbytes] = msg.payload
+        if info.mem is not None and payload is not None:
+            info.mem[:msg.nbytes] = payload
         if req.lower:   # irecv() into a buffer: the pickle lands there, then is loaded
-            req.payload = msg.payload
+            req.payload = payload
     elif req.lower:   # a pickle (or the bytes of a buffer send: unpickled the same way)
-        req.payload = msg.payload
+        req.payload = payload
 
 
 def bsim_matched(p: ProtocolState, req: Request, msg: Message) -> None:

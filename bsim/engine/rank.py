@@ -51,11 +51,10 @@ if not cython.compiled:   # compiled, greenlet's C API in their place (rank.pxd)
     vrank_of = attrgetter("vrank")   # (as Python, the call sites read g.vrank themselves)
     thread_state = threading.get_ident   # (compiled, PyThreadState_Get: rank.pxd)
 
-# The rank the engine has switched into (Engine.run_until) and the host thread that
-# switched: compiled, an MPI call of that rank finds it here without asking greenlet,
-# which costs about 120 instructions a call (thread-local reads and type checks).  As
-# Python, greenlet.getcurrent() is asked first (a builtin, cheaper than this module's
-# functions), and this is the answer only when the greenlet is not a rank's.
+# Compiled, the rank the engine has switched into (Engine.run_until) and the host thread
+# that switched: an MPI call of that rank finds it here without asking greenlet, which
+# costs about 120 instructions a call (thread-local reads and type checks).  As Python
+# not kept (greenlet.getcurrent() is a builtin there, cheaper than keeping it).
 _running: VirtualRank | None = None
 _running_thread = 0
 
@@ -133,7 +132,8 @@ class VirtualRank(RankState):
 
     def suspend(self, call: str) -> None:
         """Give control to the engine until someone calls :meth:`wake`."""
-        check_own_greenlet(self)
+        if green_current() is not self.greenlet:   # (running_rank)
+            refuse_other_greenlet(self)
         self.pending = call
         green_switch(self.engine.main)
         self.pending = None
@@ -142,7 +142,8 @@ class VirtualRank(RankState):
 
     def sleep_until(self, t: float, call: str = "") -> None:
         """Resume at simulated time *t* (>= now); the clock is not charged here."""
-        check_own_greenlet(self)
+        if green_current() is not self.greenlet:   # (running_rank)
+            refuse_other_greenlet(self)
         self.wake(t)   # and suspend(), inlined
         self.pending = call
         green_switch(self.engine.main)
@@ -202,8 +203,7 @@ class VirtualRank(RankState):
                 unknown += 1
         if unknown:
             _await(self, reqs, unknown, call)
-            for x in reqs:   # (compiled, no type test: each was tested above)
-                r = cython.cast(RequestState, x) if cython.compiled else x
+            for r in reqs:
                 r.waited = False
         self.charge(reqs, call)
 
@@ -226,9 +226,7 @@ class VirtualRank(RankState):
 
         A method of its own, called after the wait: compiled, its C frame, the largest of
         the blocking path's, is not on the stack of a suspended rank, which the rank keeps
-        while it waits (``docs/benchmarks.md``, memory per idle rank).  Its callers,
-        :meth:`settle` and :meth:`settle_one`, have type-tested *reqs*' items: compiled,
-        this method and :func:`_by_avail` read them as requests without a test.
+        while it waits (``docs/benchmarks.md``, memory per idle rank).
         """
         if len(reqs) > 1:
             if cython.compiled:
@@ -241,8 +239,7 @@ class VirtualRank(RankState):
         t = self.clock
         wait = comm = 0.0
         tracer = self.engine.tracer
-        for x in reqs:
-            r = cython.cast(RequestState, x) if cython.compiled else x
+        for r in reqs:
             avail = r.avail
             if avail is None:   # every request is resolved here
                 continue
@@ -324,7 +321,8 @@ def _await(vr: VirtualRank, waitset: Any, unknown: int, call: str) -> None:
     *waitset* (a list, or one request) are resolved (:meth:`VirtualRank.on_resolve`
     wakes it).  ``suspend``, inlined when compiled (``rank.pxd``): no C frame of its own
     on the stack a suspended rank keeps (``docs/benchmarks.md``, memory per idle rank)."""
-    check_own_greenlet(vr)
+    if green_current() is not vr.greenlet:   # (running_rank)
+        refuse_other_greenlet(vr)
     vr.waitset = waitset
     vr.wait_mode = _ALL
     vr.unknown = unknown
@@ -344,14 +342,16 @@ def _avail_of(r: Request) -> float:
 
 def _by_avail(reqs: list[Request]) -> list[Request]:
     """*reqs* in order of ``avail``, ties in list order, unresolved (None) last: ``sorted(reqs,
-    key=_avail_of)``; compiled, an insertion sort on C doubles for a call's few requests."""
+    key=_avail_of)``; compiled, an insertion sort on C doubles for a call's few requests.
+    Compiled only, called by :meth:`VirtualRank.charge`, whose callers type-tested the
+    requests: read here without a test."""
     n = len(reqs)
     if n > 32:
         return sorted(reqs, key=_avail_of)
     ordered = True
     prev = -_INF
-    for x in reqs:   # (compiled, tested by the caller: VirtualRank.charge)
-        r = cython.cast(RequestState, x) if cython.compiled else x
+    for x in reqs:
+        r = cython.cast(RequestState, x)
         if r.avail is None:
             return sorted(reqs, key=_avail_of)
         a = r.avail
@@ -362,11 +362,11 @@ def _by_avail(reqs: list[Request]) -> list[Request]:
         return reqs
     out = list(reqs)
     for i in range(1, n):
-        r = cython.cast(RequestState, out[i]) if cython.compiled else out[i]
+        r = cython.cast(RequestState, out[i])
         a = r.avail
         j = i - 1
         while j >= 0:
-            q = cython.cast(RequestState, out[j]) if cython.compiled else out[j]
+            q = cython.cast(RequestState, out[j])
             b = q.avail
             if b <= a:   # stable: an equal avail stays after the earlier request
                 break
@@ -381,29 +381,36 @@ _AVAIL = attrgetter("avail")
 
 
 def enter_rank(vr: VirtualRank | None) -> None:
-    """The engine switches into *vr*'s greenlet now (None: it is back)."""
+    """Compiled, the engine switches into *vr*'s greenlet now (None: it is back)."""
     global _running, _running_thread
     _running = vr
     _running_thread = thread_state()
 
 
 def running_rank() -> VirtualRank | None:
-    """The rank the engine switched into when the caller runs in the host thread that
-    switched; None otherwise (the caller then finds its rank by its greenlet).
+    """The rank a caller whose greenlet is not a rank's runs for, or None.
 
-    So a greenlet of the program's own, switched to from a rank, makes its MPI calls as
-    that rank, compiled or not.  Before a rank waits, :func:`check_own_greenlet` makes
-    sure that the waiting greenlet is the rank's, the one the engine will resume."""
-    return _running if _running_thread == thread_state() else None
+    Compiled, the rank the engine switched into, when the caller runs in the host thread
+    that switched (every call asks this first).  As Python (asked when the greenlet is not
+    a rank's), the rank whose greenlet the caller's descends from: a greenlet's parent is
+    the one that made it, unless the program sets another.  So a greenlet of the
+    program's own, made and switched to in a rank, makes its MPI calls as that rank either
+    way.  It cannot wait in one: the engine resumes the rank's greenlet, not it, so
+    before a rank waits its greenlet is checked (:func:`refuse_other_greenlet`)."""
+    if cython.compiled:
+        return _running if _running_thread == thread_state() else None
+    g = green_current().parent
+    while g is not None and g.__class__ is not RankGreenlet:
+        g = g.parent
+    return None if g is None else g.vrank
 
 
-def check_own_greenlet(vr: VirtualRank) -> None:
-    """Raise :class:`NotInSimulationError` unless the caller runs in *vr*'s greenlet (see
-    :func:`running_rank`); called before a rank waits."""
-    if green_current() is not vr.greenlet:
-        raise NotInSimulationError(
-            f"rank {vr.rank}: an MPI call that waits was made from a greenlet that is not "
-            f"the rank's (greenlets of a program's own cannot make blocking MPI calls)")
+def refuse_other_greenlet(vr: VirtualRank) -> None:
+    """Raise :class:`NotInSimulationError`: a greenlet not *vr*'s is about to wait as *vr*
+    (see :func:`running_rank`)."""
+    raise NotInSimulationError(
+        f"rank {vr.rank}: an MPI call that waits was made from a greenlet that is not the "
+        f"rank's (greenlets of a program's own cannot make blocking MPI calls)")
 
 
 def current_or_none() -> VirtualRank | None:

@@ -128,7 +128,8 @@ class RequestState:
         """``(source, tag, bytes)`` of a receive's status once a message matched it (the
         source's rank in the communicator; the bytes received); None before.  Kept as
         ``raw_envelope``: a tuple, or the matched message itself, whose fields are read
-        here (``matching.transfer_payload``: no tuple made at every match)."""
+        here (``matching.transfer_payload``: no tuple made at every match; the message
+        keeps no data once it is copied)."""
         env = self.raw_envelope
         return env if env is None or type(env) is tuple else _envelope_of(env)
 
@@ -154,13 +155,8 @@ class RequestState:
             owner = self.owner   # (a RankState when compiled: request_state.pxd)
             owner.open_requests -= 1
         st = self.raw_envelope   # (a truncated receive's status too, as MPICH fills it)
-        if st is not None:
-            if type(st) is not tuple:   # the matched message: not kept (nor its payload)
-                self.raw_envelope = None
-                if status is not None:
-                    st = _envelope_of(st)
-            if status is not None:
-                status._fill(*st)
+        if status is not None and st is not None:
+            status._fill(*(st if type(st) is tuple else _envelope_of(st)))
         if self.error is not None:
             err, self.error = self.error, None
             raise err

@@ -96,7 +96,8 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
             return None
         ipeer = int_or_least(peer)   # C integers, compared in C (fast_path.pxd)
         itag = int_or_least(tag)
-        if ipeer > 2147483647:   # (MPI's ranks are C ints)
+        # (MPI's ranks are C ints; a rank or tag beyond a C long long reads as the least)
+        if not -1 <= ipeer <= 2147483647 or not 0 <= itag <= 536870911:
             return None
         vr = running_rank()   # the rank the engine switched into (rank.py)
         if vr is None:
@@ -108,12 +109,11 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
         g = green_current()
         cls = buf.__class__
         if g.__class__ is not RankGreenlet or peer.__class__ is not int \
-                or tag.__class__ is not int:
+                or tag.__class__ is not int or not 0 <= tag <= 536870911 or peer < -1:
             return None
-        ipeer, itag = peer, tag
+        ipeer = peer
         vr = g.vrank
-    if (cls is not Buffer and cls is not _NDARRAY) or not 0 <= itag <= 536870911 \
-            or ipeer < -1:
+    if cls is not Buffer and cls is not _NDARRAY:
         return None
     eng = vr.engine
     if vr.finalized or eng.measure is not None:

@@ -128,17 +128,12 @@ def wait_all(requests: list[Request], statuses: Any, call: str,
         owner.ops += 1
         owner.settle(pending, call)
     if statuses is None and not results:
-        # (compiled, pending's items read as requests without a type test: active()
-        # tested them)
-        for x in pending:
-            r = cython.cast(RequestState, x) if cython.compiled else x
+        for r in pending:
             if r.error is not None or r.post is not None:
                 break
         else:
-            done = DONE
-            for x in pending:
-                r = cython.cast(RequestState, x) if cython.compiled else x
-                if r.kind is not done:   # (not completed by an earlier one's finish)
+            for r in pending:
+                if r.kind is not DONE:   # (not completed by an earlier one's finish)
                     r.finish(None)
             return []
     if statuses is None:

@@ -72,7 +72,10 @@ def test_a_programs_own_greenlet_cannot_wait_in_an_mpi_call(call: str) -> None:
             greenlet.greenlet(inner).switch()
         comm.Send(bsim.Buffer(8), dest=1 - rank)
 
-    with pytest.raises(bsim.NotInSimulationError, match="greenlet that is not the rank's"):
+    # one line naming the rank, the call that would wait and the program's line
+    with pytest.raises(bsim.MPIUsageError,
+                       match=r"^rank 0: \S+: waits in a greenlet that is not the rank's own "
+                             r"\(.*\) \(at .*test_running_rank\.py:\d+"):
         bsim.simulate(main, 2, network=NET)
 
 

@@ -127,7 +127,7 @@ cdef VirtualRank _running
 cdef Py_ssize_t _running_thread
 cpdef enter_rank(VirtualRank vr)
 cdef VirtualRank running_rank()
-cdef refuse_other_greenlet(VirtualRank vr)
+cdef refuse_other_greenlet(VirtualRank vr, object call)
 
 @cython.locals(vr=VirtualRank)
 cpdef current()

@@ -133,7 +133,7 @@ class VirtualRank(RankState):
     def suspend(self, call: str) -> None:
         """Give control to the engine until someone calls :meth:`wake`."""
         if green_current() is not self.greenlet:   # (running_rank)
-            refuse_other_greenlet(self)
+            refuse_other_greenlet(self, call)
         self.pending = call
         green_switch(self.engine.main)
         self.pending = None
@@ -143,7 +143,7 @@ class VirtualRank(RankState):
     def sleep_until(self, t: float, call: str = "") -> None:
         """Resume at simulated time *t* (>= now); the clock is not charged here."""
         if green_current() is not self.greenlet:   # (running_rank)
-            refuse_other_greenlet(self)
+            refuse_other_greenlet(self, call)
         self.wake(t)   # and suspend(), inlined
         self.pending = call
         green_switch(self.engine.main)
@@ -322,7 +322,7 @@ def _await(vr: VirtualRank, waitset: Any, unknown: int, call: str) -> None:
     wakes it).  ``suspend``, inlined when compiled (``rank.pxd``): no C frame of its own
     on the stack a suspended rank keeps (``docs/benchmarks.md``, memory per idle rank)."""
     if green_current() is not vr.greenlet:   # (running_rank)
-        refuse_other_greenlet(vr)
+        refuse_other_greenlet(vr, call)
     vr.waitset = waitset
     vr.wait_mode = _ALL
     vr.unknown = unknown
@@ -405,12 +405,13 @@ def running_rank() -> VirtualRank | None:
     return None if g is None else g.vrank
 
 
-def refuse_other_greenlet(vr: VirtualRank) -> None:
-    """Raise :class:`NotInSimulationError`: a greenlet not *vr*'s is about to wait as *vr*
-    (see :func:`running_rank`)."""
-    raise NotInSimulationError(
-        f"rank {vr.rank}: an MPI call that waits was made from a greenlet that is not the "
-        f"rank's (greenlets of a program's own cannot make blocking MPI calls)")
+def refuse_other_greenlet(vr: VirtualRank, call: str) -> None:
+    """Raise :class:`MPIUsageError`: a greenlet not *vr*'s is about to wait in *call* as
+    *vr* (see :func:`running_rank`)."""
+    raise MPIUsageError(
+        f"rank {vr.rank}: {call}: waits in a greenlet that is not the rank's own (the "
+        f"engine resumes the rank's greenlet: a greenlet of the program's may make only "
+        f"MPI calls that do not wait)")
 
 
 def current_or_none() -> VirtualRank | None:

@@ -78,6 +78,8 @@ __all__ = ["main", "SKELETON", "KernelModel", "KERNELS", "numroc", "BCASTS", "SW
 SWAPS = ("bexchange", "long", "mix", "allgatherv")
 PFACTS = ("left", "crout", "right")
 _SCHEDULES: dict[Any, dict[Any, Any]] = {}   # panel compute schedules, shared by ranks
+#: A panel's geometry on one rank: (j, jb, prow, pcol, local rows >= j, local columns >= j + jb)
+Panel = tuple[int, int, int, int, int, int]
 
 
 # -- the program -----------------------------------------------------------------------
@@ -140,6 +142,7 @@ class _Factorization:
         self.n, self.nb, self.p, self.q = n, nb, p, q
         self.nbmin, self.ndiv, self.bcast, self.swap = nbmin, ndiv, bcast, swap
         self.swap_threshold, self.km, self.pivot = swap_threshold, km, pivot
+        self.dtrsm, self.dgemm = km.dtrsm, km.dgemm   # the update's kernels, looked up once
         self.dbl = MPI.DOUBLE
         self.buffer = BUFFER[0]
         self.myrow, self.mycol = (rank // q, rank % q) if pmap == "row" else (rank % p, rank // p)
@@ -153,24 +156,34 @@ class _Factorization:
         self.nq_tot = numroc(n + 1, nb, self.mycol, q)
         self.npan = (n + nb - 1) // nb
         self.pcache = _SCHEDULES.setdefault((km.spec, nbmin, ndiv), {})   # shared by all ranks
-        self.gcache: dict[int, tuple[int, int, int, int, int, int]] = {}
+        # the trailing updates' sums, added here as they come and handed to cnt and
+        # kernel_flops at the end (totals()): the same sums, without a dict per update
+        self.dtrsm_own = self.dtrsm_redundant = self.dgemm_flops = 0.0
+        self.dtrsm_flops = self.dtrsm_seconds = self.dgemm_seconds = 0.0
 
-    def geom(self, k: int) -> tuple[int, int, int, int, int, int]:
-        """(j, jb, prow, pcol, local rows >= j, local columns >= j + jb) of panel k."""
-        g = self.gcache.get(k)
-        if g is None:
-            self.gcache.pop(k - 2, None)   # panels k - 1 and k are in use (look-ahead)
-            nb, p, q = self.nb, self.p, self.q
-            j = k * nb
-            jb = min(nb, self.n - j)
-            g = self.gcache[k] = (j, jb, k % p, k % q,
-                                  self.mp_tot - numroc(j, nb, self.myrow, p),
-                                  self.nq_tot - numroc(j + jb, nb, self.mycol, q))
-        return g
+    def geom(self, k: int) -> Panel:
+        """Panel k's geometry, made once a rank and panel and passed to the steps below:
+        (j, jb, prow, pcol, local rows >= j, local columns >= j + jb)."""
+        nb, p, q = self.nb, self.p, self.q
+        j = k * nb
+        jb = min(nb, self.n - j)
+        return (j, jb, k % p, k % q, self.mp_tot - numroc(j, nb, self.myrow, p),
+                self.nq_tot - numroc(j + jb, nb, self.mycol, q))
 
-    def factor(self, k: int) -> None:
+    def totals(self) -> None:
+        """Add the trailing updates' sums to the flop counters and ``kernel_flops``."""
+        cnt, kf = self.cnt, self.kernel_flops
+        cnt["dtrsm"] += self.dtrsm_own
+        cnt["dtrsm_redundant"] += self.dtrsm_redundant
+        cnt["dgemm"] += self.dgemm_flops
+        kf["dtrsm"][0] += self.dtrsm_flops
+        kf["dtrsm"][1] += self.dtrsm_seconds
+        kf["dgemm"][0] += self.dgemm_flops
+        kf["dgemm"][1] += self.dgemm_seconds
+
+    def factor(self, g: Panel) -> None:
         """Panel factorization on this process column (HPL_pdfact)."""
-        j, jb, prow, _, mp, _ = self.geom(k)
+        j, jb, prow, _, mp, _ = g
         diag = self.myrow == prow
         times, tail, fl, trsm = _pfact_schedule(mp, jb, diag, self.nbmin, self.ndiv, self.km,
                                                 self.pcache)
@@ -191,22 +204,22 @@ class _Factorization:
                 _exchange(self.colc, plan, buf, TAG_PIV)
         bsim.add_time(tail)
 
-    def start_bcast(self, k: int) -> Transfer | Ibcast:
-        """This rank's part of panel k's broadcast along its process row."""
-        _, jb, prow, pcol, mp, _ = self.geom(k)
+    def start_bcast(self, g: Panel) -> Transfer | Ibcast:
+        """This rank's part of panel g's broadcast along its process row."""
+        _, jb, prow, pcol, mp, _ = g
         count = (mp - (jb if self.myrow == prow else 0)) * jb + jb * jb + jb   # L2, L1, pivots
         if self.bcast == "ibcast":
-            return Ibcast(self.rowc, self.buffer(count, self.dbl), pcol)
+            return Ibcast(self.rowc, self.buffer(count, self.dbl), pcol, self.q)
         d = (self.mycol - pcol) % self.q
         return Transfer(self.rowc, bcast_steps(self.bcast, d, self.q, count), pcol, self.q,
                         self.dbl)
 
-    def swap_rows(self, k: int, ncols: int) -> None:
-        """Apply panel k's row interchanges to *ncols* local columns (HPL_pdlaswp)."""
+    def swap_rows(self, g: Panel, ncols: int) -> None:
+        """Apply panel g's row interchanges to *ncols* local columns (HPL_pdlaswp)."""
         p, myrow, colc, buffer, dbl = self.p, self.myrow, self.colc, self.buffer, self.dbl
         if p == 1 or ncols <= 0:
             return
-        _, jb, prow, _, _, _ = self.geom(k)
+        _, jb, prow, _, _, _ = g
         total = jb * ncols
         if self.swap == "allgatherv":           # every process row gets all jb rows of U
             if jb % p == 0:                     # equal pieces: a plain Allgather
@@ -223,76 +236,82 @@ class _Factorization:
             d = (myrow - prow) % p
             Transfer(colc, spread_roll_steps(d, p, total), prow, p, dbl).progress(True, TAG_SW)
 
-    def update_time(self, k: int, ncols: int) -> float:
-        """Seconds of the trailing update of *ncols* columns with panel k (dtrsm + dgemm)."""
-        _, jb, prow, _, mp, _ = self.geom(k)
-        m2 = mp - (jb if self.myrow == prow else 0)   # rows below the diagonal block
+    def update_time(self, g: Panel, ncols: int) -> float:
+        """Seconds of the trailing update of *ncols* columns with panel g (dtrsm + dgemm)."""
+        _, jb, prow, _, mp, _ = g
+        diag = self.myrow == prow
+        m2 = mp - jb if diag else mp   # rows below the diagonal block
         trsm = float(jb * (jb - 1) * ncols)
         gemm = 2.0 * m2 * ncols * jb
-        if self.myrow == prow:
-            self.cnt["dtrsm"] += trsm
+        if diag:
+            self.dtrsm_own += trsm
         else:
-            self.cnt["dtrsm_redundant"] += trsm
-        self.cnt["dgemm"] += gemm
-        t_trsm, t_gemm = self.km.dtrsm(trsm), self.km.dgemm(gemm)
-        kf = self.kernel_flops
-        kf["dtrsm"][0] += trsm
-        kf["dtrsm"][1] += t_trsm
-        kf["dgemm"][0] += gemm
-        kf["dgemm"][1] += t_gemm
+            self.dtrsm_redundant += trsm
+        t_trsm, t_gemm = self.dtrsm(trsm), self.dgemm(gemm)
+        self.dtrsm_flops += trsm
+        self.dtrsm_seconds += t_trsm
+        self.dgemm_flops += gemm
+        self.dgemm_seconds += t_gemm
         return t_trsm + t_gemm
 
-    def update(self, k: int, ncols: int, probe: Transfer | Ibcast | None) -> None:
-        """Swap and update *ncols* trailing local columns with panel k, probing *probe*."""
-        self.swap_rows(k, ncols)
+    def update(self, g: Panel, ncols: int, probe: Transfer | Ibcast | None) -> None:
+        """Swap and update *ncols* trailing local columns with panel g, probing *probe*."""
+        self.swap_rows(g, ncols)
         if probe is None or not probe.pollable or probe.pos >= len(probe.steps):
             if ncols > 0:
-                bsim.add_time(self.update_time(k, ncols))
+                bsim.add_time(self.update_time(g, ncols))
             return
         done = probe.progress(False)
         left = ncols
         while left > 0 and not done:          # chunks of nb columns, probing in between
             c = min(self.nb, left)
-            bsim.add_time(self.update_time(k, c))
+            bsim.add_time(self.update_time(g, c))
             left -= c
             done = probe.progress(False)
         if left > 0:
-            bsim.add_time(self.update_time(k, left))
+            bsim.add_time(self.update_time(g, left))
 
     def factor_without_lookahead(self) -> None:
         """``depth=0``: per panel, factor, broadcast, then update everything."""
         q, mycol = self.q, self.mycol
         for k in range(self.npan):
+            g = self.geom(k)
             if mycol == k % q:
-                self.factor(k)
-            self.start_bcast(k).progress(True)
-            self.update(k, self.geom(k)[5], None)
+                self.factor(g)
+            self.start_bcast(g).progress(True)
+            self.update(g, g[5], None)
+        self.totals()
 
     def factor_with_lookahead(self) -> None:
         """``depth=1``: the next panel's owner updates its columns, factors and starts
         broadcasting it before the rest of the update; the others probe for it."""
         q, mycol, npan = self.q, self.mycol, self.npan
+        g = self.geom(0)
         if mycol == 0:
-            self.factor(0)
-        bc = self.start_bcast(0)
+            self.factor(g)
+        bc = self.start_bcast(g)
         if mycol == 0:
             bc.progress(False)                     # the root's first sends
         for k in range(npan):
             bc.progress(True)                      # panel k: received and forwarded
-            _, jb, _, _, _, ntrail = self.geom(k)
+            ntrail = g[5]
             nxt = k + 1
-            if nxt < npan and mycol == nxt % q:
-                jb1 = self.geom(nxt)[1]
-                self.update(k, min(jb1, ntrail), None)  # the next panel's columns first
-                self.factor(nxt)
-                bc = self.start_bcast(nxt)
+            if nxt == npan:
+                self.update(g, ntrail, None)
+                break
+            g1 = self.geom(nxt)
+            if mycol == nxt % q:
+                jb1 = g1[1]
+                self.update(g, min(jb1, ntrail), None)  # the next panel's columns first
+                self.factor(g1)
+                bc = self.start_bcast(g1)
                 bc.progress(False)                 # the root's first sends
-                self.update(k, ntrail - jb1, bc)   # the rest, progressing the broadcast
-            elif nxt < npan:
-                bc = self.start_bcast(nxt)
-                self.update(k, ntrail, bc)
+                self.update(g, ntrail - jb1, bc)   # the rest, progressing the broadcast
             else:
-                self.update(k, ntrail, None)
+                bc = self.start_bcast(g1)
+                self.update(g, ntrail, bc)
+            g = g1
+        self.totals()
 
 
 def _exchange(comm: Any, plan: list[tuple[int, int]], buf: Any, tag: int) -> None:

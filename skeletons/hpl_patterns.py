@@ -195,8 +195,8 @@ class Ibcast:
     steps = ()
     pos = 0
 
-    def __init__(self, comm: Any, buf: Any, root: int) -> None:
-        self.req = comm.Ibcast(buf, root=root) if comm.Get_size() > 1 else None
+    def __init__(self, comm: Any, buf: Any, root: int, size: int) -> None:
+        self.req = comm.Ibcast(buf, root) if size > 1 else None   # size: comm's
 
     def progress(self, blocking: bool, tag: int = TAG_BC) -> bool:
         if blocking and self.req is not None:

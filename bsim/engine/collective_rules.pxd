@@ -24,7 +24,7 @@ cdef long _K_ALL, _K_FANOUT, _K_FANIN
                colls=dict)
 cpdef tuple arrive(VirtualRank vr, object comm, object op, long kind, long root,
                    object nbytes, object value, object extra=*, bint blocking=*,
-                   object cost_bytes=*, object cost_op=*, object blocks=*)
+                   object cost_bytes=*, object cost_op=*, object blocks=*, tuple ident=*)
 
 cdef bint _sized(object extra) except -1
 

@@ -52,8 +52,7 @@ if TYPE_CHECKING:
     from .surface import Comm, Request
 
 __all__ = ["ALL", "FANOUT", "FANIN", "CollectiveCosts", "CollInstance", "Aggregate", "LARGEST",
-           "TOTAL", "arrive",
-           "start_into", "arrival_info"]
+           "TOTAL", "arrive", "start_into", "arrival_info"]
 
 # hot path: the kinds as module globals (an Enum attribute lookup costs several times a global's)
 SEND, RECV = ReqKind.SEND, ReqKind.RECV
@@ -165,11 +164,6 @@ def _mismatch(vr: VirtualRank, comm: Comm, seq: int, inst: CollInstance,
         f"{_show(sig)} (world ranks {comm.world_rank(inst.sig_rank, vr)} and {vr.rank})")
 
 
-def _owner(root: int) -> int:
-    """Member whose key orders the completion event: the root, or member 0."""
-    return root if root >= 0 else 0
-
-
 _reuse: list[Request] = []
 
 
@@ -191,7 +185,8 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
            value: Any, extra: tuple[Any, ...] = (), blocking: bool = True,
            cost_bytes: Callable[[CollInstance, int], float] | Aggregate | None = None,
            cost_op: str | None = None,
-           blocks: Callable[[CollInstance], Sequence[float] | None] | None = None
+           blocks: Callable[[CollInstance], Sequence[float] | None] | None = None,
+           ident: tuple[Any, int, int] | None = None
            ) -> tuple[CollInstance, int, Request | None]:
     """Register the calling rank's arrival at its next collective on *comm*.
 
@@ -204,7 +199,8 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     *op* is not one (communicator creation).  *blocks* (Gatherv, Scatterv): every
     member's block as the root knows it, read from the instance once the root has
     arrived (None there: not known); a linear algorithm then moves and prices each
-    block as it is (:func:`~netmodels.collective_schedules.linear_v_part`).
+    block as it is (:func:`~netmodels.collective_schedules.linear_v_part`).  *ident*:
+    ``comm.coll_identity(vr)`` when the call has asked it already.
 
     Visibility (docs/distributed.md): a member learns of the others'
     arrivals the lookahead ``δ`` after them, so the completion that depends
@@ -215,7 +211,7 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
     """
     cop = cost_op or op
     eng = vr.engine
-    cctx, me, size = comm.coll_identity(vr)
+    cctx, me, size = comm.coll_identity(vr) if ident is None else ident
     seqs = vr.coll_seq
     if seqs is None:
         seqs = vr.coll_seq = {}
@@ -249,7 +245,8 @@ def arrive(vr: VirtualRank, comm: Comm, op: str, kind: int, root: int, nbytes: f
             inst.cost_fn = costs.member_cost(eng, comm, members, cop, inst, cost_bytes, root0,
                                              sized, linear, blocks)
     t = vr.clock
-    rkey = vr.next_key() if me == (root if root >= 0 else 0) else 0   # _owner, inlined
+    # the member whose key orders the completion event: the root, or member 0
+    rkey = vr.next_key() if me == (root if root >= 0 else 0) else 0
     alg = (costs.algorithm(cop, size, nbytes if sized else None)
            if costs.any_algorithmic and blocking and size > 1 else None)
     if alg is not None:

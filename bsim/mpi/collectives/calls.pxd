@@ -7,7 +7,7 @@ from bsim.engine.rank cimport VirtualRank
 
 cpdef tuple take_part(object comm, VirtualRank vr, object op, object kind, object root,
                       object nbytes, object value, object extra=*, object cost_bytes=*,
-                      bint blocking=*, object blocks=*)
+                      bint blocking=*, object blocks=*, tuple ident=*)
 
 cpdef leave(object comm, VirtualRank vr, CollInstance inst, object result=*)
 

@@ -77,7 +77,6 @@ def as_array(raw: bytes | None, info: Any) -> np.ndarray | None:
 def _writable(mem: Any) -> None:
     """A read-only receive buffer is mpi4py's ``BufferError``, naming rank and call."""
     if mem.readonly:
-        from ...engine.failures import called_from
         vr = current()
         raise MPIUsageBufferError(f"rank {vr.rank}: {called_from()[0] or 'a collective'}: "
                                   f"the receive buffer is read-only")
@@ -104,9 +103,9 @@ def place_blocks(info: BufInfoV, blocks: list[Any]) -> None:
             mem[off:off + min(n, len(raw))] = raw[:n]
 
 
-def check_root(comm: Comm, vr: VirtualRank, root: Any, call: str) -> int:
-    """*root* as an int rank of *comm*; :class:`MPIUsageError` when it is not one."""
-    size = comm.size_of(vr)
+def check_root(comm: Comm, vr: VirtualRank, root: Any, call: str, size: int = -1) -> int:
+    """*root* as an int rank of *comm* (*size*: -1 asks); :class:`MPIUsageError` if not one."""
+    size = comm.size_of(vr) if size < 0 else size
     if type(root) is int and 0 <= root < size:   # the usual root: no conversion to check
         return root
     root = integral(root)   # size / 2 == 2.0 is rank 2, as mpi4py converts it
@@ -118,16 +117,16 @@ def check_root(comm: Comm, vr: VirtualRank, root: Any, call: str) -> int:
 
 def take_part(comm: Comm, vr: VirtualRank, op: str, kind: int, root: int, nbytes: float,
               value: Any, extra: tuple[Any, ...] = (), cost_bytes: Any = None,
-              blocking: bool = True, blocks: Any = None
+              blocking: bool = True, blocks: Any = None, ident: tuple | None = None
               ) -> tuple[CollInstance, int, Request | None]:
     """Arrive at collective *op* on *comm*; block until done unless not *blocking*.
 
     Returns ``(instance, my rank in comm, request)`` (``bsim.engine.collective_rules``;
-    *blocks*: a v-variant's blocks as the root knows them, ``arrive``).  Called with
-    arguments by position: Cython makes a keyword call to a ``cpdef`` function a Python
-    call."""
+    *blocks*: a v-variant's blocks as the root knows them; *ident*: the communicator's
+    ``coll_identity`` when the call has asked it, ``arrive``).  Called with arguments by
+    position: Cython makes a keyword call to a ``cpdef`` function a Python call."""
     inst, me, req = arrive(vr, comm, op, kind, root, nbytes, value, extra,   # a C call
-                           blocking, cost_bytes, None, blocks)
+                           blocking, cost_bytes, None, blocks, ident)
     if blocking and req is not None:
         vr.settle_one(req, op)
     return inst, me, req
@@ -206,18 +205,20 @@ def bcast(comm: Comm, obj: Any = None, root: int = 0) -> Any:
 
 
 def _bcast_args(comm: Comm, vr: VirtualRank, buf: Any, root: int, call: str) -> tuple[Any, ...]:
-    root = check_root(comm, vr, root, call)
+    """(root, buffer, the root's bytes or None, ``coll_identity``: asked once a call)."""
+    ident = comm.coll_identity(vr)
+    root = check_root(comm, vr, root, call, ident[2])
     info = parse_buffer(vr, buf, call)
-    raw = bytes(info.mem) if info.mem is not None and comm.rank_of(vr) == root else None
-    return root, info, raw
+    raw = bytes(info.mem) if info.mem is not None and ident[1] == root else None
+    return root, info, raw, ident
 
 
 def Bcast(comm: Comm, buf: Any, root: int = 0) -> None:
     """Broadcast a buffer from *root*."""
     vr = current()
-    root, info, raw = _bcast_args(comm, vr, buf, root, "Bcast")
+    root, info, raw, ident = _bcast_args(comm, vr, buf, root, "Bcast")
     inst, me, _ = take_part(comm, vr, "bcast", FANOUT, root, info.nbytes, raw,
-                            (("nbytes", info.nbytes),))
+                            (("nbytes", info.nbytes),), None, True, None, ident)
     if me != root:
         write_into(info, inst.values[root])
     leave(comm, vr, inst)
@@ -226,9 +227,9 @@ def Bcast(comm: Comm, buf: Any, root: int = 0) -> None:
 def Ibcast(comm: Comm, buf: Any, root: int = 0) -> Request:
     """Nonblocking broadcast."""
     vr = current()
-    root, info, raw = _bcast_args(comm, vr, buf, root, "Ibcast")
+    root, info, raw, ident = _bcast_args(comm, vr, buf, root, "Ibcast")
     inst, me, req = take_part(comm, vr, "bcast", FANOUT, root, info.nbytes, raw,
-                              (("nbytes", info.nbytes),), None, False)
+                              (("nbytes", info.nbytes),), None, False, None, ident)
     return nonblocking_request(comm, vr, inst, req, None, info if me != root else None, root)
 
 

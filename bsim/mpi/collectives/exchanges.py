@@ -255,7 +255,8 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
                blocking: bool = True) -> Any:
     vr = current()
     call = _name("Allgatherv" if vector else "Allgather", blocking)
-    _, me, size = comm.coll_identity(vr)   # (rank_of and size_of in one call)
+    ident = comm.coll_identity(vr)   # (rank_of and size_of in one call, for arrive too)
+    _, me, size = ident
     rinfo = parse_vector_buffer(vr, recvbuf, size, call, not vector)
     if vector:
         check_disjoint(vr, call, rinfo, size)
@@ -271,7 +272,7 @@ def _Allgather(comm: Comm, sendbuf: Any, recvbuf: Any, vector: bool,
         check_block(vr, call, nb, rinfo.block(me)[1])
     inst, me, req = take_part(comm, vr, "allgather", ALL, -1, rinfo.nbytes,
                               (nb, raw) if vector else raw, () if vector else (("nbytes", nb),),
-                              LARGEST, blocking)
+                              LARGEST, blocking, None, ident)
     if not blocking:
         return nonblocking_request(comm, vr, inst, req,
                                    _allgather_post(vr, call, rinfo, inst, vector, me == 0))

@@ -5,6 +5,7 @@ from bsim.engine.engine_state cimport EngineState
 from bsim.engine.matching cimport Message, post_receive
 from bsim.engine.rank cimport VirtualRank
 from bsim.engine.request_state cimport RequestState, new_request
+from bsim.mpi.comms.comm_identity cimport CommIdentity
 
 cdef class CollInstance:
     cdef public object key, op, sig, times, values, reqs, root_t, result, nbytes, rounds
@@ -22,7 +23,7 @@ cdef long _K_ALL, _K_FANOUT, _K_FANIN
 @cython.locals(inst=CollInstance, req=RequestState, eng=EngineState, me=long, size=long,
                seq=long, t=double, rkey="long long", bg=bint, sized=bint, seqs=dict,
                colls=dict)
-cpdef tuple arrive(VirtualRank vr, object comm, object op, long kind, long root,
+cpdef tuple arrive(VirtualRank vr, CommIdentity comm, object op, long kind, long root,
                    object nbytes, object value, object extra=*, bint blocking=*,
                    object cost_bytes=*, object cost_op=*, object blocks=*, tuple ident=*)
 

@@ -58,8 +58,8 @@ TYPED = ("bsim.mpi.data.buffer_info", "bsim.engine.engine_state", "bsim.engine.r
          "bsim.engine.protocols", "bsim.engine.core", "bsim.mpi.requests.multiple_completions",
          "bsim.mpi.p2p.fast_path", "bsim.mpi.p2p.calls", "bsim.engine.collective_rules",
          "bsim.mpi.collectives.calls", "bsim.mpi.collectives.exchanges",
-         "bsim.mpi.requests.request", "bsim.mpi.comms.comm", "bsim.mpi.data.placeholder",
-         "bsim.mpi.data.buffers", "bsim.engine.collective_costs",
+         "bsim.mpi.requests.request", "bsim.mpi.comms.comm_identity", "bsim.mpi.comms.comm",
+         "bsim.mpi.data.placeholder", "bsim.mpi.data.buffers", "bsim.engine.collective_costs",
          "bsim.engine.settle_in_turn", "bsim.mpi.data.vector_buffers",
          "bsim.mpi.collectives.block_checks")
 COMPILED = FLUID + TYPED

@@ -4,12 +4,15 @@
 cimport cython
 from bsim.engine.collective_rules cimport CollInstance, arrive, finalize
 from bsim.engine.rank cimport VirtualRank
+from bsim.mpi.comms.comm_identity cimport CommIdentity
 
-cpdef tuple take_part(object comm, VirtualRank vr, object op, object kind, object root,
+cpdef tuple take_part(CommIdentity comm, VirtualRank vr, object op, object kind, object root,
                       object nbytes, object value, object extra=*, object cost_bytes=*,
                       bint blocking=*, object blocks=*, tuple ident=*)
 
 cpdef leave(object comm, VirtualRank vr, CollInstance inst, object result=*)
+
+cdef tuple _bcast_args(CommIdentity comm, VirtualRank vr, object buf, object root, object call)
 
 @cython.final
 cdef class CollectivePost:

@@ -42,13 +42,9 @@ from ..topologies import cartesian
 from ..topologies import graphs as topologies
 from ..topologies.neighbor_buffers import NeighborCalls
 from . import fault_tolerance
+from .comm_identity import CommIdentity
 from .methods import CommCalls, CommManagement, IntracommCalls
-from .python_api import PICKLED_BY_NAME, CommPythonAPI, on_null
-
-try:   # compiled, vr is a C VirtualRank in the per-rank methods below (comm.pxd)
-    import cython
-except ImportError:
-    from ...engine import pure_cython as cython
+from .python_api import PICKLED_BY_NAME, CommPythonAPI
 
 if TYPE_CHECKING:
     from ..management.groups import Group
@@ -60,7 +56,7 @@ __all__ = ["Comm", "Intracomm", "Intercomm", "Topocomm", "Cartcomm", "Graphcomm"
 _WORLD, _SELF, _GROUP, _NULL = Kind.WORLD, Kind.SELF, Kind.GROUP, Kind.NULL
 
 
-class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
+class Comm(CommIdentity, CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
            fault_tolerance.FaultTolerance, HandleValues):
     """A communicator: a context id and an ordered group of world ranks.
 
@@ -72,7 +68,7 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
 
     Shared with the engine (not mpi4py API), used by ``bsim.engine`` (matching,
     collective rules, distributed runs) and by the modules whose functions are
-    bound here:
+    bound here (the fields and the per-rank queries are :class:`CommIdentity`'s):
 
     * ``context``: the point-to-point context id (an int or a tuple);
     * ``coll_ctx``: the collectives' context id (``coll_context`` is the one to use);
@@ -85,8 +81,7 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
     * :meth:`derive` and :meth:`derive_cart`: new communicators, shared by their members.
     """
 
-    __slots__ = ("context", "coll_ctx", "kind", "_group", "_index", "_name", "freed_by",
-                 "_handle", "__weakref__")
+    __slots__ = ("_name", "_handle", "__weakref__")   # and CommIdentity's fields
     _handle_kind = "Comm"
 
     def _handle_identity(self) -> object | None:
@@ -135,87 +130,9 @@ class Comm(CommPythonAPI, CommCalls, CommManagement, attributes.CommAttributes,
                     except AttributeError:   # a slot this class does not have
                         pass
 
-    # -- identity --------------------------------------------------------
-    @cython.locals(vr=VirtualRank)
-    def rank_of(self, vr: VirtualRank) -> int:
-        """The rank of *vr* in this communicator."""
-        kind = self.kind
-        if kind is _WORLD:   # a spawned rank's world: bsim/engine/spawning.py
-            return vr.rank if vr.world is None else vr.rank - vr.world.base
-        if kind is _SELF:
-            return 0
-        if kind is _NULL:
-            raise on_null(vr)
-        if self.freed_by and vr.rank in self.freed_by:
-            raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()",
-                                error_class=ERR_COMM)   # a null handle now, in mpi4py
-        try:
-            return self._index[vr.rank]
-        except KeyError:
-            raise MPIUsageError(f"rank {vr.rank} is not a member of {self!r}") from None
-
-    @cython.locals(vr=VirtualRank)
-    def size_of(self, vr: VirtualRank) -> int:
-        """The size of this communicator as seen by *vr*."""
-        kind = self.kind
-        if kind is _WORLD:
-            return vr.engine.nranks if vr.world is None else vr.world.size
-        if kind is _SELF:
-            return 1
-        if kind is _NULL:
-            raise on_null(vr)
-        if self.freed_by and vr.rank in self.freed_by:
-            raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()",
-                                error_class=ERR_COMM)   # a null handle now, in mpi4py
-        return len(self._group)
-
-    group_p2p, peer_size = True, size_of   # p2p ranks index _group; valid p2p ranks
-
-    @cython.locals(vr=VirtualRank)
-    def world_rank(self, crank: int, vr: VirtualRank) -> int:
-        """World rank of communicator rank *crank* (an intercomm's: of the remote group)."""
-        kind = self.kind
-        if kind is _WORLD:
-            return crank if vr.world is None else vr.world.base + crank
-        if kind is _SELF:
-            return vr.rank
-        return self._group[crank]
-
-    @cython.locals(vr=VirtualRank)
-    def coll_context(self, vr: VirtualRank) -> Any:
-        """Context of this communicator's collectives (COMM_SELF: one per rank)."""
-        kind = self.kind
-        if kind is _SELF:
-            return ("self", vr.rank)
-        return vr.world.coll_ctx if kind is _WORLD and vr.world is not None else self.coll_ctx
-
-    @cython.locals(vr=VirtualRank)
-    def coll_identity(self, vr: VirtualRank) -> tuple[Any, int, int]:
-        """``(coll_context(vr), rank_of(vr), size_of(vr))``: what ``arrive`` asks, at once."""
-        kind = self.kind
-        if kind is _WORLD:
-            world = vr.world
-            if world is None:
-                return self.coll_ctx, vr.rank, vr.engine.nranks
-            return world.coll_ctx, vr.rank - world.base, world.size
-        if kind is _SELF:
-            return ("self", vr.rank), 0, 1
-        index = self._index   # a member of a group none freed: rank_of's answer, inlined
-        me = index[vr.rank] if kind is _GROUP and not self.freed_by and vr.rank in index \
-            else self.rank_of(vr)   # a null, freed or foreign communicator raises here
-        return self.coll_ctx, me, len(self._group)
-
-    @cython.locals(vr=VirtualRank)
-    def members(self, vr: VirtualRank) -> tuple[int, ...]:
-        """World ranks of the members, in communicator rank order."""
-        kind = self.kind
-        if kind is _WORLD:
-            return vr.engine.world_group if vr.world is None else vr.world.members
-        if kind is _SELF:
-            return (vr.rank,)
-        if kind is _NULL:
-            raise on_null(vr)
-        return self._group
+    # -- identity: rank_of, size_of, world_rank, coll_context, coll_identity, members
+    # are CommIdentity's (compiled, C methods)
+    group_p2p, peer_size = True, CommIdentity.size_of   # p2p ranks index _group; valid ones
 
     def derive(self, vr: VirtualRank, ctx: Any, members: tuple[int, ...] | None,
                name: str) -> Intracomm:

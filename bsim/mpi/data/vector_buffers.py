@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """Vector buffer specifications: a buffer split in blocks, one per rank (the ``v`` and
 ``w`` forms of collectives: ``Gatherv``, ``Alltoallw``, ...), reduced to bytes.
 
@@ -32,7 +33,8 @@ class BufInfoV:
     """A parsed vector spec: memory (or None), counts and displacements in elements.
 
     A placeholder split in equal blocks keeps only its total (``counts`` and
-    ``displs`` None): nothing is moved, so no per-rank lists are built.
+    ``displs`` None): nothing is moved, so no per-rank lists are built.  Compiled, an
+    extension type (``vector_buffers.pxd``) whose ``block`` the collectives call in C.
     """
 
     __slots__ = ("mem", "counts", "displs", "datatype", "_nbytes", "_nblocks")
@@ -168,10 +170,7 @@ def parse_bufspecv(spec: Any, nblocks: int, equal: bool = False) -> BufInfoV:
     mpi4py's ``message_block``.
     """
     if spec.__class__ is Buffer:   # fast path: a placeholder in equal blocks
-        if spec.count % nblocks:
-            raise ValueError(f"buffer of {spec.count} elements does not split into {nblocks} "
-                             f"equal blocks")
-        return BufInfoV(None, None, None, spec.datatype, spec.nbytes, nblocks)
+        return _equal_blocks(spec, nblocks)
     items = list(spec) if isinstance(spec, (list, tuple)) else [spec]
     if (len(items) == 3 and items[0] is None and isinstance(items[1], (int, np.integer))
             and isinstance(items[2], (Datatype, str))):   # [None, count, datatype]
@@ -241,10 +240,20 @@ def parse_bufspecv(spec: Any, nblocks: int, equal: bool = False) -> BufInfoV:
     return BufInfoV(mem, counts, displs, dt)
 
 
+def _equal_blocks(placeholder: Buffer, nblocks: int) -> BufInfoV:
+    """A placeholder split in *nblocks* equal blocks (compiled, its fields read in C)."""
+    if placeholder.count % nblocks:
+        raise ValueError(f"buffer of {placeholder.count} elements does not split into "
+                         f"{nblocks} equal blocks")
+    return BufInfoV(None, None, None, placeholder.datatype, placeholder.nbytes, nblocks)
+
+
 def parse_vector_buffer(vr: VirtualRank, spec: Any, nblocks: int, call: str,
                         equal: bool = False) -> BufInfoV:
     """:func:`parse_bufspecv` for an MPI call (errors name the rank and the call)."""
     try:
+        if spec.__class__ is Buffer:   # (the usual placeholder: in C when compiled)
+            return _equal_blocks(spec, nblocks)
         return parse_bufspecv(spec, nblocks, equal)
     except (TypeError, ValueError, BufferError, KeyError) as exc:
         why = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

@@ -7,7 +7,10 @@ from bsim.engine.protocols cimport bsim_send
 from bsim.engine.protocol_state cimport ProtocolState
 from bsim.engine.rank cimport VirtualRank, green_current, running_rank, vrank_of
 from bsim.engine.request_state cimport RequestState, new_request
+from bsim.mpi.comms.comm_identity cimport CommIdentity
 from bsim.mpi.data.buffer_info cimport BufInfo
+
+cdef Py_ssize_t _group_peer(CommIdentity comm, VirtualRank vr, Py_ssize_t crank) except? -2
 
 cdef extern from *:
     # an exact int's value as a C long long, or the least one (LLONG_MIN) when it is beyond
@@ -25,6 +28,7 @@ cdef extern from *:
 
 @cython.locals(vr=VirtualRank, eng=EngineState, req=RequestState, msg=Message, nbytes=object,
                info=BufInfo, world=bint, proto=ProtocolState, ipeer="long long",
-               itag="long long", iw=Py_ssize_t, sent="long long", dst=VirtualRank)
+               itag="long long", iw=Py_ssize_t, sent="long long", dst=VirtualRank,
+               ident=CommIdentity)
 cpdef flat_call(object comm, object buf, object peer, object tag, object call, object kind,
                 bint hand=*)

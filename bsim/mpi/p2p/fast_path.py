@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ...constants import ReqKind
     from ...engine.rank import VirtualRank
     from ..comms.comm import Comm
+    from ..comms.comm_identity import CommIdentity   # (compiled: cimported, fast_path.pxd)
     from ..data.buffer_info import BufInfo
 
 __all__ = ["flat_call", "know_world"]
@@ -73,11 +74,11 @@ def know_world(comm: Comm) -> None:
     _world = comm
 
 
-def _group_peer(comm: Comm, vr: VirtualRank, crank: int) -> int:
+def _group_peer(comm: CommIdentity, vr: VirtualRank, crank: int) -> int:
     """World rank of rank *crank* (>= 0) of an intracommunicator's group when the flattened
     path may take a call on it (in range, the caller a member); -1 otherwise."""
-    if comm.kind is _GROUP and comm.group_p2p and not comm.freed_by \
-            and crank < len(comm._group) and vr.rank in comm._index:
+    if comm.kind is _GROUP and not comm.freed_by and crank < len(comm._group) \
+            and vr.rank in comm._index and comm.group_p2p:
         return comm._group[crank]
     return -1
 
@@ -122,13 +123,17 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
         if comm is _world:
             world = True
             ctx = WORLD_CONTEXT
-        else:
-            world = comm.kind is _WORLD
-            ctx = comm.context
+        else:   # (compiled, its fields read in C: a Comm is a CommIdentity)
+            ident = cython.cast(CommIdentity, comm, typecheck=True) if cython.compiled \
+                else comm
+            world = ident.kind is _WORLD
+            ctx = ident.context
         if world and ipeer < eng.nranks and vr.world is None:
             wpeer = peer
+        elif world:   # a rank beyond the world, or a spawned rank's: the general path
+            return None
         else:
-            wpeer = _group_peer(comm, vr, peer)
+            wpeer = _group_peer(ident, vr, ipeer)
             if wpeer < 0:
                 return None
         iw = wpeer   # (compiled, a C integer: the ranks list indexed in C)
@@ -150,7 +155,7 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
         req.resolve(vr.clock, 0.0, vr.clock)
     elif kind is SEND:
         nbytes = info.nbytes
-        me = vr.rank if world else comm._index[vr.rank]
+        me = vr.rank if world else ident._index[vr.rank]
         msg = new_message(ctx, vr.rank, wpeer, me, tag, nbytes, payload, False)
         vr.msgs += 1
         sent = nbytes   # (compiled, a C integer added to the rank's C count)

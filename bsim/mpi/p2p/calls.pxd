@@ -3,6 +3,7 @@
 cimport cython
 from bsim.engine.rank cimport VirtualRank
 from bsim.engine.request_state cimport RequestState
+from bsim.mpi.data.buffers cimport parse_buffer
 from bsim.mpi.p2p.fast_path cimport flat_call
 
 @cython.locals(vr=VirtualRank)

@@ -9,6 +9,7 @@ from bsim.engine.rank cimport VirtualRank, green_current, running_rank, vrank_of
 from bsim.engine.request_state cimport RequestState, new_request
 from bsim.mpi.comms.comm_identity cimport CommIdentity
 from bsim.mpi.data.buffer_info cimport BufInfo
+from bsim.mpi.data.buffers cimport parse_buffer
 
 cdef Py_ssize_t _group_peer(CommIdentity comm, VirtualRank vr, Py_ssize_t crank) except? -2
 

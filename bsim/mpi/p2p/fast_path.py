@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ...constants import ReqKind
     from ...engine.rank import VirtualRank
     from ..comms.comm import Comm
-    from ..comms.comm_identity import CommIdentity   # (compiled: cimported, fast_path.pxd)
+    from ..comms.comm_identity import CommIdentity  # (compiled: cimported, fast_path.pxd)
     from ..data.buffer_info import BufInfo
 
 __all__ = ["flat_call", "know_world"]

@@ -327,6 +327,46 @@ def test_a_receive_from_proc_null_fills_the_status_as_mpi_says() -> None:
     assert res.returns == [[1, 7, 24] + null + null, [0, 7, 24] + null + null]
 
 
+@pytest.mark.parametrize("call", ["Isend", "Irecv", "Send", "Recv"])
+def test_a_freed_sub_communicator_refuses_as_the_general_path(call: str) -> None:
+    # flat_call reads a sub-communicator's kind, group and freed handles (compiled, as C
+    # fields of CommIdentity): after this rank's Free the call goes to the general path,
+    # which names the Free (MPI 4.1 Sec. 7.4.4: the handle is COMM_NULL)
+    def main() -> None:
+        sub = MPI.COMM_WORLD.Split(0, key=MPI.COMM_WORLD.Get_rank())
+        sub.Free()
+        if call == "Isend":
+            sub.Isend(bsim.Buffer(8), dest=1, tag=0)
+        elif call == "Irecv":
+            sub.Irecv(bsim.Buffer(8), source=1, tag=0)
+        elif call == "Send":
+            sub.Send(bsim.Buffer(8), dest=1, tag=0)
+        else:
+            sub.Recv(bsim.Buffer(8), source=1, tag=0)
+    with pytest.raises(MPIUsageError, match=f"rank 0: {call}.*after its Free"):
+        bsim.simulate(main, 2)
+
+
+def test_a_sub_communicator_member_sends_by_its_rank_there() -> None:
+    # on a Split in reverse order the fast path maps the peer through the group it reads
+    # in C: rank r of sub is world rank 2 - r, and the source reported is sub's rank
+    def main() -> list[int]:
+        world = MPI.COMM_WORLD
+        sub = world.Split(0, key=-world.Get_rank())
+        st = MPI.Status()
+        if sub.Get_rank() == 0:
+            sub.Isend(bsim.Buffer(40), dest=2, tag=9).Wait()
+            return [world.Get_rank()]
+        if sub.Get_rank() == 2:
+            sub.Recv(bsim.Buffer(40), source=0, tag=9, status=st)
+            return [world.Get_rank(), st.Get_source(), st.Get_count(MPI.BYTE)]
+        return [world.Get_rank()]
+
+    res = bsim.simulate(main, 3)
+    assert res.returns == [[0, 0, 40], [1], [2]]
+    assert res.messages.tolist() == [0, 0, 1]
+
+
 def test_after_finalize_the_fast_path_raises_as_the_general_one() -> None:
     def main() -> None:
         MPI.Finalize()

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...constants import ERR_COMM
 from ...constants import CommKind as Kind
 from ...errors import MPIUsageError
-from .python_api import on_null
+from .python_api import on_freed, on_null
 
 if TYPE_CHECKING:
     from ...engine.rank import VirtualRank
@@ -58,8 +57,7 @@ class CommIdentity:
         if kind is _NULL:
             raise on_null(vr)
         if self.freed_by and vr.rank in self.freed_by:
-            raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()",
-                                error_class=ERR_COMM)   # a null handle now, in mpi4py
+            raise on_freed(self, vr)
         try:
             return self._index[vr.rank]
         except KeyError:
@@ -75,8 +73,7 @@ class CommIdentity:
         if kind is _NULL:
             raise on_null(vr)
         if self.freed_by and vr.rank in self.freed_by:
-            raise MPIUsageError(f"rank {vr.rank}: operation on {self!r} after its Free()",
-                                error_class=ERR_COMM)   # a null handle now, in mpi4py
+            raise on_freed(self, vr)
         return len(self._group)
 
     def world_rank(self, crank: int, vr: VirtualRank) -> int:

@@ -23,7 +23,7 @@ from ...constants import CommKind as Kind
 from ...engine.rank import current_or_none
 from ...errors import MPIUsageError
 
-__all__ = ["CommPythonAPI", "PICKLED_BY_NAME", "on_null"]
+__all__ = ["CommPythonAPI", "PICKLED_BY_NAME", "on_null", "on_freed"]
 
 PICKLED_BY_NAME: dict[str, Any] = {}
 _NAMES = "bsim.comm.names"   # engine.user_state: {(world rank, context): name}
@@ -116,3 +116,13 @@ def on_null(vr: Any) -> MPIUsageError:
     from ...engine.failures import called_from
     call = called_from()[0] or "an operation"
     return MPIUsageError(f"rank {vr.rank}: {call} on COMM_NULL", error_class=ERR_COMM)
+
+
+def on_freed(comm: Any, vr: Any) -> MPIUsageError:
+    """The error of a call on a communicator the calling rank has freed (a null handle
+    now, in mpi4py), naming the call as :func:`on_null` does (``rank 0: Isend on
+    <Intracomm WORLD.Split(0)> after its Free()``)."""
+    from ...engine.failures import called_from
+    call = called_from()[0] or "an operation"
+    return MPIUsageError(f"rank {vr.rank}: {call} on {comm!r} after its Free()",
+                         error_class=ERR_COMM)

@@ -54,10 +54,7 @@ class CommIdentity:
             return vr.rank if vr.world is None else vr.rank - vr.world.base
         if kind is _SELF:
             return 0
-        if kind is _NULL:
-            raise on_null(vr)
-        if self.freed_by and vr.rank in self.freed_by:
-            raise on_freed(self, vr)
+        self._refuse_null_or_freed(vr)
         try:
             return self._index[vr.rank]
         except KeyError:
@@ -70,11 +67,17 @@ class CommIdentity:
             return vr.engine.nranks if vr.world is None else vr.world.size
         if kind is _SELF:
             return 1
-        if kind is _NULL:
+        self._refuse_null_or_freed(vr)
+        return len(self._group)
+
+    def _refuse_null_or_freed(self, vr: VirtualRank) -> int:
+        """Raise for ``COMM_NULL``, or for a handle *vr* has freed (a null handle now, in
+        mpi4py); 0 otherwise.  The checks ``rank_of`` and ``size_of`` share."""
+        if self.kind is _NULL:
             raise on_null(vr)
         if self.freed_by and vr.rank in self.freed_by:
             raise on_freed(self, vr)
-        return len(self._group)
+        return 0
 
     def world_rank(self, crank: int, vr: VirtualRank) -> int:
         """World rank of communicator rank *crank* (an intercomm's: of the remote group)."""

@@ -30,7 +30,6 @@ cdef extern from *:
     #define bsim_prefetch_items(lst) bsim_prefetch(((PyListObject *)(lst))->ob_item)
     """
     void prefetch "bsim_prefetch" (const void *p) noexcept nogil
-    Py_ssize_t ssize_of "PyLong_AsSsize_t" (PyObject *o) noexcept   # (-1 on error, kept)
     void prefetch_items "bsim_prefetch_items" (PyObject *lst) noexcept
 
 
@@ -42,13 +41,13 @@ cdef PyObject *_next_ranks[16]
 cdef inline void prefetch_deliveries(list batch, Py_ssize_t i, Py_ssize_t n,
                                      list ranks) noexcept:
     # The objects the deliveries after message i will touch, a few messages ahead, in the
-    # order each is found: the message, its destination's number, the destination rank,
-    # its mailbox, the mailbox's list of posted receives, that list's items, the first
-    # posted receives and their buffers.  Each step reads only what the step of an
-    # earlier message asked for (borrowed pointers, no reference counts), so the loads of
-    # several deliveries overlap instead of each delivery waiting on its own in turn.  At
-    # 4,096 ranks and more, a rank's objects are out of the caches when a message reaches
-    # it.  Hints only: what the loop does is the same without them.
+    # order each is found: the message, its destination rank, the rank's mailbox, the
+    # mailbox's list of posted receives, that list's items, the first posted receives and
+    # their buffers.  Each step reads only what the step of an earlier message asked for
+    # (borrowed pointers, no reference counts), so the loads of several deliveries
+    # overlap instead of each delivery waiting on its own in turn.  At 4,096 ranks and
+    # more, a rank's objects are out of the caches when a message reaches it.  Hints
+    # only: what the loop does is the same without them.
     cdef PyObject *p
     cdef PyObject *posted
     cdef Py_ssize_t k, j, m
@@ -59,10 +58,6 @@ cdef inline void prefetch_deliveries(list batch, Py_ssize_t i, Py_ssize_t n,
         p = PyList_GET_ITEM(batch, i + 12)
         prefetch(p)
         prefetch(<char *>p + 64)
-    if i + 10 < n:
-        p = PyList_GET_ITEM(batch, i + 10)
-        if <PyObject *>Py_TYPE(<object>p) == <PyObject *>Message:
-            prefetch(<PyObject *>(<Message>p).dst)
     if i + 8 < n:
         p = _next_ranks[(i + 8) & 15] = _rank_of(batch, i + 8, ranks)
         if p != NULL:
@@ -104,17 +99,10 @@ cdef inline PyObject *_rank_of(list batch, Py_ssize_t k, list ranks) noexcept:
     # the destination rank of message k of the batch (NULL for anything but a message to
     # a rank number of the ranks list)
     cdef PyObject *p = PyList_GET_ITEM(batch, k)
-    cdef PyObject *dst
-    cdef Py_ssize_t d
+    cdef long long d
     if <PyObject *>Py_TYPE(<object>p) != <PyObject *>Message:
         return NULL
-    dst = <PyObject *>(<Message>p).dst
-    if not PyLong_CheckExact(<object>dst):
-        return NULL
-    d = ssize_of(dst)
-    if d == -1 and PyErr_Occurred() != NULL:   # an int beyond a C one: not a rank
-        PyErr_Clear()
-        return NULL
+    d = (<Message>p).dst   # (a C integer)
     if d < 0 or d >= PyList_GET_SIZE(ranks):
         return NULL
     return PyList_GET_ITEM(ranks, d)

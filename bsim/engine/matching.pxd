@@ -25,12 +25,14 @@ cdef extern from *:
     void list_del "bsim_list_del" (list lst, Py_ssize_t i)
 
 cdef class Message:
-    cdef public object ctx, src, dst, src_crank, tag, nbytes, payload, lower, sreq
+    cdef public object ctx, nbytes, payload, lower, sreq
+    cdef public long long src, dst, src_crank, tag   # (world ranks, its rank, its tag: C)
     cdef public long long key
     cdef public double t_send, visible
     cdef public bint rendezvous
 
 cdef double _IN_FLIGHT, _TAKEN_EARLY
+cdef long long _ANY_SOURCE, _ANY_TAG
 
 cdef class Mailbox:
     cdef public list posted, unexpected, probers, in_flight
@@ -58,8 +60,8 @@ cpdef transfer_payload(RequestState req, Message msg)
 cpdef bsim_matched(ProtocolState p, RequestState req, Message msg)
 
 @cython.locals(msg=Message)
-cpdef Message new_message(object ctx, object src, object dst, object src_crank, object tag,
-                          object nbytes, object payload, bint lower)
+cpdef Message new_message(object ctx, long long src, long long dst, long long src_crank,
+                          long long tag, object nbytes, object payload, bint lower)
 
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, msg=Message, key="long long")
 cpdef order_by_key(list batch)
@@ -93,6 +95,7 @@ cdef extern from *:
         bsim_keyed *a, *b, *t;
         Py_ssize_t *runs;
         long long key, prev = 0;
+        int overflow;
         for (i = 0; i < n; i++) {   /* the keys, and whether they are in order already */
             PyObject *tup = items[i], *k;
             if (!PyTuple_CheckExact(tup) || PyTuple_GET_SIZE(tup) != 2)
@@ -100,11 +103,11 @@ cdef extern from *:
             k = PyTuple_GET_ITEM(tup, 0);
             if (!PyLong_CheckExact(k))
                 return PyList_Sort(lst);
-            key = PyLong_AsLongLong(k);
-            if (key == -1 && PyErr_Occurred()) {   /* beyond a C long long */
-                PyErr_Clear();
+            /* (PyLong_AsLongLong reads an int of two or more digits, a key past 2**30,
+               through a byte array: this one reads its digits) */
+            key = PyLong_AsLongLongAndOverflow(k, &overflow);
+            if (overflow)   /* beyond a C long long */
                 return PyList_Sort(lst);
-            }
             if (i > 0 && key <= prev) {
                 if (key == prev)   /* equal keys: list.sort() compares the ranks */
                     return PyList_Sort(lst);
@@ -125,7 +128,7 @@ cdef extern from *:
         r = 0;
         for (i = 0; i < n; i++) {
             a[i].item = items[i];
-            a[i].key = PyLong_AsLongLong(PyTuple_GET_ITEM(items[i], 0));
+            a[i].key = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(items[i], 0), &overflow);
             if (i == 0 || a[i].key < a[i - 1].key)
                 runs[r++] = i;
         }

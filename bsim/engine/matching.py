@@ -41,6 +41,11 @@ if TYPE_CHECKING:
     from .request_state import RequestState
     from .surface import Request
 
+# the wildcards as compiled constants (matching.pxd: C integers, compared in C with a
+# request's and a message's C fields)
+_ANY_SOURCE: int = ANY_SOURCE
+_ANY_TAG: int = ANY_TAG
+
 __all__ = ["Message", "Mailbox", "mailbox", "deliver", "post_receive", "find_unexpected",
            "unreceived_messages", "transfer_payload", "bsim_matched", "new_message",
            "early_matching", "may_match_early", "stop_early_matching", "note_in_flight",
@@ -152,8 +157,8 @@ def mailbox(vr: VirtualRank) -> Mailbox:
 
 
 def _matches(req: Request, msg: Message) -> bool:
-    return (req.ctx == msg.ctx and (req.src == ANY_SOURCE or req.src == msg.src)
-            and (req.tag == ANY_TAG or req.tag == msg.tag))
+    return (req.ctx == msg.ctx and (req.src == _ANY_SOURCE or req.src == msg.src)
+            and (req.tag == _ANY_TAG or req.tag == msg.tag))
 
 
 def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
@@ -170,8 +175,8 @@ def deliver(dst: VirtualRank, msg: Message, now: float) -> None:
         # (compiled, no type test: post_receive, whose argument is typed, is all that
         # appends to it; a Request's subclass type would be tested against its base's)
         req = cython.cast(RequestState, x) if cython.compiled else x
-        if (req.ctx == msg.ctx and (req.src == ANY_SOURCE or req.src == msg.src)
-                and (req.tag == ANY_TAG or req.tag == msg.tag)):
+        if (req.ctx == msg.ctx and (req.src == _ANY_SOURCE or req.src == msg.src)
+                and (req.tag == _ANY_TAG or req.tag == msg.tag)):
             if cython.compiled:   # (in C: matching.pxd)
                 list_del(posted, i)
             else:
@@ -207,8 +212,8 @@ def post_receive(vr: VirtualRank, req: Request, blocking: bool = False) -> None:
     unexpected = box.unexpected
     if unexpected is not None:
         for i, msg in enumerate(unexpected):
-            if (req.ctx == msg.ctx and (req.src == ANY_SOURCE or req.src == msg.src)
-                    and (req.tag == ANY_TAG or req.tag == msg.tag)):
+            if (req.ctx == msg.ctx and (req.src == _ANY_SOURCE or req.src == msg.src)
+                    and (req.tag == _ANY_TAG or req.tag == msg.tag)):
                 if cython.compiled:   # (in C: matching.pxd)
                     list_del(unexpected, i)
                 else:
@@ -299,8 +304,8 @@ def _take_in_flight(vr: VirtualRank, box: Mailbox, req: Request) -> bool:
             if msg.rendezvous:
                 return False
             for r in box.posted:   # a receive posted before this one would take it
-                if (r.ctx == msg.ctx and (r.src == ANY_SOURCE or r.src == msg.src)
-                        and (r.tag == ANY_TAG or r.tag == msg.tag)):
+                if (r.ctx == msg.ctx and (r.src == _ANY_SOURCE or r.src == msg.src)
+                        and (r.tag == _ANY_TAG or r.tag == msg.tag)):
                     return False
             if cython.compiled:   # (in C: matching.pxd)
                 list_del(sent, j)

@@ -10,9 +10,10 @@ cdef extern from "Python.h":
 
 cdef class ProtocolState:
     cdef public EngineState engine
-    cdef public object net, fabric, credits, envelope, poll_time
+    cdef public object net, fabric, envelope, poll_time
+    cdef public dict credits   # (typed: a probe's credits tested for emptiness in C)
     cdef public bint hockney, send_network, exact_bsim
     cdef public double latency, bandwidth, send_seconds
 
     @cython.locals(size=double)
-    cpdef double net_cost(self, object src, object dst, object nbytes)
+    cpdef double net_cost(self, long long src, long long dst, object nbytes)

@@ -21,6 +21,8 @@ cdef extern from *:
 
 cdef class RequestState
 
+cdef long long _ANY_SOURCE, _ANY_TAG
+
 cdef class RankState:
     cdef public int open_requests
 
@@ -29,7 +31,8 @@ cdef class RankState:
 cdef class RequestState:
     cdef object __weakref__   # Request(request)'s copies are released by a weakref.finalize
     cdef public RankState owner   # (typed: read as its rank, without a test, at each use)
-    cdef public object kind, call, ctx, src, tag, avail
+    cdef public object kind, call, ctx, avail
+    cdef public long long src, tag   # (a world rank or ANY_SOURCE/COLLECTIVE; a tag: C)
     cdef public double cost, partner, t_post
     cdef public bint waited, lower, cancelled, handed
     cdef public object raw_envelope, payload, rinfo, error, post, flow

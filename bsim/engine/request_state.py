@@ -32,6 +32,11 @@ if not cython.compiled:   # compiled, a C function of request_state.pxd
         """``cls.__new__(cls)``."""
         return cls.__new__(cls)
 
+# the wildcards as compiled constants (request_state.pxd: C integers, a request's
+# fields' first values)
+_ANY_SOURCE: int = ANY_SOURCE
+_ANY_TAG: int = ANY_TAG
+
 DONE = ReqKind.DONE
 
 STATE_FIELDS = ("owner", "kind", "call", "ctx", "src", "tag", "avail", "cost", "partner",
@@ -188,6 +193,6 @@ def new_request(cls: type, owner: RankState, kind: ReqKind, call: str) -> Reques
     req.kind = kind
     req.call = call
     req.ctx = 0
-    req.src = ANY_SOURCE
-    req.tag = ANY_TAG
+    req.src = _ANY_SOURCE
+    req.tag = _ANY_TAG
     return req

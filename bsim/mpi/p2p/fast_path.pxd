@@ -29,7 +29,7 @@ cdef extern from *:
 
 @cython.locals(vr=VirtualRank, eng=EngineState, req=RequestState, msg=Message, nbytes=object,
                info=BufInfo, world=bint, proto=ProtocolState, ipeer="long long",
-               itag="long long", iw=Py_ssize_t, sent="long long", dst=VirtualRank,
-               ident=CommIdentity)
+               itag="long long", wpeer=Py_ssize_t, iw=Py_ssize_t, sent="long long",
+               dst=VirtualRank, ident=CommIdentity)
 cpdef flat_call(object comm, object buf, object peer, object tag, object call, object kind,
                 bint hand=*)

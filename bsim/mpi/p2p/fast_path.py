@@ -113,6 +113,7 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
                 or tag.__class__ is not int or not 0 <= tag <= 536870911 or peer < -1:
             return None
         ipeer = peer
+        itag = tag
         vr = g.vrank
     if cls is not Buffer and cls is not _NDARRAY:
         return None
@@ -129,7 +130,7 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
             world = ident.kind is _WORLD
             ctx = ident.context
         if world and ipeer < eng.nranks and vr.world is None:
-            wpeer = peer
+            wpeer = ipeer
         elif world:   # a rank beyond the world, or a spawned rank's: the general path
             return None
         else:
@@ -156,7 +157,7 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
     elif kind is SEND:
         nbytes = info.nbytes
         me = vr.rank if world else ident._index[vr.rank]
-        msg = new_message(ctx, vr.rank, wpeer, me, tag, nbytes, payload, False)
+        msg = new_message(ctx, vr.rank, wpeer, me, itag, nbytes, payload, False)
         vr.msgs += 1
         sent = nbytes   # (compiled, a C integer added to the rank's C count)
         vr.nbytes += sent
@@ -169,7 +170,7 @@ def flat_call(comm: Comm, buf: Any, peer: Any, tag: Any, call: str, kind: ReqKin
     else:
         req.ctx = ctx
         req.src = wpeer
-        req.tag = tag
+        req.tag = itag
         req.rinfo = info
         req.t_post = vr.clock
         post_receive(vr, req, not hand)   # not handed: a blocking receive

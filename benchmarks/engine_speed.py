@@ -415,12 +415,15 @@ def _child(mode: str, px: int, py: int, iters: int) -> dict[str, Any]:
 
 
 def run(mode: str, px: int, py: int, iters: int) -> dict[str, Any]:
-    """One measurement in a fresh subprocess (its own peak RSS)."""
+    """One measurement in a fresh subprocess (its own peak RSS).  The child's BLAS runs one
+    thread (no workload calls it): a BLAS thread that numpy's import started was seen to
+    add CPU seconds to the process's clock that the loop did not spend (CPU above wall)."""
     pure = "1" if mode.endswith("-py") else os.environ.get("BSIM_PURE_PYTHON", "")
+    env = dict(os.environ, BSIM_PURE_PYTHON=pure)
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", mode,
                           str(px), str(py), str(iters)],
-                         check=True, capture_output=True, text=True,
-                         env=dict(os.environ, BSIM_PURE_PYTHON=pure))
+                         check=True, capture_output=True, text=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

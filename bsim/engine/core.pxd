@@ -5,8 +5,6 @@
 # global ``deliver``, which the event queue's tests replace, is not matching's own)
 cimport cython
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.exc cimport PyErr_Clear, PyErr_Occurred
-from cpython.long cimport PyLong_CheckExact
 from cpython.object cimport PyObject, Py_TYPE
 from bsim.engine.matching cimport (_TAKEN_EARLY, Mailbox, Message, order_by_key,
                                    order_wakeups)
